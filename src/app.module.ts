@@ -1,0 +1,38 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
+import { ApiKeyGuard } from './common/guard/api-key.guard.js';
+import { ResultInterceptor } from './common/http/result.interceptor.js';
+import { RateLimitInterceptor } from './common/rate-limit/rate-limit.interceptor.js';
+import { AppValidationPipe } from './common/validation/validation.pipe.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+
+/** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
+export type ResolvedConfig = AppConfig & { databaseUrl: string };
+
+@Module({})
+export class AppModule {
+  static forRoot(config: ResolvedConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(config.databaseUrl),
+        HealthModule,
+        AuthModule,
+      ],
+      // Registered through APP_* tokens so that tests built from AppModule get exactly the production stack.
+      providers: [
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: ResultInterceptor },
+        { provide: APP_PIPE, useClass: AppValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

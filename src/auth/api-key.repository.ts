@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { ResourceAction } from '../common/guard/access.js';
+
+/** A key with everything authentication and the key view need, loaded in one statement. */
+export interface ApiKeyRecord {
+  id: number;
+  description: string | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  permissions: { resourceId: number; actions: ResourceAction[] }[];
+  limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
+}
+
+const SELECT_KEY = `
+  SELECT k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
+         k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt",
+         COALESCE((SELECT json_agg(json_build_object('resourceId', p.resource_id, 'actions', p.actions)
+                                   ORDER BY p.resource_id)
+                     FROM auth_permission p WHERE p.key_id = k.id), '[]') AS permissions,
+         COALESCE((SELECT json_agg(json_build_object('id', l.id, 'resourceId', l.resource_id,
+                                                     'action', l.action, 'limit', l.max_requests) ORDER BY l.id)
+                     FROM auth_request_limit l WHERE l.key_id = k.id), '[]') AS limits
+    FROM auth_api_key k`;
+
+export interface NewApiKey {
+  keyHash: Buffer;
+  description: string | null;
+  expiresAt: Date | null;
+  permissions: { resourceId: number; actions: ResourceAction[] }[];
+  limits: { resourceId: number; action: ResourceAction; limit: number }[];
+}
+
+@Injectable()
+export class ApiKeyRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async findByHash(keyHash: Buffer): Promise<ApiKeyRecord | undefined> {
+    const rows: ApiKeyRecord[] = await this.dataSource.query(`${SELECT_KEY} WHERE k.key_hash = $1`, [keyHash]);
+    return rows[0];
+  }
+
+  async findById(id: number): Promise<ApiKeyRecord | undefined> {
+    const rows: ApiKeyRecord[] = await this.dataSource.query(`${SELECT_KEY} WHERE k.id = $1`, [id]);
+    return rows[0];
+  }
+
+  async listPage(filter: { revoked?: boolean; description?: string }, afterId: number, take: number) {
+    const params: unknown[] = [afterId, take];
+    const where = ['k.id > $1'];
+    if (filter.revoked !== undefined) where.push(filter.revoked ? 'k.revoked_at IS NOT NULL' : 'k.revoked_at IS NULL');
+    if (filter.description !== undefined) {
+      params.push(`%${filter.description.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
+      where.push(`k.description ILIKE $${params.length}`);
+    }
+    const rows: ApiKeyRecord[] = await this.dataSource.query(
+      `${SELECT_KEY} WHERE ${where.join(' AND ')} ORDER BY k.id LIMIT $2`,
+      params,
+    );
+    return rows;
+  }
+
+  /** Inserts a key with its permissions and limits; the caller provides the transaction. */
+  async insert(manager: EntityManager, key: NewApiKey): Promise<number> {
+    const [{ id }]: { id: number }[] = await manager.query(
+      `INSERT INTO auth_api_key (key_hash, description, expires_at) VALUES ($1, $2, $3) RETURNING id`,
+      [key.keyHash, key.description, key.expiresAt],
+    );
+    if (key.permissions.length > 0) {
+      await manager.query(
+        `INSERT INTO auth_permission (key_id, resource_id, actions)
+         SELECT $1, p.resource_id, ARRAY(SELECT json_array_elements_text(p.actions))
+           FROM json_to_recordset($2::json) AS p(resource_id integer, actions json)`,
+        [id, JSON.stringify(key.permissions.map((p) => ({ resource_id: p.resourceId, actions: p.actions })))],
+      );
+    }
+    if (key.limits.length > 0) {
+      await manager.query(
+        `INSERT INTO auth_request_limit (key_id, resource_id, action, period, max_requests)
+         SELECT $1, l.resource_id, l.action, 'Day', l.max_requests
+           FROM json_to_recordset($2::json) AS l(resource_id integer, action text, max_requests integer)`,
+        [id, JSON.stringify(key.limits.map((l) => ({ resource_id: l.resourceId, action: l.action, max_requests: l.limit })))],
+      );
+    }
+    return id;
+  }
+
+  /** Sets `revoked_at` once; revoking again keeps the first moment. Returns false for an unknown key. */
+  async revoke(id: number): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `UPDATE auth_api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING id`,
+      [id],
+    );
+    return rows.length > 0;
+  }
+
+  async touchLastUsed(id: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE auth_api_key SET last_used_at = now()
+        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+      [id],
+    );
+  }
+
+  async countKeys(manager: EntityManager): Promise<number> {
+    const [{ count }]: { count: number }[] = await manager.query(`SELECT count(*)::int AS count FROM auth_api_key`);
+    return count;
+  }
+
+  async existsByHash(manager: EntityManager, keyHash: Buffer): Promise<boolean> {
+    const rows: unknown[] = await manager.query(`SELECT 1 FROM auth_api_key WHERE key_hash = $1`, [keyHash]);
+    return rows.length > 0;
+  }
+}

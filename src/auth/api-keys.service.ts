@@ -1,0 +1,130 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Principal, type ResourceAction, type ResourceNode } from '../common/guard/access.js';
+import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
+import { PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
+import { AuthErrors } from './auth.errors.js';
+import type {
+  ApiKeyIdParamDto,
+  ApiKeyRegistrationView,
+  ApiKeyView,
+  CreateApiKeyDto,
+  ListApiKeysQueryDto,
+} from './dto/api-key.dto.js';
+import { generateKeyValue, hashKeyValue } from './key-material.js';
+import { ResourcesService } from './resources.service.js';
+
+const MAX_LIMIT_VALUE = 2_147_483_647;
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly keys: ApiKeyRepository,
+    private readonly resources: ResourcesService,
+  ) {}
+
+  /** decisions §3 key generation: every check runs before anything is written. */
+  async create(caller: Principal, form: CreateApiKeyDto): Promise<ApiKeyRegistrationView> {
+    const limitsForm = form.requestLimits ?? [];
+    const referenced = [...form.permissions.map((p) => p.resource.id), ...limitsForm.map((l) => l.target.resource.id)];
+    const nodes = await this.resources.findByIds([...new Set(referenced)]);
+    const missing = referenced.find((id) => !nodes.has(id));
+    if (missing !== undefined) throw AuthErrors.resourceNotFound(missing);
+
+    const expiresAt = form.expiresAt === undefined || form.expiresAt === null ? null : new Date(form.expiresAt);
+    if (expiresAt && Number.isNaN(expiresAt.getTime())) throw AuthErrors.expiryInPast();
+    if (expiresAt && expiresAt.getTime() <= Date.now()) throw AuthErrors.expiryInPast();
+
+    const granted = new Map<number, Set<ResourceAction>>();
+    for (const permission of form.permissions) {
+      const actions = granted.get(permission.resource.id) ?? new Set<ResourceAction>();
+      permission.actions.forEach((action) => actions.add(action));
+      granted.set(permission.resource.id, actions);
+    }
+    for (const [resourceId, actions] of granted) {
+      for (const action of actions) {
+        if (!caller.canGrant(nodes.get(resourceId)!, action)) throw AuthErrors.cannotGrant(resourceId, action);
+      }
+    }
+    const newKey = new Principal(0, granted, [], null);
+
+    const targets = new Set<string>();
+    for (const limit of limitsForm) {
+      const { id } = limit.target.resource;
+      const target = `${id}/${limit.target.action}`;
+      if (targets.has(target)) throw AuthErrors.limitSetConflict(id, limit.target.action);
+      targets.add(target);
+      if (limit.limit < 1 || limit.limit > MAX_LIMIT_VALUE) {
+        throw AuthErrors.invalidRequestLimit(`limit must be between 1 and ${MAX_LIMIT_VALUE}`);
+      }
+      if (!covers(newKey, nodes.get(id)!, limit.target.action)) {
+        throw AuthErrors.invalidRequestLimit(
+          `the key's permissions do not cover ${limit.target.action} on resource ${id}, so a limit on it means nothing`,
+        );
+      }
+    }
+
+    const value = generateKeyValue();
+    const id = await this.dataSource.transaction((manager) =>
+      this.keys.insert(manager, {
+        keyHash: hashKeyValue(value),
+        description: form.description ?? null,
+        expiresAt,
+        permissions: [...granted].filter(([, actions]) => actions.size > 0).map(([resourceId, actions]) => ({
+          resourceId,
+          actions: [...actions],
+        })),
+        limits: limitsForm.map((limit) => ({
+          resourceId: limit.target.resource.id,
+          action: limit.target.action,
+          limit: limit.limit,
+        })),
+      }),
+    );
+    return { id, key: value };
+  }
+
+  async list(query: ListApiKeysQueryDto): Promise<PageResult<ApiKeyView>> {
+    const page = pageRequestOf(query);
+    const rows = await this.keys.listPage(
+      {
+        revoked: query.revoked === undefined ? undefined : query.revoked === 'true',
+        description: query.description,
+      },
+      afterIdFromCursor(page.cursor),
+      page.limit + 1,
+    );
+    const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
+    return new PageResult(items.map(toView), next);
+  }
+
+  async revoke(params: ApiKeyIdParamDto): Promise<void> {
+    const id = Number(params.api_key_id);
+    if (!(await this.keys.revoke(id))) throw AuthErrors.keyNotFound(id);
+  }
+}
+
+/** A limit on `(R, A)` is meaningful when the limited key could make such a request at all. */
+function covers(key: Principal, resource: ResourceNode, action: ResourceAction): boolean {
+  return action === 'Read' || action === 'Write' ? key.holds(resource, action) : key.hasDirect(resource.id, action);
+}
+
+function toView(record: ApiKeyRecord): ApiKeyView {
+  return {
+    id: record.id,
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    description: record.description,
+    lastUsedAt: record.lastUsedAt,
+    revoked: record.revokedAt !== null,
+    permissions: record.permissions.map((p) => ({ resource: { id: p.resourceId }, actions: p.actions })),
+    requestLimits: record.limits.map((l) => ({
+      target: { resource: { id: l.resourceId }, action: l.action },
+      limit: l.limit,
+      period: 'Day',
+    })),
+  };
+}

@@ -1,0 +1,15 @@
+import { ApiError } from '../common/errors/api-error.js';
+
+export const AuthErrors = {
+  unauthorized: (message = 'valid credentials are required') => new ApiError('Unauthorized', message),
+  keyNotFound: (id: number) => new ApiError('NotFound', `API key ${id} does not exist`),
+  resourceNotFound: (id: number) => new ApiError('ResourceNotFound', `resource ${id} does not exist`),
+  cannotGrant: (resourceId: number, action: string) =>
+    new ApiError('Forbidden', `a key can only grant what it holds: ${action} on resource ${resourceId} is not held`),
+  limitSetConflict: (resourceId: number, action: string) =>
+    new ApiError('LimitSetConflict', `two request limits target ${action} on resource ${resourceId}`),
+  invalidRequestLimit: (message: string) => new ApiError('InvalidRequestLimit', message),
+  expiryInPast: () => new ApiError('InvalidData', 'expiresAt must be in the future'),
+  limitExceeded: (retryAfterSeconds: number) =>
+    new ApiError('LimitExceeded', 'request limit exceeded', undefined, { 'Retry-After': String(retryAfterSeconds) }),
+};

@@ -1,0 +1,44 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AdminBootstrapService } from './admin-bootstrap.service.js';
+import { ApiKeyRepository } from './api-key.repository.js';
+import { ApiKeysController } from './api-keys.controller.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { AuthService } from './auth.service.js';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
+import { PermissionEntity } from './entities/permission.entity.js';
+import { RequestCountEntity } from './entities/request-count.entity.js';
+import { RequestLimitEntity } from './entities/request-limit.entity.js';
+import { ResourceEntity } from './entities/resource.entity.js';
+import { TokenSecretEntity } from './entities/token-secret.entity.js';
+import { RequestLimitsService } from './request-limits.service.js';
+import { ResourcesController } from './resources.controller.js';
+import { ResourcesService } from './resources.service.js';
+import { TokensController } from './tokens.controller.js';
+import { TokensService } from './tokens.service.js';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([
+      ApiKeyEntity,
+      PermissionEntity,
+      RequestLimitEntity,
+      RequestCountEntity,
+      ResourceEntity,
+      TokenSecretEntity,
+    ]),
+  ],
+  controllers: [ApiKeysController, ResourcesController, TokensController],
+  providers: [
+    ApiKeyRepository,
+    ApiKeysService,
+    AuthService,
+    TokensService,
+    ResourcesService,
+    RequestLimitsService,
+    AdminBootstrapService,
+  ],
+  // The guard and the rate-limit interceptor use the first three; intel uses ResourcesService for collections.
+  exports: [AuthService, ResourcesService, RequestLimitsService],
+})
+export class AuthModule {}

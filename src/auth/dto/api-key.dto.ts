@@ -1,0 +1,181 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
+import { PageQueryDto } from '../../common/pagination/page.js';
+
+export class ResourceRefDto {
+  @ApiProperty({ type: 'integer' })
+  @IsInt()
+  id: number;
+}
+
+export class PermissionDto {
+  @ApiProperty({ type: ResourceRefDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => ResourceRefDto)
+  resource: ResourceRefDto;
+
+  @ApiProperty({ enum: RESOURCE_ACTIONS, isArray: true })
+  @IsArray()
+  @ArrayMaxSize(4)
+  @IsIn(RESOURCE_ACTIONS, { each: true })
+  actions: ResourceAction[];
+}
+
+export class LimitTargetDto {
+  @ApiProperty({ type: ResourceRefDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => ResourceRefDto)
+  resource: ResourceRefDto;
+
+  @ApiProperty({ enum: RESOURCE_ACTIONS })
+  @IsIn(RESOURCE_ACTIONS)
+  action: ResourceAction;
+}
+
+export class RequestLimitDto {
+  @ApiProperty({ type: LimitTargetDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => LimitTargetDto)
+  target: LimitTargetDto;
+
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'Maximum requests per period.' })
+  @IsInt()
+  limit: number;
+
+  @ApiProperty({ enum: ['Day'] })
+  @IsIn(['Day'])
+  period: 'Day';
+}
+
+/** RFC 3339 with an explicit zone; the SDK sends `YYYY-MM-DDTHH:MM:SSZ`. */
+export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+export class CreateApiKeyDto {
+  @ApiProperty({ type: [PermissionDto] })
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => PermissionDto)
+  permissions: PermissionDto[];
+
+  @ApiPropertyOptional({ type: [RequestLimitDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => RequestLimitDto)
+  requestLimits?: RequestLimitDto[];
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', example: '2030-01-02T03:04:05Z' })
+  @IsOptional()
+  @IsString()
+  @Matches(TIMESTAMP_PATTERN, { message: 'expiresAt must be an RFC 3339 timestamp with a time zone' })
+  expiresAt?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  description?: string;
+}
+
+export class ListApiKeysQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'Absent: all keys.' })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  revoked?: 'true' | 'false';
+
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of the description.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  description?: string;
+}
+
+export class ApiKeyIdParamDto {
+  @ApiProperty({ type: 'integer' })
+  @Matches(/^[1-9]\d{0,9}$/, { message: 'api_key_id must be a positive integer' })
+  api_key_id: string;
+}
+
+export class ApiKeyRegistrationView {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ description: 'The key value; shown only in this response.' })
+  key: string;
+}
+
+export class ResourceRefView {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+}
+
+export class PermissionView {
+  @ApiProperty({ type: ResourceRefView })
+  resource: ResourceRefView;
+
+  @ApiProperty({ enum: RESOURCE_ACTIONS, isArray: true })
+  actions: ResourceAction[];
+}
+
+export class LimitTargetView {
+  @ApiProperty({ type: ResourceRefView })
+  resource: ResourceRefView;
+
+  @ApiProperty({ enum: RESOURCE_ACTIONS })
+  action: ResourceAction;
+}
+
+export class RequestLimitView {
+  @ApiProperty({ type: LimitTargetView })
+  target: LimitTargetView;
+
+  @ApiProperty({ type: 'integer' })
+  limit: number;
+
+  @ApiProperty({ enum: ['Day'] })
+  period: 'Day';
+}
+
+export class ApiKeyView {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: Date;
+
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
+  expiresAt: Date | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String })
+  description: string | null;
+
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
+  lastUsedAt: Date | null;
+
+  @ApiProperty()
+  revoked: boolean;
+
+  @ApiProperty({ type: [PermissionView] })
+  permissions: PermissionView[];
+
+  @ApiProperty({ type: [RequestLimitView] })
+  requestLimits: RequestLimitView[];
+}

@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { BUILTIN_RESOURCES, type BuiltinResource, type ResourceNode } from '../common/guard/access.js';
+import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
+import { PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { AuthErrors } from './auth.errors.js';
+import type { ListResourcesQueryDto, ResourceView } from './dto/resource.dto.js';
+
+interface ResourceRow {
+  id: number;
+  name: string;
+  parentId: number | null;
+}
+
+@Injectable()
+export class ResourcesService {
+  /**
+   * Child resources are never renamed or re-parented, so a found (parent, name) → node entry stays true and
+   * can be shared by every request; misses are not cached (the child may be created a moment later).
+   */
+  private readonly childCache = new Map<string, ResourceNode>();
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async findChild(parent: BuiltinResource, name: string): Promise<ResourceNode | undefined> {
+    const parentId = BUILTIN_RESOURCES[parent].id;
+    const cacheKey = `${parentId}/${name}`;
+    const cached = this.childCache.get(cacheKey);
+    if (cached) return cached;
+    const rows: { id: number }[] = await this.dataSource.query(
+      `SELECT id FROM auth_resource WHERE parent_id = $1 AND name = $2`,
+      [parentId, name],
+    );
+    if (rows.length === 0) return undefined;
+    const node = { id: rows[0].id, parentId };
+    this.childCache.set(cacheKey, node);
+    return node;
+  }
+
+  /** The nodes of the given ids that exist. */
+  async findByIds(ids: number[]): Promise<Map<number, ResourceNode>> {
+    const rows: ResourceRow[] = await this.dataSource.query(
+      `SELECT id, parent_id AS "parentId" FROM auth_resource WHERE id = ANY($1::int[])`,
+      [ids.filter((id) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647)],
+    );
+    return new Map(rows.map((row) => [row.id, { id: row.id, parentId: row.parentId }]));
+  }
+
+  /** Creates the resource of a new child (a collection) inside the caller's transaction. */
+  async createChild(manager: EntityManager, parent: BuiltinResource, name: string): Promise<ResourceNode> {
+    const parentId = BUILTIN_RESOURCES[parent].id;
+    const [{ id }]: { id: number }[] = await manager.query(
+      `INSERT INTO auth_resource (name, parent_id) VALUES ($1, $2) RETURNING id`,
+      [name, parentId],
+    );
+    return { id, parentId };
+  }
+
+  async list(query: ListResourcesQueryDto): Promise<PageResult<ResourceView>> {
+    const page = pageRequestOf(query);
+    const afterId = afterIdFromCursor(page.cursor);
+    const parentId = query.parentID === undefined ? null : Number(query.parentID);
+    if (parentId !== null) {
+      const parents = await this.findByIds([parentId]);
+      if (!parents.has(parentId)) throw AuthErrors.resourceNotFound(parentId);
+    }
+    const rows: ResourceRow[] = await this.dataSource.query(
+      `SELECT id, name, parent_id AS "parentId" FROM auth_resource
+        WHERE parent_id IS NOT DISTINCT FROM $1 AND id > $2 ORDER BY id LIMIT $3`,
+      [parentId, afterId, page.limit + 1],
+    );
+    const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
+    return new PageResult(
+      items.map((row) =>
+        row.parentId === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, parent: { id: row.parentId } },
+      ),
+      next,
+    );
+  }
+}

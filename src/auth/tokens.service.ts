@@ -1,0 +1,56 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { TokenView } from './dto/token.dto.js';
+
+/**
+ * Bearer tokens: `<keyId>.<expiresAtSeconds>.<HMAC-SHA256>`, signed with a secret kept in the database so
+ * that every instance accepts every other's tokens. A token carries no rights of its own: each request
+ * re-reads its key, so revoking or expiring the key invalidates the token at once.
+ */
+@Injectable()
+export class TokensService implements OnModuleInit {
+  private secret: Buffer;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    // First instance to start creates the secret; the others (and later restarts) read the same one.
+    await this.dataSource.query(`INSERT INTO auth_token_secret (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [
+      randomBytes(32),
+    ]);
+    const [{ secret }]: { secret: Buffer }[] = await this.dataSource.query(
+      `SELECT secret FROM auth_token_secret WHERE id = 1`,
+    );
+    this.secret = secret;
+  }
+
+  issue(keyId: number, keyExpiresAt: Date | null): TokenView {
+    const now = Math.floor(Date.now() / 1000);
+    let expiresAt = now + this.config.tokenTtlSeconds;
+    if (keyExpiresAt) expiresAt = Math.min(expiresAt, Math.floor(keyExpiresAt.getTime() / 1000));
+    const payload = `${keyId}.${expiresAt}`;
+    return { accessToken: `${payload}.${this.sign(payload)}`, tokenType: 'Bearer', expiresIn: Math.max(expiresAt - now, 0) };
+  }
+
+  /** The key id of a well-formed, correctly signed, unexpired token; undefined otherwise. */
+  verify(token: string): number | undefined {
+    const match = /^([1-9]\d{0,9})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+    if (!match) return undefined;
+    const [, keyId, expiresAt, signature] = match;
+    const expected = Buffer.from(this.sign(`${keyId}.${expiresAt}`), 'base64url');
+    const given = Buffer.from(signature, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    if (Number(expiresAt) <= Math.floor(Date.now() / 1000)) return undefined;
+    return Number(keyId);
+  }
+
+  private sign(payload: string): string {
+    return createHmac('sha256', this.secret).update(payload).digest('base64url');
+  }
+}

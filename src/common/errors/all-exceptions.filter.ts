@@ -1,0 +1,80 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { NotModified } from '../http/result.interceptor.js';
+import { ApiError, ErrorCode } from './api-error.js';
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  416: 'RangeNotSatisfiable',
+  503: 'ServiceUnavailable',
+};
+
+/** Framework and body-parser errors carry an HTTP status; keep the 4xx ones, hide everything else. */
+function fromForeign(exception: unknown): ApiError | undefined {
+  let status: number | undefined;
+  let message: string | undefined;
+  if (exception instanceof HttpException) {
+    status = exception.getStatus();
+    message = exception.message;
+  } else if (typeof exception === 'object' && exception !== null) {
+    const candidate = exception as { status?: unknown; statusCode?: unknown; type?: unknown; message?: unknown };
+    const raw = candidate.status ?? candidate.statusCode;
+    // body-parser and busboy errors: status plus a machine `type`; nothing else is trusted to be client-facing.
+    if (typeof raw === 'number' && typeof candidate.type === 'string') {
+      status = raw;
+      message = typeof candidate.message === 'string' ? candidate.message : undefined;
+    }
+  }
+  if (status === undefined || status < 400 || status >= 500 || !(status in CODE_BY_STATUS)) {
+    if (status === 503) return new ApiError('ServiceUnavailable', message ?? 'service unavailable');
+    return undefined;
+  }
+  const code = CODE_BY_STATUS[status];
+  if (code === 'NotFound') return new ApiError(code, message ?? 'not found');
+  if (code === 'RequestEntityTooLarge') return new ApiError(code, 'request content is too large');
+  return new ApiError(code, message ?? 'bad request');
+}
+
+/** The one place that turns any error into `{code, message, details?}` with the status of the code table. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    if (exception instanceof NotModified) {
+      response.status(304).end();
+      return;
+    }
+    const error = exception instanceof ApiError ? exception : fromForeign(exception);
+
+    if (!error) {
+      this.logger.error(
+        `${request.method} ${request.originalUrl}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+      );
+    }
+    const answer = error ?? new ApiError('InternalError', 'internal error');
+
+    if (response.headersSent) {
+      // A streamed body already started: the only honest signal left is to cut the connection.
+      response.destroy();
+      return;
+    }
+    if (answer.headers) response.set(answer.headers);
+    // Representation headers set for a success (ETag, Content-Range...) must not leak into an error.
+    for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
+      if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
+    }
+    const body: Record<string, unknown> = { code: answer.code, message: answer.message };
+    if (answer.details !== undefined) body.details = answer.details;
+    response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  }
+}

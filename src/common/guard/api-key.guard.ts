@@ -1,0 +1,62 @@
+import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthService } from '../../auth/auth.service.js';
+import { ResourcesService } from '../../auth/resources.service.js';
+import { ApiError, CommonErrors } from '../errors/api-error.js';
+import { AccessRequest, BUILTIN_RESOURCES, childrenActionOf, ResourceNode } from './access.js';
+import { ACCESS_RULE, AccessRule } from './access.decorators.js';
+
+/**
+ * The one global guard: checks `X-Api-Version`, authenticates, and enforces the route's declared
+ * `(resource, action)`. A route without a declaration is refused (fail closed).
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  private readonly logger = new Logger(ApiKeyGuard.name);
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly auth: AuthService,
+    private readonly resources: ResourcesService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AccessRequest>();
+    const version = request.headers['x-api-version'];
+    if (version !== undefined && version !== '1') {
+      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
+    }
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!rule) {
+      this.logger.error(`${context.getClass().name}.${context.getHandler().name} declares no access rule`);
+      throw new ApiError('Forbidden', 'this operation is not available');
+    }
+    if (rule.kind === 'public') return true;
+
+    const principal = await this.auth.authenticate(request.headers, rule.kind === 'api-key-only');
+    request.principal = principal;
+    if (rule.kind === 'api-key-only') return true;
+
+    let resource: ResourceNode | undefined;
+    if (typeof rule.resource === 'string') {
+      resource = BUILTIN_RESOURCES[rule.resource];
+    } else {
+      const name = request.params[rule.resource.param];
+      resource = typeof name === 'string' ? await this.resources.findChild(rule.resource.parent, name) : undefined;
+      if (!resource) {
+        // An unknown child: a key that could act on any child learns it does not exist (the handler
+        // answers 404); any other key learns nothing.
+        if (principal.hasDirect(BUILTIN_RESOURCES[rule.resource.parent].id, childrenActionOf(rule.action))) {
+          return true;
+        }
+        throw CommonErrors.missingPermissions();
+      }
+    }
+    if (!principal.holds(resource, rule.action)) throw CommonErrors.missingPermissions();
+    request.requiredAccess = { resource, action: rule.action };
+    return true;
+  }
+}

@@ -1,0 +1,48 @@
+import { CommonErrors } from '../errors/api-error.js';
+
+const BASE64URL = /^[A-Za-z0-9_-]{1,2048}$/;
+
+/** Cursors are opaque base64url (URL-safe alphabet only, no padding) of a small JSON value. */
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+/**
+ * Decodes a cursor and checks its shape with `isValid`; anything else is 400 InvalidQueryArgument.
+ * The guard is what keeps a forged cursor from reaching SQL.
+ */
+export function decodeCursor<T>(raw: string, isValid: (value: unknown) => value is T): T {
+  if (!BASE64URL.test(raw)) throw CommonErrors.invalidQuery('malformed cursor');
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch {
+    throw CommonErrors.invalidQuery('malformed cursor');
+  }
+  if (!isValid(value)) throw CommonErrors.invalidQuery('malformed cursor');
+  return value;
+}
+
+/** Shape check for the common cursor form `{ "a": <positive safe integer> }` ("after this id"). */
+export function isAfterIdCursor(value: unknown): value is { a: number } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    Number.isSafeInteger((value as { a?: unknown }).a) &&
+    (value as { a: number }).a >= 0
+  );
+}
+
+/** Decodes an optional "after this id" cursor; absent means from the start. */
+export function afterIdFromCursor(raw: string | undefined): number {
+  return raw === undefined ? 0 : decodeCursor(raw, isAfterIdCursor).a;
+}
+
+/** Builds a page from `limit + 1` rows fetched in id order: the extra row only says a next page exists. */
+export function sliceAfterId<T>(rows: T[], limit: number, idOf: (row: T) => number): { items: T[]; next?: string } {
+  if (rows.length <= limit) return { items: rows };
+  const items = rows.slice(0, limit);
+  return { items, next: encodeCursor({ a: idOf(items[items.length - 1]) }) };
+}

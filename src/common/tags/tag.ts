@@ -1,0 +1,35 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { CommonErrors } from '../errors/api-error.js';
+
+/** Tags are strong ETags of an integer version: `"<n>"`. */
+export function formatTag(version: number): string {
+  return `"${version}"`;
+}
+
+/** A response body with its version; the result interceptor sets `ETag` and answers `If-None-Match`. */
+export class TaggedResult<T> {
+  constructor(
+    readonly body: T,
+    readonly version: number,
+  ) {}
+}
+
+/** `@IfMatch() tag: string`: the raw `If-Match` header, required (400 BadRequest when missing or empty). */
+export const IfMatch = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
+  const value = context.switchToHttp().getRequest<Request>().headers['if-match'];
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw CommonErrors.badRequest('the If-Match header with the resource tag is required');
+  }
+  return value.trim();
+});
+
+/** The raw If-Match string is compared with the current tag byte for byte (wire-contract §4). */
+export function tagMatches(ifMatch: string, version: number): boolean {
+  return ifMatch === formatTag(version);
+}
+
+/** Throws 412 ResourceModified unless `ifMatch` names the current version. */
+export function assertTagMatches(ifMatch: string, version: number): void {
+  if (!tagMatches(ifMatch, version)) throw CommonErrors.resourceModified();
+}

@@ -1,0 +1,70 @@
+import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ApiError, ErrorCode } from '../errors/api-error.js';
+
+interface FieldError {
+  field: string;
+  problems: string[];
+}
+
+function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = /^\d+$/.test(error.property)
+      ? `${prefix}[${error.property}]`
+      : prefix
+        ? `${prefix}.${error.property}`
+        : error.property;
+    const own = error.constraints ? [{ field, problems: Object.values(error.constraints) }] : [];
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+const CODE_BY_SOURCE: Record<string, ErrorCode> = {
+  body: 'InvalidData',
+  query: 'InvalidQueryArgument',
+  param: 'InvalidPathArgument',
+};
+
+/**
+ * The global pipe: class-validator DTOs with unknown fields refused, and the failure coded by where the
+ * bad value came from (body → InvalidData, query → InvalidQueryArgument, path → InvalidPathArgument).
+ */
+@Injectable()
+export class AppValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      transform: true,
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      forbidUnknownValues: true,
+      stopAtFirstError: false,
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors: ValidationError[]) => new FieldErrors(flatten(errors)),
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && !isPlainObject(value)) {
+      throw new ApiError('InvalidData', 'the request body must be a JSON object');
+    }
+    try {
+      return await super.transform(value, metadata);
+    } catch (error) {
+      if (!(error instanceof FieldErrors)) throw error;
+      const summary = error.fields.map((entry) => `${entry.field}: ${entry.problems.join(', ')}`).join('; ');
+      throw new ApiError(CODE_BY_SOURCE[metadata.type] ?? 'BadRequest', summary || 'invalid request', {
+        errors: error.fields,
+      });
+    }
+  }
+}
+
+/** Carries the field errors out of the base pipe so that transform() can pick the code for the source. */
+class FieldErrors extends Error {
+  constructor(readonly fields: FieldError[]) {
+    super('validation failed');
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

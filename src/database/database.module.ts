@@ -1,0 +1,21 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { dataSourceOptions } from './data-source-options.js';
+
+@Module({})
+export class DatabaseModule {
+  /** Connects and runs the committed migrations before any module initialises. */
+  static forRoot(databaseUrl: string): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions(databaseUrl),
+          migrationsRun: true,
+          autoLoadEntities: true,
+          retryAttempts: 3,
+        }),
+      ],
+    };
+  }
+}

