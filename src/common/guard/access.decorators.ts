@@ -11,6 +11,7 @@ export type ResourceRef = BuiltinResource | { parent: BuiltinResource; param: st
 export type AccessRule =
   | { kind: 'public' }
   | { kind: 'api-key-only' }
+  | { kind: 'authenticated' }
   | { kind: 'permission'; resource: ResourceRef; action: RouteAction };
 
 /** No credentials needed (health, OpenAPI). Every route must opt out explicitly: the guard fails closed. */
@@ -19,6 +20,14 @@ export const Public = () => SetMetadata(ACCESS_RULE, { kind: 'public' } satisfie
 /** Only an `X-Api-Key` is accepted (the token endpoint). */
 export const ApiKeyOnly = () =>
   applyDecorators(SetMetadata(ACCESS_RULE, { kind: 'api-key-only' } satisfies AccessRule), ApiSecurity('apiKey'));
+
+/** Any valid credentials; the service filters what the caller may see (the collection listing). */
+export const Authenticated = () =>
+  applyDecorators(
+    SetMetadata(ACCESS_RULE, { kind: 'authenticated' } satisfies AccessRule),
+    ApiBearerAuth(),
+    ApiSecurity('apiKey'),
+  );
 
 /** The route requires `action` on `resource` (decisions §3 rule, including `*Children` on the direct parent). */
 export const RequirePermission = (resource: ResourceRef, action: RouteAction) =>

@@ -38,7 +38,7 @@ export class ApiKeyGuard implements CanActivate {
 
     const principal = await this.auth.authenticate(request.headers, rule.kind === 'api-key-only');
     request.principal = principal;
-    if (rule.kind === 'api-key-only') return true;
+    if (rule.kind !== 'permission') return true;
 
     let resource: ResourceNode | undefined;
     if (typeof rule.resource === 'string') {
