@@ -1,0 +1,2 @@
+export * from './indicators.js';
+export * from './object-form.dto.js';

@@ -1,0 +1,115 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApiError } from '../errors/api-error.js';
+import { inferObjectType, type KeyType, normalizeKey, normalizeKeySet, type ObjectKey } from './indicators.js';
+
+function codeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    return error instanceof ApiError ? error.code : 'not an ApiError';
+  }
+  return undefined;
+}
+
+const valid: [KeyType, string, string][] = [
+  ['MD5Hash', '627FCDB6CC9A5E16D657CA6CDEF0A6BB', '627fcdb6cc9a5e16d657ca6cdef0a6bb'],
+  ['SHA1Hash', 'A'.repeat(40), 'a'.repeat(40)],
+  ['SHA256Hash', 'aB'.repeat(32), 'ab'.repeat(32)],
+  ['SHA512Hash', 'F0'.repeat(64), 'f0'.repeat(64)],
+  ['DomainName', 'Bücher.Example', 'xn--bcher-kva.example'],
+  ['DomainName', 'EXAMPLE.com.', 'example.com'],
+  ['DomainName', 'xn--bcher-kva.de', 'xn--bcher-kva.de'],
+  ['DomainName', '_dmarc.example.com', '_dmarc.example.com'],
+  ['DomainName', `${'a'.repeat(63)}.com`, `${'a'.repeat(63)}.com`],
+  ['URL', 'HTTP://Example.COM:80/a?b#c', 'http://example.com/a?b#c'],
+  ['URL', 'https://bücher.de:443', 'https://xn--bcher-kva.de/'],
+  ['URL', 'http://1.2.3.4:8080', 'http://1.2.3.4:8080/'],
+  ['IPAddress', '192.168.0.1', '192.168.0.1'],
+  ['IPAddress', '2001:DB8:0:0:0:0:0:1', '2001:db8::1'],
+  ['IPAddress', '2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'],
+  ['IPAddress', '::FFFF:1.2.3.4', '::ffff:1.2.3.4'],
+  ['IPNetwork', '10.0.0.0/8', '10.0.0.0/8'],
+  ['IPNetwork', '2001:DB8:0::/32', '2001:db8::/32'],
+  ['IPNetwork', '0.0.0.0/0', '0.0.0.0/0'],
+];
+
+const invalid: [KeyType, string][] = [
+  ['MD5Hash', 'a'.repeat(31)],
+  ['MD5Hash', 'g'.repeat(32)],
+  ['SHA1Hash', 'a'.repeat(41)],
+  ['SHA256Hash', ` ${'a'.repeat(63)}`],
+  ['SHA512Hash', 'a'.repeat(64)],
+  ['DomainName', ''],
+  ['DomainName', 'a..b'],
+  ['DomainName', 'example.com..'],
+  ['DomainName', '-a.com'],
+  ['DomainName', 'a b.com'],
+  ['DomainName', 'ex%41mple.com'],
+  ['DomainName', `${'a'.repeat(64)}.com`],
+  ['DomainName', `${'a.'.repeat(127)}com`],
+  ['DomainName', '1.2.3.4'],
+  ['DomainName', 'xn--zz.com'],
+  ['URL', '/relative/path'],
+  ['URL', 'mailto:someone@example.com'],
+  ['URL', 'file:///etc/passwd'],
+  ['URL', `http://example.com/${'a'.repeat(2100)}`],
+  ['IPAddress', '1.2.3.256'],
+  ['IPAddress', '01.2.3.4'],
+  ['IPAddress', '127.1'],
+  ['IPAddress', '1::2::3'],
+  ['IPAddress', 'fe80::1%eth0'],
+  ['IPAddress', '10.0.0.0/8'],
+  ['IPNetwork', '10.0.0.1/8'],
+  ['IPNetwork', '2001:db8::1/32'],
+  ['IPNetwork', '10.0.0.0/33'],
+  ['IPNetwork', '10.0.0.0'],
+  ['IPNetwork', '10.0.0.0/08'],
+];
+
+describe('normalizeKey', () => {
+  it.each(valid)('%s %s → %s', (type, value, stored) => {
+    expect(normalizeKey({ type, value })).toEqual({ type, value: stored });
+  });
+
+  it.each(invalid)('%s %s → InvalidKeyFormat', (type, value) => {
+    expect(codeOf(() => normalizeKey({ type, value }))).toBe('InvalidKeyFormat');
+  });
+});
+
+describe('normalizeKeySet', () => {
+  const md5: ObjectKey = { type: 'MD5Hash', value: 'a'.repeat(32) };
+  const sha1: ObjectKey = { type: 'SHA1Hash', value: 'b'.repeat(40) };
+
+  it('merges duplicates that are equal after normalisation', () => {
+    expect(normalizeKeySet('File', [md5, { type: 'MD5Hash', value: 'A'.repeat(32) }, sha1])).toEqual([md5, sha1]);
+  });
+
+  it.each<[string, Parameters<typeof normalizeKeySet>]>([
+    ['no keys', ['File', []]],
+    ['a non-hash key on a File', ['File', [md5, { type: 'DomainName', value: 'a.com' }]]],
+    ['two keys of one hash type', ['File', [md5, { type: 'MD5Hash', value: 'c'.repeat(32) }]]],
+    ['a key of another type', ['DomainName', [{ type: 'URL', value: 'http://a.com/' }]]],
+    ['two keys on a single-key type', ['IPAddress', [{ type: 'IPAddress', value: '1.1.1.1' }, { type: 'IPAddress', value: '1.1.1.2' }]]],
+    ['a hash on a URL', ['URL', [md5]]],
+  ])('refuses %s with InvalidKeySet', (_name, args) => {
+    expect(codeOf(() => normalizeKeySet(...args))).toBe('InvalidKeySet');
+  });
+
+  it('reports a bad key format before the key-set rules', () => {
+    expect(codeOf(() => normalizeKeySet('URL', [md5, { type: 'MD5Hash', value: 'x' }]))).toBe('InvalidKeyFormat');
+  });
+});
+
+describe('inferObjectType', () => {
+  it('infers File from hash keys and the own type otherwise', () => {
+    expect(inferObjectType([{ type: 'MD5Hash', value: 'x' }, { type: 'SHA1Hash', value: 'y' }])).toBe('File');
+    expect(inferObjectType([{ type: 'URL', value: 'x' }])).toBe('URL');
+    expect(inferObjectType([{ type: 'IPNetwork', value: 'x' }, { type: 'IPNetwork', value: 'x' }])).toBe('IPNetwork');
+  });
+
+  it('refuses an empty or mixed key list with InvalidKeySet', () => {
+    expect(codeOf(() => inferObjectType([]))).toBe('InvalidKeySet');
+    expect(codeOf(() => inferObjectType([{ type: 'MD5Hash', value: 'x' }, { type: 'URL', value: 'y' }]))).toBe('InvalidKeySet');
+    expect(codeOf(() => inferObjectType([{ type: 'URL', value: 'x' }, { type: 'DomainName', value: 'y' }]))).toBe('InvalidKeySet');
+  });
+});

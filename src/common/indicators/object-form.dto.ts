@@ -1,0 +1,37 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsIn, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from './indicators.js';
+
+/** Longest key value accepted on input (before normalisation, which may still refuse it). */
+const MAX_INPUT_KEY_LENGTH = 4096;
+
+export class ObjectKeyDto {
+  @ApiProperty({ enum: KEY_TYPES })
+  @IsIn(KEY_TYPES)
+  type: KeyType;
+
+  @ApiProperty({ maxLength: MAX_INPUT_KEY_LENGTH, example: '627fcdb6cc9a5e16d657ca6cdef0a6bb' })
+  @IsString()
+  @MaxLength(MAX_INPUT_KEY_LENGTH)
+  value: string;
+}
+
+/** An indicator object as submitted: the body of `POST .../objects` and of a task result. */
+export class ObjectFormDto {
+  @ApiProperty({ enum: OBJECT_TYPES })
+  @IsIn(OBJECT_TYPES)
+  type: ObjectType;
+
+  @ApiProperty({ type: [ObjectKeyDto] })
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ValidateNested({ each: true })
+  @Type(() => ObjectKeyDto)
+  keys: ObjectKeyDto[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Defaults to `{}`.' })
+  @ValidateIf((form: ObjectFormDto) => form.context !== undefined)
+  @IsObject({ message: 'context must be a JSON object' })
+  context: Record<string, unknown> = {};
+}
