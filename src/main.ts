@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfigFromEnv } from './config/app-config.js';
 import { configureApp } from './configure-app.js';
-import { EmbeddedDatabase } from './database/embedded-postgres.js';
+import type { EmbeddedDatabase } from './database/embedded-postgres.js';
 
 async function main(): Promise<void> {
   const logger = new Logger('Main');
@@ -25,6 +25,8 @@ async function main(): Promise<void> {
   if (config.databaseUrl === undefined) {
     const directory = join(config.dataDir, 'pg');
     logger.log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${directory}`);
+    // Loaded only when used, so that an image running against an external database can omit the binaries.
+    const { EmbeddedDatabase } = await import('./database/embedded-postgres.js');
     embedded = await EmbeddedDatabase.start(directory);
   }
   const databaseUrl = config.databaseUrl ?? embedded!.url;
