@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RequestLimitGrant } from '../common/guard/access.js';
+import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -29,8 +31,23 @@ export function secondsUntilUtcMidnight(now = Date.now()): number {
 
 /** Per-key daily request limits (decisions §4), counted atomically in PostgreSQL. */
 @Injectable()
-export class RequestLimitsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
+  private stopPruning?: () => void;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.stopPruning = schedulePeriodicJob('RequestCountPruning', this.config.jobIntervalSeconds, () =>
+      this.pruneOldWindows(),
+    );
+  }
+
+  onModuleDestroy(): void {
+    this.stopPruning?.();
+  }
 
   /** Counts one request against every given limit, or against none when any of them is exhausted. */
   async consume(limits: readonly RequestLimitGrant[]): Promise<LimitDecision> {
