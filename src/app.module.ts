@@ -10,6 +10,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { IntelModule } from './intel/intel.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
@@ -24,6 +25,7 @@ export class AppModule {
         DatabaseModule.forRoot(config.databaseUrl),
         HealthModule,
         AuthModule,
+        IntelModule,
       ],
       // Registered through APP_* tokens so that tests built from AppModule get exactly the production stack.
       providers: [

@@ -1,0 +1,59 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Principal as PrincipalType } from '../common/guard/access.js';
+import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import { PageQueryDto } from '../common/pagination/page.js';
+import { IfMatch } from '../common/tags/tag.js';
+import { SCHEMA_DOCUMENT_OPENAPI } from '../schema-registry/dto/schema.dto.js';
+import { CollectionsService } from './collections.service.js';
+import {
+  CollectionNameParamDto,
+  CollectionRegistrationView,
+  CollectionView,
+  CreateCollectionDto,
+  UpdateCollectionDto,
+} from './dto/collection.dto.js';
+
+const COLLECTION = { parent: 'intel', param: 'collectionName' } as const;
+
+@ApiTags('intel')
+@Controller('intel/collections')
+export class CollectionsController {
+  constructor(private readonly collections: CollectionsService) {}
+
+  @Post()
+  @RequirePermission('intel', 'Write')
+  @ApiCreatedResponse({ type: CollectionRegistrationView })
+  create(@Body() form: CreateCollectionDto) {
+    return this.collections.create(form);
+  }
+
+  @Get()
+  @Authenticated()
+  @ApiOkResponse({ type: [CollectionView], description: 'The readable collections; next page in `Link: rel="next"`.' })
+  list(@Principal() principal: PrincipalType, @Query() query: PageQueryDto) {
+    return this.collections.list(principal, query);
+  }
+
+  @Get(':collectionName')
+  @RequirePermission(COLLECTION, 'Read')
+  @ApiOkResponse({ type: CollectionView, description: 'The tag is in `ETag`.' })
+  view(@Param() params: CollectionNameParamDto) {
+    return this.collections.view(params.collectionName);
+  }
+
+  @Get(':collectionName/schema')
+  @RequirePermission(COLLECTION, 'Read')
+  @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, description: "The schema's document; `ETag` is the schema's tag." })
+  schema(@Param() params: CollectionNameParamDto) {
+    return this.collections.schemaOf(params.collectionName);
+  }
+
+  @Patch(':collectionName')
+  @HttpCode(204)
+  @RequirePermission(COLLECTION, 'Write')
+  @ApiNoContentResponse()
+  update(@Param() params: CollectionNameParamDto, @IfMatch() ifMatch: string, @Body() form: UpdateCollectionDto) {
+    return this.collections.update(params.collectionName, ifMatch, form);
+  }
+}

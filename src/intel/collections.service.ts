@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { ResourcesService } from '../auth/resources.service.js';
+import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
+import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
+import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
+import type {
+  CollectionRegistrationView,
+  CollectionView,
+  CreateCollectionDto,
+  UpdateCollectionDto,
+} from './dto/collection.dto.js';
+import { IntelErrors } from './intel.errors.js';
+
+/** What other intel services need to know about a collection. */
+export interface CollectionRecord {
+  id: number;
+  name: string;
+  schemaId: string;
+  resourceId: number;
+}
+
+/** Either unique index a concurrent registration of the same name can hit first. */
+const NAME_CONSTRAINTS = new Set(['UQ_auth_resource_parent_name', 'UQ_intel_collection_name']);
+
+function isNameTaken(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23505' && NAME_CONSTRAINTS.has(driverError.constraint ?? '');
+}
+
+@Injectable()
+export class CollectionsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly schemas: SchemaRegistryService,
+    private readonly resources: ResourcesService,
+  ) {}
+
+  /** The collection and its auth resource are created together or not at all. */
+  async create(form: CreateCollectionDto): Promise<CollectionRegistrationView> {
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        if (!(await this.schemas.exists('intel', form.schemaID))) throw IntelErrors.schemaNotFound(form.schemaID);
+        const resource = await this.resources.createChild(manager, 'intel', form.name);
+        await manager.query(
+          `INSERT INTO intel_collection (name, schema_id, version, resource_id) VALUES ($1, $2, 1, $3)`,
+          [form.name, form.schemaID, resource.id],
+        );
+      });
+    } catch (error) {
+      // No pre-check for the name: the unique indexes decide, so a concurrent race ends the same way.
+      if (isNameTaken(error)) throw IntelErrors.duplicateCollection(form.name);
+      throw error;
+    }
+    return { name: form.name };
+  }
+
+  /** 404 NotFound when absent. */
+  async findByName(name: string): Promise<CollectionRecord> {
+    const rows: CollectionRecord[] = await this.dataSource.query(
+      `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId" FROM intel_collection WHERE name = $1`,
+      [name],
+    );
+    if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
+    return rows[0];
+  }
+
+  async view(name: string): Promise<TaggedResult<CollectionView>> {
+    const rows: (CollectionView & { version: number })[] = await this.dataSource.query(
+      `SELECT name, schema_id AS "schemaID", version FROM intel_collection WHERE name = $1`,
+      [name],
+    );
+    if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
+    const { version, ...view } = rows[0];
+    return new TaggedResult(view, version);
+  }
+
+  /** The collection's schema document with the schema's own tag, so that it can be used for a schema PUT. */
+  async schemaOf(name: string): Promise<TaggedResult<Record<string, unknown>>> {
+    const collection = await this.findByName(name);
+    return this.schemas.view('intel', collection.schemaId);
+  }
+
+  /** `{}` and the current schemaID change nothing and keep the tag; a real change increments it. */
+  async update(name: string, ifMatch: string, form: UpdateCollectionDto): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const rows: { schemaId: string; version: number }[] = await manager.query(
+        `SELECT schema_id AS "schemaId", version FROM intel_collection WHERE name = $1 FOR UPDATE`,
+        [name],
+      );
+      if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
+      assertTagMatches(ifMatch, rows[0].version);
+      const schemaId = form.schemaID ?? rows[0].schemaId;
+      if (schemaId === rows[0].schemaId) return;
+      if (!(await this.schemas.exists('intel', schemaId))) throw IntelErrors.schemaNotFound(schemaId);
+      await manager.query(
+        `UPDATE intel_collection SET schema_id = $2, version = version + 1, updated_at = now() WHERE name = $1`,
+        [name, schemaId],
+      );
+    });
+  }
+
+  /** decisions §3: only the collections the key may read (ReadChildren on intel, or Read on the collection). */
+  async list(principal: Principal, query: PageQueryDto): Promise<PageResult<CollectionView>> {
+    const page = pageRequestOf(query);
+    const afterId = afterIdFromCursor(page.cursor);
+    const readsAll = principal.hasDirect(BUILTIN_RESOURCES.intel.id, 'ReadChildren');
+    const readable = [...principal.permissions].filter(([, actions]) => actions.has('Read')).map(([id]) => id);
+    const rows: (CollectionView & { id: number })[] = await this.dataSource.query(
+      `SELECT id, name, schema_id AS "schemaID" FROM intel_collection
+        WHERE id > $1 AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
+      [afterId, readsAll, readable, page.limit + 1],
+    );
+    const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
+    return new PageResult(
+      items.map(({ name, schemaID }) => ({ name, schemaID })),
+      next,
+    );
+  }
+}

@@ -1,0 +1,28 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+/** A collection of indicator objects, tied to one intel schema and guarded by its own auth resource. */
+@Entity('intel_collection')
+export class CollectionEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Column({ type: 'text', unique: true })
+  name: string;
+
+  @Column({ name: 'schema_id', type: 'text' })
+  schemaId: string;
+
+  /** The tag: `"<version>"`; incremented when the schema changes. */
+  @Column({ type: 'integer' })
+  version: number;
+
+  /** The collection's resource (a child of `intel`), which permissions on the collection refer to. */
+  @Column({ name: 'resource_id', type: 'integer', unique: true })
+  resourceId: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

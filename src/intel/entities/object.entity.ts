@@ -1,0 +1,23 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
+
+/** An indicator object of a collection. Written only through ObjectsRepository's SQL. */
+@Entity('intel_object')
+@Index('IDX_intel_object_collection_id', ['collectionId', 'id'])
+export class ObjectEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'collection_id', type: 'integer' })
+  collectionId: number;
+
+  @Column({ type: 'text' })
+  type: ObjectType;
+
+  /** The view's key array, kept in step with intel_object_key so that listing needs no join. */
+  @Column({ type: 'jsonb' })
+  keys: ObjectKey[];
+
+  @Column({ type: 'jsonb' })
+  context: Record<string, unknown>;
+}

@@ -1,0 +1,23 @@
+import { ApiError } from '../common/errors/api-error.js';
+
+/** One violation in the wire form of wire-contract §5.2 (PascalCase keys). */
+export interface SchemaViolation {
+  AbsoluteKeywordLocation: string;
+  InstanceLocation: string;
+  Message: string;
+}
+
+export const SchemaRegistryErrors = {
+  invalidDocument: (message: string) => new ApiError('InvalidData', message),
+  duplicate: (schemaId: string) => new ApiError('DuplicateSchema', `schema ${schemaId} already exists`),
+  notFound: (schemaId: string) => new ApiError('NotFound', `schema ${schemaId} does not exist`),
+  schemaIdChanged: (pathId: string, bodyId: string) =>
+    new ApiError('InvalidSchemaID', `the schemaID of a schema cannot change: path ${pathId}, body ${bodyId}`),
+  schemaNotFound: (schemaId: string) => new ApiError('SchemaNotFound', `schema ${schemaId} does not exist`),
+  checkFailed: (schemaId: string, violations: SchemaViolation[]) =>
+    new ApiError(
+      'SchemaCheckFail',
+      `the object does not match schema ${schemaId}: ${violations[0].InstanceLocation || '/'} ${violations[0].Message}`,
+      { ...violations[0], errors: violations },
+    ),
+};

@@ -1,0 +1,206 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../common/errors/api-error.js';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { SCHEMA_ID_PATTERN, type SchemaCommonView, type SchemaRegistrationView } from './dto/schema.dto.js';
+import { SchemaRegistryErrors, type SchemaViolation } from './schema-registry.errors.js';
+
+export type SchemaNamespace = 'intel' | 'insight';
+
+const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+
+/** A document that passed every registration rule, with what is stored about it. */
+interface CheckedDocument {
+  schemaId: string;
+  title: string;
+  /** The stored form; its byte-exact equality decides whether a PUT changes anything. */
+  text: string;
+  validate: ValidateFunction;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isSchemaCursor(value: unknown): value is { s: string } {
+  return (
+    isPlainObject(value) &&
+    Object.keys(value).length === 1 &&
+    typeof value.s === 'string' &&
+    SCHEMA_ID_PATTERN.test(value.s)
+  );
+}
+
+/** Ajv's `schemaPath` is already a URI fragment (`#/properties/...`): prefixing the schema id makes it absolute. */
+function violationOf(schemaId: string, error: ErrorObject): SchemaViolation {
+  return {
+    AbsoluteKeywordLocation: `${schemaId}${error.schemaPath}`,
+    InstanceLocation: error.instancePath,
+    Message: error.message ?? `fails the ${error.keyword} keyword`,
+  };
+}
+
+/** The schema registry shared by intel and insight; the namespaces never see each other's schemas. */
+@Injectable()
+export class SchemaRegistryService {
+  /**
+   * Strict mode is off on purpose: in 2020-12 unknown keywords (our own `schemaID`, vendor `x-*` fields) and
+   * unknown formats are annotations, so rejecting them would refuse valid documents. `addUsedSchema: false`
+   * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`.
+   */
+  private readonly ajv = new Ajv2020({ allErrors: true, strict: false, addUsedSchema: false, logger: false });
+
+  /** The compiled validator of each schema's newest version seen by this instance, keyed `<namespace>/<id>`. */
+  private readonly validators = new Map<string, { version: number; validate: ValidateFunction }>();
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    addFormats.default(this.ajv);
+  }
+
+  async register(namespace: SchemaNamespace, document: unknown): Promise<SchemaRegistrationView> {
+    const checked = this.check(document);
+    // ON CONFLICT keeps a concurrent duplicate registration a clean 409 instead of a constraint error.
+    const rows: unknown[] = await this.dataSource.query(
+      `INSERT INTO schemas (namespace, schema_id, document, version, title) VALUES ($1, $2, $3::json, 1, $4)
+       ON CONFLICT DO NOTHING RETURNING version`,
+      [namespace, checked.schemaId, checked.text, checked.title],
+    );
+    if (rows.length === 0) throw SchemaRegistryErrors.duplicate(checked.schemaId);
+    this.remember(namespace, checked.schemaId, 1, checked.validate);
+    return { schemaID: checked.schemaId };
+  }
+
+  async replace(namespace: SchemaNamespace, schemaId: string, ifMatch: string, document: unknown): Promise<void> {
+    const checked = this.check(document);
+    if (checked.schemaId !== schemaId) throw SchemaRegistryErrors.schemaIdChanged(schemaId, checked.schemaId);
+    const version = await this.dataSource.transaction(async (manager) => {
+      const rows: { version: number; text: string }[] = await manager.query(
+        `SELECT version, document::text AS text FROM schemas WHERE namespace = $1 AND schema_id = $2 FOR UPDATE`,
+        [namespace, schemaId],
+      );
+      if (rows.length === 0) throw SchemaRegistryErrors.notFound(schemaId);
+      // A replay (the SDK retries PUT on transport errors) of the document already in place succeeds
+      // whatever its tag: the caller's intent is fulfilled and nothing changes.
+      if (rows[0].text === checked.text) return undefined;
+      assertTagMatches(ifMatch, rows[0].version);
+      await manager.query(
+        `UPDATE schemas SET document = $3::json, title = $4, version = version + 1, updated_at = now()
+          WHERE namespace = $1 AND schema_id = $2`,
+        [namespace, schemaId, checked.text, checked.title],
+      );
+      return rows[0].version + 1;
+    });
+    if (version !== undefined) this.remember(namespace, schemaId, version, checked.validate);
+  }
+
+  async view(namespace: SchemaNamespace, schemaId: string): Promise<TaggedResult<Record<string, unknown>>> {
+    const rows: { document: Record<string, unknown>; version: number }[] = await this.dataSource.query(
+      `SELECT document, version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
+      [namespace, schemaId],
+    );
+    if (rows.length === 0) throw SchemaRegistryErrors.notFound(schemaId);
+    return new TaggedResult(rows[0].document, rows[0].version);
+  }
+
+  async list(namespace: SchemaNamespace, query: PageQueryDto): Promise<PageResult<SchemaCommonView>> {
+    const page = pageRequestOf(query);
+    // '' sorts before every id: schema_id is COLLATE "C", so the keyset order is plain byte order.
+    const after = page.cursor === undefined ? '' : decodeCursor(page.cursor, isSchemaCursor).s;
+    const rows: SchemaCommonView[] = await this.dataSource.query(
+      `SELECT schema_id AS "schemaID", title FROM schemas
+        WHERE namespace = $1 AND schema_id > $2 ORDER BY schema_id LIMIT $3`,
+      [namespace, after, page.limit + 1],
+    );
+    if (rows.length <= page.limit) return new PageResult(rows);
+    const items = rows.slice(0, page.limit);
+    return new PageResult(items, encodeCursor({ s: items[items.length - 1].schemaID }));
+  }
+
+  async exists(namespace: SchemaNamespace, schemaId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM schemas WHERE namespace = $1 AND schema_id = $2`,
+      [namespace, schemaId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Validates `instance` (an object `{type, keys, context}`) against the schema's current version.
+   * 422 SchemaNotFound if the schema does not exist; 422 SchemaCheckFail with every violation otherwise.
+   */
+  async validate(namespace: SchemaNamespace, schemaId: string, instance: unknown): Promise<void> {
+    const validate = await this.currentValidator(namespace, schemaId);
+    if (validate(instance)) return;
+    const violations = (validate.errors ?? []).map((error) => violationOf(schemaId, error));
+    throw SchemaRegistryErrors.checkFailed(schemaId, violations);
+  }
+
+  /**
+   * One indexed read of the version per call, so that a PUT made through any instance takes effect for the
+   * next write; the document is read and compiled only when that version is not cached yet.
+   */
+  private async currentValidator(namespace: SchemaNamespace, schemaId: string): Promise<ValidateFunction> {
+    const versions: { version: number }[] = await this.dataSource.query(
+      `SELECT version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
+      [namespace, schemaId],
+    );
+    if (versions.length === 0) throw SchemaRegistryErrors.schemaNotFound(schemaId);
+    const cached = this.validators.get(`${namespace}/${schemaId}`);
+    if (cached && cached.version >= versions[0].version) return cached.validate;
+    const [row]: { document: unknown; version: number }[] = await this.dataSource.query(
+      `SELECT document, version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
+      [namespace, schemaId],
+    );
+    const validate = this.compile(row.document);
+    this.remember(namespace, schemaId, row.version, validate);
+    return validate;
+  }
+
+  private remember(namespace: SchemaNamespace, schemaId: string, version: number, validate: ValidateFunction): void {
+    const key = `${namespace}/${schemaId}`;
+    const cached = this.validators.get(key);
+    if (!cached || cached.version < version) this.validators.set(key, { version, validate });
+  }
+
+  /** decisions §6: every rule a document must pass before it is stored; any failure is 400 InvalidData. */
+  private check(document: unknown): CheckedDocument {
+    if (!isPlainObject(document)) throw SchemaRegistryErrors.invalidDocument('the schema document must be a JSON object');
+    const schemaId = document.schemaID;
+    if (typeof schemaId !== 'string' || !SCHEMA_ID_PATTERN.test(schemaId)) {
+      throw SchemaRegistryErrors.invalidDocument(
+        `schemaID must be a string matching ${SCHEMA_ID_PATTERN.source} (URL-safe, at most 128 characters)`,
+      );
+    }
+    if (Object.hasOwn(document, '$schema') && document.$schema !== DRAFT_2020_12) {
+      throw SchemaRegistryErrors.invalidDocument(`$schema, when given, must be ${DRAFT_2020_12}`);
+    }
+    return {
+      schemaId,
+      title: typeof document.title === 'string' ? document.title : '',
+      text: JSON.stringify(document),
+      validate: this.compile(document),
+    };
+  }
+
+  private compile(document: unknown): ValidateFunction {
+    try {
+      const validate = this.ajv.compile(document as Record<string, unknown>);
+      // An async validator returns a promise, which would pass every object unchecked.
+      if ((validate as { $async?: boolean }).$async) throw SchemaRegistryErrors.invalidDocument('asynchronous schemas ($async) are not supported');
+      return validate;
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      throw SchemaRegistryErrors.invalidDocument(
+        `the document does not compile as JSON Schema 2020-12: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    } finally {
+      // The compiled function keeps what it needs; dropping the instance's entry keeps memory bounded.
+      this.ajv.removeSchema(document as Record<string, unknown>);
+    }
+  }
+}
