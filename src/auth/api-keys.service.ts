@@ -17,6 +17,7 @@ import { generateKeyValue, hashKeyValue } from './key-material.js';
 import { ResourcesService } from './resources.service.js';
 
 const MAX_LIMIT_VALUE = 2_147_483_647;
+const MAX_INT4 = 2_147_483_647;
 
 @Injectable()
 export class ApiKeysService {
@@ -35,7 +36,9 @@ export class ApiKeysService {
     if (missing !== undefined) throw AuthErrors.resourceNotFound(missing);
 
     const expiresAt = form.expiresAt === undefined || form.expiresAt === null ? null : new Date(form.expiresAt);
-    if (expiresAt && Number.isNaN(expiresAt.getTime())) throw AuthErrors.expiryInPast();
+    if (expiresAt && (Number.isNaN(expiresAt.getTime()) || !isCalendarDate(form.expiresAt!))) {
+      throw AuthErrors.invalidExpiry();
+    }
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw AuthErrors.expiryInPast();
 
     const granted = new Map<number, Set<ResourceAction>>();
@@ -103,8 +106,16 @@ export class ApiKeysService {
 
   async revoke(params: ApiKeyIdParamDto): Promise<void> {
     const id = Number(params.api_key_id);
-    if (!(await this.keys.revoke(id))) throw AuthErrors.keyNotFound(id);
+    // Ids beyond the integer column cannot exist (and would make PostgreSQL refuse the parameter).
+    if (id > MAX_INT4 || !(await this.keys.revoke(id))) throw AuthErrors.keyNotFound(id);
   }
+}
+
+/** `Date` rolls impossible days over (Feb 30 → Mar 2); the written calendar date must exist. */
+function isCalendarDate(timestamp: string): boolean {
+  const [year, month, day] = timestamp.slice(0, 10).split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** A limit on `(R, A)` is meaningful when the limited key could make such a request at all. */

@@ -9,6 +9,7 @@ export const AuthErrors = {
   limitSetConflict: (resourceId: number, action: string) =>
     new ApiError('LimitSetConflict', `two request limits target ${action} on resource ${resourceId}`),
   invalidRequestLimit: (message: string) => new ApiError('InvalidRequestLimit', message),
+  invalidExpiry: () => new ApiError('InvalidData', 'expiresAt is not a valid date and time'),
   expiryInPast: () => new ApiError('InvalidData', 'expiresAt must be in the future'),
   limitExceeded: (retryAfterSeconds: number) =>
     new ApiError('LimitExceeded', 'request limit exceeded', undefined, { 'Retry-After': String(retryAfterSeconds) }),
