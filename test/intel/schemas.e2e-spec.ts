@@ -1,0 +1,289 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createKey, cursorOf, parseLinks } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
+
+function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
+}
+
+/** A typical intel schema (interface-spec §2.3), with keys in an order jsonb would not keep. */
+function documentOf(schemaID: string, extra: Record<string, unknown> = {}) {
+  return {
+    schemaID,
+    $schema: DRAFT,
+    title: `Title of ${schemaID}`,
+    type: 'object',
+    properties: {
+      type: { enum: ['DomainName', 'URL'] },
+      keys: { type: 'array', items: { type: 'object' } },
+      context: {
+        type: 'object',
+        properties: { size: { type: 'integer', minimum: 0 }, zeta: { type: 'string' }, alpha: { type: 'boolean' } },
+        additionalProperties: false,
+      },
+    },
+    required: ['type', 'keys'],
+    ...extra,
+  };
+}
+
+describe('intel schemas (/intel/schemas)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const post = (body: unknown, key = t.adminKey) =>
+    t.http().post('/intel/schemas').set('X-Api-Key', key).send(body as object);
+  const put = (id: string, body: unknown, ifMatch?: string, key = t.adminKey) => {
+    const request = t.http().put(`/intel/schemas/${id}`).set('X-Api-Key', key);
+    if (ifMatch !== undefined) request.set('If-Match', ifMatch);
+    return request.send(body as object);
+  };
+  const get = (id: string, key = t.adminKey) => t.http().get(`/intel/schemas/${id}`).set('X-Api-Key', key);
+
+  describe('POST /intel/schemas', () => {
+    it('registers a document: 201 {schemaID}, and GET returns the same JSON text with ETag "1"', async () => {
+      // Raw text as the SDK's json.dumps sends it: key order, nesting, unicode and numbers must survive.
+      const text =
+        '{"schemaID": "phishing-schema", "title": "Phishing \\u00e9", "$schema": "https://json-schema.org/draft/2020-12/schema", ' +
+        '"type": "object", "x-vendor": {"z": [1, 2.5, {"b": null, "a": true}], "a": "last"}, ' +
+        '"properties": {"context": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 10}}}}}';
+      const created = await t
+        .http()
+        .post('/intel/schemas')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'application/json')
+        .send(text);
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({ schemaID: 'phishing-schema' });
+
+      const viewed = await get('phishing-schema');
+      expect(viewed.status).toBe(200);
+      expect(viewed.headers.etag).toBe('"1"');
+      expect(viewed.text).toBe(JSON.stringify(JSON.parse(text)));
+    });
+
+    it('answers If-None-Match with the current tag with 304, and an older tag with the document', async () => {
+      await post(documentOf('cached')).expect(201);
+      const notModified = await get('cached').set('If-None-Match', '"1"');
+      expect(notModified.status).toBe(304);
+      const modified = await get('cached').set('If-None-Match', '"7"');
+      expect(modified.status).toBe(200);
+      expect(modified.body).toEqual(documentOf('cached'));
+    });
+
+    it('accepts unknown keywords and unknown formats (annotations in 2020-12) and a document without $schema or title', async () => {
+      const document = { schemaID: 'annotated', 'x-owner': 'team', type: 'string', format: 'vendor-specific' };
+      expect((await post(document)).status).toBe(201);
+      expect((await get('annotated')).body).toEqual(document);
+    });
+
+    it('refuses a taken schemaID with 409 DuplicateSchema, also under concurrent registration', async () => {
+      await post(documentOf('taken')).expect(201);
+      expectCode(await post(documentOf('taken', { title: 'other' })), 409, 'DuplicateSchema');
+      expect((await get('taken')).body).toEqual(documentOf('taken'));
+
+      const racing = await Promise.all(Array.from({ length: 6 }, () => post(documentOf('raced'))));
+      expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+      racing.filter((r) => r.status === 409).forEach((r) => expectCode(r, 409, 'DuplicateSchema'));
+    });
+
+    it.each([
+      ['an array body', [documentOf('in-array')]],
+      ['no schemaID', { type: 'object' }],
+      ['a numeric schemaID', { schemaID: 5, type: 'object' }],
+      ['a schemaID with a slash', { schemaID: 'a/b' }],
+      ['a schemaID starting with a dot', { schemaID: '.hidden' }],
+      ['a schemaID of 129 characters', { schemaID: 'a'.repeat(129) }],
+      ['an empty schemaID', { schemaID: '' }],
+      ['a draft-07 $schema', { schemaID: 'draft7', $schema: 'http://json-schema.org/draft-07/schema#' }],
+      ['a non-string $schema', { schemaID: 'draftnum', $schema: 2020 }],
+      ['an invalid type', { schemaID: 'badtype', type: 'integerish' }],
+      ['a negative minLength', { schemaID: 'badlen', minLength: -1 }],
+      ['an unresolvable $ref', { schemaID: 'badref', $ref: '#/$defs/missing' }],
+      ['a remote $ref', { schemaID: 'remote', $ref: 'https://example.com/schema.json' }],
+      ['an invalid regular expression', { schemaID: 'badregex', pattern: '([a-z' }],
+      ['an asynchronous schema', { schemaID: 'async', $async: true, type: 'object' }],
+      ['a non-object title', { schemaID: 'badtitle', title: 5 }],
+    ])('refuses %s with 400 InvalidData and stores nothing', async (_case, body) => {
+      const response = await post(body);
+      expectCode(response, 400, 'InvalidData');
+      expect(typeof response.body.message).toBe('string');
+      const id = (body as { schemaID?: unknown }).schemaID;
+      if (typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id)) expectCode(await get(id), 404, 'NotFound');
+    });
+
+    it('reports the compiler message for a document that does not compile', async () => {
+      const response = await post({ schemaID: 'compile-msg', type: 'object', properties: { a: { type: 'nope' } } });
+      expectCode(response, 400, 'InvalidData');
+      expect(response.body.message).toContain('JSON Schema 2020-12');
+      expect(response.body.message).toContain('type');
+    });
+
+    it('refuses a body that is not JSON, and a JSON string, with a 400 JSON error', async () => {
+      const notJson = await t
+        .http()
+        .post('/intel/schemas')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'application/json')
+        .send('{"schemaID": ');
+      expect(notJson.status).toBe(400);
+      expect(typeof notJson.body.code).toBe('string');
+      const text = await t
+        .http()
+        .post('/intel/schemas')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'text/plain')
+        .send('{"schemaID": "plain"}');
+      expectCode(text, 400, 'InvalidData');
+    });
+  });
+
+  describe('PUT /intel/schemas/{schema_id}', () => {
+    it('replaces the document: 204, the tag increments, GET returns the new document', async () => {
+      await post(documentOf('replaced')).expect(201);
+      const replacement = documentOf('replaced', { title: 'New title', description: 'nested', $defs: { a: { const: [1, { b: 2 }] } } });
+      const response = await put('replaced', replacement, '"1"');
+      expect(response.status).toBe(204);
+      expect(response.text).toBe('');
+      const viewed = await get('replaced');
+      expect(viewed.headers.etag).toBe('"2"');
+      expect(viewed.text).toBe(JSON.stringify(replacement));
+    });
+
+    it('treats a replayed PUT of the current document as success, with the previous or the current tag', async () => {
+      await post(documentOf('replayed')).expect(201);
+      const replacement = documentOf('replayed', { title: 'v2' });
+      expect((await put('replayed', replacement, '"1"')).status).toBe(204);
+      // The SDK retries PUT after a transport error: the second attempt carries the old tag.
+      expect((await put('replayed', replacement, '"1"')).status).toBe(204);
+      expect((await put('replayed', replacement, '"2"')).status).toBe(204);
+      expect((await get('replayed')).headers.etag).toBe('"2"');
+      // A different document with that old tag is a real conflict.
+      expectCode(await put('replayed', documentOf('replayed', { title: 'v3' }), '"1"'), 412, 'ResourceModified');
+      expect((await get('replayed')).body).toEqual(replacement);
+    });
+
+    it('refuses a stale tag with 412 ResourceModified and changes nothing', async () => {
+      await post(documentOf('stale')).expect(201);
+      await put('stale', documentOf('stale', { title: 'second' }), '"1"').expect(204);
+      expectCode(await put('stale', documentOf('stale', { title: 'third' }), '"1"'), 412, 'ResourceModified');
+      expectCode(await put('stale', documentOf('stale', { title: 'third' }), '2'), 412, 'ResourceModified');
+      const viewed = await get('stale');
+      expect(viewed.headers.etag).toBe('"2"');
+      expect(viewed.body.title).toBe('second');
+    });
+
+    it('requires If-Match: 400 BadRequest without it', async () => {
+      await post(documentOf('untagged')).expect(201);
+      expectCode(await put('untagged', documentOf('untagged', { title: 'x' })), 400, 'BadRequest');
+      expectCode(await put('untagged', documentOf('untagged', { title: 'x' }), ''), 400, 'BadRequest');
+      expect((await get('untagged')).headers.etag).toBe('"1"');
+    });
+
+    it('refuses a body whose schemaID differs from the path with 422 InvalidSchemaID', async () => {
+      await post(documentOf('fixed-id')).expect(201);
+      expectCode(await put('fixed-id', documentOf('other-id'), '"1"'), 422, 'InvalidSchemaID');
+      expectCode(await get('other-id'), 404, 'NotFound');
+      expect((await get('fixed-id')).headers.etag).toBe('"1"');
+    });
+
+    it('answers 404 NotFound for an unknown schema', async () => {
+      expectCode(await put('never-registered', documentOf('never-registered'), '"1"'), 404, 'NotFound');
+    });
+
+    it('refuses an invalid replacement with 400 InvalidData and keeps the old document', async () => {
+      await post(documentOf('kept')).expect(201);
+      expectCode(await put('kept', { schemaID: 'kept', type: 'nope' }, '"1"'), 400, 'InvalidData');
+      expectCode(await put('kept', [documentOf('kept')], '"1"'), 400, 'InvalidData');
+      expectCode(await put('kept', { schemaID: 'kept', $schema: 'http://json-schema.org/draft-04/schema#' }, '"1"'), 400, 'InvalidData');
+      expect((await get('kept')).body).toEqual(documentOf('kept'));
+    });
+
+    it('refuses a malformed path value with 400 InvalidPathArgument', async () => {
+      expectCode(await put('bad%20id', documentOf('bad id'), '"1"'), 400, 'InvalidPathArgument');
+    });
+  });
+
+  describe('GET /intel/schemas/{schema_id}', () => {
+    it('answers 404 NotFound for an unknown schema and 400 InvalidPathArgument for a malformed id', async () => {
+      expectCode(await get('unknown-schema'), 404, 'NotFound');
+      expectCode(await get('-leading-dash'), 400, 'InvalidPathArgument');
+      expectCode(await get('a'.repeat(129)), 400, 'InvalidPathArgument');
+      expectCode(await get('bad%00id'), 400, 'InvalidPathArgument');
+    });
+  });
+
+  describe('GET /intel/schemas', () => {
+    it('pages by schemaID with limit carried in Link, titles "" when absent, and ends without a next link', async () => {
+      const ids = ['page-c', 'page-a', 'page-e', 'page-b', 'page-d'];
+      for (const id of ids) {
+        await post(id === 'page-b' ? { schemaID: id, type: 'object' } : documentOf(id)).expect(201);
+      }
+      const seen: { schemaID: string; title: string }[] = [];
+      let url: string | undefined = '/intel/schemas?limit=2';
+      let pages = 0;
+      while (url) {
+        const response = await t.http().get(url).set('X-Api-Key', t.adminKey);
+        expect(response.status).toBe(200);
+        expect(Array.isArray(response.body)).toBe(true);
+        expect(response.body.length).toBeLessThanOrEqual(2);
+        seen.push(...response.body);
+        const next: string | undefined = parseLinks(response.headers.link).next;
+        if (next) {
+          expect(new URL(next, 'http://x').searchParams.get('limit')).toBe('2');
+          expect(cursorOf(next)).toMatch(/^[A-Za-z0-9_-]+$/);
+        }
+        url = next;
+        pages += 1;
+      }
+      const listed = seen.map((item) => item.schemaID);
+      expect(listed).toEqual([...listed].sort());
+      expect(new Set(listed).size).toBe(listed.length);
+      expect(listed.filter((id) => id.startsWith('page-'))).toEqual(['page-a', 'page-b', 'page-c', 'page-d', 'page-e']);
+      expect(pages).toBe(Math.ceil(listed.length / 2));
+      expect(seen.find((item) => item.schemaID === 'page-b')).toEqual({ schemaID: 'page-b', title: '' });
+      expect(seen.find((item) => item.schemaID === 'page-a')).toEqual({ schemaID: 'page-a', title: 'Title of page-a' });
+    });
+
+    it('refuses bad paging arguments with 400 InvalidQueryArgument', async () => {
+      const list = (query: string) => t.http().get(`/intel/schemas${query}`).set('X-Api-Key', t.adminKey);
+      expectCode(await list('?cursor=not*base64'), 400, 'InvalidQueryArgument');
+      expectCode(await list(`?cursor=${Buffer.from('{"a":1}').toString('base64url')}`), 400, 'InvalidQueryArgument');
+      expectCode(await list(`?cursor=${Buffer.from('{"s":"x\' OR 1=1"}').toString('base64url')}`), 400, 'InvalidQueryArgument');
+      expectCode(await list(`?cursor=${Buffer.from('[1]').toString('base64url')}`), 400, 'InvalidQueryArgument');
+      expectCode(await list('?limit=0'), 400, 'InvalidQueryArgument');
+      expectCode(await list('?limit=two'), 400, 'InvalidQueryArgument');
+      expectCode(await list('?other=1'), 400, 'InvalidQueryArgument');
+    });
+  });
+
+  describe('permissions (decisions §3)', () => {
+    it('lets Read on intel view and list but not register or replace (403 MissingPermissions)', async () => {
+      await post(documentOf('guarded')).expect(201);
+      const reader = await createKey(t, { permissions: [{ resource: 2, actions: ['Read'] }] });
+      expect((await get('guarded', reader.key)).status).toBe(200);
+      expect((await t.http().get('/intel/schemas').set('X-Api-Key', reader.key)).status).toBe(200);
+      expectCode(await post(documentOf('by-reader'), reader.key), 403, 'MissingPermissions');
+      expectCode(await put('guarded', documentOf('guarded', { title: 'x' }), '"1"', reader.key), 403, 'MissingPermissions');
+      expectCode(await get('by-reader'), 404, 'NotFound');
+
+      const writer = await createKey(t, { permissions: [{ resource: 2, actions: ['Write'] }] });
+      expectCode(await get('guarded', writer.key), 403, 'MissingPermissions');
+      expect((await post(documentOf('by-writer'), writer.key)).status).toBe(201);
+      expect((await put('by-writer', documentOf('by-writer', { title: 'x' }), '"1"', writer.key)).status).toBe(204);
+    });
+
+    it('answers 401 Unauthorized without credentials', async () => {
+      expectCode(await t.http().get('/intel/schemas'), 401, 'Unauthorized');
+      expectCode(await t.http().post('/intel/schemas').send(documentOf('anon')), 401, 'Unauthorized');
+    });
+  });
+});
