@@ -50,7 +50,7 @@ export class ApiKeyRepository {
 
   async listPage(filter: { revoked?: boolean; description?: string }, afterId: number, take: number) {
     const params: unknown[] = [afterId, take];
-    const where = ['k.id > $1'];
+    const where = ['k.id > $1::bigint']; // bigint: a forged cursor beyond int4 is an empty page, not an error
     if (filter.revoked !== undefined) where.push(filter.revoked ? 'k.revoked_at IS NOT NULL' : 'k.revoked_at IS NULL');
     if (filter.description !== undefined) {
       params.push(`%${filter.description.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);

@@ -67,7 +67,7 @@ export class ResourcesService {
     }
     const rows: ResourceRow[] = await this.dataSource.query(
       `SELECT id, name, parent_id AS "parentId" FROM auth_resource
-        WHERE parent_id IS NOT DISTINCT FROM $1 AND id > $2 ORDER BY id LIMIT $3`,
+        WHERE parent_id IS NOT DISTINCT FROM $1::int AND id > $2::bigint ORDER BY id LIMIT $3`,
       [parentId, afterId, page.limit + 1],
     );
     const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
