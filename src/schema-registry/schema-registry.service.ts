@@ -179,9 +179,12 @@ export class SchemaRegistryService {
     if (Object.hasOwn(document, '$schema') && document.$schema !== DRAFT_2020_12) {
       throw SchemaRegistryErrors.invalidDocument(`$schema, when given, must be ${DRAFT_2020_12}`);
     }
+    const title = typeof document.title === 'string' ? document.title : '';
+    // The title is also kept as text for the list, and PostgreSQL text cannot hold U+0000.
+    if (title.includes('\u0000')) throw SchemaRegistryErrors.invalidDocument('title must not contain U+0000');
     return {
       schemaId,
-      title: typeof document.title === 'string' ? document.title : '',
+      title,
       text: JSON.stringify(document),
       validate: this.compile(document),
     };

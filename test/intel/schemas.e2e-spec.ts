@@ -52,7 +52,7 @@ describe('intel schemas (/intel/schemas)', () => {
     it('registers a document: 201 {schemaID}, and GET returns the same JSON text with ETag "1"', async () => {
       // Raw text as the SDK's json.dumps sends it: key order, nesting, unicode and numbers must survive.
       const text =
-        '{"schemaID": "phishing-schema", "title": "Phishing \\u00e9", "$schema": "https://json-schema.org/draft/2020-12/schema", ' +
+        '{"schemaID": "phishing-schema", "title": "Phishing \\u00e9", "description": "NUL \\u0000 kept", "$schema": "https://json-schema.org/draft/2020-12/schema", ' +
         '"type": "object", "x-vendor": {"z": [1, 2.5, {"b": null, "a": true}], "a": "last"}, ' +
         '"properties": {"context": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 10}}}}}';
       const created = await t
@@ -111,7 +111,8 @@ describe('intel schemas (/intel/schemas)', () => {
       ['a remote $ref', { schemaID: 'remote', $ref: 'https://example.com/schema.json' }],
       ['an invalid regular expression', { schemaID: 'badregex', pattern: '([a-z' }],
       ['an asynchronous schema', { schemaID: 'async', $async: true, type: 'object' }],
-      ['a non-object title', { schemaID: 'badtitle', title: 5 }],
+      ['a non-string title', { schemaID: 'badtitle', title: 5 }],
+      ['a title with U+0000', { schemaID: 'nultitle', title: 'a\u0000b' }],
     ])('refuses %s with 400 InvalidData and stores nothing', async (_case, body) => {
       const response = await post(body);
       expectCode(response, 400, 'InvalidData');

@@ -1,0 +1,100 @@
+import { describe, expect, it } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/errors/api-error.js';
+import { SchemaRegistryService } from './schema-registry.service.js';
+
+const PHISHING = {
+  schemaID: 'phishing-schema',
+  type: 'object',
+  properties: {
+    type: { enum: ['DomainName'] },
+    context: {
+      type: 'object',
+      properties: { size: { type: 'integer', minimum: 10 }, label: { type: 'string' } },
+      required: ['label'],
+    },
+  },
+};
+
+/** A stand-in for the schemas table: one row, whose version and document the test changes. */
+function fakeTable(row: { version: number; document: Record<string, unknown> } | undefined) {
+  const documentReads: number[] = [];
+  const dataSource = {
+    query: async (sql: string) => {
+      if (!row) return [];
+      if (sql.includes('SELECT document')) {
+        documentReads.push(row.version);
+        return [{ document: row.document, version: row.version }];
+      }
+      return [{ version: row.version }];
+    },
+  } as unknown as DataSource;
+  return { service: new SchemaRegistryService(dataSource), documentReads };
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('SchemaRegistryService.validate', () => {
+  it('accepts a matching object', async () => {
+    const { service } = fakeTable({ version: 1, document: PHISHING });
+    await expect(
+      service.validate('intel', 'phishing-schema', { type: 'DomainName', keys: [], context: { size: 10, label: 'x' } }),
+    ).resolves.toBeUndefined();
+  });
+
+  it('answers 422 SchemaNotFound for an absent schema', async () => {
+    const { service } = fakeTable(undefined);
+    const error = await errorOf(service.validate('intel', 'nope', {}));
+    expect({ code: error.code, status: error.status }).toEqual({ code: 'SchemaNotFound', status: 422 });
+  });
+
+  it('reports every violation in the wire form, the first one also at the top of the details', async () => {
+    const { service } = fakeTable({ version: 1, document: PHISHING });
+    const error = await errorOf(
+      service.validate('intel', 'phishing-schema', { type: 'URL', keys: [], context: { size: 3 } }),
+    );
+    expect(error.code).toBe('SchemaCheckFail');
+    const violations = [
+      {
+        AbsoluteKeywordLocation: 'phishing-schema#/properties/type/enum',
+        InstanceLocation: '/type',
+        Message: 'must be equal to one of the allowed values',
+      },
+      {
+        AbsoluteKeywordLocation: 'phishing-schema#/properties/context/required',
+        InstanceLocation: '/context',
+        Message: "must have required property 'label'",
+      },
+      {
+        AbsoluteKeywordLocation: 'phishing-schema#/properties/context/properties/size/minimum',
+        InstanceLocation: '/context/size',
+        Message: 'must be >= 10',
+      },
+    ];
+    expect(error.details).toEqual({ ...violations[0], errors: violations });
+  });
+
+  it('compiles once per version and uses a new version as soon as the table has it', async () => {
+    const row = { version: 1, document: PHISHING as Record<string, unknown> };
+    const { service, documentReads } = fakeTable(row);
+    const small = { type: 'DomainName', keys: [], context: { size: 3, label: 'x' } };
+    await expect(service.validate('intel', 'phishing-schema', small)).rejects.toBeInstanceOf(ApiError);
+    await expect(service.validate('intel', 'phishing-schema', small)).rejects.toBeInstanceOf(ApiError);
+    expect(documentReads).toEqual([1]);
+
+    // Another instance replaced the schema: the next validation reads and compiles version 2.
+    row.version = 2;
+    row.document = { ...PHISHING, properties: { ...PHISHING.properties, context: { type: 'object' } } };
+    await expect(service.validate('intel', 'phishing-schema', small)).resolves.toBeUndefined();
+    await expect(service.validate('intel', 'phishing-schema', small)).resolves.toBeUndefined();
+    expect(documentReads).toEqual([1, 2]);
+  });
+});

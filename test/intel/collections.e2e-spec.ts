@@ -1,0 +1,284 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createKey, cursorOf, parseLinks } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
+}
+
+function schemaDocument(schemaID: string, title = `Title of ${schemaID}`) {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    schemaID,
+    title,
+    type: 'object',
+    properties: { context: { type: 'object', properties: { size: { type: 'integer', minimum: 0 } } } },
+  };
+}
+
+describe('intel collections (/intel/collections)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    for (const id of ['phishing-schema', 'phishing-schema-v2', 'file-schema']) {
+      const response = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).send(schemaDocument(id));
+      expect(response.status).toBe(201);
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const create = (body: unknown, key = t.adminKey) =>
+    t.http().post('/intel/collections').set('X-Api-Key', key).send(body as object);
+  const get = (path: string, key = t.adminKey) => t.http().get(`/intel/collections/${path}`).set('X-Api-Key', key);
+  const patch = (name: string, body: unknown, ifMatch?: string, key = t.adminKey) => {
+    const request = t.http().patch(`/intel/collections/${name}`).set('X-Api-Key', key);
+    if (ifMatch !== undefined) request.set('If-Match', ifMatch);
+    return request.send(body as object);
+  };
+  const list = (query = '', key = t.adminKey) => t.http().get(`/intel/collections${query}`).set('X-Api-Key', key);
+
+  /** The collection's auth resource, as an admin finds it (decisions §3: a child of intel, id 2). */
+  async function resourceIdOf(name: string): Promise<number | undefined> {
+    const response = await t.http().get('/auth/resources?parentID=2&limit=1000').set('X-Api-Key', t.adminKey);
+    expect(response.status).toBe(200);
+    return (response.body as { id: number; name: string }[]).find((resource) => resource.name === name)?.id;
+  }
+
+  describe('POST /intel/collections', () => {
+    it('registers a collection: 201 {name}, its own auth resource under intel, and a view with ETag "1"', async () => {
+      const response = await create({ name: 'phishing', schemaID: 'phishing-schema' });
+      expect(response.status).toBe(201);
+      expect(response.body).toEqual({ name: 'phishing' });
+      expect(await resourceIdOf('phishing')).toEqual(expect.any(Number));
+
+      const viewed = await get('phishing');
+      expect(viewed.status).toBe(200);
+      expect(viewed.body).toEqual({ name: 'phishing', schemaID: 'phishing-schema' });
+      expect(viewed.headers.etag).toBe('"1"');
+      expect((await get('phishing').set('If-None-Match', '"1"')).status).toBe(304);
+    });
+
+    it('refuses a taken name with 409 DuplicateCollection, also when registrations race', async () => {
+      await create({ name: 'taken', schemaID: 'file-schema' }).expect(201);
+      expectCode(await create({ name: 'taken', schemaID: 'phishing-schema' }), 409, 'DuplicateCollection');
+      expect((await get('taken')).body).toEqual({ name: 'taken', schemaID: 'file-schema' });
+
+      const racing = await Promise.all(Array.from({ length: 6 }, () => create({ name: 'raced', schemaID: 'file-schema' })));
+      expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+      racing.filter((r) => r.status !== 201).forEach((r) => expectCode(r, 409, 'DuplicateCollection'));
+    });
+
+    it('refuses an unknown intel schema with 422 SchemaNotFound and creates nothing', async () => {
+      expectCode(await create({ name: 'orphan', schemaID: 'no-such-schema' }), 422, 'SchemaNotFound');
+      expectCode(await get('orphan'), 404, 'NotFound');
+      expect(await resourceIdOf('orphan')).toBeUndefined();
+    });
+
+    it.each([
+      ['an array body', [{ name: 'arr', schemaID: 'file-schema' }]],
+      ['an empty body', {}],
+      ['a missing schemaID', { name: 'no-schema' }],
+      ['a missing name', { schemaID: 'file-schema' }],
+      ['a numeric name', { name: 42, schemaID: 'file-schema' }],
+      ['a null name', { name: null, schemaID: 'file-schema' }],
+      ['an object schemaID', { name: 'objschema', schemaID: { id: 'file-schema' } }],
+      ['a name with a space', { name: 'bad name', schemaID: 'file-schema' }],
+      ['a name with a slash', { name: 'a/b', schemaID: 'file-schema' }],
+      ['a name with non-ASCII letters', { name: 'é', schemaID: 'file-schema' }],
+      ['an empty name', { name: '', schemaID: 'file-schema' }],
+      ['the name ".."', { name: '..', schemaID: 'file-schema' }],
+      ['a name of 129 characters', { name: 'n'.repeat(129), schemaID: 'file-schema' }],
+      ['a huge name', { name: 'n'.repeat(100_000), schemaID: 'file-schema' }],
+      ['a malformed schemaID', { name: 'malformed-schema', schemaID: 'bad schema' }],
+      ['an unknown field', { name: 'extra', schemaID: 'file-schema', tag: '1' }],
+    ])('refuses %s with 400 InvalidData and creates nothing', async (_case, body) => {
+      const before = await list('?limit=1000');
+      expectCode(await create(body), 400, 'InvalidData');
+      expect((await list('?limit=1000')).body).toEqual(before.body);
+    });
+
+    it('accepts every URL-safe character and the longest name', async () => {
+      for (const name of ['A.b_c~d-9', 'n'.repeat(128), '...']) {
+        expect((await create({ name, schemaID: 'file-schema' })).status).toBe(201);
+        expect((await get(name)).body).toEqual({ name, schemaID: 'file-schema' });
+      }
+    });
+  });
+
+  describe('GET /intel/collections/{collectionName} and .../schema', () => {
+    it('answers 404 NotFound for an unknown collection and 400 InvalidPathArgument for a malformed name', async () => {
+      expectCode(await get('unknown'), 404, 'NotFound');
+      expectCode(await get('unknown/schema'), 404, 'NotFound');
+      expectCode(await get('bad%20name'), 400, 'InvalidPathArgument');
+      expectCode(await get('n'.repeat(129)), 400, 'InvalidPathArgument');
+    });
+
+    it("returns the collection's schema document with the schema's own tag, following schema changes", async () => {
+      await create({ name: 'with-schema', schemaID: 'phishing-schema-v2' }).expect(201);
+      const direct = await t.http().get('/intel/schemas/phishing-schema-v2').set('X-Api-Key', t.adminKey);
+      const viaCollection = await get('with-schema/schema');
+      expect(viaCollection.status).toBe(200);
+      expect(viaCollection.text).toBe(direct.text);
+      expect(viaCollection.headers.etag).toBe(direct.headers.etag);
+      expect((await get('with-schema/schema').set('If-None-Match', direct.headers.etag)).status).toBe(304);
+
+      // The tag is usable for the schema PUT (wire-contract §7.3).
+      const updated = schemaDocument('phishing-schema-v2', 'Renamed');
+      const put = await t
+        .http()
+        .put('/intel/schemas/phishing-schema-v2')
+        .set('X-Api-Key', t.adminKey)
+        .set('If-Match', viaCollection.headers.etag)
+        .send(updated);
+      expect(put.status).toBe(204);
+      const after = await get('with-schema/schema');
+      expect(after.body).toEqual(updated);
+      expect(after.headers.etag).toBe('"2"');
+    });
+  });
+
+  describe('PATCH /intel/collections/{collectionName}', () => {
+    it('changes the schema: 204, the tag increments, the view and .../schema follow', async () => {
+      await create({ name: 'patched', schemaID: 'phishing-schema' }).expect(201);
+      const response = await patch('patched', { schemaID: 'file-schema' }, '"1"');
+      expect(response.status).toBe(204);
+      expect(response.text).toBe('');
+      const viewed = await get('patched');
+      expect(viewed.body).toEqual({ name: 'patched', schemaID: 'file-schema' });
+      expect(viewed.headers.etag).toBe('"2"');
+      expect((await get('patched/schema')).body).toEqual(schemaDocument('file-schema'));
+    });
+
+    it('treats {} and the current schemaID as no-ops that keep the tag', async () => {
+      await create({ name: 'noop', schemaID: 'phishing-schema' }).expect(201);
+      expect((await patch('noop', {}, '"1"')).status).toBe(204);
+      expect((await patch('noop', { schemaID: 'phishing-schema' }, '"1"')).status).toBe(204);
+      const viewed = await get('noop');
+      expect(viewed.headers.etag).toBe('"1"');
+      expect(viewed.body).toEqual({ name: 'noop', schemaID: 'phishing-schema' });
+    });
+
+    it('requires If-Match (400 BadRequest) and the current tag (412 ResourceModified)', async () => {
+      await create({ name: 'tagged', schemaID: 'phishing-schema' }).expect(201);
+      expectCode(await patch('tagged', { schemaID: 'file-schema' }), 400, 'BadRequest');
+      await patch('tagged', { schemaID: 'file-schema' }, '"1"').expect(204);
+      expectCode(await patch('tagged', { schemaID: 'phishing-schema' }, '"1"'), 412, 'ResourceModified');
+      expectCode(await patch('tagged', {}, '"1"'), 412, 'ResourceModified');
+      expectCode(await patch('tagged', {}, '2'), 412, 'ResourceModified');
+      const viewed = await get('tagged');
+      expect(viewed.body.schemaID).toBe('file-schema');
+      expect(viewed.headers.etag).toBe('"2"');
+    });
+
+    it('refuses an unknown schema with 422 SchemaNotFound and keeps the collection', async () => {
+      await create({ name: 'keeps', schemaID: 'phishing-schema' }).expect(201);
+      expectCode(await patch('keeps', { schemaID: 'no-such-schema' }, '"1"'), 422, 'SchemaNotFound');
+      const viewed = await get('keeps');
+      expect(viewed.body.schemaID).toBe('phishing-schema');
+      expect(viewed.headers.etag).toBe('"1"');
+    });
+
+    it('answers 404 NotFound for an unknown collection', async () => {
+      expectCode(await patch('missing', { schemaID: 'file-schema' }, '"1"'), 404, 'NotFound');
+    });
+
+    it.each([
+      ['an array body', 'patch-array', [{ schemaID: 'file-schema' }]],
+      ['a numeric schemaID', 'patch-number', { schemaID: 5 }],
+      ['a malformed schemaID', 'patch-malformed', { schemaID: 'a b' }],
+      ['an unknown field', 'patch-unknown', { name: 'renamed' }],
+    ])('refuses %s with 400 InvalidData', async (_case, name, body) => {
+      await create({ name, schemaID: 'phishing-schema' }).expect(201);
+      expectCode(await patch(name, body, '"1"'), 400, 'InvalidData');
+      const viewed = await get(name);
+      expect(viewed.body).toEqual({ name, schemaID: 'phishing-schema' });
+      expect(viewed.headers.etag).toBe('"1"');
+    });
+  });
+
+  describe('GET /intel/collections', () => {
+    it('pages in registration order with limit carried in Link, and refuses bad paging arguments', async () => {
+      const all = await list('?limit=1000');
+      expect(all.status).toBe(200);
+      const names = (all.body as { name: string; schemaID: string }[]).map((item) => item.name);
+      expect(names.length).toBeGreaterThan(5);
+      expect(all.body[0]).toEqual({ name: 'phishing', schemaID: 'phishing-schema' });
+
+      const seen: string[] = [];
+      let url: string | undefined = '/intel/collections?limit=3';
+      while (url) {
+        const response = await t.http().get(url).set('X-Api-Key', t.adminKey);
+        expect(response.status).toBe(200);
+        expect(response.body.length).toBeLessThanOrEqual(3);
+        seen.push(...(response.body as { name: string }[]).map((item) => item.name));
+        const next: string | undefined = parseLinks(response.headers.link).next;
+        if (next) {
+          expect(new URL(next, 'http://x').searchParams.get('limit')).toBe('3');
+          expect(cursorOf(next)).toMatch(/^[A-Za-z0-9_-]+$/);
+        }
+        url = next;
+      }
+      expect(seen).toEqual(names);
+
+      expectCode(await list('?cursor=%%%'), 400, 'InvalidQueryArgument');
+      expectCode(await list(`?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`), 400, 'InvalidQueryArgument');
+      expectCode(await list('?limit=-1'), 400, 'InvalidQueryArgument');
+    });
+  });
+
+  describe('permissions (decisions §3)', () => {
+    it('a key with Read on one collection sees only that one and may do nothing else', async () => {
+      await create({ name: 'readable', schemaID: 'phishing-schema' }).expect(201);
+      await create({ name: 'hidden', schemaID: 'file-schema' }).expect(201);
+      const resourceId = await resourceIdOf('readable');
+      const reader = await createKey(t, { permissions: [{ resource: resourceId!, actions: ['Read'] }] });
+
+      const viewed = await get('readable', reader.key);
+      expect(viewed.status).toBe(200);
+      expect(viewed.body).toEqual({ name: 'readable', schemaID: 'phishing-schema' });
+      const schema = await get('readable/schema', reader.key);
+      expect(schema.status).toBe(200);
+      expect(schema.body.schemaID).toBe('phishing-schema');
+
+      const listed = await list('', reader.key);
+      expect(listed.status).toBe(200);
+      expect(listed.body).toEqual([{ name: 'readable', schemaID: 'phishing-schema' }]);
+
+      expectCode(await get('hidden', reader.key), 403, 'MissingPermissions');
+      expectCode(await get('hidden/schema', reader.key), 403, 'MissingPermissions');
+      expectCode(await get('no-such-collection', reader.key), 403, 'MissingPermissions');
+      expectCode(await patch('readable', { schemaID: 'file-schema' }, '"1"', reader.key), 403, 'MissingPermissions');
+      expectCode(await create({ name: 'by-reader', schemaID: 'file-schema' }, reader.key), 403, 'MissingPermissions');
+      expectCode(
+        await t.http().post('/intel/schemas').set('X-Api-Key', reader.key).send(schemaDocument('by-reader')),
+        403,
+        'MissingPermissions',
+      );
+      expectCode(await t.http().get('/intel/schemas/phishing-schema').set('X-Api-Key', reader.key), 403, 'MissingPermissions');
+      expect((await get('readable')).headers.etag).toBe('"1"');
+    });
+
+    it('Write on a collection allows PATCH; ReadChildren on intel lists every collection; no permission lists none', async () => {
+      await create({ name: 'writable', schemaID: 'phishing-schema' }).expect(201);
+      const writer = await createKey(t, { permissions: [{ resource: (await resourceIdOf('writable'))!, actions: ['Write'] }] });
+      expect((await patch('writable', { schemaID: 'file-schema' }, '"1"', writer.key)).status).toBe(204);
+      expectCode(await get('writable', writer.key), 403, 'MissingPermissions');
+
+      const childReader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
+      const everything = await list('?limit=1000');
+      expect((await list('?limit=1000', childReader.key)).body).toEqual(everything.body);
+      expect((await get('writable', childReader.key)).status).toBe(200);
+      expectCode(await get('no-such-collection', childReader.key), 404, 'NotFound');
+
+      const nobody = await createKey(t, { permissions: [{ resource: 4, actions: ['Read'] }] });
+      const none = await list('', nobody.key);
+      expect(none.status).toBe(200);
+      expect(none.body).toEqual([]);
+      expect(none.headers.link).toBeUndefined();
+      expectCode(await t.http().get('/intel/collections'), 401, 'Unauthorized');
+    });
+  });
+});
