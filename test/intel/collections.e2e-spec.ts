@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Response } from 'supertest';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -210,7 +211,7 @@ describe('intel collections (/intel/collections)', () => {
       const seen: string[] = [];
       let url: string | undefined = '/intel/collections?limit=3';
       while (url) {
-        const response = await t.http().get(url).set('X-Api-Key', t.adminKey);
+        const response: Response = await t.http().get(url).set('X-Api-Key', t.adminKey);
         expect(response.status).toBe(200);
         expect(response.body.length).toBeLessThanOrEqual(3);
         seen.push(...(response.body as { name: string }[]).map((item) => item.name));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Response } from 'supertest';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -232,7 +233,7 @@ describe('intel schemas (/intel/schemas)', () => {
       let url: string | undefined = '/intel/schemas?limit=2';
       let pages = 0;
       while (url) {
-        const response = await t.http().get(url).set('X-Api-Key', t.adminKey);
+        const response: Response = await t.http().get(url).set('X-Api-Key', t.adminKey);
         expect(response.status).toBe(200);
         expect(Array.isArray(response.body)).toBe(true);
         expect(response.body.length).toBeLessThanOrEqual(2);
