@@ -4,13 +4,20 @@ import { AuthModule } from '../auth/auth.module.js';
 import { SchemaRegistryModule } from '../schema-registry/schema-registry.module.js';
 import { CollectionsController } from './collections.controller.js';
 import { CollectionsService } from './collections.service.js';
+import { ChangesService } from './changes.service.js';
+import { ChangeEntity } from './entities/change.entity.js';
 import { CollectionEntity } from './entities/collection.entity.js';
+import { ObjectKeyEntity } from './entities/object-key.entity.js';
+import { ObjectEntity } from './entities/object.entity.js';
+import { ObjectsController } from './objects.controller.js';
+import { ObjectsRepository } from './objects.repository.js';
+import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
 
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
-  imports: [TypeOrmModule.forFeature([CollectionEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController],
-  providers: [CollectionsService],
+  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
+  controllers: [SchemasController, CollectionsController, ObjectsController],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService],
 })
 export class IntelModule {}

@@ -4,7 +4,7 @@ import { ArrayMaxSize, IsArray, IsIn, IsObject, IsString, MaxLength, ValidateIf,
 import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from './indicators.js';
 
 /** Longest key value accepted on input (before normalisation, which may still refuse it). */
-const MAX_INPUT_KEY_LENGTH = 4096;
+export const MAX_INPUT_KEY_LENGTH = 4096;
 
 export class ObjectKeyDto {
   @ApiProperty({ enum: KEY_TYPES })

@@ -1,0 +1,202 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
+import type { ChangeOperation } from './entities/change.entity.js';
+
+/** An existing object that one of the submitted keys points at. */
+export interface KeyHit {
+  id: string;
+  keys: ObjectKey[];
+  /** Its stored context equals the submitted one (jsonb equality); null when no context was given. */
+  sameContext: boolean | null;
+}
+
+/** One write of the object add/delete rules; `context` is JSON text. */
+export type ObjectWrite =
+  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string }
+  | { kind: 'update'; objectId: string; keys: ObjectKey[]; newKeys: ObjectKey[]; context: string }
+  | { kind: 'remove'; key: ObjectKey };
+
+export interface StoredObject {
+  type: ObjectType;
+  keys: ObjectKey[];
+  context: Record<string, unknown>;
+}
+
+/**
+ * The tail of every write statement: the change record, built from the `obj` CTE's RETURNING (so it is
+ * exactly what was stored), and the collection's last_seq moved to it. Both only happen when `obj`
+ * produced a row; $1 = collection id, $2 = the sequence number reserved under the collection lock.
+ */
+function recordingChange(operation: ChangeOperation): string {
+  return `,
+    change AS (
+      INSERT INTO intel_change (collection_id, seq, operation, object)
+      SELECT $1, $2, '${operation}', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
+        FROM obj
+      RETURNING seq
+    ),
+    bump AS (UPDATE intel_collection SET last_seq = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM change))
+    SELECT count(*)::int AS recorded FROM change`;
+}
+
+const ADD_KEYS = (keysParam: string) => `
+    new_keys AS (
+      INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
+      SELECT $1, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
+    )`;
+
+const WRITES: Record<ObjectWrite['kind'], string> = {
+  insert: `
+    WITH obj AS (
+      INSERT INTO intel_object (collection_id, type, keys, context) VALUES ($1, $3, $4::jsonb, $5::jsonb)
+      RETURNING id, type, keys, context
+    ),${ADD_KEYS('$4')}${recordingChange('Add')}`,
+  update: `
+    WITH obj AS (
+      UPDATE intel_object SET keys = $4::jsonb, context = $5::jsonb WHERE id = $3
+      RETURNING id, type, keys, context
+    ),${ADD_KEYS('$6')}${recordingChange('Update')}`,
+  // The key rows go with the object (ON DELETE CASCADE).
+  remove: `
+    WITH obj AS (
+      DELETE FROM intel_object o USING intel_object_key k
+       WHERE k.collection_id = $1 AND k.key_type = $3 AND k.value = $4 AND o.id = k.object_id
+      RETURNING o.id, o.type, o.keys, o.context
+    )${recordingChange('Remove')}`,
+};
+
+function writeParams(write: ObjectWrite): unknown[] {
+  switch (write.kind) {
+    case 'insert':
+      return [write.type, JSON.stringify(write.keys), write.context];
+    case 'update':
+      return [write.objectId, JSON.stringify(write.keys), write.context, JSON.stringify(write.newKeys)];
+    case 'remove':
+      return [write.key.type, write.key.value];
+  }
+}
+
+/** The SQL of objects and their change feed. Every statement here is one round trip. */
+@Injectable()
+export class ObjectsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The objects any of `keys` belongs to (at most one per key, by the primary key of intel_object_key). */
+  async findHits(
+    runner: DataSource | EntityManager,
+    collectionId: number,
+    keys: ObjectKey[],
+    context: string | null,
+  ): Promise<KeyHit[]> {
+    return runner.query(
+      `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext"
+         FROM intel_object o
+        WHERE o.id IN (SELECT k.object_id FROM intel_object_key k
+                         JOIN unnest($2::text[], $3::text[]) AS q(type, value)
+                           ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`,
+      [collectionId, keys.map((key) => key.type), keys.map((key) => key.value), context],
+    );
+  }
+
+  /**
+   * Takes the collection's feed lock for the rest of the transaction and returns the last sequence number.
+   * FOR NO KEY UPDATE conflicts with other writers of this collection but not with the foreign-key checks
+   * of inserts. Under READ COMMITTED every later statement of the transaction gets a snapshot taken after
+   * the lock was granted, so it sees everything the previous lock holder committed.
+   */
+  async lockFeed(manager: EntityManager, collectionId: number): Promise<number> {
+    const rows: { lastSeq: string }[] = await manager.query(
+      `SELECT last_seq AS "lastSeq" FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`,
+      [collectionId],
+    );
+    return Number(rows[0].lastSeq);
+  }
+
+  /** Applies one write with its change record `seq`; false when there was nothing to write (absent object). */
+  async write(manager: EntityManager, collectionId: number, seq: number, write: ObjectWrite): Promise<boolean> {
+    const rows: { recorded: number }[] = await manager.query(WRITES[write.kind], [
+      collectionId,
+      seq,
+      ...writeParams(write),
+    ]);
+    return rows[0].recorded === 1;
+  }
+
+  /**
+   * A page of objects after `afterId` and the feed position, in ONE statement: a statement sees one
+   * snapshot, so the position is exactly the last change the page reflects (snapshot + later changes =
+   * the collection) without a REPEATABLE READ transaction's extra round trips.
+   */
+  async listPage(
+    collectionId: number,
+    afterId: number,
+    limit: number,
+  ): Promise<{ lastSeq: number; rows: (StoredObject & { id: string })[] }> {
+    const rows: ({ lastSeq: string; id: string | null } & StoredObject)[] = await this.dataSource.query(
+      `SELECT c.last_seq AS "lastSeq", p.id, p.type, p.keys, p.context
+         FROM intel_collection c
+         LEFT JOIN LATERAL (
+           SELECT id, type, keys, context FROM intel_object
+            WHERE collection_id = c.id AND id > $2 ORDER BY id LIMIT $3
+         ) p ON true
+        WHERE c.id = $1
+        ORDER BY p.id`,
+      [collectionId, afterId, limit],
+    );
+    return {
+      lastSeq: Number(rows[0].lastSeq),
+      rows: rows.filter((row): row is typeof row & { id: string } => row.id !== null),
+    };
+  }
+
+  /** Changes after `afterSeq` with the feed's bounds, in one statement (one snapshot, so pruning cannot interleave). */
+  async changesAfter(
+    collectionId: number,
+    afterSeq: number,
+    limit: number,
+  ): Promise<{ lastSeq: number; prunedSeq: number; rows: { seq: string; operation: ChangeOperation; object: StoredObject }[] }> {
+    const rows: { lastSeq: string; prunedSeq: string; seq: string | null; operation: ChangeOperation; object: StoredObject }[] =
+      await this.dataSource.query(
+        `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", ch.seq, ch.operation, ch.object
+           FROM intel_collection c
+           LEFT JOIN LATERAL (
+             SELECT seq, operation, object FROM intel_change
+              WHERE collection_id = c.id AND seq > $2 ORDER BY seq LIMIT $3
+           ) ch ON true
+          WHERE c.id = $1
+          ORDER BY ch.seq`,
+        [collectionId, afterSeq, limit],
+      );
+    return {
+      lastSeq: Number(rows[0].lastSeq),
+      prunedSeq: Number(rows[0].prunedSeq),
+      rows: rows.filter((row): row is typeof row & { seq: string } => row.seq !== null),
+    };
+  }
+
+  /**
+   * Deletes, per collection, every change up to the newest one older than the retention window, and
+   * records that position as pruned_seq. Cutting at a sequence number (not a timestamp) keeps the
+   * remaining feed a gap-free suffix, so "cursor < pruned_seq" is exactly "a change it needs is gone".
+   */
+  async prune(retentionDays: number): Promise<number> {
+    const rows: { removed: number }[] = await this.dataSource.query(
+      `WITH cut AS (
+         SELECT collection_id, max(seq) AS seq FROM intel_change
+          WHERE created_at < now() - make_interval(days => $1)
+          GROUP BY collection_id
+       ),
+       removed AS (
+         DELETE FROM intel_change ch USING cut
+          WHERE ch.collection_id = cut.collection_id AND ch.seq <= cut.seq
+         RETURNING 1
+       ),
+       marked AS (UPDATE intel_collection c SET pruned_seq = cut.seq FROM cut WHERE c.id = cut.collection_id)
+       SELECT count(*)::int AS removed FROM removed`,
+      [retentionDays],
+    );
+    return rows[0].removed;
+  }
+}

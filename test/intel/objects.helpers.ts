@@ -1,0 +1,107 @@
+import { expect } from '@jest/globals';
+import { cursorOf, parseLinks } from '../support/factories.js';
+import type { TestApp } from '../support/test-app.js';
+
+export interface ObjectViewBody {
+  type: string;
+  keys: { type: string; value: string }[];
+  context: Record<string, unknown>;
+}
+
+export interface ChangeBody {
+  operation: 'Add' | 'Update' | 'Remove';
+  object: ObjectViewBody;
+}
+
+export function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
+}
+
+/** A schema over the whole object: context.size, when present, is an integer ≥ 0. */
+export function sizeSchema(schemaID: string) {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    schemaID,
+    type: 'object',
+    properties: { context: { type: 'object', properties: { size: { type: 'integer', minimum: 0 } } } },
+  };
+}
+
+/** Registers a schema (if new) and a collection on it, through the API. */
+export async function createCollection(t: TestApp, name: string, schemaID = 'size-schema'): Promise<void> {
+  const schema = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).send(sizeSchema(schemaID));
+  expect([201, 409]).toContain(schema.status);
+  const collection = await t.http().post('/intel/collections').set('X-Api-Key', t.adminKey).send({ name, schemaID });
+  expect(collection.status).toBe(201);
+}
+
+export const md5 = (n: number) => n.toString(16).padStart(32, '0');
+export const sha1 = (n: number) => n.toString(16).padStart(40, '0');
+
+/** Every page of the listing, following `rel="next"` verbatim; the changes cursor from the first page. */
+export async function listAll(t: TestApp, collection: string, limit = 3, key = t.adminKey) {
+  let path: string | undefined = `/intel/collections/${collection}/objects?limit=${limit}`;
+  const objects: ObjectViewBody[] = [];
+  let changesCursor: string | null = null;
+  let first = true;
+  while (path) {
+    const response = await t.http().get(path).set('X-Api-Key', key);
+    expect(response.status).toBe(200);
+    const links = parseLinks(response.headers.link as string | undefined);
+    if (first) changesCursor = cursorOf(links.related);
+    else expect(links.related).toBeUndefined();
+    first = false;
+    objects.push(...(response.body as ObjectViewBody[]));
+    path = links.next;
+  }
+  expect(changesCursor).toEqual(expect.any(String));
+  return { objects, changesCursor: changesCursor as string };
+}
+
+/** Follows the feed from `cursor` until an empty page, as the SDK's polling loop does. */
+export async function followAll(t: TestApp, collection: string, cursor: string, limit = 4) {
+  const changes: ChangeBody[] = [];
+  let saved = cursor;
+  for (;;) {
+    const response = await t
+      .http()
+      .get(`/intel/collections/${collection}/objects/changes?cursor=${saved}&limit=${limit}`)
+      .set('X-Api-Key', t.adminKey);
+    expect(response.status).toBe(200);
+    const next = parseLinks(response.headers.link as string | undefined).next;
+    const page = response.body as ChangeBody[];
+    // wire-contract §3.2: a next link exactly on the non-empty pages.
+    expect(next !== undefined).toBe(page.length > 0);
+    if (page.length === 0) return { changes, cursor: saved };
+    changes.push(...page);
+    saved = cursorOf(next) as string;
+  }
+}
+
+const keyIds = (object: ObjectViewBody) => object.keys.map((key) => `${key.type}:${key.value}`);
+
+/** Applies changes to a listing: each change carries the object's whole state, identified by its keys. */
+export function replay(objects: ObjectViewBody[], changes: ChangeBody[]): ObjectViewBody[] {
+  let state = [...objects];
+  for (const change of changes) {
+    const ids = new Set(keyIds(change.object));
+    state = state.filter((object) => !keyIds(object).some((id) => ids.has(id)));
+    if (change.operation !== 'Remove') state.push(change.object);
+  }
+  return state;
+}
+
+/** Order-independent comparison form of a set of objects. */
+export function canonical(objects: ObjectViewBody[]): string[] {
+  const sortDeep = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(sortDeep)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(
+            Object.entries(value)
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([k, v]) => [k, sortDeep(v)]),
+          )
+        : value;
+  return objects.map((object) => JSON.stringify(sortDeep(object))).sort();
+}
