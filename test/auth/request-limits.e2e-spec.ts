@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import type { ResourceAction } from '../../src/common/guard/access.js';
+import { createKey } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
+  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
+}
+
+const AUTH = 1;
+const INTEL = 2;
+
+/** decisions §4: per-key, per-target daily limits, counted atomically in PostgreSQL. */
+describe('request limits', () => {
+  let t: TestApp;
+  let db: pg.Client;
+  let collectionId: number;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    db = new pg.Client({ connectionString: t.databaseUrl });
+    await db.connect();
+    const schema = await t
+      .http()
+      .post('/intel/schemas')
+      .set('X-Api-Key', t.adminKey)
+      .send({ $schema: 'https://json-schema.org/draft/2020-12/schema', schemaID: 'limit-schema', title: 'L', type: 'object' });
+    expect(schema.status).toBe(201);
+    const created = await t.http().post('/intel/collections').set('X-Api-Key', t.adminKey).send({ name: 'limited', schemaID: 'limit-schema' });
+    expect(created.status).toBe(201);
+    const children = await t.http().get('/auth/resources?parentID=2').set('X-Api-Key', t.adminKey);
+    collectionId = (children.body as { id: number; name: string }[]).find((r) => r.name === 'limited')!.id;
+  });
+  afterAll(async () => {
+    await db.end();
+    await t.close();
+  });
+
+  const limitedKey = (
+    permissions: { resource: number; actions: ResourceAction[] }[],
+    limits: { resource: number; action: ResourceAction; limit: number }[],
+  ) => createKey(t, { permissions, limits });
+
+  /** The stored counters of a key's limits for today, by `resource/action`. */
+  async function countersOf(keyId: number): Promise<Record<string, number>> {
+    const { rows } = await db.query(
+      `SELECT l.resource_id, l.action, c.count FROM auth_request_limit l
+         JOIN auth_request_count c ON c.limit_id = l.id WHERE l.key_id = $1`,
+      [keyId],
+    );
+    return Object.fromEntries(rows.map((row) => [`${row.resource_id}/${row.action}`, row.count]));
+  }
+
+  function expectLimitExceeded(response: { status: number; body: { code?: unknown }; headers: Record<string, string> }) {
+    expectCode(response, 429, 'LimitExceeded');
+    expect(response.headers['retry-after']).toMatch(/^\d+$/);
+    const retryAfter = Number(response.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(86_400);
+  }
+
+  it('40 concurrent requests against a limit of 10 let exactly 10 through', async () => {
+    const { id, key } = await limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit: 10 }]);
+    // All started together through Node's fetch (separate connections), not serialised by supertest.
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const response = await fetch(`${t.url}/auth/resources`, { headers: { 'X-Api-Key': key, 'X-Api-Version': '1' } });
+        return { status: response.status, headers: response.headers, body: (await response.json()) as { code?: string } };
+      }),
+    );
+    const ok = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 429);
+    expect({ ok: ok.length, refused: refused.length }).toEqual({ ok: 10, refused: 30 });
+
+    for (const response of refused) {
+      expect(response.body.code).toBe('LimitExceeded');
+      expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(response.headers.get('ratelimit-limit')).toBe('10');
+      expect(response.headers.get('ratelimit-remaining')).toBe('0');
+      expect(response.headers.get('ratelimit-reset')).toMatch(/^\d+$/);
+    }
+    // Every admitted request saw its own count: remaining 9, 8, ..., 0 exactly once each.
+    const remaining = ok.map((r) => Number(r.headers.get('ratelimit-remaining'))).sort((a, b) => a - b);
+    expect(remaining).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for (const response of ok) {
+      expect(response.headers.get('ratelimit-limit')).toBe('10');
+      expect(response.headers.get('ratelimit-reset')).toMatch(/^\d+$/);
+    }
+    expect(await countersOf(id)).toEqual({ [`${AUTH}/Read`]: 10 });
+  });
+
+  it('Retry-After and RateLimit-Reset count the seconds to the next UTC midnight', async () => {
+    const { key } = await limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit: 1 }]);
+    expect((await t.http().get('/auth/resources').set('X-Api-Key', key)).status).toBe(200);
+    const before = Date.now();
+    const refused = await t.http().get('/auth/resources').set('X-Api-Key', key);
+    const after = Date.now();
+    expectLimitExceeded(refused);
+    const midnight = (now: number) => {
+      const next = new Date(now);
+      next.setUTCHours(24, 0, 0, 0);
+      return (next.getTime() - now) / 1000;
+    };
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(Math.floor(midnight(after)));
+    expect(retryAfter).toBeLessThanOrEqual(Math.ceil(midnight(before)) + 1);
+    expect(refused.headers['ratelimit-reset']).toBe(refused.headers['retry-after']);
+  });
+
+  it('a refused request is not executed', async () => {
+    const { id, key } = await limitedKey([{ resource: AUTH, actions: ['Write'] }], [{ resource: AUTH, action: 'Write', limit: 1 }]);
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows[0].n as number;
+    expect((await t.http().post('/auth/keys').set('X-Api-Key', key).send({ permissions: [] })).status).toBe(201);
+    const before = await count();
+    expectLimitExceeded(await t.http().post('/auth/keys').set('X-Api-Key', key).send({ permissions: [] }));
+    expect(await count()).toBe(before);
+    // Nor is a revoke.
+    const victim = await createKey(t, { permissions: [] });
+    expectLimitExceeded(await t.http().post(`/auth/keys/${victim.id}/revoked`).set('X-Api-Key', key));
+    const { rows } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [victim.id]);
+    expect(rows[0].revoked_at).toBeNull();
+    expect(await countersOf(id)).toEqual({ [`${AUTH}/Write`]: 1 });
+  });
+
+  it('counts only requests whose target the limit names', async () => {
+    const { id, key } = await limitedKey(
+      [{ resource: AUTH, actions: ['Read', 'Write'] }],
+      [{ resource: AUTH, action: 'Read', limit: 1 }],
+    );
+    for (let i = 0; i < 2; i++) {
+      const write = await t.http().post('/auth/keys').set('X-Api-Key', key).send({ permissions: [] });
+      expect(write.status).toBe(201);
+      expect(write.headers['ratelimit-limit']).toBeUndefined();
+    }
+    const first = await t.http().get('/auth/keys').set('X-Api-Key', key);
+    expect(first.status).toBe(200);
+    expect(first.headers['ratelimit-limit']).toBe('1');
+    expect(first.headers['ratelimit-remaining']).toBe('0');
+    expectLimitExceeded(await t.http().get('/auth/resources').set('X-Api-Key', key));
+    expect(await countersOf(id)).toEqual({ [`${AUTH}/Read`]: 1 });
+  });
+
+  it("a limit on the parent's ReadChildren counts requests to a child (a collection under intel)", async () => {
+    const { id, key } = await limitedKey(
+      [{ resource: INTEL, actions: ['ReadChildren'] }],
+      [{ resource: INTEL, action: 'ReadChildren', limit: 2 }],
+    );
+    const view = () => t.http().get('/intel/collections/limited').set('X-Api-Key', key);
+    expect((await view()).status).toBe(200);
+    const second = await view();
+    expect(second.status).toBe(200);
+    expect(second.headers['ratelimit-remaining']).toBe('0');
+    expectLimitExceeded(await view());
+    expect(await countersOf(id)).toEqual({ [`${INTEL}/ReadChildren`]: 2 });
+  });
+
+  it("a limit on the parent's ReadChildren counts GET /insight/tasks/{id} (tasks under insight)", async () => {
+    const { key } = await limitedKey(
+      [{ resource: 3, actions: ['ReadChildren'] }],
+      [{ resource: 3, action: 'ReadChildren', limit: 1 }],
+    );
+    const view = () => t.http().get('/insight/tasks/00000000-0000-4000-8000-000000000000').set('X-Api-Key', key);
+    const first = await view();
+    expect(first.status).toBe(404);
+    expect(first.headers['ratelimit-limit']).toBe('1');
+    expectLimitExceeded(await view());
+  });
+
+  it('with two matching limits a request is refused by the tighter one and counted by neither', async () => {
+    const { id, key } = await limitedKey(
+      [{ resource: INTEL, actions: ['ReadChildren'] }],
+      [
+        { resource: INTEL, action: 'ReadChildren', limit: 5 },
+        { resource: collectionId, action: 'Read', limit: 2 },
+      ],
+    );
+    const view = () => t.http().get('/intel/collections/limited').set('X-Api-Key', key);
+    const first = await view();
+    expect(first.status).toBe(200);
+    // The headers describe the most restrictive limit.
+    expect(first.headers['ratelimit-limit']).toBe('2');
+    expect(first.headers['ratelimit-remaining']).toBe('1');
+    expect((await view()).status).toBe(200);
+    expectLimitExceeded(await view());
+    expectLimitExceeded(await view());
+    expect(await countersOf(id)).toEqual({ [`${INTEL}/ReadChildren`]: 2, [`${collectionId}/Read`]: 2 });
+  });
+
+  it('limits are per key', async () => {
+    const spec = [{ resource: AUTH, action: 'Read' as const, limit: 1 }];
+    const a = await limitedKey([{ resource: AUTH, actions: ['Read'] }], spec);
+    const b = await limitedKey([{ resource: AUTH, actions: ['Read'] }], spec);
+    expect((await t.http().get('/auth/resources').set('X-Api-Key', a.key)).status).toBe(200);
+    expect((await t.http().get('/auth/resources').set('X-Api-Key', b.key)).status).toBe(200);
+    expectLimitExceeded(await t.http().get('/auth/resources').set('X-Api-Key', a.key));
+  });
+
+  it('counts token requests against the key the token belongs to', async () => {
+    const { key } = await limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit: 1 }]);
+    const token = (await t.http().get('/auth/token').set('X-Api-Key', key)).body.accessToken as string;
+    expect((await t.http().get('/auth/resources').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expectLimitExceeded(await t.http().get('/auth/resources').set('X-Api-Key', key));
+  });
+
+  it('a key without limits gets no RateLimit headers', async () => {
+    const { key } = await createKey(t, { permissions: [{ resource: AUTH, actions: ['Read'] }] });
+    for (let i = 0; i < 3; i++) {
+      const response = await t.http().get('/auth/resources').set('X-Api-Key', key);
+      expect(response.status).toBe(200);
+      expect(response.headers['ratelimit-limit']).toBeUndefined();
+      expect(response.headers['ratelimit-remaining']).toBeUndefined();
+      expect(response.headers['ratelimit-reset']).toBeUndefined();
+      expect(response.headers['retry-after']).toBeUndefined();
+    }
+  });
+});
