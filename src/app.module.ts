@@ -9,7 +9,9 @@ import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
+import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
@@ -25,7 +27,9 @@ export class AppModule {
         DatabaseModule.forRoot(config.databaseUrl),
         HealthModule,
         AuthModule,
+        FileboxModule,
         IntelModule,
+        InsightModule,
       ],
       // Registered through APP_* tokens so that tests built from AppModule get exactly the production stack.
       providers: [

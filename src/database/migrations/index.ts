@@ -1,10 +1,11 @@
 import { CreateAuth1763800000000 } from './1763800000000-CreateAuth.js';
 import { CreateSchemasAndCollections1763800001000 } from './1763800001000-CreateSchemasAndCollections.js';
 import { CreateObjects1763800002000 } from './1763800002000-CreateObjects.js';
+import { CreateFilebox1763800002500 } from './1763800002500-CreateFilebox.js';
 import { CreateTasks1763800003000 } from './1763800003000-CreateTasks.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
  * the TypeORM CLI and the ESM test runner all load the same set.
  */
-export const MIGRATIONS = [CreateAuth1763800000000, CreateSchemasAndCollections1763800001000, CreateObjects1763800002000, CreateTasks1763800003000];
+export const MIGRATIONS = [CreateAuth1763800000000, CreateSchemasAndCollections1763800001000, CreateObjects1763800002000, CreateFilebox1763800002500, CreateTasks1763800003000];

@@ -1,0 +1,29 @@
+import { ApiError } from '../common/errors/api-error.js';
+
+export const FileboxErrors = {
+  fileNotFound: () => new ApiError('NotFound', 'the file does not exist'),
+  sessionNotFound: () => new ApiError('NotFound', 'the upload session does not exist'),
+  sessionCompleted: () => new ApiError('InvalidState', 'the upload session is already completed'),
+  tooLarge: (maxBytes: number) =>
+    new ApiError('RequestEntityTooLarge', `a file may hold at most ${maxBytes} bytes`, { maxBytes }),
+  notMultipart: () => new ApiError('BadRequest', 'the request body must be multipart/form-data with a boundary'),
+  malformedMultipart: (reason: string) => new ApiError('BadRequest', `malformed multipart body: ${reason}`),
+  invalidField: (message: string) => new ApiError('InvalidData', message),
+  emptyFile: () => new ApiError('InvalidData', 'the file is empty'),
+  missingPart: (number: number) =>
+    new ApiError('MissingFilePart', `part ${number} is missing: parts must be numbered 1..N without gaps`, {
+      number,
+    }),
+  invalidPart: (number: number, size: number, partSize: number) =>
+    new ApiError(
+      'InvalidFilePart',
+      `part ${number} holds ${size} bytes; every part but the last must hold exactly ${partSize}`,
+      { number, size, partSize },
+    ),
+  malformedRange: () =>
+    new ApiError('BadRequest', 'Range must be a single range of the form bytes=<start>-<end>'),
+  rangeNotSatisfiable: (total: number) =>
+    new ApiError('RangeNotSatisfiable', `the range starts past the end of the ${total}-byte file`, { size: total }, {
+      'Content-Range': `bytes */${total}`,
+    }),
+};

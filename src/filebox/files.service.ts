@@ -1,0 +1,129 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { DataSource, EntityManager } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ContentMeter, type ContentDigests } from './content-meter.js';
+import type { FileRefView } from './dto/file.dto.js';
+import { FileboxErrors } from './filebox.errors.js';
+import { isUuid } from './ids.js';
+import { readMultipart } from './multipart.js';
+import { resolveRange } from './range.js';
+import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
+
+interface StoredFile {
+  id: string;
+  name: string | null;
+  size: number;
+  sha256: Buffer;
+  sha512: Buffer;
+}
+
+@Injectable()
+export class FilesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** For other modules (insight task parameters): does this file exist? A malformed id names nothing. */
+  async exists(fileId: string): Promise<boolean> {
+    if (!isUuid(fileId)) return false;
+    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM filebox_file WHERE id = $1`, [fileId]);
+    return rows.length > 0;
+  }
+
+  /** A meter that fails with 413 as soon as the configured largest file size is crossed. */
+  meter(): ContentMeter {
+    const max = this.config.fileboxMaxFileBytes;
+    return new ContentMeter(max, () => FileboxErrors.tooLarge(max));
+  }
+
+  /** decisions §10 direct upload: one file part `file`, streamed to storage; nothing stays behind on failure. */
+  async upload(request: Request): Promise<FileRefView> {
+    const fileId = randomUUID();
+    let stored: { name: string | null; digests: ContentDigests } | undefined;
+    try {
+      await readMultipart(request, 1, async (part) => {
+        if (part.name !== 'file' || !part.isFile) {
+          throw FileboxErrors.invalidField('the form must hold exactly one file field, named "file"');
+        }
+        const meter = this.meter();
+        await this.storage.put(fileId, part.content, meter);
+        // busboy already keeps only the last path segment of the file name.
+        stored = { name: part.filename || null, digests: meter.digests() };
+      });
+      if (!stored) throw FileboxErrors.invalidField('the form must hold exactly one file field, named "file"');
+      if (stored.digests.size === 0) throw FileboxErrors.emptyFile();
+      await this.record(this.dataSource.manager, fileId, stored.name, stored.digests);
+    } catch (error) {
+      if (stored) await this.storage.delete(fileId);
+      throw error;
+    }
+    return { fileID: fileId };
+  }
+
+  /** Inserts the metadata of a blob already stored under `fileId` (also used by session completion). */
+  async record(manager: EntityManager, fileId: string, name: string | null, digests: ContentDigests): Promise<void> {
+    await manager.query(
+      `INSERT INTO filebox_file (id, name, size, md5, sha1, sha256, sha512) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [fileId, name, digests.size, digests.md5, digests.sha1, digests.sha256, digests.sha512],
+    );
+  }
+
+  /** HEAD: the representation headers and `Content-Length` = the file size, no body. */
+  async head(fileId: string, response: Response): Promise<void> {
+    const file = await this.find(fileId);
+    setRepresentationHeaders(response, file);
+    response.status(200).setHeader('Content-Length', String(file.size));
+    response.end();
+  }
+
+  /** GET: the whole file (200) or one range (206), streamed from storage with backpressure. */
+  async download(fileId: string, range: string | undefined, response: Response): Promise<void> {
+    const file = await this.find(fileId);
+    const span = range === undefined ? { start: 0, end: file.size - 1 } : resolveRange(range, file.size);
+    setRepresentationHeaders(response, file);
+    if (range !== undefined) {
+      response.status(206).setHeader('Content-Range', `bytes ${span.start}-${span.end}/${file.size}`);
+    } else {
+      response.status(200);
+    }
+    response.setHeader('Content-Length', String(span.end - span.start + 1));
+    try {
+      // pipeline destroys the read stream (closing its descriptor) when the client goes away.
+      await pipeline(this.storage.read(file.id, span.start, span.end), response);
+    } catch (error) {
+      if (response.destroyed && !response.writableFinished) return; // the client aborted: nothing to answer
+      throw error;
+    }
+  }
+
+  private async find(fileId: string): Promise<StoredFile> {
+    if (!isUuid(fileId)) throw FileboxErrors.fileNotFound();
+    const rows: { id: string; name: string | null; size: string; sha256: Buffer; sha512: Buffer }[] =
+      await this.dataSource.query(`SELECT id, name, size, sha256, sha512 FROM filebox_file WHERE id = $1`, [fileId]);
+    if (rows.length === 0) throw FileboxErrors.fileNotFound();
+    return { ...rows[0], size: Number(rows[0].size) };
+  }
+}
+
+function setRepresentationHeaders(response: Response, file: StoredFile): void {
+  response.setHeader('Content-Type', 'application/octet-stream');
+  response.setHeader('Accept-Ranges', 'bytes');
+  // Files never change: the content digest is a strong tag.
+  response.setHeader('ETag', `"${file.sha256.toString('hex')}"`);
+  response.setHeader(
+    'Repr-Digest',
+    `sha-256=:${file.sha256.toString('base64')}:, sha-512=:${file.sha512.toString('base64')}:`,
+  );
+  if (file.name) response.setHeader('Content-Disposition', `attachment; filename*=UTF-8''${rfc5987(file.name)}`);
+}
+
+/** RFC 5987 value encoding: percent-encode everything but attr-char. */
+function rfc5987(value: string): string {
+  return encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}

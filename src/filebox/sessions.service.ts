@@ -1,0 +1,260 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ContentMeter } from './content-meter.js';
+import type { FileRefView } from './dto/file.dto.js';
+import type { CreateSessionDto, SessionRefView } from './dto/session.dto.js';
+import { FileboxErrors } from './filebox.errors.js';
+import { FilesService } from './files.service.js';
+import { isUuid } from './ids.js';
+import { readMultipart, readValue } from './multipart.js';
+import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
+
+/** Part numbers are stored as PostgreSQL integers. */
+const MAX_PART_NUMBER = 2_147_483_647;
+
+interface SessionRow {
+  part_size: number;
+  file_id: string | null;
+}
+
+/** The three fields of a part form, each checked as soon as it is read. */
+interface PartForm {
+  number?: number;
+  declaredSize?: number;
+  storedSize?: number;
+}
+
+@Injectable()
+export class SessionsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(SessionsService.name);
+  private stopSweep: (() => void) | undefined;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(FILE_STORAGE) private readonly storage: FileStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly files: FilesService,
+  ) {}
+
+  onModuleInit(): void {
+    this.stopSweep = schedulePeriodicJob('FileboxSessionSweep', this.config.jobIntervalSeconds, async () => {
+      await this.sweepIdleSessions();
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.stopSweep?.();
+  }
+
+  async create(form: CreateSessionDto): Promise<SessionRefView> {
+    const id = randomUUID();
+    await this.dataSource.query(`INSERT INTO filebox_upload_session (id, part_size) VALUES ($1, $2)`, [
+      id,
+      form.partSize,
+    ]);
+    return { sessionID: id };
+  }
+
+  /**
+   * decisions §10 part upload. The content goes to a fresh blob; only once every check passed does the
+   * part row point at it (replacing an earlier upload of the number atomically), and the old blob goes.
+   */
+  async uploadPart(sessionId: string, request: Request): Promise<void> {
+    const partSize = (await this.openSession(this.dataSource.manager, sessionId, false)).part_size;
+    const key = randomUUID();
+    const form: PartForm = {};
+    try {
+      await readMultipart(request, 3, async (part) => {
+        switch (part.name) {
+          case 'number':
+            if (form.number !== undefined) throw duplicate(part.name);
+            form.number = parseDecimal(await readValue(part, 16), 'number', 1, MAX_PART_NUMBER);
+            return;
+          case 'partSize':
+            if (form.declaredSize !== undefined) throw duplicate(part.name);
+            form.declaredSize = parseDecimal(await readValue(part, 16), 'partSize', 1, partSize);
+            return;
+          case 'filePart': {
+            if (form.storedSize !== undefined) throw duplicate(part.name);
+            // The SDK sends number and partSize first: a part that cannot fit is refused before its content is read.
+            if (form.number !== undefined && form.declaredSize !== undefined) {
+              this.checkImpliedSize(form.number, form.declaredSize, partSize);
+            }
+            const limit = form.declaredSize ?? partSize;
+            const meter = new ContentMeter(limit, () => sizeMismatch(limit), false);
+            await this.storage.put(key, part.content, meter);
+            form.storedSize = meter.size;
+            return;
+          }
+          default:
+            throw FileboxErrors.invalidField(
+              `unexpected field ${JSON.stringify(part.name ?? '')}: a part form holds number, partSize and filePart`,
+            );
+        }
+      });
+      const { number, declaredSize, storedSize } = form;
+      if (number === undefined || declaredSize === undefined || storedSize === undefined) {
+        throw FileboxErrors.invalidField('a part form must hold the fields number, partSize and filePart');
+      }
+      // Also catches the SDK's empty replay of a part after a 401 (wire-contract §2.2).
+      if (storedSize !== declaredSize) throw sizeMismatch(declaredSize, storedSize);
+      this.checkImpliedSize(number, storedSize, partSize);
+      await this.commitPart(sessionId, number, storedSize, key);
+    } catch (error) {
+      if (form.storedSize !== undefined) await this.storage.delete(key);
+      throw error;
+    }
+  }
+
+  /**
+   * decisions §10 completion: parts 1..N without gaps, all but the last exactly `partSize`, assembled by
+   * streaming into one new blob. The session row stays locked until the file is recorded, so a concurrent
+   * completion waits and then answers the same file, and no part changes under the assembly.
+   */
+  async complete(sessionId: string): Promise<FileRefView> {
+    const fileId = randomUUID();
+    let assembled = false;
+    let consumedParts: string[] = [];
+    let result: string;
+    try {
+      result = await this.dataSource.transaction(async (manager) => {
+        const session = await this.findSession(manager, sessionId, true);
+        if (session.file_id !== null) return session.file_id;
+        const parts: { number: number; size: number; storage_key: string }[] = await manager.query(
+          `SELECT number, size, storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number`,
+          [sessionId],
+        );
+        if (parts.length === 0) throw FileboxErrors.missingPart(1);
+        parts.forEach((part, index) => {
+          if (part.number !== index + 1) throw FileboxErrors.missingPart(index + 1);
+          if (index < parts.length - 1 && part.size !== session.part_size) {
+            throw FileboxErrors.invalidPart(part.number, part.size, session.part_size);
+          }
+        });
+        const meter = this.files.meter();
+        await this.storage.assemble(
+          fileId,
+          parts.map((part) => part.storage_key),
+          meter,
+        );
+        assembled = true;
+        await this.files.record(manager, fileId, null, meter.digests());
+        await manager.query(
+          `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
+          [sessionId, fileId],
+        );
+        await manager.query(`DELETE FROM filebox_upload_part WHERE session_id = $1`, [sessionId]);
+        consumedParts = parts.map((part) => part.storage_key);
+        return fileId;
+      });
+    } catch (error) {
+      if (assembled) await this.storage.delete(fileId);
+      throw error;
+    }
+    await this.discard(consumedParts);
+    return { fileID: result };
+  }
+
+  /** Removes sessions idle for UPLOAD_SESSION_TTL_HOURS with their parts; run by the job, public for tests. */
+  async sweepIdleSessions(): Promise<number> {
+    // One statement: the parts' blob keys come back from the same delete that removes their rows.
+    // SKIP LOCKED leaves alone a session that is being completed.
+    const [row]: { sessions: number; keys: string[] }[] = await this.dataSource.query(
+      `WITH idle AS (
+         SELECT id FROM filebox_upload_session
+         WHERE last_activity_at < now() - make_interval(hours => $1)
+         FOR UPDATE SKIP LOCKED
+       ), parts AS (
+         DELETE FROM filebox_upload_part p USING idle WHERE p.session_id = idle.id RETURNING p.storage_key
+       ), sessions AS (
+         DELETE FROM filebox_upload_session s USING idle WHERE s.id = idle.id RETURNING s.id
+       )
+       SELECT (SELECT count(*) FROM sessions)::int AS sessions,
+              ARRAY(SELECT storage_key::text FROM parts) AS keys`,
+      [this.config.uploadSessionTtlHours],
+    );
+    await this.discard(row.keys);
+    return row.sessions;
+  }
+
+  /** The session (malformed id → 404), locked until the transaction ends when `lock` is set. */
+  private async findSession(manager: EntityManager, sessionId: string, lock: boolean): Promise<SessionRow> {
+    if (!isUuid(sessionId)) throw FileboxErrors.sessionNotFound();
+    const rows: SessionRow[] = await manager.query(
+      `SELECT part_size, file_id FROM filebox_upload_session WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+      [sessionId],
+    );
+    if (rows.length === 0) throw FileboxErrors.sessionNotFound();
+    return rows[0];
+  }
+
+  /** A session that still takes parts. */
+  private async openSession(manager: EntityManager, sessionId: string, lock: boolean): Promise<SessionRow> {
+    const session = await this.findSession(manager, sessionId, lock);
+    if (session.file_id !== null) throw FileboxErrors.sessionCompleted();
+    return session;
+  }
+
+  /**
+   * decisions §10 session cap. Parts 1..number-1 must each be `partSize` bytes, so this part implies a file
+   * at least this large; as no part exceeds `partSize`, this also bounds the sum of all stored parts.
+   */
+  private checkImpliedSize(number: number, size: number, partSize: number): void {
+    const max = this.config.fileboxMaxFileBytes;
+    if ((number - 1) * partSize + size > max) throw FileboxErrors.tooLarge(max);
+  }
+
+  private async commitPart(sessionId: string, number: number, size: number, key: string): Promise<void> {
+    const replaced = await this.dataSource.transaction(async (manager) => {
+      // Locked so that a part cannot slip in while the session is being completed.
+      await this.openSession(manager, sessionId, true);
+      const [row]: { replaced: string | null }[] = await manager.query(
+        `WITH previous AS (
+           SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 AND number = $2
+         )
+         INSERT INTO filebox_upload_part (session_id, number, size, storage_key) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (session_id, number)
+           DO UPDATE SET size = EXCLUDED.size, storage_key = EXCLUDED.storage_key, uploaded_at = now()
+         RETURNING (SELECT storage_key::text FROM previous) AS replaced`,
+        [sessionId, number, size, key],
+      );
+      await manager.query(`UPDATE filebox_upload_session SET last_activity_at = now() WHERE id = $1`, [sessionId]);
+      return row.replaced;
+    });
+    if (replaced !== null) await this.discard([replaced]);
+  }
+
+  /** Blobs no row refers to any more; a failure to remove one must not fail the request that retired it. */
+  private async discard(keys: readonly string[]): Promise<void> {
+    const results = await Promise.allSettled(keys.map((key) => this.storage.delete(key)));
+    for (const result of results) {
+      if (result.status === 'rejected') this.logger.warn(`could not remove a retired blob: ${String(result.reason)}`);
+    }
+  }
+}
+
+function parseDecimal(raw: string, field: string, min: number, max: number): number {
+  const text = raw.trim();
+  const value = /^\d{1,16}$/.test(text) ? Number(text) : NaN;
+  if (!(value >= min && value <= max)) {
+    throw FileboxErrors.invalidField(`${field} must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function duplicate(field: string): Error {
+  return FileboxErrors.invalidField(`the field ${field} appears more than once`);
+}
+
+function sizeMismatch(declared: number, actual?: number): Error {
+  return FileboxErrors.invalidField(
+    actual === undefined
+      ? `filePart holds more than the ${declared} bytes allowed (the declared partSize, at most the session partSize)`
+      : `filePart holds ${actual} bytes but partSize declares ${declared}`,
+  );
+}

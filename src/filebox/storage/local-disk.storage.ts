@@ -1,0 +1,71 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import type { FileStorage } from './file-storage.js';
+
+const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * decisions §10 default backend: blobs under `DATA_DIR/files/objects/<key>`, written under
+ * `DATA_DIR/files/tmp/` and renamed into place only after the content is complete and fsynced (both
+ * directories are on one file system, so the rename is atomic).
+ */
+@Injectable()
+export class LocalDiskStorage implements FileStorage, OnModuleInit {
+  private readonly objects: string;
+  private readonly temporaries: string;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.objects = join(config.dataDir, 'files', 'objects');
+    this.temporaries = join(config.dataDir, 'files', 'tmp');
+  }
+
+  async onModuleInit(): Promise<void> {
+    await mkdir(this.objects, { recursive: true });
+    await mkdir(this.temporaries, { recursive: true });
+  }
+
+  async put(key: string, source: Readable, ...through: Transform[]): Promise<void> {
+    const target = this.pathOf(key);
+    const temporary = join(this.temporaries, `${randomUUID()}.tmp`);
+    // Wired synchronously so that an early error of `source` is always observed; `flush` fsyncs before close.
+    const sink = createWriteStream(temporary, { flags: 'wx', flush: true });
+    try {
+      await pipeline([source, ...through, sink]);
+      await rename(temporary, target);
+    } catch (error) {
+      // The descriptor may still be opening: remove the temporary only once it is closed.
+      if (!sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+
+  assemble(key: string, parts: readonly string[], ...through: Transform[]): Promise<void> {
+    const paths = parts.map((part) => this.pathOf(part));
+    // One part open at a time; for-await pulls with backpressure, and an aborted pipeline closes the open part.
+    async function* concatenated() {
+      for (const path of paths) yield* createReadStream(path);
+    }
+    return this.put(key, Readable.from(concatenated(), { objectMode: false }), ...through);
+  }
+
+  read(key: string, start: number, end: number): Readable {
+    return createReadStream(this.pathOf(key), { start, end });
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
+  /** The only way a path is formed: from a validated server-generated key. */
+  private pathOf(key: string): string {
+    if (!KEY.test(key)) throw new Error(`invalid storage key ${JSON.stringify(key)}`);
+    return join(this.objects, key);
+  }
+}
