@@ -1,0 +1,86 @@
+import { describe, expect, it } from '@jest/globals';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from './app-config.js';
+
+describe('loadConfig (decisions §1)', () => {
+  it('applies the documented defaults', () => {
+    expect(loadConfig({})).toEqual({
+      port: 8080,
+      databaseUrl: undefined,
+      dataDir: resolve('./data'),
+      adminApiKey: undefined,
+      tokenTtlSeconds: 3600,
+      taskLeaseSeconds: 300,
+      taskMaxDeliveries: 5,
+      changesRetentionDays: 30,
+      uploadSessionTtlHours: 24,
+      fileboxMaxFileBytes: 1073741824,
+      jobIntervalSeconds: 300,
+    });
+  });
+
+  it('reads every setting', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      DATABASE_URL: 'postgresql://u:p@db:5432/intel',
+      DATA_DIR: '/var/lib/ids',
+      ADMIN_API_KEY: 'a-long-enough-admin-key',
+      TOKEN_TTL_SECONDS: '60',
+      TASK_LEASE_SECONDS: '10',
+      TASK_MAX_DELIVERIES: '2',
+      CHANGES_RETENTION_DAYS: '7',
+      UPLOAD_SESSION_TTL_HOURS: '1',
+      FILEBOX_MAX_FILE_BYTES: '1024',
+      JOB_INTERVAL_SECONDS: '5',
+    });
+    expect(config).toEqual({
+      port: 9000,
+      databaseUrl: 'postgresql://u:p@db:5432/intel',
+      dataDir: '/var/lib/ids',
+      adminApiKey: 'a-long-enough-admin-key',
+      tokenTtlSeconds: 60,
+      taskLeaseSeconds: 10,
+      taskMaxDeliveries: 2,
+      changesRetentionDays: 7,
+      uploadSessionTtlHours: 1,
+      fileboxMaxFileBytes: 1024,
+      jobIntervalSeconds: 5,
+    });
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: ' ', ADMIN_API_KEY: '' })).toMatchObject({
+      port: 8080,
+      databaseUrl: undefined,
+      adminApiKey: undefined,
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['TOKEN_TTL_SECONDS', '0'],
+    ['TOKEN_TTL_SECONDS', '1h'],
+    ['TASK_LEASE_SECONDS', '0'],
+    ['TASK_MAX_DELIVERIES', 'many'],
+    ['CHANGES_RETENTION_DAYS', '0'],
+    ['UPLOAD_SESSION_TTL_HOURS', '-3'],
+    ['FILEBOX_MAX_FILE_BYTES', '1e9'],
+    ['JOB_INTERVAL_SECONDS', '0'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['ADMIN_API_KEY', 'short'],
+  ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(name);
+    expect(message).not.toContain('\n');
+  });
+});

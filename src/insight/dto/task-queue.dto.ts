@@ -1,0 +1,63 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsDefined, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { InsightObjectFormDto } from './insight-object.dto.js';
+import { TaskParamsView, UUID_PATTERN } from './task.dto.js';
+
+export const MAX_TAKE = 1000;
+
+export class TakeTasksDto {
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_TAKE, description: 'Most tasks to take.' })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_TAKE)
+  limit: number;
+}
+
+export class CompleteTaskDto {
+  @ApiProperty({ format: 'uuid' })
+  @Matches(UUID_PATTERN, { message: 'taskID must be a UUID' })
+  taskID: string;
+
+  @ApiProperty({ type: InsightObjectFormDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => InsightObjectFormDto)
+  result: InsightObjectFormDto;
+}
+
+export class TaskErrorDto {
+  @ApiProperty({ maxLength: 256, description: "The executor's own code." })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  code: string;
+
+  @ApiProperty({ maxLength: 65536 })
+  @IsString()
+  @MaxLength(65536)
+  message: string;
+}
+
+export class FailTaskDto {
+  @ApiProperty({ format: 'uuid' })
+  @Matches(UUID_PATTERN, { message: 'taskID must be a UUID' })
+  taskID: string;
+
+  @ApiProperty({ type: TaskErrorDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => TaskErrorDto)
+  error: TaskErrorDto;
+}
+
+export class TaskQueueItemView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: Date;
+
+  @ApiProperty({ type: TaskParamsView })
+  params: TaskParamsView;
+}

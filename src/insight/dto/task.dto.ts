@@ -1,0 +1,99 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsDefined,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import type { ObjectKey } from '../../common/indicators/index.js';
+import { TASK_STATES, type TaskState } from '../entities/task.entity.js';
+import { InsightObjectKeyDto, InsightObjectView } from './insight-object.dto.js';
+
+/** Canonical hyphenated UUID, any case (the SDK sends lower case; stored and shown in lower case). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class TaskParamsDto {
+  @ApiProperty({ description: 'The insight schema the result is validated against.', example: 'phishing' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  schemaID: string;
+
+  @ApiPropertyOptional({
+    type: [InsightObjectKeyDto],
+    description: 'Keys of one object (decisions §7 key-set rules; the object type is inferred).',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ValidateNested({ each: true })
+  @Type(() => InsightObjectKeyDto)
+  objectKeys?: InsightObjectKeyDto[];
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'A filebox file.' })
+  @IsOptional()
+  @Matches(UUID_PATTERN, { message: 'fileID must be a UUID' })
+  fileID?: string;
+}
+
+export class RegisterTaskDto {
+  @ApiProperty({ type: TaskParamsDto })
+  @IsDefined()
+  @ValidateNested()
+  @Type(() => TaskParamsDto)
+  params: TaskParamsDto;
+}
+
+/** Any string is accepted: a malformed id cannot name a task, so it answers 404 like an unknown one. */
+export class TaskIdParamDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsString()
+  task_id: string;
+}
+
+export class TaskRegistrationView {
+  @ApiProperty({ format: 'uuid' })
+  taskID: string;
+}
+
+export class TaskParamsView {
+  @ApiProperty()
+  schemaID: string;
+
+  @ApiPropertyOptional({ type: [InsightObjectKeyDto], description: 'Normalised.' })
+  objectKeys?: ObjectKey[];
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  fileID?: string;
+}
+
+export class TaskErrorView {
+  @ApiProperty({ example: 'DeliveryLimitExceeded' })
+  code: string;
+
+  @ApiProperty()
+  message: string;
+}
+
+export class TaskView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ type: TaskParamsView })
+  params: TaskParamsView;
+
+  @ApiProperty({ enum: TASK_STATES })
+  state: TaskState;
+
+  @ApiPropertyOptional({ type: InsightObjectView, description: 'Present when Completed; normalised.' })
+  result?: InsightObjectView;
+
+  @ApiPropertyOptional({ type: TaskErrorView, description: 'Present when Failed.' })
+  error?: TaskErrorView;
+}

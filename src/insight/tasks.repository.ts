@@ -1,0 +1,128 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ObjectKey } from '../common/indicators/index.js';
+import type { TaskResult, TaskState } from './entities/task.entity.js';
+
+export interface TaskParamsRow {
+  schemaId: string;
+  objectKeys: ObjectKey[] | null;
+  fileId: string | null;
+}
+
+export interface TaskRow extends TaskParamsRow {
+  id: string;
+  state: TaskState;
+  deliveries: number;
+  /** The last lease has run out (judged by the database clock, like every lease decision). */
+  leaseExpired: boolean;
+  result: TaskResult | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+export interface QueueRow extends TaskParamsRow {
+  id: string;
+  createdAt: Date;
+}
+
+/**
+ * A report (completion or failure) is accepted for a pending task that has been taken at least once and
+ * has not used up its deliveries: a late report after an expired lease still counts (decisions §9).
+ * $1 is the task id, $2 the delivery limit.
+ */
+const OPEN_FOR_REPORT = `state = 'Pending' AND deliveries > 0 AND (lease_expires_at > now() OR deliveries < $2)`;
+
+// One statement, so taking is atomic without an explicit transaction:
+// 1. tasks whose last allowed lease ran out become Failed (DeliveryLimitExceeded); no timer needed;
+// 2. up to $1 takeable tasks, oldest first, are locked, skipping rows other executors hold right now;
+// 3. they are leased for $3 seconds. Conditions 1 and 2 are disjoint, so no row is touched twice.
+const TAKE = `
+  WITH exhausted AS (
+    UPDATE insight_task SET state = 'Failed', error_code = $4, error_message = $5
+     WHERE id IN (SELECT id FROM insight_task
+                   WHERE state = 'Pending' AND lease_expires_at <= now() AND deliveries >= $2
+                   FOR UPDATE SKIP LOCKED)
+  ), picked AS (
+    SELECT id FROM insight_task
+     WHERE state = 'Pending' AND (lease_expires_at IS NULL OR (lease_expires_at <= now() AND deliveries < $2))
+     ORDER BY created_at, id
+     LIMIT $1
+     FOR UPDATE SKIP LOCKED
+  ), taken AS (
+    UPDATE insight_task t
+       SET deliveries = t.deliveries + 1, lease_expires_at = now() + make_interval(secs => $3)
+      FROM picked
+     WHERE t.id = picked.id
+    RETURNING t.id, t.created_at, t.schema_id, t.object_keys, t.file_id
+  )
+  SELECT id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId"
+    FROM taken
+   ORDER BY created_at, id`;
+
+/** Statements of the task table; every one is a single statement, atomic on its own. */
+@Injectable()
+export class TasksRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async insert(task: TaskParamsRow): Promise<string> {
+    const [{ id }]: { id: string }[] = await this.dataSource.query(
+      `INSERT INTO insight_task (schema_id, object_keys, file_id) VALUES ($1, $2, $3) RETURNING id`,
+      [task.schemaId, task.objectKeys && JSON.stringify(task.objectKeys), task.fileId],
+    );
+    return id;
+  }
+
+  async find(id: string): Promise<TaskRow | undefined> {
+    const rows: TaskRow[] = await this.dataSource.query(
+      `SELECT id, schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId", state, deliveries,
+              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired", result,
+              error_code AS "errorCode", error_message AS "errorMessage"
+         FROM insight_task WHERE id = $1`,
+      [id],
+    );
+    return rows[0];
+  }
+
+  take(limit: number, maxDeliveries: number, leaseSeconds: number, exhausted: { code: string; message: string }) {
+    return this.dataSource.query(TAKE, [limit, maxDeliveries, leaseSeconds, exhausted.code, exhausted.message]) as Promise<
+      QueueRow[]
+    >;
+  }
+
+  /** The schema of a task open for a report; `open` false when the task may not take one now. */
+  async reportTarget(id: string, maxDeliveries: number): Promise<{ schemaId: string; open: boolean } | undefined> {
+    const rows: { schemaId: string; open: boolean }[] = await this.dataSource.query(
+      `SELECT schema_id AS "schemaId", (${OPEN_FOR_REPORT}) AS open FROM insight_task WHERE id = $1`,
+      [id, maxDeliveries],
+    );
+    return rows[0];
+  }
+
+  /** Returns false when the task does not exist or is not open for a report. */
+  async complete(id: string, maxDeliveries: number, result: TaskResult): Promise<boolean> {
+    return this.update(
+      `UPDATE insight_task SET state = 'Completed', result = $3 WHERE id = $1 AND ${OPEN_FOR_REPORT}`,
+      [id, maxDeliveries, JSON.stringify(result)],
+    );
+  }
+
+  /** Returns false when the task does not exist or is not open for a report. */
+  async fail(id: string, maxDeliveries: number, error: { code: string; message: string }): Promise<boolean> {
+    return this.update(
+      `UPDATE insight_task SET state = 'Failed', error_code = $3, error_message = $4 WHERE id = $1 AND ${OPEN_FOR_REPORT}`,
+      [id, maxDeliveries, error.code, error.message],
+    );
+  }
+
+  /** TypeORM answers a bare UPDATE with `[rows, affectedCount]`. */
+  private async update(sql: string, parameters: unknown[]): Promise<boolean> {
+    const [, affected]: [unknown[], number] = await this.dataSource.query(sql, parameters);
+    return affected > 0;
+  }
+
+  async exists(id: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM insight_task WHERE id = $1`, [id]);
+    return rows.length > 0;
+  }
+}
