@@ -58,9 +58,9 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
   /** wire-contract §3.2: a next link after the last change on every non-empty page, none on an empty one. */
   async page(collectionName: string, query: PageQueryDto): Promise<PageResult<ObjectChangeView>> {
     const page = pageRequestOf(query);
+    const collection = await this.collections.findByName(collectionName);
     if (page.cursor === undefined) throw ObjectErrors.cursorRequired();
     const cursor = decodeCursor(page.cursor, isChangesCursor);
-    const collection = await this.collections.findByName(collectionName);
     if (cursor.c !== collection.id) throw ObjectErrors.foreignCursor();
     const { lastSeq, prunedSeq, rows } = await this.repository.changesAfter(collection.id, cursor.s, page.limit);
     // Never issued: positions only ever come from a committed last_seq.

@@ -91,8 +91,8 @@ export class ObjectsService {
   /** Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot. */
   async list(collectionName: string, query: PageQueryDto): Promise<PageResult<ObjectView>> {
     const page = pageRequestOf(query);
-    const afterId = afterIdFromCursor(page.cursor);
     const collection = await this.collections.findByName(collectionName);
+    const afterId = afterIdFromCursor(page.cursor);
     const { lastSeq, rows } = await this.repository.listPage(collection.id, afterId, page.limit + 1);
     const { items, next } = sliceAfterId(rows, page.limit, (row) => Number(row.id));
     const views = items.map(({ type, keys, context }) => ({ type, keys, context }));

@@ -1,0 +1,224 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { ChangesService } from '../../src/intel/changes.service.js';
+import { createKey, cursorOf, parseLinks } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import {
+  type ChangeBody,
+  canonical,
+  createCollection,
+  expectCode,
+  followAll,
+  listAll,
+  md5,
+  replay,
+  sha1,
+} from './objects.helpers.js';
+
+describe('intel change feed (/intel/collections/{collection_id}/objects/changes)', () => {
+  let t: TestApp;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    db = new pg.Client({ connectionString: t.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await t.close();
+  });
+
+  let collectionCount = 0;
+  async function freshCollection(): Promise<string> {
+    const name = `feed-${++collectionCount}`;
+    await createCollection(t, name);
+    return name;
+  }
+
+  const add = (collection: string, body: object) =>
+    t.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', t.adminKey).send(body).expect(204);
+  const removeMd5 = (collection: string, n: number) =>
+    t
+      .http()
+      .delete(`/intel/collections/${collection}/objects?objectKeyType=MD5Hash&objectKey=${md5(n)}`)
+      .set('X-Api-Key', t.adminKey)
+      .expect(204);
+  const addFile = (collection: string, n: number, context: Record<string, unknown> = {}) =>
+    add(collection, { type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context });
+  const changes = (collection: string, query: string) =>
+    t.http().get(`/intel/collections/${collection}/objects/changes${query}`).set('X-Api-Key', t.adminKey);
+
+  it('pages the feed in order: a next link after the last change on every non-empty page, none on an empty one', async () => {
+    const c = await freshCollection();
+    const { changesCursor } = await listAll(t, c);
+    for (let n = 1; n <= 5; n++) await addFile(c, n, { n });
+
+    const first = await changes(c, `?cursor=${changesCursor}&limit=2`);
+    expect(first.status).toBe(200);
+    expect((first.body as ChangeBody[]).map((ch) => ch.object.context.n)).toEqual([1, 2]);
+    const next = parseLinks(first.headers.link as string).next;
+    expect(next).toMatch(new RegExp(`^/intel/collections/${c}/objects/changes\\?cursor=[A-Za-z0-9_-]+&limit=2$`));
+
+    const second = await t.http().get(next).set('X-Api-Key', t.adminKey);
+    expect((second.body as ChangeBody[]).map((ch) => ch.object.context.n)).toEqual([3, 4]);
+    // A short, last-for-now page still links past its last change (wire-contract §3.2).
+    const third = await t.http().get(parseLinks(second.headers.link as string).next).set('X-Api-Key', t.adminKey);
+    expect((third.body as ChangeBody[]).map((ch) => ch.object.context.n)).toEqual([5]);
+    const thirdNext = parseLinks(third.headers.link as string).next;
+    expect(thirdNext).toEqual(expect.any(String));
+
+    const empty = await t.http().get(thirdNext).set('X-Api-Key', t.adminKey);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual([]);
+    expect(empty.headers.link).toBeUndefined();
+
+    // The saved cursor picks up what arrives later, and only that.
+    await addFile(c, 6, { n: 6 });
+    const later = await t.http().get(thirdNext).set('X-Api-Key', t.adminKey);
+    expect((later.body as ChangeBody[]).map((ch) => ch.object.context.n)).toEqual([6]);
+  });
+
+  it('records Add, Update and Remove with the state after the change (the last state for Remove)', async () => {
+    const c = await freshCollection();
+    const { changesCursor } = await listAll(t, c);
+    await addFile(c, 1, { size: 1 });
+    await add(c, { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }], context: { size: 2 } });
+    await removeMd5(c, 1);
+    const both = [
+      { type: 'MD5Hash', value: md5(1) },
+      { type: 'SHA1Hash', value: sha1(1) },
+    ];
+    expect((await followAll(t, c, changesCursor)).changes).toEqual([
+      { operation: 'Add', object: { type: 'File', keys: [both[0]], context: { size: 1 } } },
+      { operation: 'Update', object: { type: 'File', keys: both, context: { size: 2 } } },
+      { operation: 'Remove', object: { type: 'File', keys: both, context: { size: 2 } } },
+    ]);
+  });
+
+  it('snapshot then follow: all listing pages plus the changes after the related cursor equal a fresh listing', async () => {
+    const c = await freshCollection();
+    for (let n = 1; n <= 10; n++) await addFile(c, n, { n });
+
+    // The first page fixes the snapshot; writes land between the page requests, on pages not read yet too.
+    const firstPage = await t.http().get(`/intel/collections/${c}/objects?limit=4`).set('X-Api-Key', t.adminKey);
+    const links = parseLinks(firstPage.headers.link as string);
+    const snapshotCursor = cursorOf(links.related) as string;
+    const snapshot = [...(firstPage.body as ChangeBody['object'][])];
+    await removeMd5(c, 2);
+    await removeMd5(c, 9);
+    await addFile(c, 8, { n: 8, updated: true });
+    await addFile(c, 11, { n: 11 });
+    let next: string | undefined = links.next;
+    while (next) {
+      const page = await t.http().get(next).set('X-Api-Key', t.adminKey);
+      snapshot.push(...(page.body as ChangeBody['object'][]));
+      next = parseLinks(page.headers.link as string).next;
+    }
+    await add(c, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'late.example' }], context: {} });
+    await add(c, { type: 'File', keys: [{ type: 'MD5Hash', value: md5(3) }, { type: 'SHA256Hash', value: 'c'.repeat(64) }], context: { n: 3 } });
+
+    const followed = await followAll(t, c, snapshotCursor, 3);
+    expect(followed.changes.map((ch) => ch.operation)).toEqual(['Remove', 'Remove', 'Update', 'Add', 'Add', 'Update']);
+    const fresh = await listAll(t, c, 5);
+    expect(canonical(replay(snapshot, followed.changes))).toEqual(canonical(fresh.objects));
+    expect(fresh.objects).toHaveLength(10);
+  });
+
+  it.each([
+    ['a missing cursor', ''],
+    ['an empty cursor (the SDK sends cursor= for None)', '?cursor='],
+    ['a cursor outside the base64url alphabet', '?cursor=a+b'],
+    ['a cursor that is not JSON', '?cursor=bm90IGpzb24'],
+    ['a listing cursor', `?cursor=${Buffer.from('{"a":1}').toString('base64url')}`],
+    ['a cursor with a negative position', `?cursor=${Buffer.from('{"c":1,"s":-1}').toString('base64url')}`],
+    ['a limit of 0', '?cursor=e30&limit=0'],
+  ])('refuses %s with 400 InvalidQueryArgument', async (_name, query) => {
+    const c = await freshCollection();
+    expectCode(await changes(c, query), 400, 'InvalidQueryArgument');
+  });
+
+  it('refuses a cursor of another collection and a position never issued with 400 InvalidQueryArgument', async () => {
+    const a = await freshCollection();
+    const b = await freshCollection();
+    const { changesCursor } = await listAll(t, a);
+    expectCode(await changes(b, `?cursor=${changesCursor}`), 400, 'InvalidQueryArgument');
+    const decoded = JSON.parse(Buffer.from(changesCursor, 'base64url').toString()) as { c: number; s: number };
+    const ahead = Buffer.from(JSON.stringify({ c: decoded.c, s: decoded.s + 5 })).toString('base64url');
+    expectCode(await changes(a, `?cursor=${ahead}`), 400, 'InvalidQueryArgument');
+  });
+
+  it('answers 404 NotFound for an unknown collection', async () => {
+    expectCode(await changes('no-such-collection', '?cursor=e30'), 404, 'NotFound');
+  });
+
+  it('prunes changes older than the retention window; older cursors get 422 CursorOutOfRange', async () => {
+    const c = await freshCollection();
+    const { changesCursor: start } = await listAll(t, c);
+    for (let n = 1; n <= 4; n++) await addFile(c, n);
+    const afterTwo = cursorOf(parseLinks((await changes(c, `?cursor=${start}&limit=2`)).headers.link as string).next) as string;
+    const { changesCursor: afterFour } = await listAll(t, c);
+
+    // Changes 1..3 are past the retention window (30 days by default); change 4 is not.
+    await db.query(
+      `UPDATE intel_change SET created_at = now() - interval '31 days'
+        WHERE seq <= 3 AND collection_id = (SELECT id FROM intel_collection WHERE name = $1)`,
+      [c],
+    );
+    await t.app.get(ChangesService).prune();
+
+    expectCode(await changes(c, `?cursor=${start}`), 422, 'CursorOutOfRange');
+    expectCode(await changes(c, `?cursor=${afterTwo}`), 422, 'CursorOutOfRange');
+    // The position right after the last pruned change still works, and so does a newer one.
+    const { changes: rest } = await followAll(t, c, afterFour);
+    expect(rest).toEqual([]);
+    const fromThree = await listAll(t, c);
+    await removeMd5(c, 1);
+    expect((await followAll(t, c, fromThree.changesCursor)).changes.map((ch) => ch.operation)).toEqual(['Remove']);
+    const remaining = await db.query(
+      `SELECT seq FROM intel_change WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1) ORDER BY seq`,
+      [c],
+    );
+    expect(remaining.rows.map((row: { seq: string }) => Number(row.seq))).toEqual([4, 5]);
+    // A cursor exactly at the pruned position (3) continues with change 4.
+    const decoded = JSON.parse(Buffer.from(start, 'base64url').toString()) as { c: number };
+    const atThree = Buffer.from(JSON.stringify({ c: decoded.c, s: 3 })).toString('base64url');
+    const page = await changes(c, `?cursor=${atThree}`);
+    expect(page.status).toBe(200);
+    expect((page.body as ChangeBody[]).map((ch) => ch.object.keys[0].value)).toEqual([md5(4), md5(1)]);
+  });
+
+  it('leaves other collections and recent changes alone when pruning', async () => {
+    const a = await freshCollection();
+    const b = await freshCollection();
+    const startA = (await listAll(t, a)).changesCursor;
+    const startB = (await listAll(t, b)).changesCursor;
+    await addFile(a, 1);
+    await addFile(b, 1);
+    await db.query(
+      `UPDATE intel_change SET created_at = now() - interval '31 days'
+        WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1)`,
+      [a],
+    );
+    await t.app.get(ChangesService).prune();
+    expectCode(await changes(a, `?cursor=${startA}`), 422, 'CursorOutOfRange');
+    expect((await followAll(t, b, startB)).changes).toHaveLength(1);
+  });
+
+  it('needs Read on the collection', async () => {
+    const c = await freshCollection();
+    const { changesCursor } = await listAll(t, c);
+    const stranger = await createKey(t, { permissions: [{ resource: 2, actions: ['Read'] }] });
+    expectCode(
+      await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', stranger.key),
+      403,
+      'MissingPermissions',
+    );
+    const childrenReader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
+    const allowed = await t
+      .http()
+      .get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`)
+      .set('X-Api-Key', childrenReader.key);
+    expect(allowed.status).toBe(200);
+  });
+});
