@@ -14,6 +14,20 @@ export type SchemaNamespace = 'intel' | 'insight';
 
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
+/** Bounds the memory one Ajv instance holds (see compile()). */
+const COMPILES_PER_INSTANCE = 1000;
+
+/**
+ * Strict mode is off on purpose: in 2020-12 unknown keywords (our own `schemaID`, vendor `x-*` fields) and
+ * unknown formats are annotations, so rejecting them would refuse valid documents. `addUsedSchema: false`
+ * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`.
+ */
+function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, addUsedSchema: false, logger: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
 /** A document that passed every registration rule, with what is stored about it. */
 interface CheckedDocument {
   schemaId: string;
@@ -48,19 +62,13 @@ function violationOf(schemaId: string, error: ErrorObject): SchemaViolation {
 /** The schema registry shared by intel and insight; the namespaces never see each other's schemas. */
 @Injectable()
 export class SchemaRegistryService {
-  /**
-   * Strict mode is off on purpose: in 2020-12 unknown keywords (our own `schemaID`, vendor `x-*` fields) and
-   * unknown formats are annotations, so rejecting them would refuse valid documents. `addUsedSchema: false`
-   * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`.
-   */
-  private readonly ajv = new Ajv2020({ allErrors: true, strict: false, addUsedSchema: false, logger: false });
+  private ajv = createAjv();
+  private compilesOnInstance = 0;
 
   /** The compiled validator of each schema's newest version seen by this instance, keyed `<namespace>/<id>`. */
   private readonly validators = new Map<string, { version: number; validate: ValidateFunction }>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    addFormats.default(this.ajv);
-  }
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async register(namespace: SchemaNamespace, document: unknown): Promise<SchemaRegistrationView> {
     const checked = this.check(document);
@@ -191,19 +199,25 @@ export class SchemaRegistryService {
   }
 
   private compile(document: unknown): ValidateFunction {
+    // Ajv keeps every compiled document in its instance. removeSchema() is no way out: for a document whose
+    // $id is a meta-schema URI it would unregister that meta-schema for every later compile. So the instance
+    // is replaced now and then instead; validators compiled by an older one keep working.
+    if (++this.compilesOnInstance > COMPILES_PER_INSTANCE) {
+      this.ajv = createAjv();
+      this.compilesOnInstance = 1;
+    }
     try {
       const validate = this.ajv.compile(document as Record<string, unknown>);
       // An async validator returns a promise, which would pass every object unchecked.
-      if ((validate as { $async?: boolean }).$async) throw SchemaRegistryErrors.invalidDocument('asynchronous schemas ($async) are not supported');
+      if ((validate as { $async?: boolean }).$async) {
+        throw SchemaRegistryErrors.invalidDocument('asynchronous schemas ($async) are not supported');
+      }
       return validate;
     } catch (error) {
       if (error instanceof ApiError) throw error;
       throw SchemaRegistryErrors.invalidDocument(
         `the document does not compile as JSON Schema 2020-12: ${error instanceof Error ? error.message : String(error)}`,
       );
-    } finally {
-      // The compiled function keeps what it needs; dropping the instance's entry keeps memory bounded.
-      this.ajv.removeSchema(document as Record<string, unknown>);
     }
   }
 }

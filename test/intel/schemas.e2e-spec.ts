@@ -86,6 +86,19 @@ describe('intel schemas (/intel/schemas)', () => {
       expect((await get('annotated')).body).toEqual(document);
     });
 
+    it('accepts documents sharing an $id, even a meta-schema URI, without disturbing later registrations', async () => {
+      for (const [schemaID, $id] of [
+        ['meta-id', DRAFT],
+        ['meta-core-id', 'https://json-schema.org/draft/2020-12/meta/core'],
+        ['shared-id-1', 'https://example.com/shared'],
+        ['shared-id-2', 'https://example.com/shared'],
+      ]) {
+        expect((await post({ schemaID, $id, type: 'object', $defs: { n: { type: 'integer' } } })).status).toBe(201);
+      }
+      expect((await post(documentOf('after-meta-ids'))).status).toBe(201);
+      expectCode(await post({ schemaID: 'still-checked', type: 'nope' }), 400, 'InvalidData');
+    });
+
     it('refuses a taken schemaID with 409 DuplicateSchema, also under concurrent registration', async () => {
       await post(documentOf('taken')).expect(201);
       expectCode(await post(documentOf('taken', { title: 'other' })), 409, 'DuplicateSchema');
