@@ -147,6 +147,25 @@ describe('insight tasks', () => {
     });
   });
 
+  it('accepts a task naming an existing filebox file, alone or with keys; objectKeys [] beside a file means no keys', async () => {
+    const upload = await t.http().put('/filebox/files').set('X-Api-Key', t.adminKey).attach('file', Buffer.from('sample content'), 'sample.bin');
+    expect(upload.status).toBe(201);
+    const fileID = upload.body.fileID as string;
+
+    const alone = await registerTask(t, { schemaID: 'verdict', fileID: fileID.toUpperCase() });
+    expect(await viewTask(t, alone)).toEqual({ id: alone, params: { schemaID: 'verdict', fileID }, state: 'Pending' });
+    const emptyKeys = await registerTask(t, { schemaID: 'verdict', objectKeys: [], fileID });
+    expect((await viewTask(t, emptyKeys)).params).toEqual({ schemaID: 'verdict', fileID });
+    const both = await registerTask(t, { ...domainParams('file.example'), fileID });
+    expect((await viewTask(t, both)).params).toEqual({ ...domainParams('file.example'), fileID });
+
+    expect(await take(t, 10)).toEqual([
+      { id: alone, createdAt: expect.any(String), params: { schemaID: 'verdict', fileID } },
+      { id: emptyKeys, createdAt: expect.any(String), params: { schemaID: 'verdict', fileID } },
+      { id: both, createdAt: expect.any(String), params: { ...domainParams('file.example'), fileID } },
+    ]);
+  });
+
   it('answers 404 NotFound for an unknown or malformed task id', async () => {
     for (const path of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '1', '00000000-0000-4000-8000-00000000000g']) {
       const response = await t.http().get(`/insight/tasks/${path}`).set('X-Api-Key', t.adminKey);
