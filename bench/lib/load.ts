@@ -1,0 +1,170 @@
+import autocannon from 'autocannon';
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import { LatencyRecorder } from './latency.js';
+
+/** What one load phase did: how many requests, over what time, how fast each answered, what failed. */
+export interface LoadOutcome {
+  /** Successful requests (or, for database drivers, finished steps). */
+  requests: number;
+  /** From the first request sent to the last response received. */
+  elapsedS: number;
+  /** Bytes received (HTTP only; headers included). */
+  bytesReceived: number;
+  latency: LatencyRecorder;
+  /** Unexpected statuses (`"404": 3`), connection errors and timeouts. Any of them invalidates a row. */
+  failures: { statuses: Record<string, number>; errors: number; timeouts: number; firstFailure?: string };
+}
+
+export function failureCount(outcome: LoadOutcome): number {
+  return (
+    Object.values(outcome.failures.statuses).reduce((sum, count) => sum + count, 0) +
+    outcome.failures.errors +
+    outcome.failures.timeouts
+  );
+}
+
+export interface HttpLoadOptions {
+  /** `http://host:port` of the server under load. */
+  baseUrl: string;
+  /** Concurrent keep-alive connections, one request in flight on each (no pipelining, like real clients). */
+  connections: number;
+  /** Run for this long… */
+  durationS?: number;
+  /** …or until this many requests were made in all (split evenly across the connections). */
+  amount?: number;
+  /** Per-request timeout. */
+  timeoutS?: number;
+  /** Requests each connection cycles through; `setupRequest` makes them dynamic. */
+  requests: autocannon.Request[];
+  /** Headers sent on every request. */
+  headers?: Record<string, string>;
+  /**
+   * Keep response bodies for `onResponse`. Off by default: autocannon appends every body chunk to a
+   * string, which on multi-megabyte downloads costs the load generator more CPU than the server.
+   */
+  keepBodies?: boolean;
+  /** Which statuses count as success (default 2xx). */
+  accept?: (status: number) => boolean;
+}
+
+export interface RunningLoad {
+  done: Promise<LoadOutcome>;
+  /** Ends the load early (e.g. when a queue is drained); in-flight requests are dropped. */
+  stop(): void;
+}
+
+/** Runs HTTP load with autocannon and records exact per-request latencies from its response events. */
+export function httpLoad(options: HttpLoadOptions): RunningLoad {
+  const accept = options.accept ?? ((status: number) => status >= 200 && status < 300);
+  const latency = new LatencyRecorder();
+  const failures: LoadOutcome['failures'] = { statuses: {}, errors: 0, timeouts: 0 };
+  let requests = 0;
+  let bytesReceived = 0;
+  const started = performance.now();
+  let lastResponse = started;
+
+  const instance = autocannon({
+    url: options.baseUrl,
+    connections: options.connections,
+    ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.durationS ?? 10 }),
+    timeout: options.timeoutS ?? 30,
+    // Results are only emitted on a sample tick; a short tick keeps the tail wait small. The bench's own
+    // clock (first send → last response) is what the throughput is computed from.
+    sampleInt: 100,
+    requests: options.requests,
+    headers: options.headers,
+    setupClient: options.keepBodies
+      ? undefined
+      : (client) => {
+          client.pipelinedRequests.addBody = () => undefined;
+        },
+  });
+  instance.on('response', (_client: unknown, status: number, bytes: number, responseTimeMs: number) => {
+    lastResponse = performance.now();
+    if (accept(status)) {
+      requests++;
+      bytesReceived += bytes;
+      latency.record(responseTimeMs);
+    } else {
+      failures.statuses[status] = (failures.statuses[status] ?? 0) + 1;
+    }
+  });
+  instance.on('reqError', (error: Error) => {
+    if (/timed out/.test(error.message)) failures.timeouts++;
+    else failures.errors++;
+    failures.firstFailure ??= error.message;
+  });
+  const done = new Promise<LoadOutcome>((resolve, reject) => {
+    instance.then(
+      () =>
+        resolve({
+          requests,
+          elapsedS: Math.max(lastResponse - started, 1) / 1000,
+          bytesReceived,
+          latency,
+          failures,
+        }),
+      reject,
+    );
+  });
+  return { done, stop: () => instance.stop() };
+}
+
+export interface DbWorker {
+  index: number;
+  client: pg.PoolClient;
+}
+
+export interface DbLoadOptions {
+  pool: pg.Pool;
+  /** Concurrent workers, each holding one connection for the whole phase (like one HTTP connection). */
+  concurrency: number;
+  durationS?: number;
+  /** Total steps across all workers. */
+  amount?: number;
+  /**
+   * One step of a worker (the equivalent of one HTTP request); its time is one latency sample.
+   * Returning `false` ends that worker (e.g. the queue is drained).
+   */
+  step: (worker: DbWorker) => Promise<boolean | void>;
+}
+
+/** Drives the raw `pg` baselines: `concurrency` workers running `step` back to back. */
+export async function dbLoad(options: DbLoadOptions): Promise<LoadOutcome> {
+  const latency = new LatencyRecorder();
+  const failures: LoadOutcome['failures'] = { statuses: {}, errors: 0, timeouts: 0 };
+  const clients = await Promise.all(Array.from({ length: options.concurrency }, () => options.pool.connect()));
+  let requests = 0;
+  let issued = 0;
+  const started = performance.now();
+  const deadline = options.durationS !== undefined ? started + options.durationS * 1000 : Infinity;
+  let lastFinish = started;
+  try {
+    await Promise.all(
+      clients.map(async (client, index) => {
+        for (;;) {
+          if (performance.now() >= deadline) return;
+          if (options.amount !== undefined && issued >= options.amount) return;
+          issued++;
+          const t0 = performance.now();
+          let more: boolean | void;
+          try {
+            more = await options.step({ index, client });
+          } catch (error) {
+            failures.errors++;
+            failures.firstFailure ??= error instanceof Error ? error.message : String(error);
+            return;
+          }
+          lastFinish = performance.now();
+          latency.record(lastFinish - t0);
+          requests++;
+          if (more === false) return;
+        }
+      }),
+    );
+  } finally {
+    for (const client of clients) client.release();
+  }
+  return { requests, elapsedS: Math.max(lastFinish - started, 1) / 1000, bytesReceived: 0, latency, failures };
+}

@@ -1,0 +1,94 @@
+import type { RowResult } from './row.js';
+
+function number(value: number | undefined, digits = 0): string {
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function ms(value: number | undefined): string {
+  if (value === undefined) return '–';
+  return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
+}
+
+function throughput(value: number | undefined): string {
+  if (value === undefined) return '–';
+  return value < 100 ? number(value, 1) : number(value);
+}
+
+function target(row: RowResult): string {
+  const parts: string[] = [];
+  if (row.target.minRatio !== undefined) parts.push(`≥ ${row.target.minRatio}`);
+  if (row.target.maxGrowthMiB !== undefined) parts.push(`mem < ${row.target.maxGrowthMiB} MiB`);
+  return parts.length ? parts.join(', ') : 'report';
+}
+
+function verdict(row: RowResult): string {
+  if (row.status !== 'ok') return row.status.toUpperCase();
+  if (row.met === undefined) return '';
+  return row.met ? 'met' : 'MISSED';
+}
+
+function memory(row: RowResult): string {
+  const m = row.service?.memory;
+  if (!m) return '–';
+  const growth = m.growthMiB >= 0 ? `+${number(m.growthMiB)}` : number(m.growthMiB);
+  return `${number(m.peakRssMiB)} (${growth})`;
+}
+
+const HEADERS = [
+  'Row',
+  'Service path',
+  'Unit',
+  'Service',
+  'p50 ms',
+  'p99 ms',
+  'Baseline',
+  'Baseline thr.',
+  'p50 ms',
+  'p99 ms',
+  'Ratio',
+  'Target',
+  'Verdict',
+  'Svc peak RSS MiB (growth)',
+];
+
+function cells(row: RowResult): string[] {
+  if (row.status !== 'ok') {
+    return [row.id, row.title, row.unit, '', '', '', row.reason ?? '', '', '', '', '', target(row), verdict(row), ''];
+  }
+  return [
+    row.id,
+    row.service!.label,
+    row.unit,
+    throughput(row.service!.throughput),
+    ms(row.service!.p50Ms),
+    ms(row.service!.p99Ms),
+    row.baseline!.label,
+    throughput(row.baseline!.throughput),
+    ms(row.baseline!.p50Ms),
+    ms(row.baseline!.p99Ms),
+    number(row.ratio, 2),
+    target(row),
+    verdict(row),
+    memory(row),
+  ];
+}
+
+/** A fixed-width table for the terminal. */
+export function textTable(rows: RowResult[]): string {
+  const body = rows.map(cells);
+  const widths = HEADERS.map((header, i) => Math.min(48, Math.max(header.length, ...body.map((r) => r[i].length))));
+  const line = (values: string[]) =>
+    values.map((value, i) => (value.length > widths[i] ? `${value.slice(0, widths[i] - 1)}…` : value.padEnd(widths[i]))).join(' │ ');
+  return [line(HEADERS), widths.map((w) => '─'.repeat(w)).join('─┼─'), ...body.map(line)].join('\n');
+}
+
+/** The same table in Markdown, for BENCHMARKS.md. */
+export function markdownTable(rows: RowResult[]): string {
+  const escape = (value: string) => value.replace(/\|/g, '\\|');
+  return [
+    `| ${HEADERS.join(' | ')} |`,
+    `|${HEADERS.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${cells(row).map(escape).join(' | ')} |`),
+  ].join('\n');
+}

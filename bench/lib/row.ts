@@ -1,0 +1,177 @@
+import type pg from 'pg';
+import type { Api } from './api.js';
+import type { BenchDatabase } from './database.js';
+import { failureCount, type LoadOutcome } from './load.js';
+import { LatencyRecorder } from './latency.js';
+import { type MemoryFigures, MemoryWindow, type ProcessProbe } from './memory.js';
+import type { ChildServer } from './processes.js';
+import type { Scale } from './scale.js';
+import type { ServiceHandle } from './service.js';
+
+/** One side of a row (the service path, or its baseline), all rounds together. */
+export interface SideResult {
+  /** What ran, e.g. `GET /health/live (service)` or `raw pg: same keyset SQL`. */
+  label: string;
+  /** Work units per second (the row's `unit`). */
+  throughput: number;
+  /** Work units done in all measured rounds. */
+  units: number;
+  requests: number;
+  elapsedS: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  /** Memory and CPU of the process that served this side (the service, or the baseline server). */
+  memory?: MemoryFigures;
+}
+
+export interface RowResult {
+  id: string;
+  title: string;
+  status: 'ok' | 'skipped' | 'error';
+  reason?: string;
+  /** Unit of `throughput`, e.g. `req/s`, `objects/s`, `MiB/s`. */
+  unit: string;
+  service?: SideResult;
+  baseline?: SideResult;
+  /** service throughput / baseline throughput. */
+  ratio?: number;
+  target: { minRatio?: number; maxGrowthMiB?: number };
+  /** Whether every target of the row was met; absent for report-only rows and failed rows. */
+  met?: boolean;
+  notes: string[];
+}
+
+/** Everything a row needs; built once by run.ts. */
+export interface RowContext {
+  scale: Scale;
+  /** Short unique suffix for the names a row creates, so reruns against one DATABASE_URL never clash. */
+  runId: string;
+  service: ServiceHandle;
+  /** The service with the admin key. */
+  admin: Api;
+  /** `METHOD /path/{param}` of every route the service serves (from /openapi.json). */
+  routes: Set<string>;
+  baselineServer: ChildServer;
+  baselineFilesDir: string;
+  db: BenchDatabase;
+  /** Pool on the service's database for seeding and the raw `pg` baselines. */
+  pool: pg.Pool;
+  runDir: string;
+  /** Data rows hand to later rows (e.g. the uploaded 1 GiB file for the download row). */
+  shared: Map<string, unknown>;
+  log: (message: string) => void;
+}
+
+export interface RowModule {
+  /** The rows this module produces, in order, with their titles, units and targets. */
+  rows: { id: string; title: string; unit: string; target: RowResult['target'] }[];
+  /** Routes (`METHOD /path`) that must exist; the rows are reported as skipped while one is missing. */
+  requires: string[];
+  run(ctx: RowContext): Promise<RowResult[]>;
+}
+
+/** A measured phase and the work units it did (default: its successful requests). */
+export interface Phase {
+  outcome: LoadOutcome;
+  units?: number;
+}
+
+export interface CompareSpec {
+  rounds: number;
+  serviceLabel: string;
+  baselineLabel: string;
+  /** Untimed warm-up of each side (JIT, connection pools, caches), run once before the rounds. */
+  warmService?: () => Promise<unknown>;
+  warmBaseline?: () => Promise<unknown>;
+  service: (round: number) => Promise<Phase>;
+  baseline: (round: number) => Promise<Phase>;
+  serviceProbe: ProcessProbe;
+  /** The process serving the baseline when it is a server of its own (not the bench's pg client). */
+  baselineProbe?: ProcessProbe;
+}
+
+export class MeasurementError extends Error {}
+
+function describeFailures(label: string, outcome: LoadOutcome): string {
+  const { statuses, errors, timeouts, firstFailure } = outcome.failures;
+  const parts = Object.entries(statuses).map(([status, count]) => `${count}× HTTP ${status}`);
+  if (errors) parts.push(`${errors} errors`);
+  if (timeouts) parts.push(`${timeouts} timeouts`);
+  return `${label}: ${parts.join(', ')}${firstFailure ? ` (first: ${firstFailure})` : ''}`;
+}
+
+/**
+ * Measures a service path and its baseline side by side: after one warm-up each, the two alternate for
+ * `rounds` rounds (service first in even rounds, baseline first in odd ones) so that drift on a noisy
+ * machine hits both equally. Throughput is total units over total measured time; latency percentiles
+ * are over every request of every round. Any failed request makes the row an error: a fast wrong
+ * answer is not a measurement.
+ */
+export async function compare(spec: CompareSpec): Promise<{ service: SideResult; baseline: SideResult }> {
+  const serviceWindow = new MemoryWindow(spec.serviceProbe).start();
+  const baselineWindow = spec.baselineProbe ? new MemoryWindow(spec.baselineProbe).start() : undefined;
+  await spec.warmService?.();
+  await spec.warmBaseline?.();
+  const sides = {
+    service: { phases: [] as Phase[], run: spec.service, label: spec.serviceLabel },
+    baseline: { phases: [] as Phase[], run: spec.baseline, label: spec.baselineLabel },
+  };
+  for (let round = 0; round < spec.rounds; round++) {
+    const order = round % 2 === 0 ? [sides.service, sides.baseline] : [sides.baseline, sides.service];
+    for (const side of order) {
+      const phase = await side.run(round);
+      if (failureCount(phase.outcome) > 0) throw new MeasurementError(describeFailures(side.label, phase.outcome));
+      side.phases.push(phase);
+    }
+  }
+  const summarise = (side: typeof sides.service, memory?: MemoryFigures): SideResult => {
+    const latency = new LatencyRecorder();
+    let units = 0;
+    let requests = 0;
+    let elapsedS = 0;
+    for (const phase of side.phases) {
+      latency.merge(phase.outcome.latency);
+      units += phase.units ?? phase.outcome.requests;
+      requests += phase.outcome.requests;
+      elapsedS += phase.outcome.elapsedS;
+    }
+    return {
+      label: side.label,
+      throughput: units / elapsedS,
+      units,
+      requests,
+      elapsedS,
+      p50Ms: latency.percentile(50),
+      p99Ms: latency.percentile(99),
+      memory,
+    };
+  };
+  return {
+    service: summarise(sides.service, serviceWindow.stop()),
+    baseline: summarise(sides.baseline, baselineWindow?.stop()),
+  };
+}
+
+/** Fills in ratio and verdict. */
+export function finishRow(
+  row: RowModule['rows'][number],
+  measured: { service: SideResult; baseline: SideResult },
+  notes: string[] = [],
+): RowResult {
+  const ratio = measured.service.throughput / measured.baseline.throughput;
+  let met: boolean | undefined;
+  if (row.target.minRatio !== undefined) met = ratio >= row.target.minRatio;
+  if (row.target.maxGrowthMiB !== undefined) {
+    const growthOk = (measured.service.memory?.growthMiB ?? Infinity) < row.target.maxGrowthMiB;
+    met = (met ?? true) && growthOk;
+  }
+  return { ...row, status: 'ok', ...measured, ratio, met, notes };
+}
+
+export function skippedRow(row: RowModule['rows'][number], reason: string): RowResult {
+  return { ...row, status: 'skipped', reason, notes: [] };
+}
+
+export function failedRow(row: RowModule['rows'][number], reason: string): RowResult {
+  return { ...row, status: 'error', reason, notes: [] };
+}

@@ -1,0 +1,85 @@
+const MiB = 1024 * 1024;
+
+/**
+ * How much work each row does. The full scale is sized to finish the whole suite in well under
+ * 10 minutes on 2 cores; --quick shrinks data and durations so every row runs in under a minute
+ * in total (it proves the suite works; its numbers mean nothing).
+ */
+export interface Scale {
+  quick: boolean;
+  /** Concurrent clients of the request/response rows (1, 2, 3, 9). */
+  connections: number;
+  /** Alternating service/baseline rounds of the duration-based rows. */
+  rounds: number;
+  /** Measured seconds per side per round for rows 1, 2 and 9. */
+  cheapSeconds: number;
+  /** Measured seconds per side per round for row 3 (object add). */
+  objectAddSeconds: number;
+  /** Untimed warm-up seconds per side. */
+  warmupSeconds: number;
+  /** Size of the seeded collection and change feed (rows 4 and 5). */
+  feedItems: number;
+  pageLimit: number;
+  /** Concurrent readers walking the whole feed or listing; each walks it `walks` times per round. */
+  readers: number;
+  walks: number;
+  /** Context size of added objects (row 3). */
+  contextBytes: number;
+  /** Row 6. */
+  tasks: number;
+  executors: number;
+  takeLimit: number;
+  /** Row 7a: `directFiles` files of `directFileBytes`, `directConnections` at a time. */
+  directFileBytes: number;
+  directFiles: number;
+  directConnections: number;
+  /** Row 7b: one file of `sessionFileBytes` through parts of `partBytes`. */
+  sessionFileBytes: number;
+  partBytes: number;
+  /** Row 8: the row-7b file read `downloadPasses` times in ranges of `rangeBytes`. */
+  rangeBytes: number;
+  downloadPasses: number;
+  downloadConnections: number;
+}
+
+export const FULL: Scale = {
+  quick: false,
+  connections: 16,
+  rounds: 2,
+  cheapSeconds: 5,
+  objectAddSeconds: 8,
+  warmupSeconds: 2,
+  feedItems: 100_000,
+  pageLimit: 1000,
+  readers: 4,
+  walks: 1,
+  contextBytes: 1024,
+  tasks: 20_000,
+  executors: 4,
+  takeLimit: 100,
+  directFileBytes: 50 * MiB,
+  directFiles: 20,
+  directConnections: 2,
+  sessionFileBytes: 1024 * MiB,
+  partBytes: 5 * MiB,
+  rangeBytes: 50 * MiB,
+  downloadPasses: 2,
+  downloadConnections: 2,
+};
+
+export const QUICK: Scale = {
+  ...FULL,
+  quick: true,
+  rounds: 1,
+  cheapSeconds: 0.5,
+  objectAddSeconds: 0.5,
+  warmupSeconds: 0.2,
+  feedItems: 3_000,
+  readers: 2,
+  tasks: 400,
+  directFileBytes: 2 * MiB,
+  directFiles: 4,
+  sessionFileBytes: 12 * MiB,
+  rangeBytes: 5 * MiB,
+  downloadPasses: 1,
+};

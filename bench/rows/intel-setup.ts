@@ -1,0 +1,65 @@
+import type { RowContext } from '../lib/row.js';
+
+/** Built-in resource ids (decisions §3). */
+export const RESOURCE = { auth: 1, intel: 2, insight: 3, filebox: 4, tasks: 5, taskQueue: 6 } as const;
+
+export const ROUTES = {
+  registerSchema: 'POST /intel/schemas',
+  registerCollection: 'POST /intel/collections',
+  viewCollection: 'GET /intel/collections/{collectionName}',
+  addObject: 'POST /intel/collections/{collectionName}/objects',
+  listObjects: 'GET /intel/collections/{collectionName}/objects',
+  changes: 'GET /intel/collections/{collectionName}/objects/changes',
+};
+
+/**
+ * The intel schema every bench collection uses: the whole object `{type, keys, context}` is checked
+ * (decisions §6), with a few typed context attributes like a real feed schema and extra attributes allowed.
+ */
+export function benchSchema(schemaID: string): Record<string, unknown> {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    schemaID,
+    title: 'Bench indicators',
+    description: 'Schema of the benchmark collections',
+    type: 'object',
+    required: ['type', 'keys', 'context'],
+    properties: {
+      type: { enum: ['File', 'DomainName', 'URL', 'IPAddress', 'IPNetwork'] },
+      keys: { type: 'array', minItems: 1 },
+      context: {
+        type: 'object',
+        properties: {
+          score: { type: 'integer', minimum: 0, maximum: 100 },
+          source: { type: 'string', maxLength: 200 },
+          tags: { type: 'array', items: { type: 'string' } },
+          note: { type: 'string' },
+        },
+      },
+    },
+  };
+}
+
+/** The route templates in the OpenAPI document may name the collection parameter either way. */
+export function hasRoute(routes: Set<string>, route: string): boolean {
+  return routes.has(route) || routes.has(route.replace('{collectionName}', '{collection_id}'));
+}
+
+/** Registers (once per run) the bench's intel schema; returns its id. */
+export async function ensureIntelSchema(ctx: RowContext): Promise<string> {
+  const existing = ctx.shared.get('intelSchemaID') as string | undefined;
+  if (existing) return existing;
+  const schemaID = `bench-${ctx.runId}`;
+  await ctx.admin.request('POST', '/intel/schemas', { json: benchSchema(schemaID) });
+  ctx.shared.set('intelSchemaID', schemaID);
+  return schemaID;
+}
+
+/** Registers a collection and returns its name and the id of its auth resource. */
+export async function createCollection(ctx: RowContext, label: string): Promise<{ name: string; resourceId: number }> {
+  const schemaID = await ensureIntelSchema(ctx);
+  const name = `bench-${label}-${ctx.runId}`;
+  await ctx.admin.request('POST', '/intel/collections', { json: { name, schemaID } });
+  const resourceId = await ctx.admin.childResourceId(RESOURCE.intel, name);
+  return { name, resourceId };
+}

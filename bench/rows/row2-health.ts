@@ -1,0 +1,36 @@
+import { httpLoad } from '../lib/load.js';
+import { compare, finishRow, type RowModule } from '../lib/row.js';
+
+const ROW = {
+  id: '2',
+  title: 'GET /health/live vs raw node:http answering the same JSON',
+  unit: 'req/s',
+  target: {},
+};
+
+/**
+ * Row 2 (report only): the fixed cost of the framework stack (Express, Nest routing, the global guard,
+ * interceptors, filter) per request, against a bare `node:http` server in its own process answering the
+ * same `{"status":"ok"}` with the same content type. Same connections and duration.
+ */
+export const row2: RowModule = {
+  rows: [ROW],
+  requires: ['GET /health/live'],
+  async run(ctx) {
+    const { scale } = ctx;
+    const load = (baseUrl: string, seconds: number) =>
+      httpLoad({ baseUrl, connections: scale.connections, durationS: seconds, requests: [{ method: 'GET', path: '/health/live' }] }).done;
+    const measured = await compare({
+      rounds: scale.rounds,
+      serviceLabel: 'GET /health/live (service)',
+      baselineLabel: 'raw node:http, same JSON',
+      warmService: () => load(ctx.service.url, scale.warmupSeconds),
+      warmBaseline: () => load(ctx.baselineServer.url, scale.warmupSeconds),
+      service: async () => ({ outcome: await load(ctx.service.url, scale.cheapSeconds) }),
+      baseline: async () => ({ outcome: await load(ctx.baselineServer.url, scale.cheapSeconds) }),
+      serviceProbe: ctx.service.server.probe,
+      baselineProbe: ctx.baselineServer.probe,
+    });
+    return [finishRow(ROW, measured, [`${scale.connections} connections`])];
+  },
+};

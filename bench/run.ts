@@ -1,0 +1,222 @@
+/**
+ * `npm run bench`: starts the built service against a real PostgreSQL, loads each hot path side by side
+ * with a baseline measured in the same invocation on the same machine, prints a table and writes
+ * bench/results.json. Ratios (service ÷ baseline) are what hold on noisy machines; see BENCHMARKS.md.
+ *
+ *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
+ *                            [--markdown] [--keep]
+ *
+ * DATABASE_URL (optional) must name a throwaway database: the bench seeds data into it. Without it the
+ * bench starts an embedded PostgreSQL (the service build's own dist/database/embedded-postgres.js) and
+ * hands its URL to the service, so the service and the raw `pg` baselines use the same cluster.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import { Api } from './lib/api.js';
+import { baselineFilesDir, startBaselineServer } from './lib/baseline.js';
+import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
+import type { ChildServer } from './lib/processes.js';
+import { markdownTable, textTable } from './lib/report.js';
+import { failedRow, MeasurementError, type RowContext, type RowModule, type RowResult, skippedRow } from './lib/row.js';
+import { FULL, QUICK } from './lib/scale.js';
+import { type ServiceHandle, startService } from './lib/service.js';
+import { ALL_ROWS } from './rows/index.js';
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+
+interface Options {
+  quick: boolean;
+  rows?: Set<string>;
+  serviceDir: string;
+  out: string;
+  markdown: boolean;
+  keep: boolean;
+  repoRoot: string;
+}
+
+function findRepoRoot(start: string): string {
+  let dir = start;
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${start}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+function parseOptions(argv: string[]): Options {
+  const repoRoot = findRepoRoot(benchDir);
+  const options: Options = {
+    quick: false,
+    serviceDir: join(repoRoot, 'dist'),
+    out: join(repoRoot, 'bench', 'results.json'),
+    markdown: false,
+    keep: false,
+    repoRoot,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--rows') options.rows = new Set(value().split(','));
+    else if (arg === '--service-dir') options.serviceDir = resolve(value());
+    else if (arg === '--out') options.out = resolve(value());
+    else if (arg === '--markdown') options.markdown = true;
+    else if (arg === '--keep') options.keep = true;
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep]\n');
+      process.exit(0);
+    } else throw new Error(`unknown option ${arg}`);
+  }
+  if (!existsSync(join(options.serviceDir, 'main.js'))) {
+    throw new Error(`no service build at ${options.serviceDir}/main.js (run \`npx nest build\` or pass --service-dir)`);
+  }
+  return options;
+}
+
+function gitDescription(repoRoot: string): string | undefined {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    return dirty ? `${commit} (with uncommitted changes)` : commit;
+  } catch {
+    return undefined;
+  }
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cores: os.availableParallelism(),
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+  };
+}
+
+function selected(module: RowModule, options: Options): boolean {
+  return !options.rows || module.rows.some((row) => options.rows!.has(row.id) || options.rows!.has(row.id.replace(/[a-z]$/, '')));
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const scale = options.quick ? QUICK : FULL;
+  const startedAt = new Date();
+  const loadBefore = os.loadavg();
+  const log = (message: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(1)}s] ${message}\n`);
+  const runDir = await mkdtemp(join(os.tmpdir(), 'ids-bench-'));
+  log(`${options.quick ? 'quick' : 'full'} run; service build ${options.serviceDir}; work dir ${runDir}`);
+
+  let db: BenchDatabase | undefined;
+  let service: ServiceHandle | undefined;
+  let baselineServer: ChildServer | undefined;
+  let pool: pg.Pool | undefined;
+  const results: RowResult[] = [];
+  let failed = false;
+  const cleanUp = async () => {
+    await pool?.end().catch(() => undefined);
+    await service?.server.stop().catch(() => undefined);
+    await baselineServer?.stop().catch(() => undefined);
+    await db?.stop().catch(() => undefined);
+  };
+  process.once('SIGINT', () => {
+    void cleanUp().then(() => process.exit(130));
+  });
+
+  try {
+    db = await provideDatabase({ serviceDir: options.serviceDir, runDir, quick: options.quick });
+    log(`database: ${db.kind}, PostgreSQL ${db.serverVersion}`);
+    service = await startService({ serviceDir: options.serviceDir, databaseUrl: db.url, runDir, repoRoot: options.repoRoot });
+    log(`service pid ${service.server.child.pid} at ${service.url}`);
+    baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot });
+    pool = poolFor(db.url, 24);
+    const admin = new Api(service.url, { 'X-Api-Key': service.adminKey });
+    const ctx: RowContext = {
+      scale,
+      runId: `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`,
+      service,
+      admin,
+      routes: await admin.routes(),
+      baselineServer,
+      baselineFilesDir: baselineFilesDir(runDir),
+      db,
+      pool,
+      runDir,
+      shared: new Map(),
+      log,
+    };
+
+    for (const module of ALL_ROWS) {
+      if (!selected(module, options)) continue;
+      const missing = module.requires.filter((route) => !ctx.routes.has(route));
+      if (missing.length > 0) {
+        for (const row of module.rows) results.push(skippedRow(row, `not served yet: ${missing.join(', ')}`));
+        log(`rows ${module.rows.map((r) => r.id).join(', ')}: skipped (missing ${missing.join(', ')})`);
+        continue;
+      }
+      const rowStarted = Date.now();
+      log(`rows ${module.rows.map((r) => r.id).join(', ')}: ${module.rows[0].title}`);
+      try {
+        results.push(...(await module.run(ctx)));
+      } catch (error) {
+        failed = true;
+        const reason = error instanceof MeasurementError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+        log(`rows ${module.rows.map((r) => r.id).join(', ')} failed: ${reason}`);
+        for (const row of module.rows) {
+          if (!results.some((r) => r.id === row.id)) results.push(failedRow(row, reason.split('\n')[0]));
+        }
+        if (!service.server.running) throw new Error(`the service died:\n${await service.server.logTail()}`);
+      }
+      log(`  done in ${((Date.now() - rowStarted) / 1000).toFixed(1)} s`);
+    }
+  } catch (error) {
+    failed = true;
+    log(`run aborted: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  } finally {
+    await cleanUp();
+  }
+
+  const finishedAt = new Date();
+  const report = {
+    meta: {
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationS: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
+      mode: options.quick ? 'quick' : 'full',
+      commit: gitDescription(options.repoRoot),
+      machine: machine(),
+      /** 1-minute load average before and after: a busy machine shows here. */
+      loadAverage: { before: loadBefore[0], after: os.loadavg()[0] },
+      database: db && { kind: db.kind, serverVersion: db.serverVersion, settings: db.settings },
+      scale,
+    },
+    rows: results,
+  };
+  await mkdir(dirname(options.out), { recursive: true });
+  await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`\n${textTable(results)}\n\n`);
+  if (options.markdown) process.stdout.write(`${markdownTable(results)}\n\n`);
+  process.stdout.write(`results: ${options.out} (${report.meta.durationS} s)\n`);
+  if (options.keep || failed) process.stdout.write(`logs kept in ${runDir}\n`);
+  else await rm(runDir, { recursive: true, force: true });
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  },
+);
