@@ -113,6 +113,36 @@ describe('common HTTP behaviour', () => {
       expectError(response, 400, 'InvalidData');
     });
 
+    it('answers a path with broken percent-encoding with a JSON 400, never 500', async () => {
+      const response = await t.http().post('/auth/keys/%E0%A4%A/revoked').set('X-Api-Key', t.adminKey);
+      expect(response.status).toBe(400);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(['BadRequest', 'InvalidPathArgument']).toContain(response.body.code);
+    });
+
+    it('answers an unsupported body charset with a JSON 415, never 500', async () => {
+      const response = await t
+        .http()
+        .post('/auth/keys')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'application/json; charset=klingon')
+        .send('{"permissions":[]}');
+      expectError(response, 415, 'UnsupportedMediaType');
+    });
+
+    it('answers a body with a broken Content-Encoding with a JSON 4xx, never 500', async () => {
+      const response = await t
+        .http()
+        .post('/auth/keys')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .send('{"permissions":[]}');
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+    });
+
     it('sends JSON with charset utf-8 on success', async () => {
       const response = await t.http().get('/auth/resources').set('X-Api-Key', t.adminKey);
       expect(response.status).toBe(200);
