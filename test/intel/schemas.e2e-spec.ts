@@ -135,6 +135,18 @@ describe('intel schemas (/intel/schemas)', () => {
       if (typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id)) expectCode(await get(id), 404, 'NotFound');
     });
 
+    it('refuses documents nested deeper than 256 levels with 400 InvalidData, and keeps deep-but-sane ones exactly', async () => {
+      const nested = (depth: number) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown;
+      const fine = { schemaID: 'deep-ok', 'x-deep': nested(200) };
+      expect((await post(fine)).status).toBe(201);
+      expect((await get('deep-ok')).text).toBe(JSON.stringify(fine));
+      expectCode(await post({ schemaID: 'deep-300', 'x-deep': nested(300) }), 400, 'InvalidData');
+      const raw = `{"schemaID": "deep-huge", "x-deep": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+      const huge = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(raw);
+      expectCode(huge, 400, 'InvalidData');
+      expectCode(await get('deep-huge'), 404, 'NotFound');
+    });
+
     it('reports the compiler message for a document that does not compile', async () => {
       const response = await post({ schemaID: 'compile-msg', type: 'object', properties: { a: { type: 'nope' } } });
       expectCode(response, 400, 'InvalidData');
