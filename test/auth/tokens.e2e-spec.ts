@@ -86,10 +86,10 @@ describe('tokens (GET /auth/token) and credentials', () => {
 
   it.each([
     ['garbage', 'garbage'],
-    ['an empty-looking token', '...'],
+    ['dots only', '...'],
     ['a token-shaped forgery', `1.99999999999.${'A'.repeat(43)}`],
     ['a very long value', 'a'.repeat(10_000)],
-  ])('a %s bearer token → 401 Unauthorized, never 403', async (_name, token) => {
+  ])('a bearer token of %s → 401 Unauthorized, never 403', async (_name, token) => {
     expectCode(await readKeys({ bearer: token }), 401, 'Unauthorized');
   });
 
