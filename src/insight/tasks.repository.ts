@@ -84,10 +84,14 @@ export class TasksRepository {
     return rows[0];
   }
 
-  take(limit: number, maxDeliveries: number, leaseSeconds: number, exhausted: { code: string; message: string }) {
-    return this.dataSource.query(TAKE, [limit, maxDeliveries, leaseSeconds, exhausted.code, exhausted.message]) as Promise<
-      QueueRow[]
-    >;
+  /** Leases up to `limit` tasks; `exhausted` is the error recorded on tasks past the delivery limit. */
+  async take(
+    limit: number,
+    maxDeliveries: number,
+    leaseSeconds: number,
+    exhausted: { code: string; message: string },
+  ): Promise<QueueRow[]> {
+    return this.dataSource.query(TAKE, [limit, maxDeliveries, leaseSeconds, exhausted.code, exhausted.message]);
   }
 
   /** The schema of a task open for a report; `open` false when the task may not take one now. */
@@ -115,14 +119,14 @@ export class TasksRepository {
     );
   }
 
+  async exists(id: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM insight_task WHERE id = $1`, [id]);
+    return rows.length > 0;
+  }
+
   /** TypeORM answers a bare UPDATE with `[rows, affectedCount]`. */
   private async update(sql: string, parameters: unknown[]): Promise<boolean> {
     const [, affected]: [unknown[], number] = await this.dataSource.query(sql, parameters);
     return affected > 0;
-  }
-
-  async exists(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM insight_task WHERE id = $1`, [id]);
-    return rows.length > 0;
   }
 }

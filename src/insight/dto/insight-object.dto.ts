@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, ValidateNested } from 'class-validator';
 import {
@@ -41,6 +41,6 @@ export class InsightObjectView {
   @ApiProperty({ type: [InsightObjectKeyDto] })
   keys: ObjectKey[];
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiProperty({ type: 'object', additionalProperties: true })
   context: Record<string, unknown>;
 }
