@@ -86,6 +86,11 @@ describe('cursor pagination', () => {
     expect(response.body.length).toBeGreaterThan(7);
     expect(response.headers.link).toBeUndefined();
     expect((await get('/auth/keys?limit=999999999999999')).status).toBe(200);
+    // Any integer is clamped, however many digits it has.
+    const huge = await get(`/auth/keys?limit=${'9'.repeat(40)}`);
+    expect(huge.status).toBe(200);
+    expect(huge.body.length).toBe(response.body.length);
+    expect((await get('/auth/keys?limit=0001')).status).toBe(200);
   });
 
   it.each(['0', '-1', 'abc', '1.5', '', '1e2', '0x10', '3&limit=4', ' 3'])(

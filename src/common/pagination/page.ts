@@ -17,7 +17,7 @@ export class PageQueryDto {
     minimum: 1,
   })
   @IsOptional()
-  @Matches(/^\d{1,15}$/, { message: 'limit must be an integer of at least 1' })
+  @Matches(/^\d+$/, { message: 'limit must be an integer of at least 1' })
   @Matches(/[1-9]/, { message: 'limit must be an integer of at least 1' })
   limit?: string;
 }
