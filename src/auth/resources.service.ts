@@ -28,6 +28,8 @@ export class ResourcesService {
     const cacheKey = `${parentId}/${name}`;
     const cached = this.childCache.get(cacheKey);
     if (cached) return cached;
+    // PostgreSQL text cannot hold U+0000, so such a name cannot exist (and must not reach the query).
+    if (name.includes('\u0000')) return undefined;
     const rows: { id: number }[] = await this.dataSource.query(
       `SELECT id FROM auth_resource WHERE parent_id = $1 AND name = $2`,
       [parentId, name],

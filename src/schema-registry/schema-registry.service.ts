@@ -37,24 +37,6 @@ interface CheckedDocument {
   validate: ValidateFunction;
 }
 
-/**
- * Deeper documents are refused: storing one and answering every GET serialise it again, recursively, and a
- * few thousand levels exhaust the stack. No real schema comes near this.
- */
-const MAX_DOCUMENT_DEPTH = 256;
-
-/** Iterative, so that the check itself cannot overflow. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  while (pending.length > 0) {
-    const [current, depth] = pending.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(current)) pending.push([child, depth + 1]);
-  }
-  return false;
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -201,9 +183,6 @@ export class SchemaRegistryService {
       throw SchemaRegistryErrors.invalidDocument(
         `schemaID must be a string matching ${SCHEMA_ID_PATTERN.source} (URL-safe, at most 128 characters)`,
       );
-    }
-    if (nestedDeeperThan(document, MAX_DOCUMENT_DEPTH)) {
-      throw SchemaRegistryErrors.invalidDocument(`the document is nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
     }
     if (Object.hasOwn(document, '$schema') && document.$schema !== DRAFT_2020_12) {
       throw SchemaRegistryErrors.invalidDocument(`$schema, when given, must be ${DRAFT_2020_12}`);
