@@ -31,10 +31,16 @@ export function encodeChangesCursor(collectionId: number, seq: number): string {
 }
 
 /**
- * The change feed and its retention. Gap-freeness comes from how writers assign sequence numbers (see
- * ObjectsRepository.lockFeed and ObjectsService.add): a number is taken under the collection's row lock
- * and the lock is held until commit, so change N+1 cannot commit, or even be numbered, before change N
- * is committed and visible. A reader that has seen N+1 has therefore seen everything at or below it.
+ * The change feed and its retention.
+ *
+ * Gap-free in commit order: every write takes its sequence number with an UPDATE of the collection row
+ * in the same transaction as the object and its change record (ObjectsRepository, NEXT_SEQ). That row
+ * lock is held until commit, so the writer of change N+1 cannot even read the counter before change N is
+ * committed and visible: sequence order is commit order, and a reader that sees N+1 already sees every
+ * change below it. A cursor is "the last sequence number delivered", so a follower can never skip a
+ * change that commits later. Numbers are increasing, not necessarily dense (a lost delete race leaves
+ * one unused), which no reader relies on. The price is that writers of one collection serialise on the
+ * lock, each for one short statement or transaction; writers of different collections do not meet.
  */
 @Injectable()
 export class ChangesService implements OnModuleInit, OnModuleDestroy {

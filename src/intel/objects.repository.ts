@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
 import type { ChangeOperation } from './entities/change.entity.js';
 
@@ -25,44 +25,50 @@ export interface StoredObject {
 }
 
 /**
- * The tail of every write statement: the change record, built from the `obj` CTE's RETURNING (so it is
- * exactly what was stored), and the collection's last_seq moved to it. Both only happen when `obj`
- * produced a row; $1 = collection id, $2 = the sequence number reserved under the collection lock.
+ * Every write statement first takes the collection's next sequence number. The UPDATE locks the
+ * collection row until the transaction commits, so numbers are handed out in commit order (the feed's
+ * gap-freeness rests on this; see ChangesService). `obj` selects FROM `seq`, which makes PostgreSQL take
+ * that lock before touching any other row (data-modifying CTEs run in no guaranteed order otherwise), so
+ * all writers lock in the same order and cannot deadlock. $1 = collection id.
  */
+const NEXT_SEQ = `seq AS (UPDATE intel_collection SET last_seq = last_seq + 1 WHERE id = $1::int RETURNING last_seq)`;
+
+/** The change record, built from what `obj` RETURNING says was stored; yields the number of objects written. */
 function recordingChange(operation: ChangeOperation): string {
   return `,
     change AS (
       INSERT INTO intel_change (collection_id, seq, operation, object)
-      SELECT $1, $2, '${operation}', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
-        FROM obj
-      RETURNING seq
-    ),
-    bump AS (UPDATE intel_collection SET last_seq = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM change))
-    SELECT count(*)::int AS recorded FROM change`;
+      SELECT $1::int, seq.last_seq, '${operation}', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
+        FROM obj, seq
+    )
+    SELECT count(*)::int AS written FROM obj`;
 }
 
-const ADD_KEYS = (keysParam: string) => `
+const ADD_KEYS = (keysParam: string) => `,
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-      SELECT $1, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
+      SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
     )`;
 
 const WRITES: Record<ObjectWrite['kind'], string> = {
   insert: `
-    WITH obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context) VALUES ($1, $3, $4::jsonb, $5::jsonb)
+    WITH ${NEXT_SEQ},
+    obj AS (
+      INSERT INTO intel_object (collection_id, type, keys, context) SELECT $1::int, $2::text, $3::jsonb, $4::jsonb FROM seq
       RETURNING id, type, keys, context
-    ),${ADD_KEYS('$4')}${recordingChange('Add')}`,
+    )${ADD_KEYS('$3')}${recordingChange('Add')}`,
   update: `
-    WITH obj AS (
-      UPDATE intel_object SET keys = $4::jsonb, context = $5::jsonb WHERE id = $3
-      RETURNING id, type, keys, context
-    ),${ADD_KEYS('$6')}${recordingChange('Update')}`,
+    WITH ${NEXT_SEQ},
+    obj AS (
+      UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb FROM seq WHERE o.id = $2::bigint
+      RETURNING o.id, o.type, o.keys, o.context
+    )${ADD_KEYS('$5')}${recordingChange('Update')}`,
   // The key rows go with the object (ON DELETE CASCADE).
   remove: `
-    WITH obj AS (
-      DELETE FROM intel_object o USING intel_object_key k
-       WHERE k.collection_id = $1 AND k.key_type = $3 AND k.value = $4 AND o.id = k.object_id
+    WITH ${NEXT_SEQ},
+    obj AS (
+      DELETE FROM intel_object o USING intel_object_key k, seq
+       WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
       RETURNING o.id, o.type, o.keys, o.context
     )${recordingChange('Remove')}`,
 };
@@ -76,6 +82,13 @@ function writeParams(write: ObjectWrite): unknown[] {
     case 'remove':
       return [write.key.type, write.key.value];
   }
+}
+
+/** A key of the object being inserted was taken by a concurrent writer in the meantime. */
+function isKeyTaken(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23505' && driverError.constraint === 'intel_object_key_pkey';
 }
 
 /** The SQL of objects and their change feed. Every statement here is one round trip. */
@@ -101,27 +114,34 @@ export class ObjectsRepository {
   }
 
   /**
-   * Takes the collection's feed lock for the rest of the transaction and returns the last sequence number.
-   * FOR NO KEY UPDATE conflicts with other writers of this collection but not with the foreign-key checks
-   * of inserts. Under READ COMMITTED every later statement of the transaction gets a snapshot taken after
-   * the lock was granted, so it sees everything the previous lock holder committed.
+   * Takes the collection's write lock for the rest of the transaction, before the caller reads the objects
+   * its decision depends on. Under READ COMMITTED every later statement gets a snapshot taken after the
+   * lock was granted, so it sees everything the previous holder committed. FOR NO KEY UPDATE conflicts
+   * with other writers of the collection but not with the foreign-key checks of inserts.
    */
-  async lockFeed(manager: EntityManager, collectionId: number): Promise<number> {
-    const rows: { lastSeq: string }[] = await manager.query(
-      `SELECT last_seq AS "lastSeq" FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`,
-      [collectionId],
-    );
-    return Number(rows[0].lastSeq);
+  async lockCollection(manager: EntityManager, collectionId: number): Promise<void> {
+    await manager.query(`SELECT 1 FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`, [collectionId]);
   }
 
-  /** Applies one write with its change record `seq`; false when there was nothing to write (absent object). */
-  async write(manager: EntityManager, collectionId: number, seq: number, write: ObjectWrite): Promise<boolean> {
-    const rows: { recorded: number }[] = await manager.query(WRITES[write.kind], [
-      collectionId,
-      seq,
-      ...writeParams(write),
-    ]);
-    return rows[0].recorded === 1;
+  /** Applies one write with its change record, in one statement; false when it found nothing to write. */
+  async write(runner: DataSource | EntityManager, collectionId: number, write: ObjectWrite): Promise<boolean> {
+    const rows: { written: number }[] = await runner.query(WRITES[write.kind], [collectionId, ...writeParams(write)]);
+    return rows[0].written === 1;
+  }
+
+  /**
+   * The insert of a new object as a single autocommitted statement (one round trip, the lock held only
+   * for that statement). No existence check is needed inside it: the key rows' primary key is checked
+   * against committed and in-flight rows alike, so a key taken since the caller looked makes the whole
+   * statement fail and roll back; that answers false and the caller decides again under the lock.
+   */
+  async insertIfKeysFree(collectionId: number, write: ObjectWrite & { kind: 'insert' }): Promise<boolean> {
+    try {
+      return await this.write(this.dataSource, collectionId, write);
+    } catch (error) {
+      if (isKeyTaken(error)) return false;
+      throw error;
+    }
   }
 
   /**

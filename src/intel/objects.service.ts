@@ -62,17 +62,19 @@ export class ObjectsService {
     await this.schemas.validate('intel', collection.schemaId, { type: form.type, keys, context: form.context });
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
-    // re-send) or a conflict, answer now without a transaction or the feed lock. That is safe because the
+    // re-send) or a conflict, answer now without taking the collection lock. That is safe because the
     // request may be ordered at the moment of this read: a serial execution at that point would have
     // produced exactly this answer and no change record.
-    const before = planAdd(form, keys, context, await this.repository.findHits(this.dataSource, collection.id, keys, context));
-    if (before === null) return;
+    const hits = await this.repository.findHits(this.dataSource, collection.id, keys, context);
+    const planned = planAdd(form, keys, context, hits);
+    if (planned === null) return;
+    if (planned.kind === 'insert' && (await this.repository.insertIfKeysFree(collection.id, planned))) return;
 
     await this.dataSource.transaction(async (manager) => {
-      const seq = (await this.repository.lockFeed(manager, collection.id)) + 1;
+      await this.repository.lockCollection(manager, collection.id);
       // Decided again under the lock: another writer may have changed these objects since the pre-check.
       const write = planAdd(form, keys, context, await this.repository.findHits(manager, collection.id, keys, context));
-      if (write) await this.repository.write(manager, collection.id, seq, write);
+      if (write) await this.repository.write(manager, collection.id, write);
     });
   }
 
@@ -82,10 +84,9 @@ export class ObjectsService {
     const collection = await this.collections.findByName(collectionName);
     // Same reasoning as the add pre-check: absent now means the delete may be ordered now, as a no-op.
     if ((await this.repository.findHits(this.dataSource, collection.id, [key], null)).length === 0) return;
-    await this.dataSource.transaction(async (manager) => {
-      const seq = (await this.repository.lockFeed(manager, collection.id)) + 1;
-      await this.repository.write(manager, collection.id, seq, { kind: 'remove', key });
-    });
+    // One statement: it takes the collection lock first, and if a concurrent delete won the race it
+    // deletes and records nothing (the sequence number it took is then simply unused).
+    await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
   }
 
   /** Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot. */

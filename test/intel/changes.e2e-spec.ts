@@ -111,7 +111,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     await addFile(c, 11, { n: 11 });
     let next: string | undefined = links.next;
     while (next) {
-      const page = await t.http().get(next).set('X-Api-Key', t.adminKey);
+      const page: { body: unknown; headers: Record<string, string> } = await t.http().get(next).set('X-Api-Key', t.adminKey);
       snapshot.push(...(page.body as ChangeBody['object'][]));
       next = parseLinks(page.headers.link as string).next;
     }

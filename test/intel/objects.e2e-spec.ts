@@ -264,7 +264,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       await remove(c, `?objectKeyType=URL&objectKey=${encodeURIComponent('HTTP://A.B:80/c?d=e&f')}`).expect(204);
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual([]);
-      expect(after.changes).toEqual<ChangeBody[]>([
+      expect(after.changes).toEqual([
         { operation: 'Remove', object: before.objects[0] },
         { operation: 'Remove', object: before.objects[1] },
       ]);
