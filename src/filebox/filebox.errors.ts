@@ -9,6 +9,7 @@ export const FileboxErrors = {
   notMultipart: () => new ApiError('BadRequest', 'the request body must be multipart/form-data with a boundary'),
   malformedMultipart: (reason: string) => new ApiError('BadRequest', `malformed multipart body: ${reason}`),
   invalidField: (message: string) => new ApiError('InvalidData', message),
+  expectedOneFile: () => new ApiError('InvalidData', 'the form must hold exactly one file field, named "file"'),
   emptyFile: () => new ApiError('InvalidData', 'the file is empty'),
   missingPart: (number: number) =>
     new ApiError('MissingFilePart', `part ${number} is missing: parts must be numbered 1..N without gaps`, {

@@ -49,14 +49,14 @@ export class FilesService {
     try {
       await readMultipart(request, 1, async (part) => {
         if (part.name !== 'file' || !part.isFile) {
-          throw FileboxErrors.invalidField('the form must hold exactly one file field, named "file"');
+          throw FileboxErrors.expectedOneFile();
         }
         const meter = this.meter();
         await this.storage.put(fileId, part.content, meter);
         // busboy already keeps only the last path segment of the file name.
         stored = { name: part.filename || null, digests: meter.digests() };
       });
-      if (!stored) throw FileboxErrors.invalidField('the form must hold exactly one file field, named "file"');
+      if (!stored) throw FileboxErrors.expectedOneFile();
       if (stored.digests.size === 0) throw FileboxErrors.emptyFile();
       await this.record(this.dataSource.manager, fileId, stored.name, stored.digests);
     } catch (error) {

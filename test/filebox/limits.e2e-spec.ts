@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { rm, utimes, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { FILE_STORAGE } from '../../src/filebox/storage/file-storage.js';
+import type { LocalDiskStorage } from '../../src/filebox/storage/local-disk.storage.js';
 import { tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { boundary, openSession, sql, storedFiles, uploadFile } from './filebox.helpers.js';
@@ -94,6 +98,20 @@ describe('filebox limits and aborted uploads', () => {
     const sessionId = await openSession(t, token, 1024 * 1024);
     await expectNothingLeftAfterAbort(`/filebox/sessions/${sessionId}/parts`, 'filePart');
     expect(await sql(t, 'SELECT 1 FROM filebox_upload_part WHERE session_id = $1', [sessionId])).toEqual([]);
+  });
+
+  it('removes temporaries left by a process that died mid-upload when storage starts', async () => {
+    const stale = join(t.dataDir, 'files', 'tmp', 'crashed.tmp');
+    const fresh = join(t.dataDir, 'files', 'tmp', 'in-flight.tmp');
+    await writeFile(stale, 'x');
+    await writeFile(fresh, 'y');
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    await utimes(stale, twoDaysAgo, twoDaysAgo);
+    await t.app.get<LocalDiskStorage>(FILE_STORAGE).onModuleInit();
+    const left = await storedFiles(t);
+    expect(left).not.toContain(stale);
+    expect(left).toContain(fresh);
+    await rm(fresh);
   });
 
   /** Starts an upload, waits until its content is being written to a temporary file, then drops the socket. */

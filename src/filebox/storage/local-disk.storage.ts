@@ -1,12 +1,14 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { FileStorage } from './file-storage.js';
+
+const STALE_TEMPORARY_MS = 24 * 60 * 60 * 1000;
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -28,6 +30,13 @@ export class LocalDiskStorage implements FileStorage, OnModuleInit {
   async onModuleInit(): Promise<void> {
     await mkdir(this.objects, { recursive: true });
     await mkdir(this.temporaries, { recursive: true });
+    // Temporaries of a process that died mid-upload; a live upload touches its temporary continually.
+    const staleBefore = Date.now() - STALE_TEMPORARY_MS;
+    for (const name of await readdir(this.temporaries)) {
+      const path = join(this.temporaries, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && info.mtimeMs < staleBefore) await rm(path, { force: true });
+    }
   }
 
   async put(key: string, source: Readable, ...through: Transform[]): Promise<void> {
