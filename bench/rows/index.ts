@@ -1,7 +1,13 @@
 import type { RowModule } from '../lib/row.js';
 import { row1 } from './row1-authenticated-get.js';
 import { row2 } from './row2-health.js';
+import { row3 } from './row3-object-add.js';
+import { row4 } from './row4-change-feed.js';
+import { row5 } from './row5-object-list.js';
+import { row6 } from './row6-task-queue.js';
+import { row7 } from './row7-upload.js';
+import { row8 } from './row8-download.js';
 import { row9 } from './row9-request-limit.js';
 
 /** Every row of the suite, in the order they run (and appear in the table). */
-export const ALL_ROWS: RowModule[] = [row1, row2, row9];
+export const ALL_ROWS: RowModule[] = [row1, row2, row3, row4, row5, row6, row7, row8, row9];

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
+
+export const MiB = 1024 * 1024;
+
+/**
+ * Incompressible, deterministic file content built from one random MiB: MiB number `i` of a stream is
+ * that block with `i` stamped into its first 8 bytes, so every MiB of every file differs while the
+ * bench never holds more than the buffers it is about to send.
+ */
+export class Content {
+  private readonly block = randomBytes(MiB);
+
+  /** `bytes` bytes of the stream starting at MiB number `firstMiB` (`bytes` need not be whole MiB). */
+  slice(firstMiB: number, bytes: number): Buffer {
+    const out = Buffer.allocUnsafe(bytes);
+    for (let offset = 0, i = firstMiB; offset < bytes; offset += MiB, i++) {
+      const length = Math.min(MiB, bytes - offset);
+      this.block.copy(out, offset, 0, length);
+      if (length >= 8) out.writeBigUInt64BE(BigInt(i), offset);
+    }
+    return out;
+  }
+
+  /** Writes `bytes` bytes of the stream starting at MiB `firstMiB` to `path` (for the download baseline). */
+  async writeFile(path: string, firstMiB: number, bytes: number): Promise<void> {
+    const handle = await open(path, 'w');
+    try {
+      for (let offset = 0; offset < bytes; offset += 16 * MiB) {
+        const length = Math.min(16 * MiB, bytes - offset);
+        await handle.write(this.slice(firstMiB + offset / MiB, length));
+      }
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+export interface MultipartField {
+  name: string;
+  filename?: string;
+  contentType?: string;
+  data: Buffer;
+}
+
+const BOUNDARY = 'bench0513c47451acd3012b2b6dcff68f83cb';
+
+/** A `multipart/form-data` body in one buffer, fields in the given order (what httpx sends). */
+export function multipart(fields: MultipartField[]): { contentType: string; body: Buffer } {
+  const chunks: Buffer[] = [];
+  for (const field of fields) {
+    const disposition = `form-data; name="${field.name}"${field.filename !== undefined ? `; filename="${field.filename}"` : ''}`;
+    chunks.push(
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\nContent-Type: ${field.contentType ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+      field.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
+  return { contentType: `multipart/form-data; boundary=${BOUNDARY}`, body: Buffer.concat(chunks) };
+}
+
+/** A session part exactly as the SDK sends it: number, partSize and filePart, each a file part named "upload". */
+export function partForm(number: number, content: Buffer): { contentType: string; body: Buffer } {
+  return multipart([
+    { name: 'number', filename: 'upload', data: Buffer.from(String(number)) },
+    { name: 'partSize', filename: 'upload', data: Buffer.from(String(content.length)) },
+    { name: 'filePart', filename: 'upload', data: content },
+  ]);
+}
+
+/** A direct upload form: one `file` field. */
+export function fileForm(filename: string, content: Buffer): { contentType: string; body: Buffer } {
+  return multipart([{ name: 'file', filename, data: content }]);
+}

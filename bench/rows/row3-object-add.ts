@@ -1,0 +1,129 @@
+import { dbLoad, httpLoad } from '../lib/load.js';
+import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { createCollection, ROUTES } from './intel-setup.js';
+import { FIND_COLLECTION, FIND_HITS, INSERT_OBJECT, LOCK_FEED, SCHEMA_VERSION } from './service-sql.js';
+
+const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
+const RESEND = { id: '3b', title: 'object add, identical re-sends', unit: 'objects/s', target: { minRatio: 0.5 } };
+
+/** Object number `n` of a collection: a DomainName with a ~`contextBytes` context valid for the bench schema. */
+export function benchObject(prefix: string, n: number, contextBytes: number) {
+  const value = `o${n}-${prefix}.bench.example`;
+  const context: Record<string, unknown> = { score: n % 101, source: 'bench-feed', tags: ['phishing', 'bench'], note: '' };
+  const bare = JSON.stringify(context).length;
+  context.note = 'x'.repeat(Math.max(0, contextBytes - bare));
+  const keys = [{ type: 'DomainName', value }];
+  const contextJson = JSON.stringify(context);
+  return {
+    value,
+    keysJson: JSON.stringify(keys),
+    contextJson,
+    body: `{"type":"DomainName","keys":${JSON.stringify(keys)},"context":${contextJson}}`,
+  };
+}
+
+/**
+ * Row 3: `POST /intel/collections/{c}/objects`, one object per request, `scale.connections` concurrent
+ * writers into one collection (they all take that collection's feed lock, by design).
+ *   3a: every request a new object (insert + key + change record in one transaction).
+ *   3b: identical re-sends of the objects 3a created (the service answers from its unlocked pre-check).
+ * Baseline: a raw `pg` client per worker, same concurrency, running for each object exactly the SQL
+ * ObjectsService.add runs (collection lookup, schema version read, key pre-check, then for a new object
+ * BEGIN, feed lock, key check, the insert CTE, COMMIT), into its own collection of the same schema so
+ * both sides write into tables of the same size. Not in the baseline: the per-request API-key lookup
+ * (measured by row 1) and everything non-SQL (HTTP, validation, Ajv, JSON): that is what the ratio shows.
+ */
+export const row3: RowModule = {
+  rows: [NEW, RESEND],
+  requires: [ROUTES.registerSchema, ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects'],
+  async run(ctx: RowContext) {
+    const { scale } = ctx;
+    const served = await createCollection(ctx, 'add');
+    const direct = await createCollection(ctx, 'add-raw');
+    const schemaId = ctx.shared.get('intelSchemaID') as string;
+    const directId = ((await ctx.pool.query(FIND_COLLECTION, [direct.name])).rows[0] as { id: number }).id;
+    const { key } = await ctx.admin.createKey({ permissions: [{ resource: served.resourceId, actions: ['Read', 'Write'] }] });
+    const token = await ctx.admin.withKey(key).token();
+    const path = `/intel/collections/${served.name}/objects`;
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+
+    // Object numbers handed out per side; re-sends cycle through what the first phase created.
+    // Only objects the service confirmed (204) are re-sent: requests still in flight when a timed phase
+    // ends are dropped by the load generator and may never have been stored.
+    let servedNext = 0;
+    let directNext = 0;
+    const servedConfirmed: number[] = [];
+    const post = (seconds: number, pick: () => number) =>
+      httpLoad({
+        baseUrl: ctx.service.url,
+        connections: scale.connections,
+        durationS: seconds,
+        headers,
+        requests: [
+          {
+            method: 'POST',
+            path,
+            setupRequest: (request, context) => {
+              context.n = pick();
+              return { ...request, body: benchObject(ctx.runId, context.n as number, scale.contextBytes).body };
+            },
+            onResponse: (status, _body, context) => {
+              if (status === 204) servedConfirmed.push(context.n as number);
+            },
+          },
+        ],
+      }).done;
+
+    const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
+      const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
+      const collection = (await client.query(FIND_COLLECTION, [direct.name])).rows[0] as { id: number };
+      await client.query(SCHEMA_VERSION, ['intel', schemaId]);
+      const hits = await client.query(FIND_HITS, [collection.id, ['DomainName'], [object.value], object.contextJson]);
+      if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
+      await client.query('START TRANSACTION');
+      try {
+        const seq = Number((await client.query(LOCK_FEED, [collection.id])).rows[0].lastSeq) + 1;
+        await client.query(FIND_HITS, [collection.id, ['DomainName'], [object.value], object.contextJson]);
+        await client.query(INSERT_OBJECT, [collection.id, seq, 'DomainName', object.keysJson, object.contextJson]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+    };
+    const raw = (seconds: number, pick: () => number) =>
+      dbLoad({ pool: ctx.pool, concurrency: scale.connections, durationS: seconds, step: (worker) => rawAdd(pick())(worker) });
+
+    const fresh = await compare({
+      rounds: scale.rounds,
+      serviceLabel: 'POST …/objects, new object',
+      baselineLabel: 'raw pg: same SQL per object',
+      warmService: () => post(scale.warmupSeconds, () => servedNext++),
+      warmBaseline: () => raw(scale.warmupSeconds, () => directNext++),
+      service: async () => ({ outcome: await post(scale.objectAddSeconds, () => servedNext++) }),
+      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directNext++) }),
+      serviceProbe: ctx.service.server.probe,
+    });
+    const confirmed = [...servedConfirmed];
+    const servedCreated = confirmed.length;
+    const directCreated = directNext;
+    let servedResend = 0;
+    let directResend = 0;
+    const resendServed = () => confirmed[servedResend++ % servedCreated];
+    const resent = await compare({
+      rounds: scale.rounds,
+      serviceLabel: 'POST …/objects, identical re-send',
+      baselineLabel: 'raw pg: same SQL per object',
+      warmService: () => post(scale.warmupSeconds, resendServed),
+      warmBaseline: () => raw(scale.warmupSeconds, () => directResend++ % directCreated),
+      service: async () => ({ outcome: await post(scale.objectAddSeconds, resendServed) }),
+      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directResend++ % directCreated) }),
+      serviceProbe: ctx.service.server.probe,
+    });
+    const notes = [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`];
+    return [
+      finishRow(NEW, fresh, [...notes, `service created ${servedCreated} objects, baseline ${directCreated}`]),
+      finishRow(RESEND, resent, notes),
+    ];
+  },
+};

@@ -1,0 +1,193 @@
+import type autocannon from 'autocannon';
+import { Content, fileForm, MiB, partForm } from '../lib/content.js';
+import { httpLoad } from '../lib/load.js';
+import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { RESOURCE } from './intel-setup.js';
+
+const DIRECT = {
+  id: '7a',
+  title: 'direct upload of 50 MiB files (PUT /filebox/files)',
+  unit: 'MiB/s',
+  target: { minRatio: 0.7, maxGrowthMiB: 64 },
+};
+const SESSION = {
+  id: '7b',
+  title: '1 GiB through 5 MiB session parts',
+  unit: 'MiB/s',
+  target: { minRatio: 0.7, maxGrowthMiB: 64 },
+};
+
+/** What row 7b leaves for row 8: the uploaded file and where its bytes start in the content stream. */
+export interface UploadedFile {
+  fileId: string;
+  size: number;
+  firstMiB: number;
+  content: Content;
+}
+
+export async function fileboxToken(ctx: RowContext): Promise<string> {
+  const cached = ctx.shared.get('fileboxToken') as string | undefined;
+  if (cached) return cached;
+  const { key } = await ctx.admin.createKey({ permissions: [{ resource: RESOURCE.filebox, actions: ['Read', 'Write'] }] });
+  const token = await ctx.admin.withKey(key).token();
+  ctx.shared.set('fileboxToken', token);
+  return token;
+}
+
+export function contentOf(ctx: RowContext): Content {
+  let content = ctx.shared.get('content') as Content | undefined;
+  if (!content) ctx.shared.set('content', (content = new Content()));
+  return content;
+}
+
+/**
+ * The SDK's session upload as one autocannon cycle on one connection: create the session, PUT every part
+ * in order (the SDK uploads them one after another), complete. The completion's `{fileID}` goes to `onFile`.
+ */
+export function sessionCycle(
+  content: Content,
+  firstMiB: number,
+  size: number,
+  partBytes: number,
+  onFile: (fileId: string) => void,
+): autocannon.Request[] {
+  const parts = Math.ceil(size / partBytes);
+  return [
+    {
+      method: 'POST',
+      path: '/filebox/sessions',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ partSize: partBytes }),
+      onResponse: (status, body, context) => {
+        if (status === 201) context.session = (JSON.parse(body) as { sessionID: string }).sessionID;
+      },
+    },
+    ...Array.from({ length: parts }, (_, i): autocannon.Request => ({
+      method: 'PUT',
+      setupRequest: (request, context) => {
+        const length = Math.min(partBytes, size - i * partBytes);
+        const form = partForm(i + 1, content.slice(firstMiB + (i * partBytes) / MiB, length));
+        return { ...request, path: `/filebox/sessions/${context.session as string}/parts`, headers: { ...request.headers, 'Content-Type': form.contentType }, body: form.body };
+      },
+    })),
+    {
+      method: 'POST',
+      setupRequest: (request, context) => ({ ...request, path: `/filebox/sessions/${context.session as string}/completed` }),
+      onResponse: (status, body) => {
+        if (status === 201) onFile((JSON.parse(body) as { fileID: string }).fileID);
+      },
+    },
+  ];
+}
+
+/** The same part bodies, one request each, for the baseline server (which pipes each body to a file). */
+function rawPartCycle(content: Content, firstMiB: number, size: number, partBytes: number): autocannon.Request[] {
+  return Array.from({ length: Math.ceil(size / partBytes) }, (_, i): autocannon.Request => ({
+    method: 'PUT',
+    path: '/upload',
+    setupRequest: (request) => {
+      const form = partForm(i + 1, content.slice(firstMiB + (i * partBytes) / MiB, Math.min(partBytes, size - i * partBytes)));
+      return { ...request, headers: { ...request.headers, 'Content-Type': form.contentType }, body: form.body };
+    },
+  }));
+}
+
+/**
+ * Row 7: uploads, in MiB of file content per second, with the service's peak RSS growth during the row
+ * (target < 64 MiB: content must stream, never sit whole in memory).
+ *   7a: `scale.directFiles` files of 50 MiB, `PUT /filebox/files` (multipart field `file`), two at a time.
+ *   7b: one 1 GiB file the SDK's way: session, 5 MiB parts one after another, completion (which
+ *       assembles the parts into the file; that time counts).
+ * Baseline: a raw `node:http` server in its own process receiving the identical request bodies, piping
+ * each to a file with the same durability as the service's storage (temporary file, fsync, rename).
+ */
+export const row7: RowModule = {
+  rows: [DIRECT, SESSION],
+  requires: ['PUT /filebox/files', 'POST /filebox/sessions', 'PUT /filebox/sessions/{sessionID}/parts', 'POST /filebox/sessions/{sessionID}/completed'],
+  async run(ctx) {
+    const { scale } = ctx;
+    const token = await fileboxToken(ctx);
+    const content = contentOf(ctx);
+    const auth = { Authorization: `Bearer ${token}` };
+    // Every file takes fresh MiB numbers of the content stream, so no two uploads carry the same bytes.
+    let nextMiB = 0;
+    const take = (bytes: number) => {
+      const first = nextMiB;
+      nextMiB += Math.ceil(bytes / MiB);
+      return first;
+    };
+
+    const direct = (baseUrl: string, path: string, files: number, bytes: number, headers: Record<string, string>) =>
+      httpLoad({
+        baseUrl,
+        connections: Math.min(scale.directConnections, files),
+        amount: files,
+        timeoutS: 120,
+        headers,
+        requests: [
+          {
+            method: 'PUT',
+            path,
+            setupRequest: (request) => {
+              const form = fileForm('sample.bin', content.slice(take(bytes), bytes));
+              return { ...request, headers: { ...request.headers, 'Content-Type': form.contentType }, body: form.body };
+            },
+          },
+        ],
+      }).done;
+    const directMiB = (files: number) => (files * scale.directFileBytes) / MiB;
+    const directMeasured = await compare({
+      rounds: 1,
+      serviceLabel: 'PUT /filebox/files (multipart)',
+      baselineLabel: 'raw node:http piping the body to a file',
+      warmService: () => direct(ctx.service.url, '/filebox/files', 2, MiB, auth),
+      warmBaseline: () => direct(ctx.baselineServer.url, '/upload', 2, MiB, {}),
+      service: async () => ({ outcome: await direct(ctx.service.url, '/filebox/files', scale.directFiles, scale.directFileBytes, auth), units: directMiB(scale.directFiles) }),
+      baseline: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload', scale.directFiles, scale.directFileBytes, {}), units: directMiB(scale.directFiles) }),
+      serviceProbe: ctx.service.server.probe,
+      baselineProbe: ctx.baselineServer.probe,
+    });
+
+    const size = scale.sessionFileBytes;
+    const parts = Math.ceil(size / scale.partBytes);
+    let uploaded: UploadedFile | undefined;
+    const sessionMeasured = await compare({
+      rounds: 1,
+      serviceLabel: 'session + 5 MiB parts + completion',
+      baselineLabel: 'raw node:http piping each part body to a file',
+      service: async () => {
+        const firstMiB = take(size);
+        const outcome = await httpLoad({
+          baseUrl: ctx.service.url,
+          connections: 1,
+          amount: parts + 2,
+          timeoutS: 300,
+          headers: auth,
+          keepBodies: true,
+          requests: sessionCycle(content, firstMiB, size, scale.partBytes, (fileId) => {
+            uploaded = { fileId, size, firstMiB, content };
+          }),
+        }).done;
+        if (!uploaded) throw new Error('the session upload returned no fileID');
+        return { outcome, units: size / MiB };
+      },
+      baseline: async () => {
+        const outcome = await httpLoad({
+          baseUrl: ctx.baselineServer.url,
+          connections: 1,
+          amount: parts,
+          timeoutS: 300,
+          requests: rawPartCycle(content, take(size), size, scale.partBytes),
+        }).done;
+        return { outcome, units: size / MiB };
+      },
+      serviceProbe: ctx.service.server.probe,
+      baselineProbe: ctx.baselineServer.probe,
+    });
+    ctx.shared.set('uploadedFile', uploaded);
+    return [
+      finishRow(DIRECT, directMeasured, [`${scale.directFiles} files of ${scale.directFileBytes / MiB} MiB, ${scale.directConnections} at a time`]),
+      finishRow(SESSION, sessionMeasured, [`${size / MiB} MiB in ${parts} parts of ${scale.partBytes / MiB} MiB, one connection`]),
+    ];
+  },
+};

@@ -1,0 +1,86 @@
+import type autocannon from 'autocannon';
+import { join } from 'node:path';
+import { MiB } from '../lib/content.js';
+import { httpLoad } from '../lib/load.js';
+import { compare, finishRow, type RowModule } from '../lib/row.js';
+import { contentOf, fileboxToken, sessionCycle, type UploadedFile } from './row7-upload.js';
+
+const ROW = { id: '8', title: 'ranged download of 1 GiB in 50 MiB ranges', unit: 'MiB/s', target: { minRatio: 0.8 } };
+
+/**
+ * Row 8: the 1 GiB file of row 7b read `scale.downloadPasses` times in 50 MiB ranges
+ * (`Range: bytes=a-b`, 206 with `Content-Range`), `scale.downloadConnections` ranges at a time. Every
+ * response's Content-Range is checked. Baseline: the raw `node:http` server streaming the same ranges
+ * (fs.createReadStream with start/end) from a file with the same bytes. Both files are read right after
+ * being written, so both sit in the page cache alike.
+ */
+export const row8: RowModule = {
+  rows: [ROW],
+  requires: ['GET /filebox/files/{fileID}/content', 'POST /filebox/sessions'],
+  async run(ctx) {
+    const { scale } = ctx;
+    const token = await fileboxToken(ctx);
+    const auth = { Authorization: `Bearer ${token}` };
+    let file = ctx.shared.get('uploadedFile') as UploadedFile | undefined;
+    if (!file) {
+      // Row 7 did not run (or was not selected): upload the file untimed.
+      const content = contentOf(ctx);
+      const size = scale.sessionFileBytes;
+      let fileId: string | undefined;
+      await httpLoad({
+        baseUrl: ctx.service.url,
+        connections: 1,
+        amount: Math.ceil(size / scale.partBytes) + 2,
+        timeoutS: 300,
+        headers: auth,
+        keepBodies: true,
+        requests: sessionCycle(content, 1_000_000, size, scale.partBytes, (id) => (fileId = id)),
+      }).done;
+      if (!fileId) throw new Error('could not upload the download row’s file');
+      file = { fileId, size, firstMiB: 1_000_000, content };
+    }
+    const baselineName = 'download.bin';
+    await file.content.writeFile(join(ctx.baselineFilesDir, baselineName), file.firstMiB, file.size);
+
+    const ranges = Math.ceil(file.size / scale.rangeBytes);
+    const size = file.size;
+    let badRanges = 0;
+    const load = (baseUrl: string, path: string, headers: Record<string, string>, passes: number) => {
+      let next = 0;
+      const request: autocannon.Request = {
+        method: 'GET',
+        path,
+        setupRequest: (req, context) => {
+          const start = (next++ % ranges) * scale.rangeBytes;
+          const end = Math.min(start + scale.rangeBytes, size) - 1;
+          context.expected = `bytes ${start}-${end}/${size}`;
+          return { ...req, headers: { ...req.headers, Range: `bytes=${start}-${end}` } };
+        },
+        onResponse: (status, _body, context, responseHeaders) => {
+          const got = responseHeaders['content-range'] ?? responseHeaders['Content-Range'];
+          if (status !== 206 || got !== context.expected) badRanges++;
+        },
+      };
+      return httpLoad({ baseUrl, connections: scale.downloadConnections, amount: passes * ranges, timeoutS: 120, headers, requests: [request] }).done;
+    };
+    const mib = (passes: number) => (passes * size) / MiB;
+    const servicePath = `/filebox/files/${file.fileId}/content`;
+    const measured = await compare({
+      rounds: 1,
+      serviceLabel: 'GET …/content with Range',
+      baselineLabel: 'raw node:http streaming the same ranges',
+      warmService: () => load(ctx.service.url, servicePath, auth, 1),
+      warmBaseline: () => load(ctx.baselineServer.url, `/files/${baselineName}`, {}, 1),
+      service: async () => ({ outcome: await load(ctx.service.url, servicePath, auth, scale.downloadPasses), units: mib(scale.downloadPasses) }),
+      baseline: async () => ({ outcome: await load(ctx.baselineServer.url, `/files/${baselineName}`, {}, scale.downloadPasses), units: mib(scale.downloadPasses) }),
+      serviceProbe: ctx.service.server.probe,
+      baselineProbe: ctx.baselineServer.probe,
+    });
+    if (badRanges > 0) throw new Error(`${badRanges} range responses were not 206 with the expected Content-Range`);
+    return [
+      finishRow(ROW, measured, [
+        `${size / MiB} MiB × ${scale.downloadPasses} passes in ${ranges} ranges of ${scale.rangeBytes / MiB} MiB, ${scale.downloadConnections} at a time`,
+      ]),
+    ];
+  },
+};

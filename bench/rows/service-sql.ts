@@ -1,0 +1,94 @@
+/**
+ * The service's hot-path SQL, copied VERBATIM for the raw `pg` baselines of rows 3–6, so that a baseline
+ * runs exactly the statements the service runs and the ratio shows only what the service adds around
+ * them (HTTP, framework, validation, mapping, JSON). When a source statement changes, change it here too:
+ * each constant names its source.
+ */
+
+// src/intel/collections.service.ts — CollectionsService.findByName (every object request resolves the collection).
+export const FIND_COLLECTION = `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId" FROM intel_collection WHERE name = $1`;
+
+// src/schema-registry/schema-registry.service.ts — currentValidator(): the version read of every validation.
+export const SCHEMA_VERSION = `SELECT version FROM schemas WHERE namespace = $1 AND schema_id = $2`;
+
+// src/intel/objects.repository.ts — ObjectsRepository.findHits.
+export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext"
+         FROM intel_object o
+        WHERE o.id IN (SELECT k.object_id FROM intel_object_key k
+                         JOIN unnest($2::text[], $3::text[]) AS q(type, value)
+                           ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`;
+
+// src/intel/objects.repository.ts — ObjectsRepository.lockFeed.
+export const LOCK_FEED = `SELECT last_seq AS "lastSeq" FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`;
+
+// src/intel/objects.repository.ts — WRITES.insert (with ADD_KEYS('$4') and recordingChange('Add') expanded).
+export const INSERT_OBJECT = `
+    WITH obj AS (
+      INSERT INTO intel_object (collection_id, type, keys, context) VALUES ($1, $3, $4::jsonb, $5::jsonb)
+      RETURNING id, type, keys, context
+    ),
+    new_keys AS (
+      INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
+      SELECT $1, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($4::jsonb) AS k(type text, value text)
+    ),
+    change AS (
+      INSERT INTO intel_change (collection_id, seq, operation, object)
+      SELECT $1, $2, 'Add', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
+        FROM obj
+      RETURNING seq
+    ),
+    bump AS (UPDATE intel_collection SET last_seq = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM change))
+    SELECT count(*)::int AS recorded FROM change`;
+
+// src/intel/objects.repository.ts — ObjectsRepository.listPage ($3 = page limit + 1).
+export const LIST_PAGE = `SELECT c.last_seq AS "lastSeq", p.id, p.type, p.keys, p.context
+         FROM intel_collection c
+         LEFT JOIN LATERAL (
+           SELECT id, type, keys, context FROM intel_object
+            WHERE collection_id = c.id AND id > $2 ORDER BY id LIMIT $3
+         ) p ON true
+        WHERE c.id = $1
+        ORDER BY p.id`;
+
+// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($3 = page limit).
+export const CHANGES_AFTER = `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", ch.seq, ch.operation, ch.object
+           FROM intel_collection c
+           LEFT JOIN LATERAL (
+             SELECT seq, operation, object FROM intel_change
+              WHERE collection_id = c.id AND seq > $2 ORDER BY seq LIMIT $3
+           ) ch ON true
+          WHERE c.id = $1
+          ORDER BY ch.seq`;
+
+// src/insight/tasks.repository.ts — TAKE ($1 limit, $2 max deliveries, $3 lease seconds, $4/$5 exhausted error).
+export const TAKE_TASKS = `
+  WITH exhausted AS (
+    UPDATE insight_task SET state = 'Failed', error_code = $4, error_message = $5
+     WHERE id IN (SELECT id FROM insight_task
+                   WHERE state = 'Pending' AND lease_expires_at <= now() AND deliveries >= $2
+                   FOR UPDATE SKIP LOCKED)
+  ), picked AS (
+    SELECT id FROM insight_task
+     WHERE state = 'Pending' AND (lease_expires_at IS NULL OR (lease_expires_at <= now() AND deliveries < $2))
+     ORDER BY created_at, id
+     LIMIT $1
+     FOR UPDATE SKIP LOCKED
+  ), taken AS (
+    UPDATE insight_task t
+       SET deliveries = t.deliveries + 1, lease_expires_at = now() + make_interval(secs => $3)
+      FROM picked
+     WHERE t.id = picked.id
+    RETURNING t.id, t.created_at, t.schema_id, t.object_keys, t.file_id
+  )
+  SELECT id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId"
+    FROM taken
+   ORDER BY created_at, id`;
+
+// src/insight/tasks.repository.ts — OPEN_FOR_REPORT and TasksRepository.complete ($2 max deliveries).
+export const COMPLETE_TASK = `UPDATE insight_task SET state = 'Completed', result = $3 WHERE id = $1 AND state = 'Pending' AND deliveries > 0 AND (lease_expires_at > now() OR deliveries < $2)`;
+
+/** src/config/app-config.ts defaults the bench's service runs with (TASK_MAX_DELIVERIES, TASK_LEASE_SECONDS). */
+export const TASK_MAX_DELIVERIES = 5;
+export const TASK_LEASE_SECONDS = 300;
+// src/insight/insight.errors.ts — deliveryLimitError(maxDeliveries).
+export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `no executor reported a result within the lease on any of ${TASK_MAX_DELIVERIES} deliveries` };

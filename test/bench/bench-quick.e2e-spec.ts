@@ -1,0 +1,105 @@
+// `npm run bench -- --quick` must keep working: this runs the quick mode as a child process (against the
+// service build in dist/, which `npm test` has just made, and a fresh database on the test cluster) and
+// checks that every row of the suite ran and reported. It asserts nothing about timings: those belong to
+// the full `npm run bench` on a quiet machine (BENCHMARKS.md).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+// Jest runs from the repository root (its config sits there).
+const repoRoot = resolve(process.cwd());
+
+/** Every row of the issue's table; 3 and 7 have two phases each. */
+/** The service build under test: dist/ (what `npm test` just built), or BENCH_SERVICE_DIR. */
+const serviceDir = resolve(process.env.BENCH_SERVICE_DIR ?? join(repoRoot, 'dist'));
+
+const ROW_IDS = ['1', '2', '3a', '3b', '4', '5', '6', '7a', '7b', '8', '9'];
+
+interface Side {
+  label: string;
+  throughput: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  memory?: { peakRssMiB: number };
+}
+interface Row {
+  id: string;
+  status: string;
+  reason?: string;
+  unit: string;
+  service?: Side;
+  baseline?: Side;
+  ratio?: number;
+}
+
+describe('npm run bench -- --quick', () => {
+  // Bench build output stays inside the repository so that its imports resolve from node_modules.
+  const buildDir = join(repoRoot, 'bench', '.build', `jest-${process.pid}-${randomBytes(3).toString('hex')}`);
+  let workDir: string;
+  let databaseUrl: string;
+
+  beforeAll(async () => {
+    if (!existsSync(join(repoRoot, 'bench', 'tsconfig.json'))) throw new Error(`run jest from the repository root, not ${repoRoot}`);
+    workDir = await mkdtemp(join(tmpdir(), 'ids-bench-test-'));
+    const adminUrl = process.env.IDS_TEST_ADMIN_URL;
+    if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
+    const name = `bench_${Date.now()}_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    databaseUrl = adminUrl.replace(/\/postgres$/, `/${name}`);
+    await run(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json', '--outDir', buildDir], {
+      cwd: repoRoot,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await rm(buildDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('runs every row and writes each one to its JSON output', async () => {
+    const out = join(workDir, 'results.json');
+    let stdout = '';
+    let stderr = '';
+    try {
+      ({ stdout, stderr } = await run(process.execPath, [join(buildDir, 'run.js'), '--quick', '--service-dir', serviceDir, '--out', out], {
+        cwd: repoRoot,
+        env: { ...process.env, DATABASE_URL: databaseUrl },
+        maxBuffer: 16 * 1024 * 1024,
+        timeout: 240_000,
+      }));
+    } catch (error) {
+      const failed = error as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`the quick bench failed: ${failed.message}\n${failed.stdout ?? ''}\n${(failed.stderr ?? '').slice(-4000)}`);
+    }
+
+    const report = JSON.parse(await readFile(out, 'utf8')) as { meta: { mode: string }; rows: Row[] };
+    expect(report.meta.mode).toBe('quick');
+    expect(report.rows.map((row) => row.id)).toEqual(ROW_IDS);
+    for (const row of report.rows) {
+      // A row that did not run says why; show that instead of a bare mismatch.
+      expect({ id: row.id, status: row.status, reason: row.reason }).toEqual({ id: row.id, status: 'ok', reason: undefined });
+      for (const side of [row.service, row.baseline]) {
+        expect(side).toBeDefined();
+        expect(typeof side!.label).toBe('string');
+        expect(Number.isFinite(side!.throughput)).toBe(true);
+        expect(typeof side!.p50Ms).toBe('number');
+        expect(typeof side!.p99Ms).toBe('number');
+      }
+      expect(typeof row.service!.memory?.peakRssMiB).toBe('number');
+      expect(Number.isFinite(row.ratio)).toBe(true);
+    }
+    // The table went to stdout, the progress log to stderr.
+    expect(stdout).toContain('Svc peak RSS');
+    expect(stderr).toContain('quick run');
+  }, 300_000);
+});
