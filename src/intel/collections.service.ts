@@ -112,7 +112,7 @@ export class CollectionsService {
     const readable = [...principal.permissions].filter(([, actions]) => actions.has('Read')).map(([id]) => id);
     const rows: (CollectionView & { id: number })[] = await this.dataSource.query(
       `SELECT id, name, schema_id AS "schemaID" FROM intel_collection
-        WHERE id > $1 AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
+        WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
       [afterId, readsAll, readable, page.limit + 1],
     );
     const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);

@@ -63,3 +63,25 @@ describe('hostile input shared by every area', () => {
     expect(response.body.code).toBe('InvalidPathArgument');
   });
 });
+
+describe('forged cursors beyond the integer range', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each(['/intel/collections', '/auth/keys', '/auth/resources', '/intel/schemas'])(
+    'GET %s with an id cursor past int4 answers without a 500',
+    async (path) => {
+      const cursor = Buffer.from(JSON.stringify({ a: 3_000_000_000 })).toString('base64url');
+      const response = await t.http().get(`${path}?cursor=${cursor}`).set('X-Api-Key', t.adminKey);
+      // Either an empty last page (a valid keyset position) or a refused cursor: never a server error.
+      expect([200, 400]).toContain(response.status);
+      if (response.status === 200) expect(response.body).toEqual([]);
+      else expect(response.body.code).toBe('InvalidQueryArgument');
+    },
+  );
+});
