@@ -40,6 +40,9 @@ export class ApiKeysService {
       throw AuthErrors.invalidExpiry();
     }
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw AuthErrors.expiryInPast();
+    // A key cannot hand out more than it has: neither a way around its own request limits nor a longer life.
+    if (caller.limits.length > 0) throw AuthErrors.limitedCreator();
+    if (caller.expiresAt && (!expiresAt || expiresAt > caller.expiresAt)) throw AuthErrors.outlivesCreator();
 
     const granted = new Map<number, Set<ResourceAction>>();
     for (const permission of form.permissions) {

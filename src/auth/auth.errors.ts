@@ -6,6 +6,10 @@ export const AuthErrors = {
   resourceNotFound: (id: number) => new ApiError('ResourceNotFound', `resource ${id} does not exist`),
   cannotGrant: (resourceId: number, action: string) =>
     new ApiError('Forbidden', `a key can only grant what it holds: ${action} on resource ${resourceId} is not held`),
+  limitedCreator: () =>
+    new ApiError('Forbidden', 'a key with request limits cannot create keys: the new key would escape those limits'),
+  outlivesCreator: () =>
+    new ApiError('Forbidden', 'a key cannot create a key that expires after it (or never): set an earlier expiresAt'),
   limitSetConflict: (resourceId: number, action: string) =>
     new ApiError('LimitSetConflict', `two request limits target ${action} on resource ${resourceId}`),
   invalidRequestLimit: (message: string) => new ApiError('InvalidRequestLimit', message),

@@ -289,6 +289,30 @@ describe('API keys (/auth/keys)', () => {
         expectCode(await post({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }, caller.key), 403, 'Forbidden');
       });
 
+      it('refuses key generation by a key that carries request limits (the new key would escape them)', async () => {
+        const limited = await createKey(t, {
+          permissions: [{ resource: 1, actions: ['Read', 'Write'] }],
+          limits: [{ resource: 1, action: 'Read', limit: 100 }],
+        });
+        const before = (await list('?limit=1000')).body.length;
+        expectCode(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, limited.key), 403, 'Forbidden');
+        expect((await list('?limit=1000')).body.length).toBe(before);
+      });
+
+      it('refuses a key that would outlive its creator, and accepts one that expires no later', async () => {
+        const inOneDay = new Date(Date.now() + 86_400_000);
+        const creator = await createKey(t, {
+          permissions: [{ resource: 1, actions: ['Write'] }],
+          expiresAt: inOneDay.toISOString(),
+        });
+        const grant = { permissions: [{ resource: { id: 1 }, actions: ['Write'] }] };
+        expectCode(await post(grant, creator.key), 403, 'Forbidden');
+        const later = new Date(inOneDay.getTime() + 60_000).toISOString();
+        expectCode(await post({ ...grant, expiresAt: later }, creator.key), 403, 'Forbidden');
+        const earlier = new Date(inOneDay.getTime() - 60_000).toISOString();
+        expect((await post({ ...grant, expiresAt: earlier }, creator.key)).status).toBe(201);
+      });
+
       it('refuses generation without Write on auth with 403 MissingPermissions', async () => {
         const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
         expectCode(await post({ permissions: [] }, reader.key), 403, 'MissingPermissions');

@@ -110,36 +110,41 @@ describe('request limits', () => {
   });
 
   it('a refused request is not executed', async () => {
-    const { id, key } = await limitedKey([{ resource: AUTH, actions: ['Write'] }], [{ resource: AUTH, action: 'Write', limit: 1 }]);
-    const count = async () => (await db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows[0].n as number;
-    expect((await t.http().post('/auth/keys').set('X-Api-Key', key).send({ permissions: [] })).status).toBe(201);
-    const before = await count();
-    expectLimitExceeded(await t.http().post('/auth/keys').set('X-Api-Key', key).send({ permissions: [] }));
-    expect(await count()).toBe(before);
+    const writer = await limitedKey([{ resource: INTEL, actions: ['Write'] }], [{ resource: INTEL, action: 'Write', limit: 1 }]);
+    const register = (schemaID: string) =>
+      t.http().post('/intel/schemas').set('X-Api-Key', writer.key).send({ schemaID, type: 'object' });
+    expect((await register('refused-a')).status).toBe(201);
+    expectLimitExceeded(await register('refused-b'));
+    expectCode(await t.http().get('/intel/schemas/refused-b').set('X-Api-Key', t.adminKey), 404, 'NotFound');
+    expect(await countersOf(writer.id)).toEqual({ [`${INTEL}/Write`]: 1 });
+
     // Nor is a revoke.
-    const victim = await createKey(t, { permissions: [] });
-    expectLimitExceeded(await t.http().post(`/auth/keys/${victim.id}/revoked`).set('X-Api-Key', key));
-    const { rows } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [victim.id]);
+    const revoker = await limitedKey([{ resource: AUTH, actions: ['Write'] }], [{ resource: AUTH, action: 'Write', limit: 1 }]);
+    const first = await createKey(t, { permissions: [] });
+    const second = await createKey(t, { permissions: [] });
+    expect((await t.http().post(`/auth/keys/${first.id}/revoked`).set('X-Api-Key', revoker.key)).status).toBe(204);
+    expectLimitExceeded(await t.http().post(`/auth/keys/${second.id}/revoked`).set('X-Api-Key', revoker.key));
+    const { rows } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [second.id]);
     expect(rows[0].revoked_at).toBeNull();
-    expect(await countersOf(id)).toEqual({ [`${AUTH}/Write`]: 1 });
+    expect(await countersOf(revoker.id)).toEqual({ [`${AUTH}/Write`]: 1 });
   });
 
   it('counts only requests whose target the limit names', async () => {
     const { id, key } = await limitedKey(
-      [{ resource: AUTH, actions: ['Read', 'Write'] }],
-      [{ resource: AUTH, action: 'Read', limit: 1 }],
+      [{ resource: INTEL, actions: ['Read', 'Write'] }],
+      [{ resource: INTEL, action: 'Read', limit: 1 }],
     );
-    for (let i = 0; i < 2; i++) {
-      const write = await t.http().post('/auth/keys').set('X-Api-Key', key).send({ permissions: [] });
+    for (const schemaID of ['named-a', 'named-b']) {
+      const write = await t.http().post('/intel/schemas').set('X-Api-Key', key).send({ schemaID, type: 'object' });
       expect(write.status).toBe(201);
       expect(write.headers['ratelimit-limit']).toBeUndefined();
     }
-    const first = await t.http().get('/auth/keys').set('X-Api-Key', key);
+    const first = await t.http().get('/intel/schemas').set('X-Api-Key', key);
     expect(first.status).toBe(200);
     expect(first.headers['ratelimit-limit']).toBe('1');
     expect(first.headers['ratelimit-remaining']).toBe('0');
-    expectLimitExceeded(await t.http().get('/auth/resources').set('X-Api-Key', key));
-    expect(await countersOf(id)).toEqual({ [`${AUTH}/Read`]: 1 });
+    expectLimitExceeded(await t.http().get('/intel/schemas/named-a').set('X-Api-Key', key));
+    expect(await countersOf(id)).toEqual({ [`${INTEL}/Read`]: 1 });
   });
 
   it("a limit on the parent's ReadChildren counts requests to a child (a collection under intel)", async () => {
