@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect } from 'node:net';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 function nested(depth: number): string {
@@ -84,4 +85,37 @@ describe('forged cursors beyond the integer range', () => {
       else expect(response.body.code).toBe('InvalidQueryArgument');
     },
   );
+});
+
+describe('requests refused by the HTTP parser', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function raw(request: string): Promise<{ status: number; body: unknown }> {
+    const { port } = new URL(t.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.write(request);
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const [head, body] = text.split('\r\n\r\n');
+    return { status: Number(head.split(' ')[1]), body: JSON.parse(body) };
+  }
+
+  it('answers oversized headers with 431 and a JSON body', async () => {
+    const response = await raw(`GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`);
+    expect(response.status).toBe(431);
+    expect(response.body).toMatchObject({ code: 'RequestHeaderFieldsTooLarge' });
+  });
+
+  it('answers broken HTTP framing with 400 and a JSON body', async () => {
+    const response = await raw('NOT HTTP AT ALL\r\n\r\n');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'BadRequest' });
+  });
 });

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   RequestEntityTooLarge: 413,
   UnsupportedMediaType: 415,
   RangeNotSatisfiable: 416,
+  RequestHeaderFieldsTooLarge: 431,
   ResourceNotFound: 422,
   InvalidSchemaID: 422,
   SchemaNotFound: 422,
