@@ -22,10 +22,11 @@ import { Api } from './lib/api.js';
 import { baselineFilesDir, startBaselineServer } from './lib/baseline.js';
 import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
 import type { ChildServer } from './lib/processes.js';
-import { markdownTable, textTable } from './lib/report.js';
+import { markdownTable, sqlPerRequest, textTable } from './lib/report.js';
 import { failedRow, MeasurementError, type RowContext, type RowModule, type RowResult, skippedRow } from './lib/row.js';
 import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
+import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -121,11 +122,13 @@ async function main(): Promise<number> {
   let db: BenchDatabase | undefined;
   let service: ServiceHandle | undefined;
   let baselineServer: ChildServer | undefined;
-  let pool: pg.Pool | undefined;
+  let setupPool: pg.Pool | undefined;
+  let baselinePool: pg.Pool | undefined;
   const results: RowResult[] = [];
   let failed = false;
   const cleanUp = async () => {
-    await pool?.end().catch(() => undefined);
+    await setupPool?.end().catch(() => undefined);
+    await baselinePool?.end().catch(() => undefined);
     await service?.server.stop().catch(() => undefined);
     await baselineServer?.stop().catch(() => undefined);
     await db?.stop().catch(() => undefined);
@@ -137,10 +140,12 @@ async function main(): Promise<number> {
   try {
     db = await provideDatabase({ serviceDir: options.serviceDir, runDir, quick: options.quick });
     log(`database: ${db.kind}, PostgreSQL ${db.serverVersion}`);
-    service = await startService({ serviceDir: options.serviceDir, databaseUrl: db.url, runDir, repoRoot: options.repoRoot });
+    service = await startService({ serviceDir: options.serviceDir, databaseUrl: db.serviceUrl, runDir, repoRoot: options.repoRoot });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
+    await db.grantBaseline();
     baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot });
-    pool = poolFor(db.url, 24);
+    setupPool = poolFor(db.setupUrl, 4);
+    baselinePool = poolFor(db.baselineUrl, 24);
     const admin = new Api(service.url, { 'X-Api-Key': service.adminKey });
     const ctx: RowContext = {
       scale,
@@ -151,7 +156,9 @@ async function main(): Promise<number> {
       baselineServer,
       baselineFilesDir: baselineFilesDir(runDir),
       db,
-      pool,
+      setupPool,
+      baselinePool,
+      sqlStats: new SqlStats(db.statementStats ? setupPool : undefined),
       runDir,
       shared: new Map(),
       log,
@@ -206,6 +213,8 @@ async function main(): Promise<number> {
   await mkdir(dirname(options.out), { recursive: true });
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`\n${textTable(results)}\n\n`);
+  const sqlSummary = sqlPerRequest(results);
+  if (sqlSummary) process.stdout.write(`${sqlSummary}\n\n`);
   if (options.markdown) process.stdout.write(`${markdownTable(results)}\n\n`);
   process.stdout.write(`results: ${options.out} (${report.meta.durationS} s)\n`);
   if (options.keep || failed) process.stdout.write(`logs kept in ${runDir}\n`);

@@ -92,3 +92,23 @@ export function markdownTable(rows: RowResult[]): string {
     ...rows.map((row) => `| ${cells(row).map(escape).join(' | ')} |`),
   ].join('\n');
 }
+
+/** Per row, the statements each side ran per request (pg_stat_statements), heaviest first. */
+export function sqlPerRequest(rows: RowResult[]): string | undefined {
+  const lines: string[] = [];
+  for (const row of rows) {
+    if (!row.sql) continue;
+    const describe = (side: string, statements: NonNullable<RowResult['sql']>['service']) => {
+      const shown = statements.filter((statement) => (statement.perRequest ?? 1) >= 0.01).slice(0, 6);
+      if (shown.length === 0) return;
+      lines.push(`  ${row.id} ${side}:`);
+      for (const statement of shown) {
+        const per = statement.perRequest !== undefined ? `${statement.perRequest.toFixed(2)}/req` : `${statement.calls} calls`;
+        lines.push(`      ${per.padStart(10)}  ${statement.meanMs.toFixed(3).padStart(8)} ms  ${statement.query.slice(0, 110)}`);
+      }
+    };
+    describe('service', row.sql.service);
+    describe('baseline', row.sql.baseline);
+  }
+  return lines.length ? `SQL per request (pg_stat_statements: statements per request, mean execution time):\n${lines.join('\n')}` : undefined;
+}

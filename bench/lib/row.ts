@@ -7,6 +7,7 @@ import { type MemoryFigures, MemoryWindow, type ProcessProbe } from './memory.js
 import type { ChildServer } from './processes.js';
 import type { Scale } from './scale.js';
 import type { ServiceHandle } from './service.js';
+import type { SqlFigures, SqlStats } from './sql-stats.js';
 
 /** One side of a row (the service path, or its baseline), all rounds together. */
 export interface SideResult {
@@ -17,6 +18,8 @@ export interface SideResult {
   /** Work units done in all measured rounds. */
   units: number;
   requests: number;
+  /** Requests including the warm-up (what the per-request SQL figures are divided by). */
+  allRequests: number;
   elapsedS: number;
   p50Ms?: number;
   p99Ms?: number;
@@ -38,6 +41,8 @@ export interface RowResult {
   target: { minRatio?: number; maxGrowthMiB?: number };
   /** Whether every target of the row was met; absent for report-only rows and failed rows. */
   met?: boolean;
+  /** What each side ran in PostgreSQL during the row (pg_stat_statements; embedded database only). */
+  sql?: SqlFigures;
   notes: string[];
 }
 
@@ -54,8 +59,11 @@ export interface RowContext {
   baselineServer: ChildServer;
   baselineFilesDir: string;
   db: BenchDatabase;
-  /** Pool on the service's database for seeding and the raw `pg` baselines. */
-  pool: pg.Pool;
+  /** Superuser pool on the service's database for seeding, VACUUM and checks (never timed). */
+  setupPool: pg.Pool;
+  /** Pool of the raw `pg` baselines, on the same database as their own role. */
+  baselinePool: pg.Pool;
+  sqlStats: SqlStats;
   runDir: string;
   /** Data rows hand to later rows (e.g. the uploaded 1 GiB file for the download row). */
   shared: Map<string, unknown>;
@@ -88,6 +96,15 @@ export interface CompareSpec {
   serviceProbe: ProcessProbe;
   /** The process serving the baseline when it is a server of its own (not the bench's pg client). */
   baselineProbe?: ProcessProbe;
+  /** Statement statistics of the row; see SqlStats. */
+  sql?: SqlStats;
+  /**
+   * The baseline is a raw `pg` client claiming to run the service's statements: fail the row when it ran
+   * a statement the service did not (the bench's copy of the SQL has drifted from the service's code).
+   */
+  sqlParity?: boolean;
+  /** Both sides go through the service (rows 1, 9): per-request SQL figures are then over both sides' requests. */
+  bothSidesThroughService?: boolean;
 }
 
 export class MeasurementError extends Error {}
@@ -107,15 +124,23 @@ function describeFailures(label: string, outcome: LoadOutcome): string {
  * are over every request of every round. Any failed request makes the row an error: a fast wrong
  * answer is not a measurement.
  */
-export async function compare(spec: CompareSpec): Promise<{ service: SideResult; baseline: SideResult }> {
+export async function compare(spec: CompareSpec): Promise<{ service: SideResult; baseline: SideResult; sql?: SqlFigures }> {
+  await spec.sql?.reset();
   const serviceWindow = new MemoryWindow(spec.serviceProbe).start();
   const baselineWindow = spec.baselineProbe ? new MemoryWindow(spec.baselineProbe).start() : undefined;
-  await spec.warmService?.();
-  await spec.warmBaseline?.();
-  const sides = {
-    service: { phases: [] as Phase[], run: spec.service, label: spec.serviceLabel },
-    baseline: { phases: [] as Phase[], run: spec.baseline, label: spec.baselineLabel },
+  const warmRequests = (result: unknown): number => {
+    if (result && typeof result === 'object') {
+      if ('outcome' in result) return (result as Phase).outcome.requests;
+      if ('requests' in result) return (result as LoadOutcome).requests;
+    }
+    return 0;
   };
+  const sides = {
+    service: { phases: [] as Phase[], run: spec.service, label: spec.serviceLabel, warm: 0 },
+    baseline: { phases: [] as Phase[], run: spec.baseline, label: spec.baselineLabel, warm: 0 },
+  };
+  sides.service.warm = warmRequests(await spec.warmService?.());
+  sides.baseline.warm = warmRequests(await spec.warmBaseline?.());
   for (let round = 0; round < spec.rounds; round++) {
     const order = round % 2 === 0 ? [sides.service, sides.baseline] : [sides.baseline, sides.service];
     for (const side of order) {
@@ -140,22 +165,31 @@ export async function compare(spec: CompareSpec): Promise<{ service: SideResult;
       throughput: units / elapsedS,
       units,
       requests,
+      allRequests: requests + side.warm,
       elapsedS,
       p50Ms: latency.percentile(50),
       p99Ms: latency.percentile(99),
       memory,
     };
   };
-  return {
-    service: summarise(sides.service, serviceWindow.stop()),
-    baseline: summarise(sides.baseline, baselineWindow?.stop()),
-  };
+  const service = summarise(sides.service, serviceWindow.stop());
+  const baseline = summarise(sides.baseline, baselineWindow?.stop());
+  const sql = await spec.sql?.collect({
+    service: spec.bothSidesThroughService ? service.allRequests + baseline.allRequests : service.allRequests,
+    baseline: baseline.allRequests,
+  });
+  if (spec.sqlParity && sql && sql.baselineOnly.length > 0) {
+    throw new MeasurementError(
+      `the raw pg baseline ran SQL the service did not (update bench/rows/service-sql.ts from the service's code): ${sql.baselineOnly.join(' | ')}`,
+    );
+  }
+  return { service, baseline, sql };
 }
 
 /** Fills in ratio and verdict. */
 export function finishRow(
   row: RowModule['rows'][number],
-  measured: { service: SideResult; baseline: SideResult },
+  measured: { service: SideResult; baseline: SideResult; sql?: SqlFigures },
   notes: string[] = [],
 ): RowResult {
   const ratio = measured.service.throughput / measured.baseline.throughput;

@@ -36,7 +36,7 @@ export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
   const sample = benchObject(`${ctx.runId}f`, 0, ctx.scale.contextBytes);
   // One template context (same size as row 3's); the key value makes every object distinct.
   const contextJson = sample.contextJson;
-  const client = await ctx.pool.connect();
+  const client = await ctx.setupPool.connect();
   let collectionId: number;
   try {
     await client.query('BEGIN');
@@ -68,7 +68,7 @@ export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
     client.release();
   }
   // Fresh statistics and visibility map, as a settled production table would have; both sides profit alike.
-  await ctx.pool.query('VACUUM ANALYZE intel_object, intel_object_key, intel_change, intel_collection');
+  await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key, intel_change, intel_collection');
   const feed = { name: collection.name, collectionId, startCursor, token };
   ctx.shared.set('seededFeed', feed);
   return feed;

@@ -1,7 +1,7 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { createCollection, ROUTES } from './intel-setup.js';
-import { FIND_COLLECTION, FIND_HITS, INSERT_OBJECT, LOCK_FEED, SCHEMA_VERSION } from './service-sql.js';
+import { FIND_COLLECTION, FIND_HITS, INSERT_OBJECT, SCHEMA_VERSION } from './service-sql.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
 const RESEND = { id: '3b', title: 'object add, identical re-sends', unit: 'objects/s', target: { minRatio: 0.5 } };
@@ -29,7 +29,7 @@ export function benchObject(prefix: string, n: number, contextBytes: number) {
  *   3b: identical re-sends of the objects 3a created (the service answers from its unlocked pre-check).
  * Baseline: a raw `pg` client per worker, same concurrency, running for each object exactly the SQL
  * ObjectsService.add runs (collection lookup, schema version read, key pre-check, then for a new object
- * BEGIN, feed lock, key check, the insert CTE, COMMIT), into its own collection of the same schema so
+ * the autocommitted insert statement that also numbers and records the change), into its own collection so
  * both sides write into tables of the same size. Not in the baseline: the per-request API-key lookup
  * (measured by row 1) and everything non-SQL (HTTP, validation, Ajv, JSON): that is what the ratio shows.
  */
@@ -41,7 +41,6 @@ export const row3: RowModule = {
     const served = await createCollection(ctx, 'add');
     const direct = await createCollection(ctx, 'add-raw');
     const schemaId = ctx.shared.get('intelSchemaID') as string;
-    const directId = ((await ctx.pool.query(FIND_COLLECTION, [direct.name])).rows[0] as { id: number }).id;
     const { key } = await ctx.admin.createKey({ permissions: [{ resource: served.resourceId, actions: ['Read', 'Write'] }] });
     const token = await ctx.admin.withKey(key).token();
     const path = `/intel/collections/${served.name}/objects`;
@@ -80,19 +79,12 @@ export const row3: RowModule = {
       await client.query(SCHEMA_VERSION, ['intel', schemaId]);
       const hits = await client.query(FIND_HITS, [collection.id, ['DomainName'], [object.value], object.contextJson]);
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
-      await client.query('START TRANSACTION');
-      try {
-        const seq = Number((await client.query(LOCK_FEED, [collection.id])).rows[0].lastSeq) + 1;
-        await client.query(FIND_HITS, [collection.id, ['DomainName'], [object.value], object.contextJson]);
-        await client.query(INSERT_OBJECT, [collection.id, seq, 'DomainName', object.keysJson, object.contextJson]);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw error;
-      }
+      // A new object: one autocommitted statement (ObjectsService.add → insertIfKeysFree).
+      const written = await client.query(INSERT_OBJECT, [collection.id, 'DomainName', object.keysJson, object.contextJson]);
+      if ((written.rows[0] as { written: number }).written !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>
-      dbLoad({ pool: ctx.pool, concurrency: scale.connections, durationS: seconds, step: (worker) => rawAdd(pick())(worker) });
+      dbLoad({ pool: ctx.baselinePool, concurrency: scale.connections, durationS: seconds, step: (worker) => rawAdd(pick())(worker) });
 
     const fresh = await compare({
       rounds: scale.rounds,
@@ -103,6 +95,8 @@ export const row3: RowModule = {
       service: async () => ({ outcome: await post(scale.objectAddSeconds, () => servedNext++) }),
       baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directNext++) }),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
+      sqlParity: true,
     });
     const confirmed = [...servedConfirmed];
     const servedCreated = confirmed.length;
@@ -119,6 +113,8 @@ export const row3: RowModule = {
       service: async () => ({ outcome: await post(scale.objectAddSeconds, resendServed) }),
       baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directResend++ % directCreated) }),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
+      sqlParity: true,
     });
     const notes = [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`];
     return [

@@ -52,7 +52,7 @@ export const row4: RowModule = {
     const raw = (walks: number) => {
       const position = new Array<number>(scale.readers).fill(0);
       return dbLoad({
-        pool: ctx.pool,
+        pool: ctx.baselinePool,
         concurrency: scale.readers,
         amount: scale.readers * walks * pagesPerWalk,
         step: async ({ index, client }) => {
@@ -72,6 +72,8 @@ export const row4: RowModule = {
       service: async () => ({ outcome: await served(scale.walks) }),
       baseline: async () => ({ outcome: await raw(scale.walks) }),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
+      sqlParity: true,
     });
     if (badWalks > 0) throw new Error(`${badWalks} feed pages had a next link where none was expected, or lacked one`);
     return [

@@ -48,7 +48,7 @@ export const row5: RowModule = {
     const raw = (walks: number) => {
       const position = new Array<number>(scale.readers).fill(0);
       return dbLoad({
-        pool: ctx.pool,
+        pool: ctx.baselinePool,
         concurrency: scale.readers,
         amount: scale.readers * walks * pagesPerWalk,
         step: async ({ index, client }) => {
@@ -69,6 +69,8 @@ export const row5: RowModule = {
       service: async () => ({ outcome: await served(scale.walks) }),
       baseline: async () => ({ outcome: await raw(scale.walks) }),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
+      sqlParity: true,
     });
     if (badWalks > 0) throw new Error(`${badWalks} listing pages had a next link where none was expected, or lacked one`);
     return [

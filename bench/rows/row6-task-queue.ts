@@ -18,17 +18,17 @@ function resultFor(domain: string) {
  * (src/database/migrations/1763800003000-CreateTasks.ts): what `count` registrations would have stored.
  */
 async function seedTasks(ctx: RowContext, schemaId: string, count: number, tag: string): Promise<void> {
-  await ctx.pool.query(
+  await ctx.setupPool.query(
     `INSERT INTO insight_task (schema_id, object_keys)
      SELECT $1, json_build_array(json_build_object('type', 'DomainName', 'value', 't' || g || '-' || $3 || '.bench.example'))
        FROM generate_series(1, $2::int) AS g`,
     [schemaId, count, tag],
   );
-  await ctx.pool.query('VACUUM ANALYZE insight_task');
+  await ctx.setupPool.query('VACUUM ANALYZE insight_task');
 }
 
 async function pendingCount(ctx: RowContext): Promise<number> {
-  const { rows } = await ctx.pool.query(`SELECT count(*)::int AS n FROM insight_task WHERE state = 'Pending'`);
+  const { rows } = await ctx.setupPool.query(`SELECT count(*)::int AS n FROM insight_task WHERE state = 'Pending'`);
   return (rows[0] as { n: number }).n;
 }
 
@@ -102,7 +102,7 @@ export const row6: RowModule = {
       let completed = 0;
       const taken: { id: string; objectKeys: { value: string }[] }[][] = Array.from({ length: scale.executors }, () => []);
       const outcome = await dbLoad({
-        pool: ctx.pool,
+        pool: ctx.baselinePool,
         concurrency: scale.executors,
         step: async ({ index, client }: { index: number; client: pg.PoolClient }) => {
           const mine = taken[index];
@@ -137,6 +137,8 @@ export const row6: RowModule = {
       service: () => served(scale.tasks),
       baseline: () => raw(scale.tasks),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
+      sqlParity: true,
     });
     return [finishRow(ROW, measured, [`${scale.tasks} tasks per side, ${scale.executors} executors, take limit ${scale.takeLimit}`])];
   },

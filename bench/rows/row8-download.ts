@@ -74,6 +74,7 @@ export const row8: RowModule = {
       service: async () => ({ outcome: await load(ctx.service.url, servicePath, auth, scale.downloadPasses), units: mib(scale.downloadPasses) }),
       baseline: async () => ({ outcome: await load(ctx.baselineServer.url, `/files/${baselineName}`, {}, scale.downloadPasses), units: mib(scale.downloadPasses) }),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
       baselineProbe: ctx.baselineServer.probe,
     });
     if (badRanges > 0) throw new Error(`${badRanges} range responses were not 206 with the expected Content-Range`);

@@ -43,6 +43,8 @@ export const row9: RowModule = {
       service: async () => ({ outcome: await load(limited, scale.cheapSeconds) }),
       baseline: async () => ({ outcome: await load(unlimited, scale.cheapSeconds) }),
       serviceProbe: ctx.service.server.probe,
+      sql: ctx.sqlStats,
+      bothSidesThroughService: true,
     });
     return [finishRow(ROW, measured, [`route: ${route.label}`, `${scale.connections} connections`])];
   },

@@ -18,27 +18,25 @@ export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameCon
                          JOIN unnest($2::text[], $3::text[]) AS q(type, value)
                            ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`;
 
-// src/intel/objects.repository.ts — ObjectsRepository.lockFeed.
-export const LOCK_FEED = `SELECT last_seq AS "lastSeq" FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`;
-
-// src/intel/objects.repository.ts — WRITES.insert (with ADD_KEYS('$4') and recordingChange('Add') expanded).
+// src/intel/objects.repository.ts — WRITES.insert (NEXT_SEQ, ADD_KEYS('$3') and recordingChange('Add') expanded);
+// ObjectsService.add runs it autocommitted (insertIfKeysFree) when the unlocked pre-check found no object.
+// $1 collection id, $2 type, $3 keys JSON, $4 context JSON.
 export const INSERT_OBJECT = `
-    WITH obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context) VALUES ($1, $3, $4::jsonb, $5::jsonb)
+    WITH seq AS (UPDATE intel_collection SET last_seq = last_seq + 1 WHERE id = $1::int RETURNING last_seq),
+    obj AS (
+      INSERT INTO intel_object (collection_id, type, keys, context) SELECT $1::int, $2::text, $3::jsonb, $4::jsonb FROM seq
       RETURNING id, type, keys, context
     ),
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-      SELECT $1, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($4::jsonb) AS k(type text, value text)
+      SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($3::jsonb) AS k(type text, value text)
     ),
     change AS (
       INSERT INTO intel_change (collection_id, seq, operation, object)
-      SELECT $1, $2, 'Add', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
-        FROM obj
-      RETURNING seq
-    ),
-    bump AS (UPDATE intel_collection SET last_seq = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM change))
-    SELECT count(*)::int AS recorded FROM change`;
+      SELECT $1::int, seq.last_seq, 'Add', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
+        FROM obj, seq
+    )
+    SELECT count(*)::int AS written FROM obj`;
 
 // src/intel/objects.repository.ts — ObjectsRepository.listPage ($3 = page limit + 1).
 export const LIST_PAGE = `SELECT c.last_seq AS "lastSeq", p.id, p.type, p.keys, p.context
