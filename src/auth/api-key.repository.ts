@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ResourceAction } from '../common/guard/access.js';
+import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
 /** A key with everything authentication and the key view need, loaded in one statement. */
 export interface ApiKeyRecord {
@@ -26,6 +27,9 @@ const SELECT_KEY = `
                      FROM auth_request_limit l WHERE l.key_id = k.id), '[]') AS limits
     FROM auth_api_key k`;
 
+const FIND_BY_HASH = new PreparedStatement<ApiKeyRecord>('auth_key_by_hash', `${SELECT_KEY} WHERE k.key_hash = $1`);
+const FIND_BY_ID = new PreparedStatement<ApiKeyRecord>('auth_key_by_id', `${SELECT_KEY} WHERE k.id = $1`);
+
 export interface NewApiKey {
   keyHash: Buffer;
   description: string | null;
@@ -38,14 +42,14 @@ export interface NewApiKey {
 export class ApiKeyRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
+  /** Every request with `X-Api-Key` runs this: prepared (see PreparedStatement). */
   async findByHash(keyHash: Buffer): Promise<ApiKeyRecord | undefined> {
-    const rows: ApiKeyRecord[] = await this.dataSource.query(`${SELECT_KEY} WHERE k.key_hash = $1`, [keyHash]);
-    return rows[0];
+    return (await FIND_BY_HASH.run(this.dataSource, [keyHash]))[0];
   }
 
+  /** Every request with a bearer token runs this: prepared (see PreparedStatement). */
   async findById(id: number): Promise<ApiKeyRecord | undefined> {
-    const rows: ApiKeyRecord[] = await this.dataSource.query(`${SELECT_KEY} WHERE k.id = $1`, [id]);
-    return rows[0];
+    return (await FIND_BY_ID.run(this.dataSource, [id]))[0];
   }
 
   async listPage(filter: { revoked?: boolean; description?: string }, afterId: number, take: number) {

@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RequestLimitGrant } from '../common/guard/access.js';
+import { PreparedStatement } from '../common/sql/prepared-statement.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
@@ -22,6 +23,8 @@ const CONSUME = `
   ON CONFLICT (limit_id, window_start)
   DO UPDATE SET count = auth_request_count.count + 1 WHERE auth_request_count.count < $2
   RETURNING count`;
+
+const CONSUME_PREPARED = new PreparedStatement<{ count: number }>('auth_consume_request_limit', CONSUME);
 
 export function secondsUntilUtcMidnight(now = Date.now()): number {
   const next = new Date(now);
@@ -53,10 +56,10 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
   async consume(limits: readonly RequestLimitGrant[]): Promise<LimitDecision> {
     const ordered = [...limits].sort((a, b) => a.id - b.id); // one lock order: no deadlocks between requests
     const resetSeconds = secondsUntilUtcMidnight();
-    const run = async (manager: EntityManager): Promise<LimitDecision> => {
+    const run = async (count: (grant: RequestLimitGrant) => Promise<{ count: number }[]>): Promise<LimitDecision> => {
       let tightest = { limit: ordered[0].limit, remaining: ordered[0].limit };
       for (const grant of ordered) {
-        const rows: { count: number }[] = await manager.query(CONSUME, [grant.id, grant.limit]);
+        const rows = await count(grant);
         if (rows.length === 0) {
           return { allowed: false, limit: grant.limit, remaining: 0, resetSeconds };
         }
@@ -65,10 +68,11 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
       }
       return { allowed: true, ...tightest, resetSeconds };
     };
-    if (ordered.length === 1) return run(this.dataSource.manager);
+    // One limit (the usual case): one autocommitted statement, prepared since every limited request runs it.
+    if (ordered.length === 1) return run((grant) => CONSUME_PREPARED.run(this.dataSource, [grant.id, grant.limit]));
     try {
-      return await this.dataSource.transaction(async (manager) => {
-        const decision = await run(manager);
+      return await this.dataSource.transaction(async (manager: EntityManager) => {
+        const decision = await run((grant) => manager.query(CONSUME, [grant.id, grant.limit]));
         // Refused: roll back the increments of the limits counted before the exhausted one.
         if (!decision.allowed) throw new Refused(decision);
         return decision;
