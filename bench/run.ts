@@ -19,10 +19,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { Api } from './lib/api.js';
+import { ClusterCpu } from './lib/cpu.js';
 import { baselineFilesDir, startBaselineServer } from './lib/baseline.js';
 import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
 import type { ChildServer } from './lib/processes.js';
-import { markdownTable, sqlPerRequest, textTable } from './lib/report.js';
+import { summariseProfiles } from './lib/profile.js';
+import { cpuPerUnitTable, markdownTable, sqlPerRequest, textTable } from './lib/report.js';
 import { failedRow, MeasurementError, type RowContext, type RowModule, type RowResult, skippedRow } from './lib/row.js';
 import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
@@ -38,6 +40,8 @@ interface Options {
   out: string;
   markdown: boolean;
   keep: boolean;
+  /** Run the service under `--cpu-prof` and summarise the profile after the run. */
+  profile: boolean;
   repoRoot: string;
 }
 
@@ -59,6 +63,7 @@ function parseOptions(argv: string[]): Options {
     out: join(repoRoot, 'bench', 'results.json'),
     markdown: false,
     keep: false,
+    profile: false,
     repoRoot,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -74,8 +79,9 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--out') options.out = resolve(value());
     else if (arg === '--markdown') options.markdown = true;
     else if (arg === '--keep') options.keep = true;
+    else if (arg === '--profile') options.profile = true;
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -117,6 +123,7 @@ async function main(): Promise<number> {
   const loadBefore = os.loadavg();
   const log = (message: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(1)}s] ${message}\n`);
   const runDir = await mkdtemp(join(os.tmpdir(), 'ids-bench-'));
+  const profileDir = join(runDir, 'profiles');
   log(`${options.quick ? 'quick' : 'full'} run; service build ${options.serviceDir}; work dir ${runDir}`);
 
   let db: BenchDatabase | undefined;
@@ -140,7 +147,13 @@ async function main(): Promise<number> {
   try {
     db = await provideDatabase({ serviceDir: options.serviceDir, runDir, quick: options.quick });
     log(`database: ${db.kind}, PostgreSQL ${db.serverVersion}`);
-    service = await startService({ serviceDir: options.serviceDir, databaseUrl: db.serviceUrl, runDir, repoRoot: options.repoRoot });
+    service = await startService({
+      serviceDir: options.serviceDir,
+      databaseUrl: db.serviceUrl,
+      runDir,
+      repoRoot: options.repoRoot,
+      nodeArgs: options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();
     baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot });
@@ -159,6 +172,7 @@ async function main(): Promise<number> {
       setupPool,
       baselinePool,
       sqlStats: new SqlStats(db.statementStats ? setupPool : undefined),
+      cpu: { service: service.server.probe, database: db.kind === 'embedded' ? new ClusterCpu(join(runDir, 'pg')) : undefined },
       runDir,
       shared: new Map(),
       log,
@@ -213,11 +227,15 @@ async function main(): Promise<number> {
   await mkdir(dirname(options.out), { recursive: true });
   await writeFile(options.out, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`\n${textTable(results)}\n\n`);
+  process.stdout.write(`${cpuPerUnitTable(results)}\n\n`);
   const sqlSummary = sqlPerRequest(results);
   if (sqlSummary) process.stdout.write(`${sqlSummary}\n\n`);
   if (options.markdown) process.stdout.write(`${markdownTable(results)}\n\n`);
+  if (options.profile) {
+    process.stdout.write(`service CPU profile (${profileDir}):\n${await summariseProfiles(profileDir).catch((error: unknown) => String(error))}\n\n`);
+  }
   process.stdout.write(`results: ${options.out} (${report.meta.durationS} s)\n`);
-  if (options.keep || failed) process.stdout.write(`logs kept in ${runDir}\n`);
+  if (options.keep || options.profile || failed) process.stdout.write(`logs kept in ${runDir}\n`);
   else await rm(runDir, { recursive: true, force: true });
   return failed ? 1 : 0;
 }

@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 const KIB_PER_MIB = 1024;
 
 let clockTicks: number | undefined;
-function ticksPerSecond(): number {
+/** Kernel clock ticks per second (the unit of /proc/<pid>/stat CPU times). */
+export function ticksPerSecond(): number {
   if (clockTicks === undefined) {
     try {
       clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

@@ -54,9 +54,17 @@ export class ChildServer {
 }
 
 /** Spawns `node <script> …args` with its stdout and stderr appended to `logFile`. */
-export function spawnNode(name: string, script: string, args: string[], env: NodeJS.ProcessEnv, logFile: string, cwd: string): ChildServer {
+export function spawnNode(
+  name: string,
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  cwd: string,
+  nodeArgs: string[] = [],
+): ChildServer {
   const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(process.execPath, [script, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   return new ChildServer(name, child, logFile);

@@ -112,3 +112,23 @@ export function sqlPerRequest(rows: RowResult[]): string | undefined {
   }
   return lines.length ? `SQL per request (pg_stat_statements: statements per request, mean execution time):\n${lines.join('\n')}` : undefined;
 }
+
+/** Where the CPU went, per work unit of each side: service, PostgreSQL, the bench itself, the baseline server. */
+export function cpuPerUnitTable(rows: RowResult[]): string {
+  const fmt = (value: number | undefined) => (value === undefined ? '–' : value < 10 ? value.toFixed(3) : value.toFixed(1));
+  const lines = ['CPU ms per unit (measured phases; service │ PostgreSQL │ bench/load generator │ baseline server):'];
+  for (const row of rows) {
+    if (row.status !== 'ok') continue;
+    for (const [name, side] of [
+      ['service ', row.service],
+      ['baseline', row.baseline],
+    ] as const) {
+      const cpu = side?.cpuPerUnit;
+      if (!cpu) continue;
+      lines.push(
+        `  ${row.id.padEnd(3)} ${name} per ${row.unit.replace(/\/s$/, '').padEnd(8)} ${fmt(cpu.serviceMs).padStart(8)} │ ${fmt(cpu.databaseMs).padStart(8)} │ ${fmt(cpu.benchMs).padStart(8)} │ ${fmt(cpu.baselineServerMs).padStart(8)}`,
+      );
+    }
+  }
+  return lines.join('\n');
+}

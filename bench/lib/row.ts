@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Api } from './api.js';
+import { addCpu, cpuDelta, type CpuPerUnit, type CpuSnapshot, cpuSnapshot, type CpuSources, perUnit } from './cpu.js';
 import type { BenchDatabase } from './database.js';
 import { failureCount, type LoadOutcome } from './load.js';
 import { LatencyRecorder } from './latency.js';
@@ -25,6 +26,8 @@ export interface SideResult {
   p99Ms?: number;
   /** Memory and CPU of the process that served this side (the service, or the baseline server). */
   memory?: MemoryFigures;
+  /** CPU milliseconds per unit, by process, over the measured phases of this side (warm-up excluded). */
+  cpuPerUnit?: CpuPerUnit;
 }
 
 export interface RowResult {
@@ -64,6 +67,8 @@ export interface RowContext {
   /** Pool of the raw `pg` baselines, on the same database as their own role. */
   baselinePool: pg.Pool;
   sqlStats: SqlStats;
+  /** The service process and the database cluster, for CPU accounting per phase. */
+  cpu: CpuSources;
   runDir: string;
   /** Data rows hand to later rows (e.g. the uploaded 1 GiB file for the download row). */
   shared: Map<string, unknown>;
@@ -93,6 +98,11 @@ export interface CompareSpec {
   warmBaseline?: () => Promise<unknown>;
   service: (round: number) => Promise<Phase>;
   baseline: (round: number) => Promise<Phase>;
+  /** Untimed preparation before each measured phase (e.g. seeding its data); outside the CPU accounting. */
+  prepareService?: (round: number) => Promise<void>;
+  prepareBaseline?: (round: number) => Promise<void>;
+  /** Processes to charge CPU time to (the baseline server is added from `baselineProbe`). */
+  cpu?: CpuSources;
   serviceProbe: ProcessProbe;
   /** The process serving the baseline when it is a server of its own (not the bench's pg client). */
   baselineProbe?: ProcessProbe;
@@ -135,16 +145,21 @@ export async function compare(spec: CompareSpec): Promise<{ service: SideResult;
     }
     return 0;
   };
+  const noCpu: CpuSnapshot = { service: 0, bench: 0 };
   const sides = {
-    service: { phases: [] as Phase[], run: spec.service, label: spec.serviceLabel, warm: 0 },
-    baseline: { phases: [] as Phase[], run: spec.baseline, label: spec.baselineLabel, warm: 0 },
+    service: { phases: [] as Phase[], run: spec.service, prepare: spec.prepareService, label: spec.serviceLabel, warm: 0, cpu: noCpu },
+    baseline: { phases: [] as Phase[], run: spec.baseline, prepare: spec.prepareBaseline, label: spec.baselineLabel, warm: 0, cpu: noCpu },
   };
+  const cpuSources = spec.cpu && { ...spec.cpu, baselineServer: spec.baselineProbe };
   sides.service.warm = warmRequests(await spec.warmService?.());
   sides.baseline.warm = warmRequests(await spec.warmBaseline?.());
   for (let round = 0; round < spec.rounds; round++) {
     const order = round % 2 === 0 ? [sides.service, sides.baseline] : [sides.baseline, sides.service];
     for (const side of order) {
+      await side.prepare?.(round);
+      const before = cpuSources && cpuSnapshot(cpuSources);
       const phase = await side.run(round);
+      if (before) side.cpu = addCpu(side.cpu, cpuDelta(before, cpuSnapshot(cpuSources!)));
       if (failureCount(phase.outcome) > 0) throw new MeasurementError(describeFailures(side.label, phase.outcome));
       side.phases.push(phase);
     }
@@ -170,6 +185,7 @@ export async function compare(spec: CompareSpec): Promise<{ service: SideResult;
       p50Ms: latency.percentile(50),
       p99Ms: latency.percentile(99),
       memory,
+      cpuPerUnit: cpuSources ? perUnit(side.cpu, units) : undefined,
     };
   };
   const service = summarise(sides.service, serviceWindow.stop());

@@ -33,6 +33,8 @@ export async function startService(options: {
   runDir: string;
   repoRoot: string;
   extraEnv?: Record<string, string>;
+  /** Node flags for the service process, e.g. `--cpu-prof` (bench --profile). */
+  nodeArgs?: string[];
 }): Promise<ServiceHandle> {
   const dataDir = join(options.runDir, 'service-data');
   await mkdir(dataDir, { recursive: true });
@@ -48,7 +50,15 @@ export async function startService(options: {
     DATABASE_URL: options.databaseUrl,
     ...options.extraEnv,
   };
-  const server = spawnNode('service', join(options.serviceDir, 'main.js'), [], env, join(options.runDir, 'service.log'), options.repoRoot);
+  const server = spawnNode(
+    'service',
+    join(options.serviceDir, 'main.js'),
+    [],
+    env,
+    join(options.runDir, 'service.log'),
+    options.repoRoot,
+    options.nodeArgs,
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(server, `${url}/health/ready`, 120_000);

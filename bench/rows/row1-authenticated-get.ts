@@ -35,6 +35,7 @@ export const row1: RowModule = {
       service: async () => ({ outcome: await load(route.path, authorised, scale.cheapSeconds) }),
       baseline: async () => ({ outcome: await load('/health/live', {}, scale.cheapSeconds) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
     });
     return [finishRow(ROW, measured, [`route: ${route.label}`, `${scale.connections} connections`])];

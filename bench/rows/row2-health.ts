@@ -29,6 +29,7 @@ export const row2: RowModule = {
       service: async () => ({ outcome: await load(ctx.service.url, scale.cheapSeconds) }),
       baseline: async () => ({ outcome: await load(ctx.baselineServer.url, scale.cheapSeconds) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       baselineProbe: ctx.baselineServer.probe,
     });

@@ -95,6 +95,7 @@ export const row3: RowModule = {
       service: async () => ({ outcome: await post(scale.objectAddSeconds, () => servedNext++) }),
       baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directNext++) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       sqlParity: true,
     });
@@ -113,6 +114,7 @@ export const row3: RowModule = {
       service: async () => ({ outcome: await post(scale.objectAddSeconds, resendServed) }),
       baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directResend++ % directCreated) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       sqlParity: true,
     });

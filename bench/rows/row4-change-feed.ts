@@ -72,6 +72,7 @@ export const row4: RowModule = {
       service: async () => ({ outcome: await served(scale.walks) }),
       baseline: async () => ({ outcome: await raw(scale.walks) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       sqlParity: true,
     });

@@ -69,6 +69,7 @@ export const row5: RowModule = {
       service: async () => ({ outcome: await served(scale.walks) }),
       baseline: async () => ({ outcome: await raw(scale.walks) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       sqlParity: true,
     });

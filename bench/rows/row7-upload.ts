@@ -145,6 +145,7 @@ export const row7: RowModule = {
       service: async () => ({ outcome: await direct(ctx.service.url, '/filebox/files', scale.directFiles, scale.directFileBytes, auth), units: directMiB(scale.directFiles) }),
       baseline: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload', scale.directFiles, scale.directFileBytes, {}), units: directMiB(scale.directFiles) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       baselineProbe: ctx.baselineServer.probe,
     });
@@ -183,6 +184,7 @@ export const row7: RowModule = {
         return { outcome, units: size / MiB };
       },
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       baselineProbe: ctx.baselineServer.probe,
     });

@@ -74,6 +74,7 @@ export const row8: RowModule = {
       service: async () => ({ outcome: await load(ctx.service.url, servicePath, auth, scale.downloadPasses), units: mib(scale.downloadPasses) }),
       baseline: async () => ({ outcome: await load(ctx.baselineServer.url, `/files/${baselineName}`, {}, scale.downloadPasses), units: mib(scale.downloadPasses) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       baselineProbe: ctx.baselineServer.probe,
     });

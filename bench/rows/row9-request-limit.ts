@@ -43,6 +43,7 @@ export const row9: RowModule = {
       service: async () => ({ outcome: await load(limited, scale.cheapSeconds) }),
       baseline: async () => ({ outcome: await load(unlimited, scale.cheapSeconds) }),
       serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
       sql: ctx.sqlStats,
       bothSidesThroughService: true,
     });
