@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
@@ -129,8 +129,12 @@ export class SchemaRegistryService {
     return new PageResult(items, encodeCursor({ s: items[items.length - 1].schemaID }));
   }
 
-  async exists(namespace: SchemaNamespace, schemaId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+  /**
+   * A caller inside a transaction passes its manager: asking the pool for a second connection while holding
+   * one starves the pool under concurrency (every holder waits for a connection none will release).
+   */
+  async exists(namespace: SchemaNamespace, schemaId: string, manager?: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await (manager ?? this.dataSource).query(
       `SELECT 1 FROM schemas WHERE namespace = $1 AND schema_id = $2`,
       [namespace, schemaId],
     );

@@ -186,6 +186,50 @@ describe('intel collections (/intel/collections)', () => {
       expectCode(await patch('missing', { schemaID: 'file-schema' }, '"1"'), 404, 'NotFound');
     });
 
+    it('checks in order: 404, then 412, then 422 SchemaNotFound', async () => {
+      await create({ name: 'check-order', schemaID: 'phishing-schema' }).expect(201);
+      expectCode(await patch('missing', { schemaID: 'no-such-schema' }, '"9"'), 404, 'NotFound');
+      expectCode(await patch('check-order', { schemaID: 'no-such-schema' }, '"9"'), 412, 'ResourceModified');
+      expectCode(await patch('check-order', { schemaID: 'no-such-schema' }, '"1"'), 422, 'SchemaNotFound');
+      expect((await get('check-order')).headers.etag).toBe('"1"');
+    });
+
+    it('lets exactly one of concurrent PATCHes with the same tag win; the others get 412 ResourceModified', async () => {
+      await create({ name: 'contended', schemaID: 'phishing-schema' }).expect(201);
+      const targets = ['file-schema', 'phishing-schema-v2', 'file-schema', 'phishing-schema-v2', 'file-schema', 'phishing-schema-v2'];
+      const responses = await Promise.all(targets.map((schemaID) => patch('contended', { schemaID }, '"1"')));
+      const winners = responses.flatMap((response, i) => (response.status === 204 ? [i] : []));
+      expect(winners).toHaveLength(1);
+      responses.filter((response) => response.status !== 204).forEach((response) => expectCode(response, 412, 'ResourceModified'));
+      const viewed = await get('contended');
+      expect(viewed.headers.etag).toBe('"2"');
+      expect(viewed.body).toEqual({ name: 'contended', schemaID: targets[winners[0]] });
+    });
+
+    it('serves more concurrent registrations and PATCHes than the connection pool holds (none waits forever)', async () => {
+      // Each of these runs a transaction; a schema lookup on a second pooled connection inside it starved
+      // the pool (24 connections) and hung every request.
+      const names = Array.from({ length: 60 }, (_, i) => `pool-${i}`);
+      const headers = { 'X-Api-Key': t.adminKey, 'Content-Type': 'application/json' };
+      const created = await Promise.all(
+        names.map((name) =>
+          fetch(`${t.url}/intel/collections`, { method: 'POST', headers, body: JSON.stringify({ name, schemaID: 'phishing-schema' }) }),
+        ),
+      );
+      expect(created.map((response) => response.status)).toEqual(names.map(() => 201));
+      const patched = await Promise.all(
+        names.map((name) =>
+          fetch(`${t.url}/intel/collections/${name}`, {
+            method: 'PATCH',
+            headers: { ...headers, 'If-Match': '"1"' },
+            body: JSON.stringify({ schemaID: 'file-schema' }),
+          }),
+        ),
+      );
+      expect(patched.map((response) => response.status)).toEqual(names.map(() => 204));
+      for (const name of names.slice(0, 3)) expect((await get(name)).body).toEqual({ name, schemaID: 'file-schema' });
+    });
+
     it.each([
       ['an array body', 'patch-array', [{ schemaID: 'file-schema' }]],
       ['a numeric schemaID', 'patch-number', { schemaID: 5 }],
@@ -224,6 +268,12 @@ describe('intel collections (/intel/collections)', () => {
       }
       expect(seen).toEqual(names);
 
+      // A forged cursor past every id (even beyond the integer column's range) is an empty page, not a 500.
+      for (const a of [2147483647, 2147483648, Number.MAX_SAFE_INTEGER]) {
+        const beyond = await list(`?cursor=${Buffer.from(JSON.stringify({ a })).toString('base64url')}`);
+        expect({ a, status: beyond.status, body: beyond.body }).toEqual({ a, status: 200, body: [] });
+      }
+      expectCode(await list(`?cursor=${Buffer.from('{"a":-1}').toString('base64url')}`), 400, 'InvalidQueryArgument');
       expectCode(await list('?cursor=%%%'), 400, 'InvalidQueryArgument');
       expectCode(await list(`?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`), 400, 'InvalidQueryArgument');
       expectCode(await list('?limit=-1'), 400, 'InvalidQueryArgument');
