@@ -147,6 +147,33 @@ describe('intel schemas (/intel/schemas)', () => {
       expectCode(await get('deep-huge'), 404, 'NotFound');
     });
 
+    it('refuses a number out of the range of a double (it would read back as null) with 400 InvalidData', async () => {
+      for (const [schemaID, number] of [['huge-minimum', '1e400'], ['huge-negative', '-1e400']]) {
+        const text = `{"schemaID": "${schemaID}", "type": "object", "properties": {"n": {"minimum": ${number}}}}`;
+        const response = await t
+          .http()
+          .post('/intel/schemas')
+          .set('X-Api-Key', t.adminKey)
+          .set('Content-Type', 'application/json')
+          .send(text);
+        expectCode(response, 400, 'InvalidData');
+        expectCode(await get(schemaID), 404, 'NotFound');
+      }
+      await post(documentOf('finite')).expect(201);
+      const replaced = await t
+        .http()
+        .put('/intel/schemas/finite')
+        .set('X-Api-Key', t.adminKey)
+        .set('If-Match', '"1"')
+        .set('Content-Type', 'application/json')
+        .send('{"schemaID": "finite", "x-vendor": [1, 2, 1e999]}');
+      expectCode(replaced, 400, 'InvalidData');
+      expect((await get('finite')).body).toEqual(documentOf('finite'));
+      // Large but finite numbers are kept.
+      expect((await post({ schemaID: 'large-finite', maximum: 1e300 })).status).toBe(201);
+      expect((await get('large-finite')).body).toEqual({ schemaID: 'large-finite', maximum: 1e300 });
+    });
+
     it('reports the compiler message for a document that does not compile', async () => {
       const response = await post({ schemaID: 'compile-msg', type: 'object', properties: { a: { type: 'nope' } } });
       expectCode(response, 400, 'InvalidData');
@@ -236,6 +263,37 @@ describe('intel schemas (/intel/schemas)', () => {
 
     it('refuses a malformed path value with 400 InvalidPathArgument', async () => {
       expectCode(await put('bad%20id', documentOf('bad id'), '"1"'), 400, 'InvalidPathArgument');
+    });
+
+    it('checks in order: If-Match, document, schemaID, existence, replay, tag', async () => {
+      await post(documentOf('ordered')).expect(201);
+      await put('ordered', documentOf('ordered', { title: 'v2' }), '"1"').expect(204);
+      const invalid = { schemaID: 'ordered', type: 'nope' };
+      // If-Match missing beats an invalid document (both 400, told apart by the code).
+      expectCode(await put('ordered', invalid), 400, 'BadRequest');
+      // An invalid document beats a stale tag and an unknown schema.
+      expectCode(await put('ordered', invalid, '"1"'), 400, 'InvalidData');
+      expectCode(await put('never-there', { schemaID: 'never-there', type: 'nope' }, '"1"'), 400, 'InvalidData');
+      // A changed schemaID beats a stale tag and an unknown schema.
+      expectCode(await put('ordered', documentOf('renamed'), '"1"'), 422, 'InvalidSchemaID');
+      expectCode(await put('never-there', documentOf('renamed'), '"1"'), 422, 'InvalidSchemaID');
+      // Unknown beats the tag; the current document beats a stale tag; then the tag is judged.
+      expectCode(await put('never-there', documentOf('never-there'), '"7"'), 404, 'NotFound');
+      expect((await put('ordered', documentOf('ordered', { title: 'v2' }), '"1"')).status).toBe(204);
+      expectCode(await put('ordered', documentOf('ordered', { title: 'v3' }), '"1"'), 412, 'ResourceModified');
+      expect((await get('ordered')).headers.etag).toBe('"2"');
+    });
+
+    it('lets exactly one of concurrent PUTs with the same tag win; the others get 412 ResourceModified', async () => {
+      await post(documentOf('contended')).expect(201);
+      const documents = Array.from({ length: 8 }, (_, i) => documentOf('contended', { title: `writer ${i}` }));
+      const responses = await Promise.all(documents.map((document) => put('contended', document, '"1"')));
+      const winners = responses.flatMap((response, i) => (response.status === 204 ? [i] : []));
+      expect(winners).toHaveLength(1);
+      responses.filter((response) => response.status !== 204).forEach((response) => expectCode(response, 412, 'ResourceModified'));
+      const viewed = await get('contended');
+      expect(viewed.headers.etag).toBe('"2"');
+      expect(viewed.body).toEqual(documents[winners[0]]);
     });
   });
 

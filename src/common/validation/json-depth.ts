@@ -16,3 +16,19 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * Whether a parsed JSON value holds a number JSON.parse could not represent (`1e400` → Infinity). Such a
+ * value would be stored as `null` (JSON.stringify(Infinity)), so what is read back would differ from what
+ * was accepted and validated. Iterative, like nestedDeeperThan.
+ */
+export function holdsNonFiniteNumber(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current === 'number' && !Number.isFinite(current)) return true;
+    // No spread: an array of millions of items would exceed the argument limit.
+    if (typeof current === 'object' && current !== null) for (const child of Object.values(current)) pending.push(child);
+  }
+  return false;
+}

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../errors/api-error.js';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js';
+import { holdsNonFiniteNumber, MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js';
 
 interface FieldError {
   field: string;
@@ -46,6 +46,9 @@ export class AppValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' && nestedDeeperThan(value, MAX_JSON_DEPTH)) {
       throw new ApiError('InvalidData', `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    if (metadata.type === 'body' && holdsNonFiniteNumber(value)) {
+      throw new ApiError('InvalidData', 'the request body holds a number out of the range of a double (e.g. 1e400)');
     }
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && !isPlainObject(value)) {
       throw new ApiError('InvalidData', 'the request body must be a JSON object');
