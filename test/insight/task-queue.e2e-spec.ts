@@ -156,11 +156,24 @@ describe('insight task queue', () => {
         ['failed-tasks', { taskID: id, error: { code: 'X' } }],
         ['failed-tasks', { taskID: id, error: { code: 1, message: 'y' } }],
         ['failed-tasks', { taskID: id, error: 'X' }],
+        // PostgreSQL text cannot hold U+0000: refused, not a 500.
+        ['failed-tasks', { taskID: id, error: { code: 'X\u0000', message: 'y' } }],
+        ['failed-tasks', { taskID: id, error: { code: 'X', message: 'y\u0000z' } }],
+        ['failed-tasks', { taskID: id, error: { code: 'X'.repeat(257), message: 'y' } }],
+        ['failed-tasks', { taskID: id, error: { code: 'X', message: 'y'.repeat(65537) } }],
       ];
       for (const [path, body] of malformed) {
         const response = await t.http().post(`/insight/task-queue/${path}`).set('X-Api-Key', t.adminKey).send(body as object);
         expect({ path, body, status: response.status, code: response.body.code }).toEqual({ path, body, status: 400, code: 'InvalidData' });
       }
+      // A number JSON cannot carry as a double (it would be stored as null after passing the schema).
+      const huge = await t
+        .http()
+        .post('/insight/task-queue/completed-tasks')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'application/json')
+        .send(`{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "example.com"}], "context": {"verdict": "benign", "score": 1e400}}}`);
+      expect([huge.status, huge.body.code]).toEqual([400, 'InvalidData']);
       // Nothing above changed the task.
       expect(await viewTask(t, id)).toEqual({ id, params: domainParams(), state: 'Pending' });
       expect((await complete(t, id)).status).toBe(204);
@@ -239,6 +252,58 @@ describe('insight task queue', () => {
         result: { type: 'File', keys: [{ type: 'SHA1Hash', value: 'da39a3ee5e6b4b0d3255bfef95601890afd80709' }], context: {} },
       });
     });
+  });
+
+  describe('concurrent reports of one task', () => {
+    it('two executors completing the same task at once: exactly one 204, the other 422 InvalidState', async () => {
+      const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => registerTask(t, domainParams(`twice-${i}.example`))));
+      expect((await take(t, 1000)).map((item) => item.id).sort()).toEqual([...ids].sort());
+      for (const id of ids) {
+        const result = { ...GOOD_RESULT, keys: ((await viewTask(t, id)).params as { objectKeys: unknown }).objectKeys };
+        const [a, b] = await Promise.all([complete(t, id, result), complete(t, id, { ...result, context: { verdict: 'benign' } })]);
+        expect([a.status, b.status].sort()).toEqual([204, 422]);
+        const loser = a.status === 204 ? b : a;
+        expect(loser.body.code).toBe('InvalidState');
+        const view = await viewTask(t, id);
+        expect(view.state).toBe('Completed');
+        expect(view.result).toEqual(a.status === 204 ? result : { ...result, context: { verdict: 'benign' } });
+      }
+    });
+
+    it('a completion racing a failure: exactly one wins and the view shows the winner', async () => {
+      const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => registerTask(t, domainParams(`race-${i}.example`))));
+      await take(t, 1000);
+      for (const id of ids) {
+        const result = { ...GOOD_RESULT, keys: ((await viewTask(t, id)).params as { objectKeys: unknown }).objectKeys };
+        const [completed, failed] = await Promise.all([complete(t, id, result), fail(t, id, { code: 'Crashed', message: 'x' })]);
+        expect([completed.status, failed.status].sort()).toEqual([204, 422]);
+        expect((completed.status === 204 ? failed : completed).body.code).toBe('InvalidState');
+        const view = await viewTask(t, id);
+        if (completed.status === 204) expect(view).toEqual({ id, params: view.params, state: 'Completed', result });
+        else expect(view).toEqual({ id, params: view.params, state: 'Failed', error: { code: 'Crashed', message: 'x' } });
+      }
+    });
+  });
+
+  it("a PUT of the task's schema applies to the next completion", async () => {
+    await registerSchema(t, { schemaID: 'evolving', type: 'object' });
+    const [first, second] = [await registerTask(t, { schemaID: 'evolving', objectKeys: [{ type: 'DomainName', value: 'e1.example' }] }),
+      await registerTask(t, { schemaID: 'evolving', objectKeys: [{ type: 'DomainName', value: 'e2.example' }] })];
+    await take(t, 1000);
+    const resultOf = (domain: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value: domain }], context: {} });
+    // The open schema (compiled and cached by now) accepts an empty context.
+    expect((await complete(t, first, resultOf('e1.example'))).status).toBe(204);
+
+    const stricter = { schemaID: 'evolving', type: 'object', properties: { context: { required: ['verdict'] } } };
+    const put = await t.http().put('/insight/schemas/evolving').set('X-Api-Key', t.adminKey).set('If-Match', '"1"').send(stricter);
+    expect(put.status).toBe(204);
+    const refused = await complete(t, second, resultOf('e2.example'));
+    expect([refused.status, refused.body.code, refused.body.details?.AbsoluteKeywordLocation]).toEqual([
+      422,
+      'SchemaCheckFail',
+      'evolving#/properties/context/required',
+    ]);
+    expect((await complete(t, second, { ...resultOf('e2.example'), context: { verdict: 'x' } })).status).toBe(204);
   });
 
   it('six concurrent executors drain 120 tasks: each task delivered once, none lost', async () => {

@@ -26,6 +26,11 @@ describe('insight tasks', () => {
       [{ params: 'verdict' }, 400, 'InvalidData'],
       [{ params: { objectKeys: [{ type: 'DomainName', value: 'a.com' }] } }, 400, 'InvalidData'],
       [{ params: { schemaID: 7, objectKeys: [{ type: 'DomainName', value: 'a.com' }] } }, 400, 'InvalidData'],
+      // A malformed schemaID cannot name a schema; U+0000 in it once reached SQL (500).
+      [{ params: { schemaID: 'a\u0000b', objectKeys: [{ type: 'DomainName', value: 'a.com' }] } }, 400, 'InvalidData'],
+      [{ params: { schemaID: 'bad id', objectKeys: [{ type: 'DomainName', value: 'a.com' }] } }, 400, 'InvalidData'],
+      [{ params: { schemaID: '', objectKeys: [{ type: 'DomainName', value: 'a.com' }] } }, 400, 'InvalidData'],
+      [{ params: { schemaID: 'v'.repeat(129), objectKeys: [{ type: 'DomainName', value: 'a.com' }] } }, 400, 'InvalidData'],
       [{ params: { schemaID: 'verdict' } }, 400, 'InvalidData'],
       [{ params: { ...domainParams(), extra: 1 } }, 400, 'InvalidData'],
       [{ params: domainParams(), extra: 1 }, 400, 'InvalidData'],
@@ -71,7 +76,14 @@ describe('insight tasks', () => {
       const response = await post(body);
       expect({ body, status: response.status, code: response.body.code }).toEqual({ body, status, code });
     }
-    for (const raw of ['[]', '"text"', 'null', '{"params":', '{"params": {"schemaID": "verdict", "objectKeys": [1, 2]}}']) {
+    for (const raw of [
+      '[]',
+      '"text"',
+      'null',
+      '{"params":',
+      '{"params": {"schemaID": "verdict", "objectKeys": [1, 2]}}',
+      '{"params": {"schemaID": "verdict", "objectKeys": [{"type": "DomainName", "value": "a.com"}]}, "n": 1e400}',
+    ]) {
       const response = await t.http().post('/insight/tasks').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(raw);
       expect({ raw, status: response.status, code: response.body.code }).toEqual({ raw, status: 400, code: 'InvalidData' });
     }

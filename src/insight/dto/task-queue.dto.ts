@@ -26,16 +26,21 @@ export class CompleteTaskDto {
   result: InsightObjectFormDto;
 }
 
+/** PostgreSQL text cannot hold U+0000: refused here (400) rather than failing the insert (500). */
+const NO_NUL = /^[^\u0000]*$/;
+
 export class TaskErrorDto {
-  @ApiProperty({ maxLength: 256, description: "The executor's own code." })
+  @ApiProperty({ maxLength: 256, description: "The executor's own code (no U+0000)." })
   @IsString()
   @IsNotEmpty()
   @MaxLength(256)
+  @Matches(NO_NUL, { message: 'code must not contain U+0000' })
   code: string;
 
-  @ApiProperty({ maxLength: 65536 })
+  @ApiProperty({ maxLength: 65536, description: 'No U+0000.' })
   @IsString()
   @MaxLength(65536)
+  @Matches(NO_NUL, { message: 'message must not contain U+0000' })
   message: string;
 }
 

@@ -4,14 +4,13 @@ import {
   ArrayMaxSize,
   IsArray,
   IsDefined,
-  IsNotEmpty,
   IsOptional,
   IsString,
   Matches,
-  MaxLength,
   ValidateNested,
 } from 'class-validator';
 import type { ObjectKey } from '../../common/indicators/index.js';
+import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 import { TASK_STATES, type TaskState } from '../entities/task.entity.js';
 import { InsightObjectKeyDto, InsightObjectView } from './insight-object.dto.js';
 
@@ -19,10 +18,13 @@ import { InsightObjectKeyDto, InsightObjectView } from './insight-object.dto.js'
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class TaskParamsDto {
-  @ApiProperty({ description: 'The insight schema the result is validated against.', example: 'phishing' })
+  @ApiProperty({
+    description: 'The insight schema the result is validated against.',
+    example: 'phishing',
+    pattern: SCHEMA_ID_PATTERN.source,
+  })
   @IsString()
-  @IsNotEmpty()
-  @MaxLength(128)
+  @Matches(SCHEMA_ID_PATTERN, { message: 'schemaID must be a schema identifier' })
   schemaID: string;
 
   @ApiPropertyOptional({
