@@ -1,10 +1,15 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { IfMatch } from '../common/tags/tag.js';
-import { SCHEMA_DOCUMENT_OPENAPI } from '../schema-registry/dto/schema.dto.js';
+import {
+  ETAG_HEADER,
+  IF_MATCH_HEADER,
+  LINK_HEADER,
+  SCHEMA_DOCUMENT_OPENAPI,
+} from '../schema-registry/dto/schema.dto.js';
 import { CollectionsService } from './collections.service.js';
 import {
   CollectionNameParamDto,
@@ -30,21 +35,21 @@ export class CollectionsController {
 
   @Get()
   @Authenticated()
-  @ApiOkResponse({ type: [CollectionView], description: 'The readable collections; next page in `Link: rel="next"`.' })
+  @ApiOkResponse({ type: [CollectionView], headers: LINK_HEADER, description: 'The readable collections.' })
   list(@Principal() principal: PrincipalType, @Query() query: PageQueryDto) {
     return this.collections.list(principal, query);
   }
 
   @Get(':collectionName')
   @RequirePermission(COLLECTION, 'Read')
-  @ApiOkResponse({ type: CollectionView, description: 'The tag is in `ETag`.' })
+  @ApiOkResponse({ type: CollectionView, headers: ETAG_HEADER })
   view(@Param() params: CollectionNameParamDto) {
     return this.collections.view(params.collectionName);
   }
 
   @Get(':collectionName/schema')
   @RequirePermission(COLLECTION, 'Read')
-  @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, description: "The schema's document; `ETag` is the schema's tag." })
+  @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, headers: ETAG_HEADER, description: "The schema's document and tag." })
   schema(@Param() params: CollectionNameParamDto) {
     return this.collections.schemaOf(params.collectionName);
   }
@@ -52,6 +57,7 @@ export class CollectionsController {
   @Patch(':collectionName')
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
+  @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse()
   update(@Param() params: CollectionNameParamDto, @IfMatch() ifMatch: string, @Body() form: UpdateCollectionDto) {
     return this.collections.update(params.collectionName, ifMatch, form);

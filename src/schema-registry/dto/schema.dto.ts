@@ -34,3 +34,16 @@ export const SCHEMA_DOCUMENT_OPENAPI = {
   },
   additionalProperties: true,
 };
+
+/** OpenAPI documentation of the tag and paging headers (the result interceptor writes them). */
+export const ETAG_HEADER = {
+  ETag: { description: 'The tag, `"<n>"`; send it back in `If-Match`.', schema: { type: 'string' } },
+};
+export const LINK_HEADER = {
+  Link: { description: 'The next page: `<path?cursor=...>; rel="next"`; absent on the last page.', schema: { type: 'string' } },
+};
+export const IF_MATCH_HEADER = {
+  name: 'If-Match',
+  required: true,
+  description: 'The `ETag` of the latest view: missing → 400 BadRequest, stale → 412 ResourceModified.',
+};

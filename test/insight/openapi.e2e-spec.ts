@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+interface SchemaObject {
+  $ref?: string;
+  type?: string;
+  items?: SchemaObject;
+  properties?: Record<string, SchemaObject>;
+  required?: string[];
+  enum?: string[];
+  allOf?: SchemaObject[];
+}
+interface Operation {
+  parameters?: { in: string; name: string; required?: boolean }[];
+  requestBody?: { content: Record<string, { schema: SchemaObject }> };
+  responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;
+}
+interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, SchemaObject> };
+}
+
+/**
+ * Every endpoint of the schema, collection and insight areas, with its success status, the top-level fields
+ * of its request and response bodies (wire names, wire-contract §7.2–7.7 and §9), and its parameters.
+ */
+const ENDPOINTS: {
+  method: string;
+  path: string;
+  status: string;
+  request?: string[];
+  response?: string[];
+  array?: boolean;
+  params?: string[];
+  headers?: string[];
+}[] = [
+  ...['intel', 'insight'].flatMap((area) => [
+    { method: 'post', path: `/${area}/schemas`, status: '201', request: ['schemaID'], response: ['schemaID'] },
+    { method: 'get', path: `/${area}/schemas`, status: '200', response: ['schemaID', 'title'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'] },
+    { method: 'get', path: `/${area}/schemas/{schema_id}`, status: '200', response: ['schemaID'], params: ['path:schema_id'], headers: ['ETag'] },
+    { method: 'put', path: `/${area}/schemas/{schema_id}`, status: '204', request: ['schemaID'], params: ['path:schema_id', 'header:If-Match'] },
+  ]),
+  { method: 'post', path: '/intel/collections', status: '201', request: ['name', 'schemaID'], response: ['name'] },
+  { method: 'get', path: '/intel/collections', status: '200', response: ['name', 'schemaID'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'] },
+  { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName'], headers: ['ETag'] },
+  { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName'], headers: ['ETag'] },
+  { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'] },
+  { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'] },
+  { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error'], params: ['path:task_id'] },
+  { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit'], response: ['id', 'createdAt', 'params'], array: true },
+  { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result'] },
+  { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error'] },
+];
+
+describe('OpenAPI document: schemas, collections and insight', () => {
+  let t: TestApp;
+  let document: OpenApiDocument;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const response = await t.http().get('/openapi.json');
+    expect(response.status).toBe(200);
+    document = JSON.parse(response.text) as OpenApiDocument;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** Follows `$ref` and a lone `allOf` wrapper to the schema object itself. */
+  function resolve(schema: SchemaObject): SchemaObject {
+    if (schema.$ref) return resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]);
+    if (schema.allOf?.length === 1) return resolve(schema.allOf[0]);
+    return schema;
+  }
+
+  const propertiesOf = (schema: SchemaObject) => Object.keys(resolve(schema).properties ?? {}).sort();
+
+  it('lists exactly these operations under the three areas', () => {
+    const listed = Object.entries(document.paths)
+      .filter(([path]) => /^\/(intel\/(schemas|collections)|insight\/)/.test(path) && !path.includes('/objects'))
+      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(listed.sort()).toEqual(ENDPOINTS.map((endpoint) => `${endpoint.method.toUpperCase()} ${endpoint.path}`).sort());
+  });
+
+  it.each(ENDPOINTS.map((endpoint) => [`${endpoint.method.toUpperCase()} ${endpoint.path}`, endpoint] as const))(
+    '%s documents its request, response, parameters and headers',
+    (_name, endpoint) => {
+      const operation = document.paths[endpoint.path][endpoint.method];
+      expect(Object.keys(operation.responses)).toContain(endpoint.status);
+      const success = operation.responses[endpoint.status];
+
+      if (endpoint.request) {
+        const body = operation.requestBody?.content['application/json']?.schema;
+        expect(body).toBeDefined();
+        expect(propertiesOf(body!)).toEqual(expect.arrayContaining(endpoint.request));
+      } else {
+        expect(operation.requestBody).toBeUndefined();
+      }
+
+      if (endpoint.response) {
+        const schema = resolve(success.content!['application/json'].schema);
+        const item = endpoint.array ? (expect(schema.type).toBe('array'), schema.items!) : schema;
+        expect(propertiesOf(item)).toEqual(expect.arrayContaining(endpoint.response));
+      } else {
+        expect(success.content).toBeUndefined();
+      }
+
+      const params = (operation.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`);
+      expect(params.sort()).toEqual([...(endpoint.params ?? [])].sort());
+      expect(Object.keys(success.headers ?? {}).sort()).toEqual([...(endpoint.headers ?? [])].sort());
+    },
+  );
+
+  it('names the wire fields and enums exactly (wire-contract §6, §7.6, §7.7)', () => {
+    const schemas = document.components.schemas;
+    expect(propertiesOf(schemas.TaskParamsDto)).toEqual(['fileID', 'objectKeys', 'schemaID']);
+    expect(propertiesOf(schemas.TaskParamsView)).toEqual(['fileID', 'objectKeys', 'schemaID']);
+    expect(propertiesOf(schemas.TaskView)).toEqual(['error', 'id', 'params', 'result', 'state']);
+    expect(schemas.TaskView.required?.sort()).toEqual(['id', 'params', 'state']);
+    expect(resolve(schemas.TaskView.properties!.state).enum).toEqual(['Pending', 'Completed', 'Failed']);
+    expect(propertiesOf(schemas.TaskErrorView)).toEqual(['code', 'message']);
+    expect(propertiesOf(schemas.InsightObjectView)).toEqual(['context', 'keys', 'type']);
+    expect(resolve(schemas.InsightObjectView.properties!.type).enum).toEqual(['File', 'DomainName', 'URL', 'IPAddress']);
+    expect(resolve(schemas.InsightObjectKeyDto.properties!.type).enum).not.toContain('IPNetwork');
+    expect(propertiesOf(schemas.TaskErrorDto)).toEqual(['code', 'message']);
+    expect(propertiesOf(schemas.TaskRegistrationView)).toEqual(['taskID']);
+    expect(propertiesOf(schemas.SchemaCommonView)).toEqual(['schemaID', 'title']);
+  });
+});
