@@ -14,11 +14,14 @@ export class TakeTasksDto {
   limit: number;
 }
 
-export class CompleteTaskDto {
+/** What both reports carry: the task they are about. */
+class TaskReportDto {
   @ApiProperty({ format: 'uuid' })
   @Matches(UUID_PATTERN, { message: 'taskID must be a UUID' })
   taskID: string;
+}
 
+export class CompleteTaskDto extends TaskReportDto {
   @ApiProperty({ type: InsightObjectFormDto })
   @IsDefined()
   @ValidateNested()
@@ -44,11 +47,7 @@ export class TaskErrorDto {
   message: string;
 }
 
-export class FailTaskDto {
-  @ApiProperty({ format: 'uuid' })
-  @Matches(UUID_PATTERN, { message: 'taskID must be a UUID' })
-  taskID: string;
-
+export class FailTaskDto extends TaskReportDto {
   @ApiProperty({ type: TaskErrorDto })
   @IsDefined()
   @ValidateNested()
