@@ -14,10 +14,12 @@ export const SchemaRegistryErrors = {
   schemaIdChanged: (pathId: string, bodyId: string) =>
     new ApiError('InvalidSchemaID', `the schemaID of a schema cannot change: path ${pathId}, body ${bodyId}`),
   schemaNotFound: (schemaId: string) => new ApiError('SchemaNotFound', `schema ${schemaId} does not exist`),
-  checkFailed: (schemaId: string, violations: SchemaViolation[]) =>
+  /** `violations` may be the first ones of `errorCount`; the details then say how many there were. */
+  checkFailed: (schemaId: string, violations: SchemaViolation[], errorCount = violations.length) =>
     new ApiError(
       'SchemaCheckFail',
-      `the object does not match schema ${schemaId}: ${violations[0].InstanceLocation || '/'} ${violations[0].Message}`,
-      { ...violations[0], errors: violations },
+      `the object does not match schema ${schemaId}: ${violations[0].InstanceLocation || '/'} ${violations[0].Message}` +
+        (errorCount > violations.length ? ` (and ${errorCount - 1} more violations; the first ${violations.length} are listed)` : ''),
+      { ...violations[0], errors: violations, ...(errorCount > violations.length && { errorCount }) },
     ),
 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
-import { SchemaRegistryService } from './schema-registry.service.js';
+import { MAX_REPORTED_VIOLATIONS, SchemaRegistryService } from './schema-registry.service.js';
 
 const PHISHING = {
   schemaID: 'phishing-schema',
@@ -80,6 +80,29 @@ describe('SchemaRegistryService.validate', () => {
       },
     ];
     expect(error.details).toEqual({ ...violations[0], errors: violations });
+  });
+
+  it('lists at most MAX_REPORTED_VIOLATIONS violations and then says how many there were', async () => {
+    const document = { schemaID: 'strings', properties: { context: { properties: { a: { items: { type: 'string' } } } } } };
+    const { service } = fakeTable({ version: 1, document });
+    const items = MAX_REPORTED_VIOLATIONS * 3;
+    const error = await errorOf(
+      service.validate('intel', 'strings', { type: 'URL', keys: [], context: { a: Array.from({ length: items }, (_, i) => i) } }),
+    );
+    const details = error.details as { errors: { InstanceLocation: string }[]; errorCount: number; InstanceLocation: string };
+    expect(error.code).toBe('SchemaCheckFail');
+    expect(details.errors).toHaveLength(MAX_REPORTED_VIOLATIONS);
+    expect(details.errors[MAX_REPORTED_VIOLATIONS - 1].InstanceLocation).toBe(`/context/a/${MAX_REPORTED_VIOLATIONS - 1}`);
+    expect(details.errorCount).toBe(items);
+    expect(details.InstanceLocation).toBe('/context/a/0');
+    expect(error.message).toContain(`and ${items - 1} more violations`);
+
+    // At the cap exactly, nothing is left out and no count is added.
+    const atCap = await errorOf(
+      service.validate('intel', 'strings', { context: { a: Array.from({ length: MAX_REPORTED_VIOLATIONS }, (_, i) => i) } }),
+    );
+    expect((atCap.details as { errors: unknown[] }).errors).toHaveLength(MAX_REPORTED_VIOLATIONS);
+    expect(atCap.details).not.toHaveProperty('errorCount');
   });
 
   it('compiles once per version and uses a new version as soon as the table has it', async () => {

@@ -18,6 +18,12 @@ const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const COMPILES_PER_INSTANCE = 1000;
 
 /**
+ * Most violations a SchemaCheckFail lists. A 2 MiB array of wrong items has a million violations: listing
+ * them all answered with a 135 MB error body, and a 16 MiB one could not be serialised at all (a 500).
+ */
+export const MAX_REPORTED_VIOLATIONS = 1000;
+
+/**
  * Strict mode is off on purpose: in 2020-12 unknown keywords (our own `schemaID`, vendor `x-*` fields) and
  * unknown formats are annotations, so rejecting them would refuse valid documents. `addUsedSchema: false`
  * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`.
@@ -143,13 +149,15 @@ export class SchemaRegistryService {
 
   /**
    * Validates `instance` (an object `{type, keys, context}`) against the schema's current version.
-   * 422 SchemaNotFound if the schema does not exist; 422 SchemaCheckFail with every violation otherwise.
+   * 422 SchemaNotFound if the schema does not exist; 422 SchemaCheckFail with every violation otherwise (at
+   * most MAX_REPORTED_VIOLATIONS of them, with `errorCount` when there are more).
    */
   async validate(namespace: SchemaNamespace, schemaId: string, instance: unknown): Promise<void> {
     const validate = await this.currentValidator(namespace, schemaId);
     if (validate(instance)) return;
-    const violations = (validate.errors ?? []).map((error) => violationOf(schemaId, error));
-    throw SchemaRegistryErrors.checkFailed(schemaId, violations);
+    const errors = validate.errors ?? [];
+    const violations = errors.slice(0, MAX_REPORTED_VIOLATIONS).map((error) => violationOf(schemaId, error));
+    throw SchemaRegistryErrors.checkFailed(schemaId, violations, errors.length);
   }
 
   /**

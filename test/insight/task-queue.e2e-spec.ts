@@ -216,6 +216,19 @@ describe('insight task queue', () => {
       expect((await complete(t, id)).status).toBe(204);
     });
 
+    it('lists at most 1000 violations, with errorCount telling how many there were', async () => {
+      await registerSchema(t, { schemaID: 'string-items', properties: { context: { properties: { list: { items: { type: 'string' } } } } } });
+      const id = await registerTask(t, { schemaID: 'string-items', objectKeys: [{ type: 'DomainName', value: 'many.example' }] });
+      await take(t, 10);
+      const list = Array.from({ length: 5000 }, (_, i) => i);
+      const response = await complete(t, id, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'many.example' }], context: { list } });
+      expect([response.status, response.body.code]).toEqual([422, 'SchemaCheckFail']);
+      expect(response.body.details.errors).toHaveLength(1000);
+      expect(response.body.details.errorCount).toBe(5000);
+      expect(response.body.details.InstanceLocation).toBe('/context/list/0');
+      expect((await complete(t, id, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'many.example' }], context: {} })).status).toBe(204);
+    });
+
     it('checks result keys: InvalidKeyFormat, InvalidKeySet', async () => {
       const id = await registerTask(t);
       await take(t, 10);
