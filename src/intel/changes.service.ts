@@ -72,8 +72,9 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     // Never issued: positions only ever come from a committed last_seq.
     if (cursor.s > lastSeq) throw ObjectErrors.unknownCursor();
     if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
-    const items = rows.map(({ operation, object }) => ({ operation, object }));
-    const next = rows.length > 0 ? encodeChangesCursor(collection.id, Number(rows[rows.length - 1].seq)) : undefined;
+    // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
+    const items = rows.map(({ operation, object: { type, keys, context } }) => ({ operation, object: { type, keys, context } }));
+    const next = rows.length > 0 ? encodeChangesCursor(collection.id, Number(rows[rows.length - 1].position)) : undefined;
     return new PageResult(items, next);
   }
 

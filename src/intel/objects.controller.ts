@@ -1,13 +1,63 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  type CallHandler,
+  Controller,
+  Delete,
+  type ExecutionContext,
+  Get,
+  HttpCode,
+  Injectable,
+  type NestInterceptor,
+  Param,
+  Post,
+  Query,
+  UseInterceptors,
+} from '@nestjs/common';
+import type { Request } from 'express';
+import type { Observable } from 'rxjs';
+import {
+  ApiBadRequestResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
-import { ObjectFormDto } from '../common/indicators/object-form.dto.js';
+import { ObjectFormDto, unsupportedAttributeIn } from '../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
-import { CollectionIdParamDto, DeleteObjectQueryDto, ObjectChangeView, ObjectView } from './dto/object.dto.js';
+import {
+  CHANGES_LINK_HEADER,
+  ChangesQueryDto,
+  CollectionIdParamDto,
+  DeleteObjectQueryDto,
+  LISTING_LINK_HEADER,
+  ObjectChangeView,
+  ObjectView,
+} from './dto/object.dto.js';
+import { ObjectErrors } from './objects.errors.js';
 import { ObjectsService } from './objects.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
+
+/**
+ * Refuses a context holding an attribute the global pipe would delete before the service sees it
+ * (UNSUPPORTED_ATTRIBUTE_NAMES): 400 InvalidData rather than a 204 for an object stored without it.
+ * An interceptor, because interceptors run before pipes.
+ */
+@Injectable()
+export class ContextAttributesGuard implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const body: unknown = context.switchToHttp().getRequest<Request>().body;
+    if (typeof body === 'object' && body !== null && 'context' in body) {
+      const pointer = unsupportedAttributeIn(body.context, '/context');
+      if (pointer !== undefined) throw ObjectErrors.unsupportedAttribute(pointer);
+    }
+    return next.handle();
+  }
+}
 
 @ApiTags('intel')
 @Controller('intel/collections/:collection_id/objects')
@@ -22,6 +72,10 @@ export class ObjectsController {
   @RequirePermission(COLLECTION, 'Write')
   @ApiOperation({ summary: 'Add an object, or replace the context and extend the keys of the one its keys name.' })
   @ApiNoContentResponse()
+  @ApiBadRequestResponse({ description: 'InvalidData: a malformed body.' })
+  @ApiNotFoundResponse({ description: 'Unknown collection.' })
+  @ApiUnprocessableEntityResponse({ description: 'InvalidKeyFormat, InvalidKeySet, KeySetConflict, SchemaCheckFail.' })
+  @UseInterceptors(ContextAttributesGuard)
   add(@Param() params: CollectionIdParamDto, @Body() form: ObjectFormDto) {
     return this.objects.add(params.collection_id, form);
   }
@@ -31,6 +85,9 @@ export class ObjectsController {
   @RequirePermission(COLLECTION, 'Write')
   @ApiOperation({ summary: 'Delete the object one of whose keys is given; an absent object is a success.' })
   @ApiNoContentResponse()
+  @ApiBadRequestResponse({ description: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed.' })
+  @ApiNotFoundResponse({ description: 'Unknown collection.' })
+  @ApiUnprocessableEntityResponse({ description: 'InvalidKeyFormat.' })
   remove(@Param() params: CollectionIdParamDto, @Query() query: DeleteObjectQueryDto) {
     return this.objects.remove(params.collection_id, query);
   }
@@ -39,8 +96,11 @@ export class ObjectsController {
   @RequirePermission(COLLECTION, 'Read')
   @ApiOkResponse({
     type: [ObjectView],
+    headers: LISTING_LINK_HEADER,
     description: 'A page; next page in `Link: rel="next"`, on the first page the changes cursor in `rel="related"`.',
   })
+  @ApiBadRequestResponse({ description: 'InvalidQueryArgument: a malformed cursor or limit.' })
+  @ApiNotFoundResponse({ description: 'Unknown collection.' })
   list(@Param() params: CollectionIdParamDto, @Query() query: PageQueryDto) {
     return this.objects.list(params.collection_id, query);
   }
@@ -50,9 +110,13 @@ export class ObjectsController {
   @ApiOperation({ summary: 'Follow the change feed; `cursor` is required.' })
   @ApiOkResponse({
     type: [ObjectChangeView],
+    headers: CHANGES_LINK_HEADER,
     description: 'A page; every non-empty page links the position after its last change in `Link: rel="next"`.',
   })
-  changesPage(@Param() params: CollectionIdParamDto, @Query() query: PageQueryDto) {
+  @ApiBadRequestResponse({ description: 'InvalidQueryArgument: the cursor missing, malformed, or of another collection.' })
+  @ApiNotFoundResponse({ description: 'Unknown collection.' })
+  @ApiUnprocessableEntityResponse({ description: 'CursorOutOfRange: changes after the cursor were pruned; list again.' })
+  changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto) {
     return this.changes.page(params.collection_id, query);
   }
 }

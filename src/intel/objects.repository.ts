@@ -145,54 +145,60 @@ export class ObjectsRepository {
   }
 
   /**
-   * A page of objects after `afterId` and the feed position, in ONE statement: a statement sees one
-   * snapshot, so the position is exactly the last change the page reflects (snapshot + later changes =
-   * the collection) without a REPEATABLE READ transaction's extra round trips.
+   * A page of objects after `afterId` with the feed position it reflects: snapshot + later changes = the
+   * collection (decisions §8). `position` is the object id.
+   *
+   * The collection is matched as a range on purpose. With `collection_id = $1` PostgreSQL may walk the
+   * primary key in id order and filter, costing the LIMIT as if collections were evenly interleaved: the
+   * first page of an empty or young collection then read every row of the older ones (measured: 3829
+   * buffers for an empty collection beside 100k objects, against 4). A range is not an equality, so only
+   * the (collection_id, id) index delivers `ORDER BY collection_id, id` without sorting the collection.
    */
-  async listPage(
+  listPage(collectionId: number, afterId: number, limit: number) {
+    return this.withFeedBounds<StoredObject>(
+      `SELECT id AS position, type, keys, context FROM intel_object
+        WHERE collection_id >= $1 AND collection_id <= $1 AND id > $2 ORDER BY collection_id, id LIMIT $3`,
+      collectionId,
+      afterId,
+      limit,
+    );
+  }
+
+  /** Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq. */
+  changesAfter(collectionId: number, afterSeq: number, limit: number) {
+    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject }>(
+      `SELECT seq AS position, operation, object FROM intel_change
+        WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      collectionId,
+      afterSeq,
+      limit,
+    );
+  }
+
+  /**
+   * Up to `limit` rows of `page` (a keyset SELECT over collection $1 after position $2, limit $3, whose
+   * key is aliased `position`) together with the collection's feed bounds, in ONE statement: a statement
+   * sees one snapshot, so the bounds are exactly those of the rows, without a REPEATABLE READ
+   * transaction's extra round trips.
+   */
+  private async withFeedBounds<Row>(
+    page: string,
     collectionId: number,
-    afterId: number,
+    after: number,
     limit: number,
-  ): Promise<{ lastSeq: number; rows: (StoredObject & { id: string })[] }> {
-    const rows: ({ lastSeq: string; id: string | null } & StoredObject)[] = await this.dataSource.query(
-      `SELECT c.last_seq AS "lastSeq", p.id, p.type, p.keys, p.context
+  ): Promise<{ lastSeq: number; prunedSeq: number; rows: (Row & { position: string })[] }> {
+    const rows: ({ lastSeq: string; prunedSeq: string; position: string | null } & Row)[] = await this.dataSource.query(
+      `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", r.*
          FROM intel_collection c
-         LEFT JOIN LATERAL (
-           SELECT id, type, keys, context FROM intel_object
-            WHERE collection_id = c.id AND id > $2 ORDER BY id LIMIT $3
-         ) p ON true
-        WHERE c.id = $1
-        ORDER BY p.id`,
-      [collectionId, afterId, limit],
+         LEFT JOIN (${page}) r ON true
+        WHERE c.id = $1::int
+        ORDER BY r.position`,
+      [collectionId, after, limit],
     );
     return {
       lastSeq: Number(rows[0].lastSeq),
-      rows: rows.filter((row): row is typeof row & { id: string } => row.id !== null),
-    };
-  }
-
-  /** Changes after `afterSeq` with the feed's bounds, in one statement (one snapshot, so pruning cannot interleave). */
-  async changesAfter(
-    collectionId: number,
-    afterSeq: number,
-    limit: number,
-  ): Promise<{ lastSeq: number; prunedSeq: number; rows: { seq: string; operation: ChangeOperation; object: StoredObject }[] }> {
-    const rows: { lastSeq: string; prunedSeq: string; seq: string | null; operation: ChangeOperation; object: StoredObject }[] =
-      await this.dataSource.query(
-        `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", ch.seq, ch.operation, ch.object
-           FROM intel_collection c
-           LEFT JOIN LATERAL (
-             SELECT seq, operation, object FROM intel_change
-              WHERE collection_id = c.id AND seq > $2 ORDER BY seq LIMIT $3
-           ) ch ON true
-          WHERE c.id = $1
-          ORDER BY ch.seq`,
-        [collectionId, afterSeq, limit],
-      );
-    return {
-      lastSeq: Number(rows[0].lastSeq),
       prunedSeq: Number(rows[0].prunedSeq),
-      rows: rows.filter((row): row is typeof row & { seq: string } => row.seq !== null),
+      rows: rows.filter((row): row is typeof row & { position: string } => row.position !== null),
     };
   }
 
@@ -200,6 +206,8 @@ export class ObjectsRepository {
    * Deletes, per collection, every change up to the newest one older than the retention window, and
    * records that position as pruned_seq. Cutting at a sequence number (not a timestamp) keeps the
    * remaining feed a gap-free suffix, so "cursor < pruned_seq" is exactly "a change it needs is gone".
+   * pruned_seq never moves back: two overlapping runs (two instances) may commit in either order, and the
+   * one with the older snapshot and lower cut must not undo the other's mark over changes already deleted.
    */
   async prune(retentionDays: number): Promise<number> {
     const rows: { removed: number }[] = await this.dataSource.query(
@@ -213,7 +221,9 @@ export class ObjectsRepository {
           WHERE ch.collection_id = cut.collection_id AND ch.seq <= cut.seq
          RETURNING 1
        ),
-       marked AS (UPDATE intel_collection c SET pruned_seq = cut.seq FROM cut WHERE c.id = cut.collection_id)
+       marked AS (
+         UPDATE intel_collection c SET pruned_seq = GREATEST(c.pruned_seq, cut.seq) FROM cut WHERE c.id = cut.collection_id
+       )
        SELECT count(*)::int AS removed FROM removed`,
       [retentionDays],
     );

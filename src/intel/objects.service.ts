@@ -55,10 +55,11 @@ export class ObjectsService {
    * rules, and error locations then point into what the client sent.
    */
   async add(collectionName: string, form: ObjectFormDto): Promise<void> {
+    // 404 first, as for the change feed: an unknown collection is not a question of the object's keys.
+    const collection = await this.collections.findByName(collectionName);
     const keys = sortKeys(normalizeKeySet(form.type, form.keys));
     const context = JSON.stringify(form.context);
     if (UNSTORABLE_ESCAPE.test(context)) throw ObjectErrors.unstorableContext();
-    const collection = await this.collections.findByName(collectionName);
     await this.schemas.validate('intel', collection.schemaId, { type: form.type, keys, context: form.context });
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
@@ -80,8 +81,8 @@ export class ObjectsService {
 
   /** Idempotent: an absent object is a success with no change record. */
   async remove(collectionName: string, query: DeleteObjectQueryDto): Promise<void> {
-    const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
     const collection = await this.collections.findByName(collectionName);
+    const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
     // Same reasoning as the add pre-check: absent now means the delete may be ordered now, as a no-op.
     if ((await this.repository.findHits(this.dataSource, collection.id, [key], null)).length === 0) return;
     // One statement: it takes the collection lock first, and if a concurrent delete won the race it
@@ -95,7 +96,7 @@ export class ObjectsService {
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
     const { lastSeq, rows } = await this.repository.listPage(collection.id, afterId, page.limit + 1);
-    const { items, next } = sliceAfterId(rows, page.limit, (row) => Number(row.id));
+    const { items, next } = sliceAfterId(rows, page.limit, (row) => Number(row.position));
     const views = items.map(({ type, keys, context }) => ({ type, keys, context }));
     const related =
       page.cursor === undefined

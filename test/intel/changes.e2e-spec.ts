@@ -205,6 +205,55 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     expect((await followAll(t, b, startB)).changes).toHaveLength(1);
   });
 
+  it('never moves the pruned position back when two prunes overlap (two instances sharing the database)', async () => {
+    const c = await freshCollection();
+    const { changesCursor: start } = await listAll(t, c);
+    for (let n = 1; n <= 4; n++) await addFile(c, n);
+    const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
+    await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1 AND seq <= 2`, [id]);
+
+    // Another instance's prune, which saw one more change aged out (cut 3), is in flight and holds the row.
+    const other = new pg.Client({ connectionString: t.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('DELETE FROM intel_change WHERE collection_id = $1 AND seq <= 3', [id]);
+      await other.query('UPDATE intel_collection SET pruned_seq = 3 WHERE id = $1', [id]);
+      // This instance's prune reads its snapshot now (cut 2), then waits for the rows the other one holds.
+      const pruning = t.app.get(ChangesService).prune();
+      const waiting = async () =>
+        Number(
+          (
+            await db.query(
+              `SELECT count(*) AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pruned_seq%'`,
+            )
+          ).rows[0].n,
+        );
+      for (let attempt = 0; attempt < 200 && (await waiting()) === 0; attempt++) await new Promise((r) => setTimeout(r, 25));
+      expect(await waiting()).toBe(1);
+      await other.query('COMMIT');
+      await pruning;
+    } finally {
+      await other.end();
+    }
+
+    const [{ pruned }] = (await db.query('SELECT pruned_seq AS pruned FROM intel_collection WHERE id = $1', [id])).rows;
+    expect(Number(pruned)).toBe(3);
+    // Change 3 is gone: a follower at position 2 must be told so, not handed change 4 as if nothing were missing.
+    const atTwo = Buffer.from(JSON.stringify({ c: id, s: 2 })).toString('base64url');
+    expectCode(await changes(c, `?cursor=${atTwo}`), 422, 'CursorOutOfRange');
+    expectCode(await changes(c, `?cursor=${start}`), 422, 'CursorOutOfRange');
+  });
+
+  it('shows each change object with the fields in ObjectView order (type, keys, context)', async () => {
+    const c = await freshCollection();
+    const { changesCursor } = await listAll(t, c);
+    await addFile(c, 1, { z: 1, a: 2 });
+    const page = await changes(c, `?cursor=${changesCursor}`);
+    expect(page.text).toMatch(/^\[\{"operation":"Add","object":\{"type":"File","keys":\[.*\],"context":\{.*\}\}\}\]$/);
+  });
+
   it('needs Read on the collection', async () => {
     const c = await freshCollection();
     const { changesCursor } = await listAll(t, c);

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { type ChangeBody, canonical, createCollection, listAll, md5, replay, sha1 } from './objects.helpers.js';
+import {
+  type ChangeBody,
+  canonical,
+  createCollection,
+  followAll,
+  listAll,
+  md5,
+  type ObjectViewBody,
+  replay,
+  sha1,
+} from './objects.helpers.js';
 
 const WRITERS = 12;
 const OPERATIONS_PER_WRITER = 30;
@@ -23,8 +33,8 @@ describe('change feed under concurrent writers', () => {
   const headers = () => ({ 'X-Api-Key': t.adminKey, 'Content-Type': 'application/json' });
 
   /** One writer: a deterministic mix of adds (new objects and updates), merges that may conflict, and deletes. */
-  async function writer(id: number): Promise<number[]> {
-    const statuses: number[] = [];
+  async function writer(id: number): Promise<string[]> {
+    const statuses: string[] = [];
     let seed = id * 7919 + 1;
     const random = () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -43,8 +53,8 @@ describe('change feed under concurrent writers', () => {
         const body = { type: 'File', keys, context: { writer: id, op, size: op } };
         response = await fetch(base(), { method: 'POST', headers: headers(), body: JSON.stringify(body) });
       }
-      await response.arrayBuffer();
-      statuses.push(response.status);
+      const text = await response.text();
+      statuses.push(response.status === 204 ? '204' : `${response.status} ${(JSON.parse(text) as { code: string }).code}`);
     }
     return statuses;
   }
@@ -68,6 +78,19 @@ describe('change feed under concurrent writers', () => {
     }
   }
 
+  /** First listing pages (the whole collection fits one) taken while the writers run, with their changes cursors. */
+  async function lister(done: () => boolean): Promise<{ objects: ObjectViewBody[]; cursor: string }[]> {
+    const snapshots: { objects: ObjectViewBody[]; cursor: string }[] = [];
+    while (!done()) {
+      const response = await fetch(`${base()}?limit=1000`, { headers: headers() });
+      expect(response.status).toBe(200);
+      const links = parseLinks(response.headers.get('link') ?? undefined);
+      expect(links.next).toBeUndefined();
+      snapshots.push({ objects: (await response.json()) as ObjectViewBody[], cursor: cursorOf(links.related) as string });
+    }
+    return snapshots;
+  }
+
   it('a follower polling while many clients write sees every committed change exactly once, in feed order', async () => {
     // A starting population, then the snapshot the follower starts from.
     for (let n = 0; n < POOL; n += 2) {
@@ -78,13 +101,15 @@ describe('change feed under concurrent writers', () => {
 
     let writersDone = false;
     const following = follower(snapshot.changesCursor, () => writersDone);
+    const listing = lister(() => writersDone);
     const statuses = (await Promise.all(Array.from({ length: WRITERS }, (_, id) => writer(id)))).flat();
     writersDone = true;
     const seen = await following;
+    const snapshots = await listing;
 
-    // Writes succeeded or were refused as conflicts; nothing else (no 500, no lock errors).
-    expect(new Set(statuses)).toEqual(new Set(statuses.filter((s) => s === 204 || s === 422)));
-    expect(statuses.filter((s) => s === 204).length).toBeGreaterThan(WRITERS * OPERATIONS_PER_WRITER * 0.5);
+    // Writes succeeded or were refused as key-set conflicts; nothing else (no 500, no lock errors).
+    expect([...new Set(statuses)].sort()).toEqual(['204', '422 KeySetConflict'].filter((s) => statuses.includes(s)));
+    expect(statuses.filter((s) => s === '204').length).toBeGreaterThan(WRITERS * OPERATIONS_PER_WRITER * 0.5);
 
     // The whole feed read afterwards in one pass: the follower saw exactly this, no gaps, no repeats.
     const feed: ChangeBody[] = [];
@@ -101,6 +126,44 @@ describe('change feed under concurrent writers', () => {
     // Replaying what the follower saw over the first snapshot gives the collection as it is now.
     const fresh = await listAll(t, 'busy', 6);
     expect(canonical(replay(snapshot.objects, seen))).toEqual(canonical(fresh.objects));
+
+    // Every listing taken mid-write is exactly the collection at its own changes cursor: the first snapshot
+    // replayed with the feed up to that cursor (the whole feed minus what follows the cursor). A page and a
+    // cursor from two snapshots would disagree as soon as a change committed between them.
+    expect(snapshots.length).toBeGreaterThan(2);
+    for (const { objects, cursor } of snapshots) {
+      const { changes: after } = await followAll(t, 'busy', cursor, 1000);
+      expect(after).toEqual(feed.slice(feed.length - after.length));
+      expect(canonical(objects)).toEqual(canonical(replay(snapshot.objects, feed.slice(0, feed.length - after.length))));
+    }
+  });
+
+  it('adds and deletes of one object racing each other: the feed replays to the final state, Add/Remove alternate', async () => {
+    const key = md5(777);
+    const { changesCursor, objects } = await listAll(t, 'busy', 1000);
+    const requests = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0
+        ? fetch(base(), {
+            method: 'POST',
+            headers: headers(),
+            body: JSON.stringify({ type: 'File', keys: [{ type: 'MD5Hash', value: key }], context: { i } }),
+          })
+        : fetch(`${base()}?objectKeyType=MD5Hash&objectKey=${key}`, { method: 'DELETE', headers: headers() }),
+    );
+    const responses = await Promise.all(requests);
+    expect(responses.map((r) => r.status)).toEqual(Array(40).fill(204));
+    const feed: ChangeBody[] = [];
+    let path: string | undefined = `/intel/collections/busy/objects/changes?cursor=${changesCursor}&limit=1000`;
+    while (path) {
+      const page: { body: unknown; headers: Record<string, string> } = await t.http().get(path).set('X-Api-Key', t.adminKey);
+      feed.push(...(page.body as ChangeBody[]));
+      path = (page.body as ChangeBody[]).length > 0 ? parseLinks(page.headers.link).next : undefined;
+    }
+    // One object: it can only be removed while present and only be added while absent.
+    const lifecycle = feed.map((change) => change.operation).filter((operation) => operation !== 'Update');
+    lifecycle.forEach((operation, index) => expect(operation).toBe(index % 2 === 0 ? 'Add' : 'Remove'));
+    const fresh = await listAll(t, 'busy', 1000);
+    expect(canonical(replay(objects, feed))).toEqual(canonical(fresh.objects));
   });
 
   it('concurrent identical adds of a new object record exactly one Add', async () => {

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
@@ -233,7 +236,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       expect((await state(c)).objects).toEqual([]);
     });
 
-    it('refuses a body that is not JSON with a 400 and a JSON error body', async () => {
+    it('refuses a body that is not JSON with 400 InvalidData', async () => {
       const c = await freshCollection();
       const response = await t
         .http()
@@ -241,8 +244,49 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send('{"type": "File", ');
-      expect(response.status).toBe(400);
-      expect(response.body.code).toEqual(expect.any(String));
+      expectCode(response, 400, 'InvalidData');
+    });
+
+    it('keeps context attributes named like Object.prototype members, at any depth (listing and feed)', async () => {
+      const c = await freshCollection();
+      const { changesCursor } = await state(c);
+      const context = {
+        toString: 'x',
+        valueOf: 1,
+        hasOwnProperty: true,
+        toLocaleString: null,
+        __defineGetter__: 'g',
+        nested: { isPrototypeOf: 2, propertyIsEnumerable: [3] },
+        list: [{ toString: 3 }, 'plain'],
+      };
+      await add(c, file([{ type: 'MD5Hash', value: md5(1) }], context)).expect(204);
+      const after = await state(c, changesCursor);
+      expect(after.objects.map((object) => object.context)).toEqual([context]);
+      expect(after.changes.map((change) => change.object.context)).toEqual([context]);
+    });
+
+    it.each([
+      ['__proto__ at the top', '{"__proto__": {"polluted": true}}', '/context/__proto__'],
+      ['constructor nested', '{"a": {"constructor": "c"}}', '/context/a/constructor'],
+      ['prototype inside an array', '{"a": [1, {"prototype": {}}]}', '/context/a/1/prototype'],
+    ])('refuses a context attribute named %s (the pipe would drop it) with 400 InvalidData', async (_name, context, pointer) => {
+      const c = await freshCollection();
+      const response = await t
+        .http()
+        .post(`/intel/collections/${c}/objects`)
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'application/json')
+        .send(`{"type": "File", "keys": [{"type": "MD5Hash", "value": "${md5(1)}"}], "context": ${context}}`);
+      expectCode(response, 400, 'InvalidData');
+      expect(response.body.details).toEqual({ InstanceLocation: pointer });
+      expect((await state(c)).objects).toEqual([]);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it('accepts those names as values, and as keys outside the context', async () => {
+      const c = await freshCollection();
+      await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { name: 'constructor', list: ['__proto__'] })).expect(204);
+      expect((await state(c)).objects[0].context).toEqual({ name: 'constructor', list: ['__proto__'] });
     });
 
     it('keeps a context as given, including nested values and a literal "\\u0000" text', async () => {
@@ -252,8 +296,10 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       expect((await state(c)).objects[0].context).toEqual(context);
     });
 
-    it('answers 404 NotFound for an unknown collection', async () => {
+    it('answers 404 NotFound for an unknown collection, before looking at the keys', async () => {
       expectCode(await add('no-such-collection', file([{ type: 'MD5Hash', value: md5(1) }])), 404, 'NotFound');
+      expectCode(await add('no-such-collection', file([{ type: 'MD5Hash', value: 'xyz' }])), 404, 'NotFound');
+      expectCode(await add('no-such-collection', file([])), 404, 'NotFound');
     });
   });
 
@@ -307,8 +353,9 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       expectCode(await remove(c, query), 422, 'InvalidKeyFormat');
     });
 
-    it('answers 404 NotFound for an unknown collection', async () => {
+    it('answers 404 NotFound for an unknown collection, before looking at the key', async () => {
       expectCode(await remove('no-such-collection', `?objectKeyType=MD5Hash&objectKey=${md5(1)}`), 404, 'NotFound');
+      expectCode(await remove('no-such-collection', '?objectKeyType=MD5Hash&objectKey=xyz'), 404, 'NotFound');
     });
   });
 
@@ -348,6 +395,65 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
     ])('refuses %s with 400 InvalidQueryArgument', async (_name, query) => {
       const c = await freshCollection();
       expectCode(await t.http().get(`/intel/collections/${c}/objects${query}`).set('X-Api-Key', t.adminKey), 400, 'InvalidQueryArgument');
+    });
+
+    it('reads a page from its own collection\'s index range, however many objects other collections hold', async () => {
+      const front = await freshCollection();
+      const back = await freshCollection();
+      const empty = await freshCollection();
+      const db = new pg.Client({ connectionString: t.databaseUrl });
+      await db.connect();
+      try {
+        // Two large collections, all of one's objects older than the other's: walking the primary key to the
+        // first page of `back` (or of `empty`) would pass over every object of `front`.
+        for (const [name, from] of [[front, 1_000_000], [back, 1_100_000]] as const) {
+          await db.query(
+            `INSERT INTO intel_object (id, collection_id, type, keys, context)
+             SELECT $2::bigint + g, (SELECT id FROM intel_collection WHERE name = $1), 'File', '[]', '{}'
+               FROM generate_series(1, 20000) g`,
+            [name, from],
+          );
+        }
+        await db.query('ANALYZE intel_object');
+        // The statements the service sends for these pages, explained with their own parameters.
+        const dataSource = (t.app.get(ObjectsRepository) as unknown as { dataSource: DataSource }).dataSource;
+        const query = dataSource.query.bind(dataSource);
+        const sent: [string, unknown[]][] = [];
+        dataSource.query = ((sql: string, parameters?: unknown[]) => {
+          if (sql.includes('FROM intel_object\n')) sent.push([sql, parameters ?? []]);
+          return query(sql, parameters);
+        }) as typeof dataSource.query;
+        try {
+          const first = await t.http().get(`/intel/collections/${back}/objects?limit=2`).set('X-Api-Key', t.adminKey);
+          expect(first.body).toHaveLength(2);
+          const next = parseLinks(first.headers.link as string).next;
+          expect((await t.http().get(next).set('X-Api-Key', t.adminKey)).body).toHaveLength(2);
+          expect((await listAll(t, empty)).objects).toEqual([]);
+        } finally {
+          dataSource.query = query;
+        }
+        expect(sent).toHaveLength(3);
+        interface PlanNode {
+          'Relation Name'?: string;
+          'Index Name'?: string;
+          'Rows Removed by Filter'?: number;
+          Plans?: PlanNode[];
+        }
+        const scansOf = (node: PlanNode): PlanNode[] => [
+          ...(node['Relation Name'] === 'intel_object' ? [node] : []),
+          ...(node.Plans ?? []).flatMap(scansOf),
+        ];
+        for (const [sql, parameters] of sent) {
+          const [{ 'QUERY PLAN': [plan] }] = (await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)).rows;
+          const scans = scansOf((plan as { Plan: PlanNode }).Plan);
+          expect(scans.map((scan) => [scan['Index Name'], scan['Rows Removed by Filter'] ?? 0])).toEqual([
+            ['IDX_intel_object_collection_id', 0],
+          ]);
+        }
+      } finally {
+        await db.query(`DELETE FROM intel_object WHERE id > 1000000`);
+        await db.end();
+      }
     });
 
     it('answers 404 NotFound for an unknown collection and 400 for a malformed name', async () => {

@@ -22,19 +22,15 @@ export const KEY_TYPES = [
 ] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
 
-/** Insight has the same types without `IPNetwork` (wire-contract §6). */
-export const INSIGHT_OBJECT_TYPES = ['File', 'DomainName', 'URL', 'IPAddress'] as const satisfies readonly ObjectType[];
-export type InsightObjectType = (typeof INSIGHT_OBJECT_TYPES)[number];
-export const INSIGHT_KEY_TYPES = [
-  'MD5Hash',
-  'SHA1Hash',
-  'SHA256Hash',
-  'SHA512Hash',
-  'DomainName',
-  'URL',
-  'IPAddress',
-] as const satisfies readonly KeyType[];
-export type InsightKeyType = (typeof INSIGHT_KEY_TYPES)[number];
+/** Insight has the same types without `IPNetwork` (wire-contract §6), in the same order. */
+export type InsightObjectType = Exclude<ObjectType, 'IPNetwork'>;
+export const INSIGHT_OBJECT_TYPES: readonly InsightObjectType[] = OBJECT_TYPES.filter(
+  (type): type is InsightObjectType => type !== 'IPNetwork',
+);
+export type InsightKeyType = Exclude<KeyType, 'IPNetwork'>;
+export const INSIGHT_KEY_TYPES: readonly InsightKeyType[] = KEY_TYPES.filter(
+  (type): type is InsightKeyType => type !== 'IPNetwork',
+);
 
 export interface ObjectKey {
   type: KeyType;

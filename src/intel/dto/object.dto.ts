@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../common/indicators/indicators.js';
 import { MAX_INPUT_KEY_LENGTH } from '../../common/indicators/object-form.dto.js';
+import { PageQueryDto } from '../../common/pagination/page.js';
 import { CHANGE_OPERATIONS, type ChangeOperation } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
@@ -49,3 +50,31 @@ export class ObjectChangeView {
   @ApiProperty({ type: ObjectView, description: 'The object after the change; its last state for `Remove`.' })
   object: ObjectView;
 }
+
+/** The feed query: `cursor` is required (400 InvalidQueryArgument when missing or empty). */
+export class ChangesQueryDto extends PageQueryDto {
+  @ApiProperty({
+    required: true,
+    description: 'Feed position: `rel="related"` of the first listing page, then `rel="next"` of the previous changes page.',
+  })
+  declare cursor?: string;
+}
+
+export const LISTING_LINK_HEADER = {
+  Link: {
+    description:
+      '`<...objects?cursor=...&limit=...>; rel="next"` while more pages exist; on the first page (no `cursor`) also ' +
+      '`</intel/collections/{collection_id}/objects/changes?cursor=<changes cursor>>; rel="related"`, the feed ' +
+      'position of the snapshot that page was read in.',
+    schema: { type: 'string' },
+  },
+};
+
+export const CHANGES_LINK_HEADER = {
+  Link: {
+    description:
+      '`<...changes?cursor=...&limit=...>; rel="next"` (the position after the last change) on every non-empty page; ' +
+      'absent on an empty page: keep the previous cursor and ask again later.',
+    schema: { type: 'string' },
+  },
+};
