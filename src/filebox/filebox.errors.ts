@@ -24,7 +24,7 @@ export const FileboxErrors = {
   malformedRange: () =>
     new ApiError('BadRequest', 'Range must be a single range of the form bytes=<start>-<end>'),
   rangeNotSatisfiable: (total: number) =>
-    new ApiError('RangeNotSatisfiable', `the range starts past the end of the ${total}-byte file`, { size: total }, {
+    new ApiError('RangeNotSatisfiable', `the range selects no byte of the ${total}-byte file`, { size: total }, {
       'Content-Range': `bytes */${total}`,
     }),
 };

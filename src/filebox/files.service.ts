@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -53,8 +54,7 @@ export class FilesService {
         }
         const meter = this.meter();
         await this.storage.put(fileId, part.content, meter);
-        // busboy already keeps only the last path segment of the file name.
-        stored = { name: part.filename || null, digests: meter.digests() };
+        stored = { name: storedName(part.filename), digests: meter.digests() };
       });
       if (!stored) throw FileboxErrors.expectedOneFile();
       if (stored.digests.size === 0) throw FileboxErrors.emptyFile();
@@ -82,10 +82,16 @@ export class FilesService {
     response.end();
   }
 
-  /** GET: the whole file (200) or one range (206), streamed from storage with backpressure. */
+  /**
+   * GET: the whole file (200) or one range (206), streamed from storage with backpressure. The content is
+   * opened before any header is written, so that a blob that cannot be read is a logged 500, not a 2xx
+   * cut short.
+   */
   async download(fileId: string, range: string | undefined, response: Response): Promise<void> {
     const file = await this.find(fileId);
     const span = range === undefined ? { start: 0, end: file.size - 1 } : resolveRange(range, file.size);
+    const content = this.storage.read(file.id, span.start, span.end);
+    await readable(content);
     setRepresentationHeaders(response, file);
     if (range !== undefined) {
       response.status(206).setHeader('Content-Range', `bytes ${span.start}-${span.end}/${file.size}`);
@@ -95,10 +101,10 @@ export class FilesService {
     response.setHeader('Content-Length', String(span.end - span.start + 1));
     try {
       // pipeline destroys the read stream (closing its descriptor) when the client goes away.
-      await pipeline(this.storage.read(file.id, span.start, span.end), response);
+      await pipeline(content, response);
     } catch (error) {
-      if (response.destroyed && !response.writableFinished) return; // the client aborted: nothing to answer
-      throw error;
+      if (CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) return; // nothing left to answer
+      throw error; // a storage failure mid-stream: the filter logs it and cuts the connection
     }
   }
 
@@ -109,6 +115,41 @@ export class FilesService {
     if (rows.length === 0) throw FileboxErrors.fileNotFound();
     return { ...rows[0], size: Number(rows[0].size) };
   }
+}
+
+/** How pipeline reports a client that went away during a download. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
+/**
+ * Resolves once `content` has its first bytes (or its end) ready; rejects, with the stream destroyed, on
+ * its error (a missing or unreadable blob). The listeners are gone when it settles, and the caller pipes
+ * the stream on in the same tick, so no error event can go unheard.
+ */
+function readable(content: Readable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const settle = (error?: Error) => {
+      content.off('readable', onReadable);
+      content.off('error', settle);
+      if (error) {
+        content.destroy();
+        reject(error);
+      } else {
+        resolve();
+      }
+    };
+    const onReadable = () => settle();
+    content.on('readable', onReadable);
+    content.on('error', settle);
+  });
+}
+
+/**
+ * The name kept with a direct upload: busboy already keeps only the last path segment; control characters
+ * go (a NUL cannot be stored in PostgreSQL text, and none belongs in a file name).
+ */
+function storedName(filename: string | undefined): string | null {
+  const name = (filename ?? '').replace(/[\u0000-\u001f\u007f]/g, '');
+  return name === '' ? null : name;
 }
 
 function setRepresentationHeaders(response: Response, file: StoredFile): void {

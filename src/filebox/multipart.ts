@@ -74,7 +74,13 @@ export function readMultipart(
       handlers.push(onPart(part).catch(fail));
     };
 
-    parser.on('file', (name, content, info) => accept({ name, filename: info.filename, isFile: true, content }));
+    parser.on('file', (name, content, info) => {
+      // A part refused before it was read has no consumer; if it is still arriving when fail() destroys the
+      // parser, busboy destroys it with "Unexpected end of file", and an error event nobody listens to
+      // would crash the process. Consumers (pipeline, for-await) attach their own listeners and see errors.
+      content.on('error', () => undefined);
+      accept({ name, filename: info.filename, isFile: true, content });
+    });
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) {
         fail(FileboxErrors.invalidField(`field ${name} is too long`));

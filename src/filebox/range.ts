@@ -8,30 +8,32 @@ export interface ByteSpan {
   end: number;
 }
 
-const SINGLE_RANGE = /^bytes=(?:(\d{1,16})-(\d{0,16})|-(\d{1,16}))$/;
+/** One range-spec; the unit is case-insensitive (RFC 9110 §14.1). Digits of any length: see resolveRange. */
+const SINGLE_RANGE = /^bytes=(?:(\d+)-(\d*)|-(\d+))$/i;
 
 /**
  * Resolves a `Range` header against a file of `total` (> 0) bytes, decisions §10: a single range only
- * (malformed or multi-range → 400), an end past the file clamped to the last byte, a span cut to
+ * (malformed, inverted or multi-range → 400), an end past the file clamped to the last byte, a span cut to
  * `MAX_RANGE_SPAN`, a start past the end → 416. Besides `a-b`, the RFC 9110 forms `a-` and `-n` are served.
+ * Positions are compared as BigInts, so a number too large for a double is still just "past the end".
  */
 export function resolveRange(header: string, total: number): ByteSpan {
   const match = SINGLE_RANGE.exec(header.trim());
   if (!match) throw FileboxErrors.malformedRange();
-  let start: number;
-  let end: number;
+  const size = BigInt(total);
+  let start: bigint;
+  let end: bigint;
   if (match[3] !== undefined) {
-    const suffix = Number(match[3]);
-    if (suffix === 0) throw FileboxErrors.rangeNotSatisfiable(total);
-    start = Math.max(0, total - suffix);
-    end = total - 1;
+    const suffix = BigInt(match[3]);
+    if (suffix === 0n) throw FileboxErrors.rangeNotSatisfiable(total);
+    start = suffix >= size ? 0n : size - suffix;
+    end = size - 1n;
   } else {
-    start = Number(match[1]);
-    end = match[2] === '' ? total - 1 : Number(match[2]);
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) {
-      throw FileboxErrors.malformedRange();
-    }
-    if (start >= total) throw FileboxErrors.rangeNotSatisfiable(total);
+    start = BigInt(match[1]);
+    if (match[2] !== '' && BigInt(match[2]) < start) throw FileboxErrors.malformedRange();
+    if (start >= size) throw FileboxErrors.rangeNotSatisfiable(total);
+    end = match[2] === '' ? size - 1n : BigInt(match[2]);
   }
-  return { start, end: Math.min(end, total - 1, start + MAX_RANGE_SPAN) };
+  const last = [end, size - 1n, start + BigInt(MAX_RANGE_SPAN)].reduce((a, b) => (b < a ? b : a));
+  return { start: Number(start), end: Number(last) };
 }

@@ -1,8 +1,40 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readlink, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { boundary, download, multipartBody, send, sql, storedFiles, uploadFile } from './filebox.helpers.js';
+import {
+  boundary,
+  complete,
+  download,
+  multipartBody,
+  openSession,
+  sdkPartFields,
+  send,
+  sql,
+  storedFiles,
+  uploadFile,
+  uploadPart,
+} from './filebox.helpers.js';
+
+/** Paths this process (which runs the server) holds open; empty where /proc is not available. */
+async function openPaths(): Promise<string[]> {
+  if (!existsSync('/proc/self/fd')) return [];
+  const links = await Promise.all(
+    (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
+  );
+  return links.filter((link) => link !== '');
+}
+
+/** Waits (bounded) until `check` holds; the assertion after it states what must be true. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 100 && !(await check()); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 const MiB = 1024 * 1024;
 
@@ -104,11 +136,17 @@ describe('filebox files', () => {
       ['bytes=990-', 990, 999],
       ['bytes=-10', 990, 999],
     ];
+    const sha256 = createHash('sha256').update(small);
+    const etag = `"${sha256.copy().digest('hex')}"`;
     for (const [range, start, end] of cases) {
       const response = await download(t, token, smallId, range);
       expect(response.status).toBe(206);
       expect(response.headers['content-range']).toBe(`bytes ${start}-${end}/1000`);
       expect(response.headers['content-length']).toBe(String(end - start + 1));
+      // The representation headers describe the whole file, whatever the range.
+      expect(response.headers['accept-ranges']).toBe('bytes');
+      expect(response.headers['etag']).toBe(etag);
+      expect(response.headers['repr-digest']).toContain(`sha-256=:${sha256.copy().digest('base64')}:`);
       expect(response.body.equals(small.subarray(start, end + 1))).toBe(true);
     }
   });
@@ -129,6 +167,134 @@ describe('filebox files', () => {
       expect(response.json().code).toBe('BadRequest');
       expect(response.headers['content-range']).toBeUndefined();
     }
+  });
+
+  it('answers Range edge cases: -0 is 416, numbers of any length clamp or are 416, the unit is case-insensitive', async () => {
+    const satisfiable: [string, number, number][] = [
+      ['bytes=0-99999999999999999999999', 0, 999],
+      ['bytes=990-18446744073709551616', 990, 999],
+      ['bytes=-99999999999999999999', 0, 999],
+      ['bytes=-1000', 0, 999],
+      ['bytes=-1001', 0, 999],
+      ['Bytes=0-1', 0, 1],
+      ['BYTES=998-', 998, 999],
+      ['bytes=00-01', 0, 1],
+    ];
+    for (const [range, start, end] of satisfiable) {
+      const response = await download(t, token, smallId, range);
+      expect([range, response.status, response.headers['content-range']]).toEqual([range, 206, `bytes ${start}-${end}/1000`]);
+      expect(response.body.equals(small.subarray(start, end + 1))).toBe(true);
+    }
+    for (const range of ['bytes=-0', 'bytes=99999999999999999999-', 'bytes=9007199254740993-9007199254740993', 'bytes=1000-']) {
+      const response = await download(t, token, smallId, range);
+      expect([range, response.status, response.json().code, response.headers['content-range']]).toEqual([
+        range,
+        416,
+        'RangeNotSatisfiable',
+        'bytes */1000',
+      ]);
+    }
+    for (const range of ['bytes=5-3', 'bytes=99999999999999999999-1', 'bytes=1e3-2000', 'bytes=0x10-20', 'bytes=-1-2']) {
+      const response = await download(t, token, smallId, range);
+      expect([range, response.status, response.json().code]).toEqual([range, 400, 'BadRequest']);
+    }
+  });
+
+  it('keeps a file name without its control characters (a NUL in filename* was a 500)', async () => {
+    const b = boundary();
+    const head = `--${b}\r\nContent-Disposition: form-data; name="file"; filename*=UTF-8''r%00e%01p%7Fo%C5%BCrt.txt\r\n\r\n`;
+    const response = await send(t, {
+      method: 'PUT',
+      path: '/filebox/files',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': `multipart/form-data; boundary=${b}` },
+      body: Buffer.concat([Buffer.from(head), Buffer.from('content'), Buffer.from(`\r\n--${b}--\r\n`)]),
+    });
+    expect(response.status).toBe(201);
+    const [row] = await sql<{ name: string }>(t, 'SELECT name FROM filebox_file WHERE id = $1', [response.json().fileID]);
+    expect(row.name).toBe('repożrt.txt');
+    const fetched = await download(t, token, response.json().fileID!);
+    expect(fetched.headers['content-disposition']).toBe("attachment; filename*=UTF-8''repo%C5%BCrt.txt");
+  });
+
+  it('answers a file whose content cannot be read with a logged 500 InternalError, not a cut-off 2xx', async () => {
+    const content = randomBytes(2000);
+    const fileId = (await uploadFile(t, token, content)).json().fileID!;
+    await rm(join(t.dataDir, 'files', 'objects', fileId));
+    for (const range of [undefined, 'bytes=0-99']) {
+      const response = await download(t, token, fileId, range);
+      expect([response.status, response.json().code]).toEqual([500, 'InternalError']);
+      expect(response.headers['content-range']).toBeUndefined();
+      expect(response.headers['etag']).toBeUndefined();
+    }
+    expect((await download(t, token, smallId)).body.equals(small)).toBe(true);
+  });
+
+  it('closes the content file when the client goes away mid-download, and keeps serving', async () => {
+    const big = randomBytes(32 * MiB);
+    const fileId = (await uploadFile(t, token, big)).json().fileID!;
+    const blob = join(t.dataDir, 'files', 'objects', fileId);
+    let openWhileStreaming = false;
+    await new Promise<void>((resolve, reject) => {
+      const request = httpRequest(`${t.url}/filebox/files/${fileId}/content`, { headers: { Authorization: `Bearer ${token}` } });
+      request.on('error', () => resolve());
+      request.on('response', (response) => {
+        expect(response.statusCode).toBe(200);
+        response.once('data', () => {
+          void openPaths()
+            .then((paths) => {
+              openWhileStreaming = paths.includes(blob);
+              request.destroy();
+              resolve();
+            })
+            .catch(reject);
+        });
+      });
+      request.end();
+    });
+    if (existsSync('/proc/self/fd')) expect(openWhileStreaming).toBe(true);
+    await eventually(async () => !(await openPaths()).includes(blob));
+    expect(await openPaths()).not.toContain(blob);
+    const again = await download(t, token, fileId, 'bytes=0-9');
+    expect(again.body.equals(big.subarray(0, 10))).toBe(true);
+  });
+
+  it('serves the SDK: a session upload framed as it sends it, then its full-download loop (wire-contract §12.10)', async () => {
+    const PART = 5 * MiB;
+    const content = randomBytes(11_534_339);
+    const sessionId = await openSession(t, token, PART);
+    for (let number = 1; number <= 3; number++) {
+      const part = content.subarray((number - 1) * PART, number * PART);
+      expect((await uploadPart(t, token, sessionId, sdkPartFields(number, part))).status).toBe(204);
+    }
+    const completed = await complete(t, token, sessionId);
+    expect(completed.status).toBe(201);
+    const fileId = completed.json().fileID!;
+    const head = await send(t, { method: 'HEAD', path: `/filebox/files/${fileId}/content`, headers: { Authorization: `Bearer ${token}` } });
+    expect(head.headers['content-length']).toBe('11534339');
+
+    // The SDK's download(): parse Content-Range as it does, continue from the reported end.
+    const parse = (header: string) => {
+      const value = header.trim();
+      expect(value.startsWith('bytes')).toBe(true);
+      const [span, total] = value.slice('bytes'.length).split('/');
+      const [start, end] = span.split('-');
+      return { start: Number(start.trim()), end: Number(end.trim()), total: Number(total.trim()) };
+    };
+    const ranges = ['bytes=0-5242880'];
+    let response = await download(t, token, fileId, ranges[0]);
+    let { start, end, total } = parse(response.headers['content-range'] as string);
+    let read = end - start + 1;
+    const chunks = [response.body];
+    while (read < total) {
+      ranges.push(`bytes=${end + 1}-${end + PART}`);
+      response = await download(t, token, fileId, ranges[ranges.length - 1]);
+      ({ start, end, total } = parse(response.headers['content-range'] as string));
+      read += end - start + 1;
+      chunks.push(response.body);
+    }
+    expect(ranges).toEqual(['bytes=0-5242880', 'bytes=5242881-10485760', 'bytes=10485761-15728640']);
+    expect(response.headers['content-range']).toBe('bytes 10485761-11534338/11534339');
+    expect(Buffer.concat(chunks).equals(content)).toBe(true);
   });
 
   it('cuts a span over 50 MiB to 50 MiB', async () => {

@@ -7,7 +7,7 @@ import { FILE_STORAGE } from '../../src/filebox/storage/file-storage.js';
 import type { LocalDiskStorage } from '../../src/filebox/storage/local-disk.storage.js';
 import { tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { boundary, openSession, sql, storedFiles, uploadFile } from './filebox.helpers.js';
+import { boundary, multipartBody, openSession, send, sql, storedFiles, uploadFile } from './filebox.helpers.js';
 
 const CAP = 64 * 1024;
 
@@ -98,6 +98,37 @@ describe('filebox limits and aborted uploads', () => {
     const sessionId = await openSession(t, token, 1024 * 1024);
     await expectNothingLeftAfterAbort(`/filebox/sessions/${sessionId}/parts`, 'filePart');
     expect(await sql(t, 'SELECT 1 FROM filebox_upload_part WHERE session_id = $1', [sessionId])).toEqual([]);
+  });
+
+  it('survives refusing a part it never read while that part is still arriving (an unheard stream error crashed it)', async () => {
+    const sessionId = await openSession(t, token, 1024 * 1024);
+    const big = randomBytes(4 * 1024 * 1024);
+    const cases: { path: string; fields: Parameters<typeof multipartBody>[1] }[] = [
+      { path: '/filebox/files', fields: [{ name: 'upload', filename: 'x', content: big }] },
+      { path: `/filebox/sessions/${sessionId}/parts`, fields: [{ name: 'junk', filename: 'upload', content: big }] },
+      {
+        path: `/filebox/sessions/${sessionId}/parts`,
+        fields: [
+          { name: 'number', filename: 'upload', content: '1' },
+          { name: 'number', filename: 'upload', content: big },
+        ],
+      },
+    ];
+    const before = await storedFiles(t);
+    for (const { path, fields } of cases) {
+      const b = boundary();
+      const response = await send(t, {
+        method: 'PUT',
+        path,
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': `multipart/form-data; boundary=${b}` },
+        body: multipartBody(b, fields),
+        chunked: true,
+      });
+      expect([path, response.status, response.json().code]).toEqual([path, 400, 'InvalidData']);
+    }
+    // Still serving, and nothing stored.
+    expect((await uploadFile(t, token, randomBytes(10))).status).toBe(201);
+    expect((await storedFiles(t)).length).toBe(before.length + 1);
   });
 
   it('removes temporaries left by a process that died mid-upload when storage starts', async () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { tokenFor } from '../support/factories.js';
 import { SessionsService } from '../../src/filebox/sessions.service.js';
@@ -98,6 +100,66 @@ describe('filebox upload sessions', () => {
     expect(new Set(answers.map((answer) => answer.json().fileID)).size).toBe(1);
     const [{ count: after }] = await sql<{ count: string }>(t, 'SELECT count(*) FROM filebox_file');
     expect(Number(after)).toBe(Number(before) + 1);
+  });
+
+  const blobOf = (key: string) => join(t.dataDir, 'files', 'objects', key);
+  const partKeys = async (sessionId: string) =>
+    (
+      await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [
+        sessionId,
+      ])
+    ).map((row) => row.storage_key);
+
+  it('concurrent re-uploads of one part number: one wins, only its blob stays, and completion assembles it', async () => {
+    const sessionId = await openSession(t, token, MiB);
+    const first = randomBytes(MiB);
+    expect((await uploadPart(t, token, sessionId, sdkPartFields(1, first))).status).toBe(204);
+    const before = await storedFiles(t);
+    const candidates = Array.from({ length: 8 }, (_, i) => randomBytes(1000 + i));
+    const answers = await Promise.all(candidates.map((content) => uploadPart(t, token, sessionId, sdkPartFields(2, content))));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(204));
+
+    const keys = await partKeys(sessionId);
+    expect(keys).toHaveLength(2);
+    // Every replaced upload's blob is gone; no temporary is left.
+    expect((await storedFiles(t)).sort()).toEqual([...before, blobOf(keys[1])].sort());
+    const winner = await readFile(blobOf(keys[1]));
+    expect(candidates.some((candidate) => candidate.equals(winner))).toBe(true);
+
+    const completed = await complete(t, token, sessionId);
+    expect(completed.status).toBe(201);
+    expect((await download(t, token, completed.json().fileID!)).body.equals(Buffer.concat([first, winner]))).toBe(true);
+  });
+
+  it('re-uploads racing completion: each is 204 or 422 InvalidState, the file is one consistent version, nothing leaks', async () => {
+    const sessionId = await openSession(t, token, MiB);
+    const first = randomBytes(MiB);
+    const original = randomBytes(500);
+    await uploadPart(t, token, sessionId, sdkPartFields(1, first));
+    await uploadPart(t, token, sessionId, sdkPartFields(2, original));
+    const consumed = (await partKeys(sessionId)).map(blobOf);
+    const before = await storedFiles(t);
+    const candidates = Array.from({ length: 6 }, (_, i) => randomBytes(700 + i));
+
+    const [completion, ...parts] = await Promise.all([
+      complete(t, token, sessionId),
+      ...candidates.map((content) => uploadPart(t, token, sessionId, sdkPartFields(2, content))),
+    ]);
+    expect(completion.status).toBe(201);
+    const outcomes = parts.map((part) => (part.status === 204 ? '204' : `${part.status} ${part.json().code}`));
+    expect(outcomes.filter((outcome) => outcome !== '204' && outcome !== '422 InvalidState')).toEqual([]);
+    const fileId = completion.json().fileID!;
+    const stored = (await download(t, token, fileId)).body;
+    // The file holds part 1 and one whole version of part 2: the original, or a re-upload that was accepted.
+    const accepted = [original, ...candidates.filter((_, i) => parts[i].status === 204)];
+    expect(accepted.some((version) => stored.equals(Buffer.concat([first, version])))).toBe(true);
+
+    // Parts are consumed, refused uploads removed their own blobs: only the new file remains of all this.
+    expect(await partKeys(sessionId)).toEqual([]);
+    const expected = [...before.filter((path) => !consumed.includes(path)), blobOf(fileId)];
+    expect((await storedFiles(t)).sort()).toEqual(expected.sort());
+    const again = await complete(t, token, sessionId);
+    expect([again.status, again.json().fileID]).toEqual([201, fileId]);
   });
 
   it('refuses bad parts with 400 InvalidData and keeps no content', async () => {
