@@ -42,6 +42,9 @@ export function encodeChangesCursor(collectionId: number, seq: number): string {
  * one unused), which no reader relies on. The price is that writers of one collection serialise on the
  * lock, each for one short statement or transaction; writers of different collections do not meet.
  */
+/** Oldest expired change records removed per pruning statement. */
+const PRUNE_BATCH = 10_000;
+
 @Injectable()
 export class ChangesService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ChangesService.name);
@@ -80,7 +83,13 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
 
   /** Removes change records older than CHANGES_RETENTION_DAYS; run by the periodic job, public for tests. */
   async prune(): Promise<void> {
-    const removed = await this.repository.prune(this.config.changesRetentionDays);
-    if (removed > 0) this.logger.log(`pruned ${removed} change records`);
+    let total = 0;
+    for (;;) {
+      const removed = await this.repository.prune(this.config.changesRetentionDays, PRUNE_BATCH);
+      if (removed === undefined) break; // another instance is pruning
+      total += removed;
+      if (removed === 0) break;
+    }
+    if (total > 0) this.logger.log(`pruned ${total} change records`);
   }
 }

@@ -31,6 +31,9 @@ export interface StoredObject {
  * that lock before touching any other row (data-modifying CTEs run in no guaranteed order otherwise), so
  * all writers lock in the same order and cannot deadlock. $1 = collection id.
  */
+/** Advisory lock key held by the one instance pruning the change feed. */
+const PRUNE_LOCK = 7_240_002;
+
 const NEXT_SEQ = `seq AS (UPDATE intel_collection SET last_seq = last_seq + 1 WHERE id = $1::int RETURNING last_seq)`;
 
 /** The change record, built from what `obj` RETURNING says was stored; yields the number of objects written. */
@@ -209,24 +212,36 @@ export class ObjectsRepository {
    * pruned_seq never moves back: two overlapping runs (two instances) may commit in either order, and the
    * one with the older snapshot and lower cut must not undo the other's mark over changes already deleted.
    */
-  async prune(retentionDays: number): Promise<number> {
-    const rows: { removed: number }[] = await this.dataSource.query(
-      `WITH cut AS (
-         SELECT collection_id, max(seq) AS seq FROM intel_change
-          WHERE created_at < now() - make_interval(days => $1)
-          GROUP BY collection_id
-       ),
-       removed AS (
-         DELETE FROM intel_change ch USING cut
-          WHERE ch.collection_id = cut.collection_id AND ch.seq <= cut.seq
-         RETURNING 1
-       ),
-       marked AS (
-         UPDATE intel_collection c SET pruned_seq = GREATEST(c.pruned_seq, cut.seq) FROM cut WHERE c.id = cut.collection_id
-       )
-       SELECT count(*)::int AS removed FROM removed`,
-      [retentionDays],
-    );
-    return rows[0].removed;
+  async prune(retentionDays: number, batchSize: number): Promise<number | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      // One pruner at a time across instances: two concurrent runs would lock collections in different
+      // orders (a deadlock) and do the same work twice. A run that finds the lock taken simply skips.
+      const [{ locked }]: { locked: boolean }[] = await manager.query(
+        'SELECT pg_try_advisory_xact_lock($1) AS locked',
+        [PRUNE_LOCK],
+      );
+      if (!locked) return undefined;
+      // At most `batchSize` of the oldest expired records per statement, so that a long backlog is removed
+      // in short transactions instead of one huge delete.
+      const rows: { removed: number }[] = await manager.query(
+        `WITH expired AS (
+           SELECT collection_id, seq FROM intel_change
+            WHERE created_at < now() - make_interval(days => $1)
+            ORDER BY created_at LIMIT $2
+         ),
+         cut AS (SELECT collection_id, max(seq) AS seq FROM expired GROUP BY collection_id),
+         removed AS (
+           DELETE FROM intel_change ch USING cut
+            WHERE ch.collection_id = cut.collection_id AND ch.seq <= cut.seq
+           RETURNING 1
+         ),
+         marked AS (
+           UPDATE intel_collection c SET pruned_seq = GREATEST(c.pruned_seq, cut.seq) FROM cut WHERE c.id = cut.collection_id
+         )
+         SELECT count(*)::int AS removed FROM removed`,
+        [retentionDays, batchSize],
+      );
+      return rows[0].removed;
+    });
   }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { ChangesService } from '../../src/intel/changes.service.js';
+import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
@@ -203,6 +204,47 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     await t.app.get(ChangesService).prune();
     expectCode(await changes(a, `?cursor=${startA}`), 422, 'CursorOutOfRange');
     expect((await followAll(t, b, startB)).changes).toHaveLength(1);
+  });
+
+  it('prunes a backlog in batches of the oldest records, each batch moving the pruned position forward', async () => {
+    const c = await freshCollection();
+    for (let n = 1; n <= 5; n++) await addFile(c, n);
+    const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
+    await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1`, [id]);
+    const position = async () =>
+      Number((await db.query('SELECT pruned_seq FROM intel_collection WHERE id = $1', [id])).rows[0].pruned_seq);
+
+    // Other tests' collections may hold expired records too: batch until this collection's first cut.
+    const repository = t.app.get(ObjectsRepository);
+    while ((await position()) === 0) expect(await repository.prune(30, 2)).toBeGreaterThan(0);
+    expect(await position()).toBeLessThan(5);
+    await t.app.get(ChangesService).prune();
+    expect(await position()).toBe(5);
+    const left = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);
+    expect(left.rows[0].n).toBe(0);
+  });
+
+  it('skips pruning while another instance holds the pruning lock', async () => {
+    const c = await freshCollection();
+    await addFile(c, 1);
+    const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
+    await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1`, [id]);
+    const other = new pg.Client({ connectionString: t.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock(7240002)');
+      expect(await t.app.get(ObjectsRepository).prune(30, 10_000)).toBeUndefined();
+      await t.app.get(ChangesService).prune();
+      const kept = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);
+      expect(kept.rows[0].n).toBe(1);
+      await other.query('COMMIT');
+    } finally {
+      await other.end();
+    }
+    await t.app.get(ChangesService).prune();
+    const left = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);
+    expect(left.rows[0].n).toBe(0);
   });
 
   it('never moves the pruned position back when two prunes overlap (two instances sharing the database)', async () => {
