@@ -229,6 +229,30 @@ describe('insight task queue', () => {
       expect((await complete(t, id, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'many.example' }], context: {} })).status).toBe(204);
     });
 
+    it('refuses context attributes the pipe would delete (400 InvalidData), and keeps every other name', async () => {
+      const id = await registerTask(t, { schemaID: 'open', objectKeys: [{ type: 'DomainName', value: 'names.example' }] });
+      await take(t, 10);
+      const send = (context: string) =>
+        t
+          .http()
+          .post('/insight/task-queue/completed-tasks')
+          .set('X-Api-Key', t.adminKey)
+          .set('Content-Type', 'application/json')
+          .send(`{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "names.example"}], "context": ${context}}}`);
+      for (const [context, pointer] of [
+        ['{"constructor": 1}', '/result/context/constructor'],
+        ['{"a": [{"prototype": 2}]}', '/result/context/a/0/prototype'],
+        ['{"__proto__": {"x": 1}}', '/result/context/__proto__'],
+      ]) {
+        const response = await send(context);
+        expect([response.status, response.body.code, response.body.details?.InstanceLocation]).toEqual([400, 'InvalidData', pointer]);
+      }
+      expect((await viewTask(t, id)).state).toBe('Pending');
+      const kept = { toString: 1, valueOf: { hasOwnProperty: true }, names: ['constructor', '__proto__'] };
+      expect((await send(JSON.stringify(kept))).status).toBe(204);
+      expect(((await viewTask(t, id)).result as { context: unknown }).context).toEqual(kept);
+    });
+
     it('checks result keys: InvalidKeyFormat, InvalidKeySet', async () => {
       const id = await registerTask(t);
       await take(t, 10);

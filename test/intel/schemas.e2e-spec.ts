@@ -71,6 +71,17 @@ describe('intel schemas (/intel/schemas)', () => {
       expect(viewed.text).toBe(JSON.stringify(JSON.parse(text)));
     });
 
+    it('keeps attributes named __proto__, constructor, prototype or like Object.prototype methods', async () => {
+      const text =
+        '{"schemaID": "proto-names", "__proto__": {"a": 1}, "properties": {"constructor": {"type": "string"}, ' +
+        '"prototype": {}, "toString": {"type": "integer"}, "hasOwnProperty": {"const": {"__proto__": null}}}}';
+      const created = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(text);
+      expect(created.status).toBe(201);
+      expect((await get('proto-names')).text).toBe(JSON.stringify(JSON.parse(text)));
+      const list = await t.http().get('/intel/schemas?limit=1000').set('X-Api-Key', t.adminKey);
+      expect(list.body).toContainEqual({ schemaID: 'proto-names', title: '' });
+    });
+
     it('answers If-None-Match with the current tag with 304, and an older tag with the document', async () => {
       await post(documentOf('cached')).expect(201);
       const notModified = await get('cached').set('If-None-Match', '"1"');
