@@ -13,6 +13,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import { RequirePermission } from '../common/guard/access.decorators.js';
+import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { unsupportedAttributeIn } from '../common/indicators/index.js';
 import { CompleteTaskDto, FailTaskDto, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
 import { InsightErrors } from './insight.errors.js';
@@ -45,6 +46,7 @@ export class TaskQueueController {
   @HttpCode(200)
   @RequirePermission('task-queue', 'Write')
   @ApiOkResponse({ type: [TaskQueueItemView], description: 'The leased tasks, oldest first; `[]` when none wait.' })
+  @ApiErrors({ 400: 'InvalidData: limit is not an integer from 1 to 1000.' })
   take(@Body() form: TakeTasksDto) {
     return this.queue.take(form);
   }
@@ -53,6 +55,10 @@ export class TaskQueueController {
   @HttpCode(204)
   @RequirePermission('task-queue', 'Write')
   @ApiNoContentResponse()
+  @ApiErrors({
+    400: 'InvalidData: a malformed report.',
+    422: 'TaskNotFound, InvalidState, InvalidKeyFormat, InvalidKeySet, SchemaCheckFail (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
+  })
   @UseInterceptors(ResultAttributesGuard)
   complete(@Body() form: CompleteTaskDto) {
     return this.queue.complete(form);
@@ -62,6 +68,7 @@ export class TaskQueueController {
   @HttpCode(204)
   @RequirePermission('task-queue', 'Write')
   @ApiNoContentResponse()
+  @ApiErrors({ 400: 'InvalidData: a malformed report.', 422: 'TaskNotFound, InvalidState.' })
   fail(@Body() form: FailTaskDto) {
     return this.queue.fail(form);
   }

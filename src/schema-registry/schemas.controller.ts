@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, type Type } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
+import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { IfMatch } from '../common/tags/tag.js';
 import {
@@ -28,6 +29,7 @@ export function schemasControllerFor(namespace: SchemaNamespace, className: stri
     @RequirePermission(namespace, 'Write')
     @ApiBody({ schema: SCHEMA_DOCUMENT_OPENAPI })
     @ApiCreatedResponse({ type: SchemaRegistrationView })
+    @ApiErrors({ 400: 'InvalidData: not a JSON Schema 2020-12 document with a valid schemaID.', 409: 'DuplicateSchema' })
     register(@Body() document: Record<string, unknown>) {
       return this.registry.register(namespace, document);
     }
@@ -38,6 +40,12 @@ export function schemasControllerFor(namespace: SchemaNamespace, className: stri
     @ApiHeader(IF_MATCH_HEADER)
     @ApiBody({ schema: SCHEMA_DOCUMENT_OPENAPI })
     @ApiNoContentResponse()
+    @ApiErrors({
+      400: 'BadRequest: If-Match missing; InvalidData: an invalid document.',
+      404: 'Unknown schema.',
+      412: 'ResourceModified: a stale tag.',
+      422: 'InvalidSchemaID: the schemaID in the body differs from the path.',
+    })
     replace(@Param() params: SchemaIdParamDto, @IfMatch() ifMatch: string, @Body() document: Record<string, unknown>) {
       return this.registry.replace(namespace, params.schema_id, ifMatch, document);
     }
@@ -45,6 +53,7 @@ export function schemasControllerFor(namespace: SchemaNamespace, className: stri
     @Get(':schema_id')
     @RequirePermission(namespace, 'Read')
     @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, headers: ETAG_HEADER, description: 'The document as registered.' })
+    @ApiErrors({ 404: 'Unknown schema.' })
     view(@Param() params: SchemaIdParamDto) {
       return this.registry.view(namespace, params.schema_id);
     }
@@ -52,6 +61,7 @@ export function schemasControllerFor(namespace: SchemaNamespace, className: stri
     @Get()
     @RequirePermission(namespace, 'Read')
     @ApiOkResponse({ type: [SchemaCommonView], headers: LINK_HEADER, description: 'A page, in schemaID order.' })
+    @ApiErrors({ 400: 'InvalidQueryArgument: a malformed cursor or limit.' })
     list(@Query() query: PageQueryDto) {
       return this.registry.list(namespace, query);
     }

@@ -33,23 +33,25 @@ const ENDPOINTS: {
   array?: boolean;
   params?: string[];
   headers?: string[];
+  /** Error statuses of wire-contract §7 for this endpoint. */
+  errors: string[];
 }[] = [
   ...['intel', 'insight'].flatMap((area) => [
-    { method: 'post', path: `/${area}/schemas`, status: '201', request: ['schemaID'], response: ['schemaID'] },
-    { method: 'get', path: `/${area}/schemas`, status: '200', response: ['schemaID', 'title'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'] },
-    { method: 'get', path: `/${area}/schemas/{schema_id}`, status: '200', response: ['schemaID'], params: ['path:schema_id'], headers: ['ETag'] },
-    { method: 'put', path: `/${area}/schemas/{schema_id}`, status: '204', request: ['schemaID'], params: ['path:schema_id', 'header:If-Match'] },
+    { method: 'post', path: `/${area}/schemas`, status: '201', request: ['schemaID'], response: ['schemaID'], errors: ['400', '409'] },
+    { method: 'get', path: `/${area}/schemas`, status: '200', response: ['schemaID', 'title'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'], errors: ['400'] },
+    { method: 'get', path: `/${area}/schemas/{schema_id}`, status: '200', response: ['schemaID'], params: ['path:schema_id'], headers: ['ETag'], errors: ['404'] },
+    { method: 'put', path: `/${area}/schemas/{schema_id}`, status: '204', request: ['schemaID'], params: ['path:schema_id', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
   ]),
-  { method: 'post', path: '/intel/collections', status: '201', request: ['name', 'schemaID'], response: ['name'] },
-  { method: 'get', path: '/intel/collections', status: '200', response: ['name', 'schemaID'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'] },
-  { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName'], headers: ['ETag'] },
-  { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName'], headers: ['ETag'] },
-  { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'] },
-  { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'] },
-  { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error'], params: ['path:task_id'] },
-  { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit'], response: ['id', 'createdAt', 'params'], array: true },
-  { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result'] },
-  { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error'] },
+  { method: 'post', path: '/intel/collections', status: '201', request: ['name', 'schemaID'], response: ['name'], errors: ['400', '409', '422'] },
+  { method: 'get', path: '/intel/collections', status: '200', response: ['name', 'schemaID'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'], errors: ['400'] },
+  { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName'], headers: ['ETag'], errors: ['404'] },
+  { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName'], headers: ['ETag'], errors: ['404'] },
+  { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
+  { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'], errors: ['400', '422', '429'] },
+  { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error'], params: ['path:task_id'], errors: ['404'] },
+  { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit'], response: ['id', 'createdAt', 'params'], array: true, errors: ['400'] },
+  { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result'], errors: ['400', '422'] },
+  { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error'], errors: ['400', '422'] },
 ];
 
 describe('OpenAPI document: schemas, collections and insight', () => {
@@ -83,7 +85,7 @@ describe('OpenAPI document: schemas, collections and insight', () => {
   });
 
   it.each(ENDPOINTS.map((endpoint) => [`${endpoint.method.toUpperCase()} ${endpoint.path}`, endpoint] as const))(
-    '%s documents its request, response, parameters and headers',
+    '%s documents its request, response, parameters, headers and errors',
     (_name, endpoint) => {
       const operation = document.paths[endpoint.path][endpoint.method];
       expect(Object.keys(operation.responses)).toContain(endpoint.status);
@@ -108,6 +110,13 @@ describe('OpenAPI document: schemas, collections and insight', () => {
       const params = (operation.parameters ?? []).map((parameter) => `${parameter.in}:${parameter.name}`);
       expect(params.sort()).toEqual([...(endpoint.params ?? [])].sort());
       expect(Object.keys(success.headers ?? {}).sort()).toEqual([...(endpoint.headers ?? [])].sort());
+
+      // The error statuses, each with the {code, message, details?} body.
+      const errorStatuses = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
+      expect(errorStatuses.sort()).toEqual([...endpoint.errors].sort());
+      for (const status of errorStatuses) {
+        expect(propertiesOf(operation.responses[status].content!['application/json'].schema)).toEqual(['code', 'details', 'message']);
+      }
     },
   );
 
