@@ -39,6 +39,13 @@ describe('insight schemas (/insight/schemas)', () => {
     expect([renamed.status, renamed.body.code]).toEqual([422, 'InvalidSchemaID']);
     const replaced = await t.http().put('/insight/schemas/verdict').set('X-Api-Key', t.adminKey).set('If-Match', '"1"').send(changed);
     expect(replaced.status).toBe(204);
+    const after = await t.http().get('/insight/schemas/verdict').set('X-Api-Key', t.adminKey);
+    expect([after.headers.etag, after.body]).toEqual(['"2"', changed]);
+    expect((await t.http().get('/insight/schemas/verdict').set('X-Api-Key', t.adminKey).set('If-None-Match', '"2"')).status).toBe(304);
+    // The SDK's retried PUT: same document, old tag → 204, the tag stays.
+    const replayed = await t.http().put('/insight/schemas/verdict').set('X-Api-Key', t.adminKey).set('If-Match', '"1"').send(changed);
+    expect(replayed.status).toBe(204);
+    expect((await t.http().get('/insight/schemas/verdict').set('X-Api-Key', t.adminKey)).headers.etag).toBe('"2"');
 
     await t.http().post('/insight/schemas').set('X-Api-Key', t.adminKey).send({ schemaID: 'another', type: 'object' }).expect(201);
     const page = await t.http().get('/insight/schemas?limit=1').set('X-Api-Key', t.adminKey);

@@ -199,8 +199,7 @@ describe('intel schemas (/intel/schemas)', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send('{"schemaID": ');
-      expect(notJson.status).toBe(400);
-      expect(typeof notJson.body.code).toBe('string');
+      expectCode(notJson, 400, 'InvalidData');
       const text = await t
         .http()
         .post('/intel/schemas')
@@ -208,6 +207,7 @@ describe('intel schemas (/intel/schemas)', () => {
         .set('Content-Type', 'text/plain')
         .send('{"schemaID": "plain"}');
       expectCode(text, 400, 'InvalidData');
+      expectCode(await get('plain'), 404, 'NotFound');
     });
   });
 
