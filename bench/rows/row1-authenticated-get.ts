@@ -27,7 +27,7 @@ export const row1: RowModule = {
       httpLoad({ baseUrl: ctx.service.url, connections: scale.connections, durationS: seconds, headers, requests: [{ method: 'GET', path }] }).done;
     const authorised = { Authorization: `Bearer ${token}` };
     const measured = await compare({
-      rounds: scale.rounds,
+      rounds: scale.cheapRounds,
       serviceLabel: route.label,
       baselineLabel: 'GET /health/live (same process)',
       warmService: () => load(route.path, authorised, scale.warmupSeconds),

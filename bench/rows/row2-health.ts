@@ -21,7 +21,7 @@ export const row2: RowModule = {
     const load = (baseUrl: string, seconds: number) =>
       httpLoad({ baseUrl, connections: scale.connections, durationS: seconds, requests: [{ method: 'GET', path: '/health/live' }] }).done;
     const measured = await compare({
-      rounds: scale.rounds,
+      rounds: scale.cheapRounds,
       serviceLabel: 'GET /health/live (service)',
       baselineLabel: 'raw node:http, same JSON',
       warmService: () => load(ctx.service.url, scale.warmupSeconds),

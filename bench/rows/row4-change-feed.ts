@@ -57,8 +57,8 @@ export const row4: RowModule = {
         amount: scale.readers * walks * pagesPerWalk,
         step: async ({ index, client }) => {
           const { rows } = await client.query(CHANGES_AFTER, [feed.collectionId, position[index], limit]);
-          const changes = rows.filter((row: { seq: string | null }) => row.seq !== null);
-          position[index] = changes.length === 0 ? 0 : Number(changes[changes.length - 1].seq);
+          const changes = rows.filter((row: { position: string | null }) => row.position !== null);
+          position[index] = changes.length === 0 ? 0 : Number(changes[changes.length - 1].position);
         },
       });
     };

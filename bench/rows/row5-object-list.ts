@@ -53,9 +53,9 @@ export const row5: RowModule = {
         amount: scale.readers * walks * pagesPerWalk,
         step: async ({ index, client }) => {
           const { rows } = await client.query(LIST_PAGE, [feed.collectionId, position[index], limit + 1]);
-          const objects = rows.filter((row: { id: string | null }) => row.id !== null);
+          const objects = rows.filter((row: { position: string | null }) => row.position !== null);
           // Like sliceAfterId: the (limit + 1)th row only says that a next page exists.
-          position[index] = objects.length > limit ? Number(objects[limit - 1].id) : 0;
+          position[index] = objects.length > limit ? Number(objects[limit - 1].position) : 0;
         },
       });
     };

@@ -35,7 +35,7 @@ export const row9: RowModule = {
         requests: [{ method: 'GET', path: route.path }],
       }).done;
     const measured = await compare({
-      rounds: scale.rounds,
+      rounds: scale.cheapRounds,
       serviceLabel: `${route.label}, key with a Day limit`,
       baselineLabel: `${route.label}, key without limits`,
       warmService: () => load(limited, scale.warmupSeconds),

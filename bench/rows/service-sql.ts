@@ -38,25 +38,22 @@ export const INSERT_OBJECT = `
     )
     SELECT count(*)::int AS written FROM obj`;
 
-// src/intel/objects.repository.ts — ObjectsRepository.listPage ($3 = page limit + 1).
-export const LIST_PAGE = `SELECT c.last_seq AS "lastSeq", p.id, p.type, p.keys, p.context
+/** src/intel/objects.repository.ts — withFeedBounds(page): a keyset page joined to the collection's feed bounds. */
+function withFeedBounds(page: string): string {
+  return `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", r.*
          FROM intel_collection c
-         LEFT JOIN LATERAL (
-           SELECT id, type, keys, context FROM intel_object
-            WHERE collection_id = c.id AND id > $2 ORDER BY id LIMIT $3
-         ) p ON true
-        WHERE c.id = $1
-        ORDER BY p.id`;
+         LEFT JOIN (${page}) r ON true
+        WHERE c.id = $1::int
+        ORDER BY r.position`;
+}
 
-// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($3 = page limit).
-export const CHANGES_AFTER = `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", ch.seq, ch.operation, ch.object
-           FROM intel_collection c
-           LEFT JOIN LATERAL (
-             SELECT seq, operation, object FROM intel_change
-              WHERE collection_id = c.id AND seq > $2 ORDER BY seq LIMIT $3
-           ) ch ON true
-          WHERE c.id = $1
-          ORDER BY ch.seq`;
+// src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1).
+export const LIST_PAGE = withFeedBounds(`SELECT id AS position, type, keys, context FROM intel_object
+        WHERE collection_id >= $1 AND collection_id <= $1 AND id > $2 ORDER BY collection_id, id LIMIT $3`);
+
+// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit).
+export const CHANGES_AFTER = withFeedBounds(`SELECT seq AS position, operation, object FROM intel_change
+        WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`);
 
 // src/insight/tasks.repository.ts — TAKE ($1 limit, $2 max deliveries, $3 lease seconds, $4/$5 exhausted error).
 export const TAKE_TASKS = `
