@@ -14,12 +14,21 @@ export const SchemaRegistryErrors = {
   schemaIdChanged: (pathId: string, bodyId: string) =>
     new ApiError('InvalidSchemaID', `the schemaID of a schema cannot change: path ${pathId}, body ${bodyId}`),
   schemaNotFound: (schemaId: string) => new ApiError('SchemaNotFound', `schema ${schemaId} does not exist`),
-  /** `violations` may be the first ones of `errorCount`; the details then say how many there were. */
-  checkFailed: (schemaId: string, violations: SchemaViolation[], errorCount = violations.length) =>
+  /**
+   * `violations` may be the first ones of `errorCount`; the details then say how many there were. When the
+   * object was too large for a full report (`complete` false) only the first violation is known.
+   */
+  checkFailed: (schemaId: string, violations: SchemaViolation[], errorCount = violations.length, complete = true) =>
     new ApiError(
       'SchemaCheckFail',
       `the object does not match schema ${schemaId}: ${violations[0].InstanceLocation || '/'} ${violations[0].Message}` +
-        (errorCount > violations.length ? ` (and ${errorCount - 1} more violations; the first ${violations.length} are listed)` : ''),
-      { ...violations[0], errors: violations, ...(errorCount > violations.length && { errorCount }) },
+        (errorCount > violations.length ? ` (and ${errorCount - 1} more violations; the first ${violations.length} are listed)` : '') +
+        (complete ? '' : ' (the object is too large to list every violation; the first is shown)'),
+      {
+        ...violations[0],
+        errors: violations,
+        ...(errorCount > violations.length && { errorCount }),
+        ...(!complete && { complete: false }),
+      },
     ),
 };

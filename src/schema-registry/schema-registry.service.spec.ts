@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
-import { MAX_REPORTED_VIOLATIONS, SchemaRegistryService } from './schema-registry.service.js';
+import { FULL_REPORT_MAX_CHARS, MAX_REPORTED_VIOLATIONS, SchemaRegistryService } from './schema-registry.service.js';
 
 const PHISHING = {
   schemaID: 'phishing-schema',
@@ -103,6 +103,34 @@ describe('SchemaRegistryService.validate', () => {
     );
     expect((atCap.details as { errors: unknown[] }).errors).toHaveLength(MAX_REPORTED_VIOLATIONS);
     expect(atCap.details).not.toHaveProperty('errorCount');
+  });
+
+  it('reports only the first violation of an instance too large for a full report', async () => {
+    const document = { schemaID: 'strings', properties: { context: { properties: { a: { items: { type: 'string' } } } } } };
+    const { service } = fakeTable({ version: 1, document });
+    // Far more wrong items than fit under the full-report size: collecting them all is what must not happen.
+    const items = FULL_REPORT_MAX_CHARS;
+    const error = await errorOf(
+      service.validate('intel', 'strings', { type: 'URL', keys: [], context: { a: Array.from({ length: items }, () => 1) } }),
+    );
+    expect(error.code).toBe('SchemaCheckFail');
+    expect(error.details).toEqual({
+      AbsoluteKeywordLocation: 'strings#/properties/context/properties/a/items/type',
+      InstanceLocation: '/context/a/0',
+      Message: 'must be string',
+      errors: [
+        {
+          AbsoluteKeywordLocation: 'strings#/properties/context/properties/a/items/type',
+          InstanceLocation: '/context/a/0',
+          Message: 'must be string',
+        },
+      ],
+      complete: false,
+    });
+    // A valid instance of the same size passes.
+    await expect(
+      service.validate('intel', 'strings', { context: { a: Array.from({ length: items }, () => 'x') } }),
+    ).resolves.toBeUndefined();
   });
 
   it('compiles once per version and uses a new version as soon as the table has it', async () => {
