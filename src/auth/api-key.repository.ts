@@ -93,9 +93,9 @@ export class ApiKeyRepository {
   }
 
   /** Sets `revoked_at` once; revoking again keeps the first moment. Returns false for an unknown key. */
-  async revoke(id: number): Promise<boolean> {
+  async revoke(manager: EntityManager, id: number): Promise<boolean> {
     // Wrapped in a SELECT: TypeORM answers a bare UPDATE with [rows, rowCount], which is never empty.
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await manager.query(
       `WITH revoked AS (
          UPDATE auth_api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING id
        ) SELECT id FROM revoked`,

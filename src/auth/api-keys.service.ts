@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { Principal, type ResourceAction, type ResourceNode } from '../common/guard/access.js';
 import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
 import { PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
+import { KEY_TOPIC } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
 import type {
@@ -25,6 +27,7 @@ export class ApiKeysService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly keys: ApiKeyRepository,
     private readonly resources: ResourcesService,
+    private readonly bus: InvalidationBus,
   ) {}
 
   /** decisions §3 key generation: every check runs before anything is written. */
@@ -110,7 +113,16 @@ export class ApiKeysService {
   async revoke(params: ApiKeyIdParamDto): Promise<void> {
     const id = Number(params.api_key_id);
     // Ids beyond the integer column cannot exist (and would make PostgreSQL refuse the parameter).
-    if (id > MAX_INT4 || !(await this.keys.revoke(id))) throw AuthErrors.keyNotFound(id);
+    if (id > MAX_INT4) throw AuthErrors.keyNotFound(id);
+    const found = await this.dataSource.transaction(async (manager) => {
+      const revoked = await this.keys.revoke(manager, id);
+      // Delivered to every instance when the revocation commits: their key caches drop the key.
+      if (revoked) await this.bus.publish(manager, KEY_TOPIC, String(id));
+      return revoked;
+    });
+    if (!found) throw AuthErrors.keyNotFound(id);
+    // This instance drops it before answering, so no request sent after the 204 is served from its cache.
+    this.bus.invalidateLocally(KEY_TOPIC, String(id));
   }
 }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminBootstrapService } from './admin-bootstrap.service.js';
+import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -31,6 +32,7 @@ import { TokensService } from './tokens.service.js';
   controllers: [ApiKeysController, ResourcesController, TokensController],
   providers: [
     ApiKeyRepository,
+    ApiKeyCache,
     ApiKeysService,
     AuthService,
     TokensService,

@@ -1,18 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Principal, type ResourceAction } from '../common/guard/access.js';
+import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
 import { hashKeyValue } from './key-material.js';
 import { TokensService } from './tokens.service.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+const MAX_TRACKED_KEYS = 10_000;
 
 /** Turns request credentials into a Principal (decisions §2). */
 @Injectable()
 export class AuthService {
+  /** When this instance last wrote each key's lastUsedAt (cached records do not see later writes). */
+  private readonly lastTouched = new Map<number, number>();
+  /** One Principal per cached record, built once. */
+  private readonly principals = new WeakMap<ApiKeyRecord, Principal>();
+
   constructor(
     private readonly keys: ApiKeyRepository,
+    private readonly cache: ApiKeyCache,
     private readonly tokens: TokensService,
   ) {}
 
@@ -28,20 +36,35 @@ export class AuthService {
       const match = /^Bearer +(\S+)\s*$/i.exec(authorization);
       const keyId = match ? this.tokens.verify(match[1]) : undefined;
       if (keyId === undefined) throw AuthErrors.unauthorized('the bearer token is invalid or expired');
-      record = await this.keys.findById(keyId);
+      record = await this.cache.byId(keyId, () => this.keys.findById(keyId));
     } else if (typeof apiKey === 'string' && apiKey !== '') {
-      record = apiKey.length <= 256 ? await this.keys.findByHash(hashKeyValue(apiKey)) : undefined;
+      if (apiKey.length <= 256) {
+        const keyHash = hashKeyValue(apiKey);
+        record = await this.cache.byHash(keyHash, () => this.keys.findByHash(keyHash));
+      }
     } else {
       throw AuthErrors.unauthorized();
     }
     if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {
       throw AuthErrors.unauthorized('the API key is unknown, revoked or expired');
     }
-    if (!record.lastUsedAt || Date.now() - new Date(record.lastUsedAt).getTime() >= LAST_USED_RESOLUTION_MS) {
-      // At most one write per key a minute (decisions §2); the statement itself re-checks the minute.
-      await this.keys.touchLastUsed(record.id);
+    await this.touch(record);
+    let principal = this.principals.get(record);
+    if (!principal) {
+      principal = toPrincipal(record);
+      this.principals.set(record, principal);
     }
-    return toPrincipal(record);
+    return principal;
+  }
+
+  /** At most one lastUsedAt write per key a minute (decisions §2); the statement itself re-checks the minute. */
+  private async touch(record: ApiKeyRecord): Promise<void> {
+    const now = Date.now();
+    const last = this.lastTouched.get(record.id) ?? (record.lastUsedAt ? new Date(record.lastUsedAt).getTime() : 0);
+    if (now - last < LAST_USED_RESOLUTION_MS) return;
+    if (this.lastTouched.size >= MAX_TRACKED_KEYS) this.lastTouched.clear();
+    this.lastTouched.set(record.id, now);
+    await this.keys.touchLastUsed(record.id);
   }
 }
 

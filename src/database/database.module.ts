@@ -1,7 +1,9 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source-options.js';
+import { InvalidationBus } from './invalidation-bus.js';
 
+@Global()
 @Module({})
 export class DatabaseModule {
   /** Connects and runs the committed migrations before any module initialises. */
@@ -16,6 +18,8 @@ export class DatabaseModule {
           retryAttempts: 3,
         }),
       ],
+      providers: [InvalidationBus],
+      exports: [InvalidationBus],
     };
   }
 }

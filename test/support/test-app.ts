@@ -26,20 +26,13 @@ export interface TestApp {
 
 /**
  * Boots the real AppModule, with the production guard, pipes, filter and interceptors, on a fresh
- * database of the run's test cluster, listening on a free port.
+ * database of the run's test cluster, listening on a free port. `sharing` boots a second instance on
+ * another instance's database (and admin key), as several instances of one deployment would run.
  */
-export async function createTestApp(settings: Record<string, string> = {}): Promise<TestApp> {
-  const adminUrl = process.env.IDS_TEST_ADMIN_URL;
-  if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
-  const name = `test_${Date.now()}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const databaseUrl = adminUrl.replace(/\/postgres$/, `/${name}`);
-
+export async function createTestApp(settings: Record<string, string> = {}, sharing?: TestApp): Promise<TestApp> {
+  const databaseUrl = sharing?.databaseUrl ?? (await createDatabase());
   const dataDir = await mkdtemp(join(tmpdir(), 'ids-data-'));
-  const adminKey = randomBytes(32).toString('base64url');
+  const adminKey = sharing?.adminKey ?? randomBytes(32).toString('base64url');
   const config: AppConfig = loadConfig({ ...settings, DATA_DIR: dataDir, ADMIN_API_KEY: adminKey });
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot({ ...config, databaseUrl })],
@@ -61,4 +54,15 @@ export async function createTestApp(settings: Record<string, string> = {}): Prom
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function createDatabase(): Promise<string> {
+  const adminUrl = process.env.IDS_TEST_ADMIN_URL;
+  if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
+  const name = `test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return adminUrl.replace(/\/postgres$/, `/${name}`);
 }

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { InvalidationBus } from '../../src/database/invalidation-bus.js';
+import { createKey, tokenFor } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+/** Polls `check` until it holds (functional waiting for another instance, never a timing assertion). */
+async function eventually(check: () => Promise<boolean>, attempts = 100): Promise<boolean> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+/** Two instances of one deployment: key caches never outlive a revocation made through the other. */
+describe('several instances on one database', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    a = await createTestApp();
+    b = await createTestApp({}, a);
+    db = new pg.Client({ connectionString: a.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db.end();
+    await b.close();
+    await a.close();
+  });
+
+  const readResources = (app: TestApp, header: [string, string]) =>
+    app.http().get('/auth/resources').set(header[0], header[1]);
+
+  it('accepts on one instance a token issued by the other', async () => {
+    const { key } = await createKey(a, { permissions: [{ resource: 1, actions: ['Read'] }] });
+    const token = await tokenFor(a, key);
+    expect((await readResources(b, ['Authorization', `Bearer ${token}`])).status).toBe(200);
+  });
+
+  it('refuses on instance B a key and its token revoked through instance A', async () => {
+    const { id, key } = await createKey(a, { permissions: [{ resource: 1, actions: ['Read'] }] });
+    const token = await tokenFor(b, key);
+    // B has the key cached now.
+    expect((await readResources(b, ['X-Api-Key', key])).status).toBe(200);
+    expect((await readResources(b, ['Authorization', `Bearer ${token}`])).status).toBe(200);
+
+    expect((await a.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', a.adminKey)).status).toBe(204);
+    // A refuses at once; B as soon as the revocation's notification arrives.
+    expect((await readResources(a, ['X-Api-Key', key])).status).toBe(401);
+    expect(await eventually(async () => (await readResources(b, ['X-Api-Key', key])).status === 401)).toBe(true);
+    expect((await readResources(b, ['Authorization', `Bearer ${token}`])).status).toBe(401);
+  });
+
+  it('stops trusting its cache the moment its invalidation listener is lost', async () => {
+    const { id, key } = await createKey(a, { permissions: [{ resource: 1, actions: ['Read'] }] });
+    expect((await readResources(b, ['X-Api-Key', key])).status).toBe(200);
+    const epochs = [a, b].map((app) => app.app.get(InvalidationBus).currentEpoch);
+    // Cut every listener connection (both instances'): notifications sent now would be lost.
+    await db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'ids-invalidation'`,
+    );
+    // Both notice the loss (and drop their caches) before anything else happens.
+    expect(
+      await eventually(async () => [a, b].every((app, i) => app.app.get(InvalidationBus).currentEpoch > epochs[i])),
+    ).toBe(true);
+    // Revoke behind the service's back: no notification at all.
+    await db.query('UPDATE auth_api_key SET revoked_at = now() WHERE id = $1', [id]);
+    // Both instances re-read the key while their listener is down or has just come back.
+    expect((await readResources(b, ['X-Api-Key', key])).status).toBe(401);
+    expect((await readResources(a, ['X-Api-Key', key])).status).toBe(401);
+  });
+});
