@@ -4,8 +4,7 @@ import { DataSource } from 'typeorm';
 import { Principal, type ResourceAction, type ResourceNode } from '../common/guard/access.js';
 import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
 import { PageResult, pageRequestOf } from '../common/pagination/page.js';
-import { InvalidationBus } from '../database/invalidation-bus.js';
-import { KEY_TOPIC } from './api-key-cache.js';
+import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
 import type {
@@ -27,7 +26,7 @@ export class ApiKeysService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly keys: ApiKeyRepository,
     private readonly resources: ResourcesService,
-    private readonly bus: InvalidationBus,
+    private readonly cache: ApiKeyCache,
   ) {}
 
   /** decisions §3 key generation: every check runs before anything is written. */
@@ -117,12 +116,12 @@ export class ApiKeysService {
     const found = await this.dataSource.transaction(async (manager) => {
       const revoked = await this.keys.revoke(manager, id);
       // Delivered to every instance when the revocation commits: their key caches drop the key.
-      if (revoked) await this.bus.publish(manager, KEY_TOPIC, String(id));
+      if (revoked) await this.cache.publishRevocation(manager, id);
       return revoked;
     });
     if (!found) throw AuthErrors.keyNotFound(id);
     // This instance drops it before answering, so no request sent after the 204 is served from its cache.
-    this.bus.invalidateLocally(KEY_TOPIC, String(id));
+    this.cache.evictLocally(id);
   }
 }
 

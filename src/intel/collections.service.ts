@@ -6,6 +6,8 @@ import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
 import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { InvalidatedCache } from '../database/invalidated-cache.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import type {
   CollectionRegistrationView,
@@ -23,6 +25,9 @@ export interface CollectionRecord {
   resourceId: number;
 }
 
+/** The cached row: the record plus its version (the tag). */
+type CollectionRow = CollectionRecord & { version: number };
+
 /** Either unique index a concurrent registration of the same name can hit first. */
 const NAME_CONSTRAINTS = new Set(['UQ_auth_resource_parent_name', 'UQ_intel_collection_name']);
 
@@ -34,11 +39,17 @@ function isNameTaken(error: unknown): boolean {
 
 @Injectable()
 export class CollectionsService {
+  /** Every object request and collection read needs the row; only a PATCH changes it. */
+  private readonly rows: InvalidatedCache<CollectionRow>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly schemas: SchemaRegistryService,
     private readonly resources: ResourcesService,
-  ) {}
+    bus: InvalidationBus,
+  ) {
+    this.rows = new InvalidatedCache(bus, 'collection');
+  }
 
   /** The collection and its auth resource are created together or not at all. */
   async create(form: CreateCollectionDto): Promise<CollectionRegistrationView> {
@@ -61,22 +72,26 @@ export class CollectionsService {
 
   /** 404 NotFound when absent. */
   async findByName(name: string): Promise<CollectionRecord> {
-    const rows: CollectionRecord[] = await this.dataSource.query(
-      `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId" FROM intel_collection WHERE name = $1`,
-      [name],
-    );
-    if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
-    return rows[0];
+    const { id, schemaId, resourceId } = await this.row(name);
+    return { id, name, schemaId, resourceId };
   }
 
   async view(name: string): Promise<TaggedResult<CollectionView>> {
-    const rows: (CollectionView & { version: number })[] = await this.dataSource.query(
-      `SELECT name, schema_id AS "schemaID", version FROM intel_collection WHERE name = $1`,
-      [name],
-    );
-    if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
-    const { version, ...view } = rows[0];
-    return new TaggedResult(view, version);
+    const row = await this.row(name);
+    return new TaggedResult({ name: row.name, schemaID: row.schemaId }, row.version);
+  }
+
+  private async row(name: string): Promise<CollectionRow> {
+    const row = await this.rows.get(name, async () => {
+      const found: CollectionRow[] = await this.dataSource.query(
+        `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId", version
+           FROM intel_collection WHERE name = $1`,
+        [name],
+      );
+      return found[0];
+    });
+    if (!row) throw IntelErrors.collectionNotFound(name);
+    return row;
   }
 
   /** The collection's schema document with the schema's own tag, so that it can be used for a schema PUT. */
@@ -101,7 +116,9 @@ export class CollectionsService {
         `UPDATE intel_collection SET schema_id = $2, version = version + 1, updated_at = now() WHERE name = $1`,
         [name, schemaId],
       );
+      await this.rows.publish(manager, name);
     });
+    this.rows.evictLocally(name);
   }
 
   /** decisions §3: only the collections the key may read (ReadChildren on intel, or Read on the collection). */

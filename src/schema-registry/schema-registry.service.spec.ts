@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
+import type { AppConfig } from '../config/app-config.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
 import { FULL_REPORT_MAX_CHARS, MAX_REPORTED_VIOLATIONS, SchemaRegistryService } from './schema-registry.service.js';
 
 const PHISHING = {
@@ -29,7 +31,9 @@ function fakeTable(row: { version: number; document: Record<string, unknown> } |
       return [{ version: row.version }];
     },
   } as unknown as DataSource;
-  return { service: new SchemaRegistryService(dataSource), documentReads };
+  // A bus that never connected is never trusted: versions are read from the (fake) table every time.
+  const bus = new InvalidationBus({} as AppConfig);
+  return { service: new SchemaRegistryService(dataSource, bus), documentReads };
 }
 
 async function errorOf(promise: Promise<unknown>): Promise<ApiError> {

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { InvalidatedCache } from '../database/invalidated-cache.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
@@ -87,7 +89,15 @@ export class SchemaRegistryService {
   /** The compiled validator of each schema's newest version seen by this instance, keyed `<namespace>/<id>`. */
   private readonly validators = new Map<string, { version: number; validator: Validator }>();
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /** The current version of each schema: every validation needs it, only a PUT changes it. */
+  private readonly versions: InvalidatedCache<number>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    bus: InvalidationBus,
+  ) {
+    this.versions = new InvalidatedCache(bus, 'schema');
+  }
 
   async register(namespace: SchemaNamespace, document: unknown): Promise<SchemaRegistrationView> {
     const checked = this.check(document);
@@ -120,9 +130,12 @@ export class SchemaRegistryService {
           WHERE namespace = $1 AND schema_id = $2`,
         [namespace, schemaId, checked.text, checked.title],
       );
+      await this.versions.publish(manager, `${namespace}/${schemaId}`);
       return rows[0].version + 1;
     });
-    if (version !== undefined) this.remember(namespace, schemaId, version, checked.validator);
+    if (version === undefined) return;
+    this.versions.evictLocally(`${namespace}/${schemaId}`);
+    this.remember(namespace, schemaId, version, checked.validator);
   }
 
   async view(namespace: SchemaNamespace, schemaId: string): Promise<TaggedResult<Record<string, unknown>>> {
@@ -180,17 +193,22 @@ export class SchemaRegistryService {
   }
 
   /**
-   * One indexed read of the version per call, so that a PUT made through any instance takes effect for the
-   * next write; the document is read and compiled only when that version is not cached yet.
+   * The validator of the current version. The version comes from a cache that a PUT through any instance
+   * invalidates (see InvalidatedCache), so the PUT takes effect for the next write; the document is read
+   * and compiled only when that version is not compiled yet.
    */
   private async currentValidator(namespace: SchemaNamespace, schemaId: string): Promise<Validator> {
-    const versions: { version: number }[] = await this.dataSource.query(
-      `SELECT version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
-      [namespace, schemaId],
-    );
-    if (versions.length === 0) throw SchemaRegistryErrors.schemaNotFound(schemaId);
-    const cached = this.validators.get(`${namespace}/${schemaId}`);
-    if (cached && cached.version >= versions[0].version) return cached.validator;
+    const key = `${namespace}/${schemaId}`;
+    const version = await this.versions.get(key, async () => {
+      const rows: { version: number }[] = await this.dataSource.query(
+        `SELECT version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
+        [namespace, schemaId],
+      );
+      return rows[0]?.version;
+    });
+    if (version === undefined) throw SchemaRegistryErrors.schemaNotFound(schemaId);
+    const cached = this.validators.get(key);
+    if (cached && cached.version >= version) return cached.validator;
     const [row]: { document: unknown; version: number }[] = await this.dataSource.query(
       `SELECT document, version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
       [namespace, schemaId],

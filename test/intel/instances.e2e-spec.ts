@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+async function eventually(check: () => Promise<boolean>, attempts = 100): Promise<boolean> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
+const schema = (schemaID: string, minimum: number) => ({
+  schemaID,
+  type: 'object',
+  properties: { context: { properties: { size: { type: 'integer', minimum } } } },
+});
+
+/** Collections and schema versions cached by one instance follow changes made through another. */
+describe('intel caches across instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await createTestApp();
+    b = await createTestApp({}, a);
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const as = (app: TestApp) => ({
+    post: (path: string, body: object) => app.http().post(path).set('X-Api-Key', app.adminKey).send(body),
+    get: (path: string) => app.http().get(path).set('X-Api-Key', app.adminKey),
+  });
+  const addSized = (app: TestApp, collection: string, size: number) =>
+    as(app).post(`/intel/collections/${collection}/objects`, {
+      type: 'DomainName',
+      keys: [{ type: 'DomainName', value: `s${size}.example` }],
+      context: { size },
+    });
+
+  it('a schema PUT through one instance applies to the next write on the other', async () => {
+    expect((await as(a).post('/intel/schemas', schema('sized', 0))).status).toBe(201);
+    expect((await as(a).post('/intel/collections', { name: 'sized', schemaID: 'sized' })).status).toBe(201);
+    // B validates against version 1 (and caches it).
+    expect((await addSized(b, 'sized', 5)).status).toBe(204);
+
+    const tag = (await as(a).get('/intel/schemas/sized')).headers.etag as string;
+    const put = await a.http().put('/intel/schemas/sized').set('X-Api-Key', a.adminKey).set('If-Match', tag).send(schema('sized', 10));
+    expect(put.status).toBe(204);
+    expect(await eventually(async () => (await addSized(b, 'sized', 6)).status === 422)).toBe(true);
+    const refused = await addSized(b, 'sized', 7);
+    expect(refused.body.code).toBe('SchemaCheckFail');
+  });
+
+  it('a collection PATCH through one instance changes its tag and schema on the other', async () => {
+    expect((await as(a).post('/intel/schemas', schema('loose', 0))).status).toBe(201);
+    expect((await as(a).post('/intel/schemas', schema('strict', 100))).status).toBe(201);
+    expect((await as(a).post('/intel/collections', { name: 'moving', schemaID: 'loose' })).status).toBe(201);
+    const before = await as(b).get('/intel/collections/moving');
+    expect(before.body).toEqual({ name: 'moving', schemaID: 'loose' });
+    expect((await addSized(b, 'moving', 1)).status).toBe(204);
+
+    const patch = await a
+      .http()
+      .patch('/intel/collections/moving')
+      .set('X-Api-Key', a.adminKey)
+      .set('If-Match', before.headers.etag as string)
+      .send({ schemaID: 'strict' });
+    expect(patch.status).toBe(204);
+    // The same instance answers with the new state at once.
+    expect((await as(a).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict' });
+    expect(
+      await eventually(async () => (await as(b).get('/intel/collections/moving')).headers.etag !== before.headers.etag),
+    ).toBe(true);
+    expect((await as(b).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict' });
+    expect((await addSized(b, 'moving', 2)).body.code).toBe('SchemaCheckFail');
+  });
+});
