@@ -1,5 +1,5 @@
-import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
+import { DigestWorker } from './digest-worker.js';
 
 export interface ContentDigests {
   size: number;
@@ -11,11 +11,12 @@ export interface ContentDigests {
 
 /**
  * Pass-through that counts bytes on the way to storage and, for whole files, computes the decisions §10
- * digests. Crossing `limit` fails the stream with `overLimit()` at once, so nothing past it is stored.
+ * digests (on a worker thread). Crossing `limit` fails the stream with `overLimit()` at once, so nothing
+ * past it is stored.
  */
 export class ContentMeter extends Transform {
   private count = 0;
-  private readonly hashes: Record<'md5' | 'sha1' | 'sha256' | 'sha512', Hash> | undefined;
+  private readonly hasher: DigestWorker | undefined;
 
   constructor(
     private readonly limit: number,
@@ -24,9 +25,7 @@ export class ContentMeter extends Transform {
   ) {
     super();
     // Session parts are only counted: their digests would be computed again when the file is assembled.
-    this.hashes = withDigests
-      ? { md5: createHash('md5'), sha1: createHash('sha1'), sha256: createHash('sha256'), sha512: createHash('sha512') }
-      : undefined;
+    this.hasher = withDigests ? new DigestWorker() : undefined;
   }
 
   get size(): number {
@@ -39,19 +38,23 @@ export class ContentMeter extends Transform {
       callback(this.overLimit());
       return;
     }
-    if (this.hashes) for (const hash of Object.values(this.hashes)) hash.update(chunk);
-    callback(null, chunk);
+    // The chunk goes on to storage at once; more input is taken once the hasher can accept it.
+    this.push(chunk);
+    if (!this.hasher) {
+      callback();
+      return;
+    }
+    this.hasher.update(chunk).then(() => callback(), callback);
   }
 
-  /** Valid once the stream has finished, on a meter built with digests. */
-  digests(): ContentDigests {
-    if (!this.hashes) throw new Error('this meter computes no digests');
-    return {
-      size: this.count,
-      md5: this.hashes.md5.digest(),
-      sha1: this.hashes.sha1.digest(),
-      sha256: this.hashes.sha256.digest(),
-      sha512: this.hashes.sha512.digest(),
-    };
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (error) this.hasher?.destroy();
+    callback(error);
+  }
+
+  /** Once the stream has finished, on a meter built with digests. */
+  async digests(): Promise<ContentDigests> {
+    if (!this.hasher) throw new Error('this meter computes no digests');
+    return { size: this.count, ...(await this.hasher.digests()) };
   }
 }

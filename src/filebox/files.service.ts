@@ -54,7 +54,7 @@ export class FilesService {
         }
         const meter = this.meter();
         await this.storage.put(fileId, part.content, meter);
-        stored = { name: storedName(part.filename), digests: meter.digests() };
+        stored = { name: storedName(part.filename), digests: await meter.digests() };
       });
       if (!stored) throw FileboxErrors.expectedOneFile();
       if (stored.digests.size === 0) throw FileboxErrors.emptyFile();

@@ -143,7 +143,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
           meter,
         );
         assembled = true;
-        await this.files.record(manager, fileId, null, meter.digests());
+        await this.files.record(manager, fileId, null, await meter.digests());
         await manager.query(
           `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
           [sessionId, fileId],
