@@ -4,7 +4,7 @@
  * bench/results.json. Ratios (service ÷ baseline) are what hold on noisy machines; see BENCHMARKS.md.
  *
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
- *                            [--markdown] [--keep]
+ *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
  *
  * DATABASE_URL (optional) must name a throwaway database: the bench seeds data into it. Without it the
  * bench starts an embedded PostgreSQL (the service build's own dist/database/embedded-postgres.js) and
@@ -42,6 +42,8 @@ interface Options {
   keep: boolean;
   /** Run the service under `--cpu-prof` and summarise the profile after the run. */
   profile: boolean;
+  /** Extra Node flags for the service process (e.g. `--trace-gc`; its output goes to service.log). */
+  serviceNodeArgs: string[];
   repoRoot: string;
 }
 
@@ -64,6 +66,7 @@ function parseOptions(argv: string[]): Options {
     markdown: false,
     keep: false,
     profile: false,
+    serviceNodeArgs: [],
     repoRoot,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -80,8 +83,9 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--markdown') options.markdown = true;
     else if (arg === '--keep') options.keep = true;
     else if (arg === '--profile') options.profile = true;
+    else if (arg === '--service-node-args') options.serviceNodeArgs = value().split(/\s+/).filter(Boolean);
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -152,7 +156,7 @@ async function main(): Promise<number> {
       databaseUrl: db.serviceUrl,
       runDir,
       repoRoot: options.repoRoot,
-      nodeArgs: options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      nodeArgs: [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();
