@@ -5,12 +5,6 @@
  * each constant names its source.
  */
 
-// src/intel/collections.service.ts — CollectionsService.findByName (every object request resolves the collection).
-export const FIND_COLLECTION = `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId" FROM intel_collection WHERE name = $1`;
-
-// src/schema-registry/schema-registry.service.ts — currentValidator(): the version read of every validation.
-export const SCHEMA_VERSION = `SELECT version FROM schemas WHERE namespace = $1 AND schema_id = $2`;
-
 // src/intel/objects.repository.ts — ObjectsRepository.findHits.
 export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext"
          FROM intel_object o
