@@ -42,12 +42,12 @@ export interface NewApiKey {
 export class ApiKeyRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Every request with `X-Api-Key` runs this: prepared (see PreparedStatement). */
+  /** Requests with `X-Api-Key` whose key is not cached run this: prepared (see PreparedStatement). */
   async findByHash(keyHash: Buffer): Promise<ApiKeyRecord | undefined> {
     return (await FIND_BY_HASH.run(this.dataSource, [keyHash]))[0];
   }
 
-  /** Every request with a bearer token runs this: prepared (see PreparedStatement). */
+  /** Bearer-token requests whose key is not cached run this: prepared (see PreparedStatement). */
   async findById(id: number): Promise<ApiKeyRecord | undefined> {
     return (await FIND_BY_ID.run(this.dataSource, [id]))[0];
   }
