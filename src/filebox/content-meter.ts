@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { DigestWorker } from './digest-worker.js';
+import { StreamDigests } from './digest-worker.js';
 
 export interface ContentDigests {
   size: number;
@@ -16,7 +16,7 @@ export interface ContentDigests {
  */
 export class ContentMeter extends Transform {
   private count = 0;
-  private readonly hasher: DigestWorker | undefined;
+  private readonly hasher: StreamDigests | undefined;
 
   constructor(
     private readonly limit: number,
@@ -25,7 +25,7 @@ export class ContentMeter extends Transform {
   ) {
     super();
     // Session parts are only counted: their digests would be computed again when the file is assembled.
-    this.hasher = withDigests ? new DigestWorker() : undefined;
+    this.hasher = withDigests ? new StreamDigests() : undefined;
   }
 
   get size(): number {
@@ -48,7 +48,7 @@ export class ContentMeter extends Transform {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (error) this.hasher?.destroy();
+    if (error) this.hasher?.discard();
     callback(error);
   }
 
