@@ -1,15 +1,15 @@
 import { Worker } from 'node:worker_threads';
 
 /**
- * The worker's whole program: keep the four hashes of decisions §10 per stream id, hash each chunk it is
- * sent, acknowledge it, and answer a stream's digests when sent its end. Inline (eval) so that it runs the
- * same from the build output and from the TypeScript sources under test.
+ * The worker's whole program: keep the four hashes of decisions §10 per stream id, hash the first `length`
+ * bytes of each slot it is sent and hand the slot back, and answer a stream's digests when sent its end.
+ * Inline (eval) so that it runs the same from the build output and from the TypeScript sources under test.
  */
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const streams = new Map();
-parentPort.on('message', ({ id, chunk, end }) => {
+parentPort.on('message', ({ id, slot, length, end }) => {
   let hashes = streams.get(id);
   if (!hashes) {
     hashes = ['md5', 'sha1', 'sha256', 'sha512'].map((name) => createHash(name));
@@ -20,18 +20,24 @@ parentPort.on('message', ({ id, chunk, end }) => {
     parentPort.postMessage({ id, digests: hashes.map((hash) => hash.digest()) });
     return;
   }
-  if (chunk === undefined) {
+  if (slot === undefined) {
     streams.delete(id);
     return;
   }
-  const bytes = new Uint8Array(chunk);
+  const bytes = new Uint8Array(slot, 0, length);
   for (const hash of hashes) hash.update(bytes);
-  parentPort.postMessage({ id, hashed: bytes.byteLength });
+  parentPort.postMessage({ id, slot }, [slot]);
 });
 `;
 
-/** Chunks of one stream in flight beyond this make `update` wait: the worker never queues more per stream. */
-const MAX_IN_FLIGHT_BYTES = 4 * 1024 * 1024;
+/**
+ * Content travels in slots: chunks are copied into a 1 MiB slot, the full slot is transferred to the worker
+ * (no copy) and transferred back once hashed, then reused. Steady uploads allocate nothing, and a stream
+ * with this many slots at the worker waits, so memory stays bounded whatever the number of uploads.
+ */
+const SLOT_BYTES = 1024 * 1024;
+const SLOTS_IN_FLIGHT_PER_STREAM = 2;
+const SPARE_SLOTS = 8;
 
 export interface Digests {
   md5: Buffer;
@@ -41,7 +47,11 @@ export interface Digests {
 }
 
 interface StreamState {
+  /** Slots at the worker. */
   inFlight: number;
+  /** The slot being filled, and how far. */
+  slot?: ArrayBuffer;
+  filled: number;
   resume?: () => void;
   finished?: { resolve: (digests: Digests) => void; reject: (error: Error) => void };
 }
@@ -54,26 +64,31 @@ interface StreamState {
 class DigestPool {
   private worker?: Worker;
   private readonly streams = new Map<number, StreamState>();
+  private readonly spare: ArrayBuffer[] = [];
   private nextId = 1;
 
   open(): number {
     const id = this.nextId++;
-    this.streams.set(id, { inFlight: 0 });
+    this.streams.set(id, { inFlight: 0, filled: 0 });
     return id;
   }
 
   async update(id: number, chunk: Buffer): Promise<void> {
-    const state = this.state(id);
-    // Copy exactly the chunk's bytes (a Buffer may be a view into a larger pool) and hand the copy over.
-    const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
-    state.inFlight += copy.byteLength;
-    this.ensureWorker().postMessage({ id, chunk: copy }, [copy]);
-    if (state.inFlight > MAX_IN_FLIGHT_BYTES) await new Promise<void>((resolve) => (state.resume = resolve));
-    this.state(id); // throws if the worker failed meanwhile
+    let offset = 0;
+    while (offset < chunk.length) {
+      const state = this.state(id);
+      state.slot ??= this.spare.pop() ?? new ArrayBuffer(SLOT_BYTES);
+      const copied = Math.min(chunk.length - offset, SLOT_BYTES - state.filled);
+      new Uint8Array(state.slot, state.filled, copied).set(chunk.subarray(offset, offset + copied));
+      state.filled += copied;
+      offset += copied;
+      if (state.filled === SLOT_BYTES) await this.send(id, state);
+    }
   }
 
-  digests(id: number): Promise<Digests> {
+  async digests(id: number): Promise<Digests> {
     const state = this.state(id);
+    if (state.filled > 0) await this.send(id, state);
     return new Promise((resolve, reject) => {
       state.finished = { resolve, reject };
       this.ensureWorker().postMessage({ id, end: true });
@@ -83,6 +98,17 @@ class DigestPool {
   /** Forgets an abandoned stream. */
   discard(id: number): void {
     if (this.streams.delete(id)) this.worker?.postMessage({ id });
+  }
+
+  /** Transfers the stream's slot to the worker; waits while the stream has too many slots there. */
+  private async send(id: number, state: StreamState): Promise<void> {
+    const slot = state.slot!;
+    this.ensureWorker().postMessage({ id, slot, length: state.filled }, [slot]);
+    state.slot = undefined;
+    state.filled = 0;
+    state.inFlight++;
+    if (state.inFlight >= SLOTS_IN_FLIGHT_PER_STREAM) await new Promise<void>((resolve) => (state.resume = resolve));
+    this.state(id); // throws if the worker failed meanwhile
   }
 
   private state(id: number): StreamState {
@@ -96,12 +122,13 @@ class DigestPool {
     const worker = new Worker(WORKER_SOURCE, { eval: true });
     // Idle, it must not keep the process alive.
     worker.unref();
-    worker.on('message', (message: { id: number; hashed?: number; digests?: Uint8Array[] }) => {
+    worker.on('message', (message: { id: number; slot?: ArrayBuffer; digests?: Uint8Array[] }) => {
+      if (message.slot && this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
       const state = this.streams.get(message.id);
       if (!state) return;
-      if (message.hashed !== undefined) {
-        state.inFlight -= message.hashed;
-        if (state.inFlight <= MAX_IN_FLIGHT_BYTES / 2) wake(state);
+      if (message.slot) {
+        state.inFlight--;
+        wake(state);
       } else if (message.digests) {
         this.streams.delete(message.id);
         const [md5, sha1, sha256, sha512] = message.digests.map((digest) => Buffer.from(digest));
@@ -137,7 +164,7 @@ const pool = new DigestPool();
 export class StreamDigests {
   private readonly id = pool.open();
 
-  /** Resolves at once, or once the worker has caught up when too much of this stream is in flight. */
+  /** Resolves at once, or once the worker has caught up when too much of this stream is at the worker. */
   update(chunk: Buffer): Promise<void> {
     return pool.update(this.id, chunk);
   }
