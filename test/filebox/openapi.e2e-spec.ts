@@ -1,22 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fetchOpenApi, type OpenApiDocument, type Operation, operationsWhere, resolveSchema, type SchemaObject } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-interface SchemaObject {
-  $ref?: string;
-  type?: string;
-  format?: string;
-  properties?: Record<string, SchemaObject>;
-  required?: string[];
-}
-interface Operation {
-  parameters?: { in: string; name: string; required?: boolean }[];
-  requestBody?: { content: Record<string, { schema: SchemaObject }> };
-  responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;
-}
-interface OpenApiDocument {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, SchemaObject> };
-}
 
 describe('OpenAPI document: filebox', () => {
   let t: TestApp;
@@ -24,25 +9,20 @@ describe('OpenAPI document: filebox', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const response = await t.http().get('/openapi.json');
-    expect(response.status).toBe(200);
-    document = JSON.parse(response.text) as OpenApiDocument;
+    document = await fetchOpenApi(t);
   });
   afterAll(async () => {
     await t.close();
   });
 
-  const resolve = (schema: SchemaObject): SchemaObject =>
-    schema.$ref ? resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]) : schema;
+  const resolve = (schema: SchemaObject) => resolveSchema(document, schema);
   const jsonFields = (operation: Operation, status: string) =>
     Object.keys(resolve(operation.responses[status].content!['application/json'].schema).properties!).sort();
   const headers = (operation: Operation, status: string) => Object.keys(operation.responses[status].headers ?? {}).sort();
 
   it('lists exactly the filebox operations', () => {
-    const listed = Object.entries(document.paths)
-      .filter(([path]) => path.startsWith('/filebox/'))
-      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(listed.sort()).toEqual([
+    const listed = operationsWhere(document, (path) => path.startsWith('/filebox/'));
+    expect(listed).toEqual([
       'GET /filebox/files/{fileID}/content',
       'HEAD /filebox/files/{fileID}/content',
       'POST /filebox/sessions',

@@ -1,24 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fetchOpenApi, type OpenApiDocument, operationsWhere, resolveSchema, type SchemaObject } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-interface SchemaObject {
-  $ref?: string;
-  type?: string;
-  items?: SchemaObject;
-  properties?: Record<string, SchemaObject>;
-  required?: string[];
-  enum?: string[];
-  allOf?: SchemaObject[];
-}
-interface Operation {
-  parameters?: { in: string; name: string; required?: boolean }[];
-  requestBody?: { content: Record<string, { schema: SchemaObject }> };
-  responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;
-}
-interface OpenApiDocument {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, SchemaObject> };
-}
 
 /**
  * Every endpoint of the schema, collection and insight areas, with its success status, the top-level fields
@@ -60,28 +43,19 @@ describe('OpenAPI document: schemas, collections and insight', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const response = await t.http().get('/openapi.json');
-    expect(response.status).toBe(200);
-    document = JSON.parse(response.text) as OpenApiDocument;
+    document = await fetchOpenApi(t);
   });
   afterAll(async () => {
     await t.close();
   });
 
-  /** Follows `$ref` and a lone `allOf` wrapper to the schema object itself. */
-  function resolve(schema: SchemaObject): SchemaObject {
-    if (schema.$ref) return resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]);
-    if (schema.allOf?.length === 1) return resolve(schema.allOf[0]);
-    return schema;
-  }
+  const resolve = (schema: SchemaObject) => resolveSchema(document, schema);
 
   const propertiesOf = (schema: SchemaObject) => Object.keys(resolve(schema).properties ?? {}).sort();
 
   it('lists exactly these operations under the three areas', () => {
-    const listed = Object.entries(document.paths)
-      .filter(([path]) => /^\/(intel\/(schemas|collections)|insight\/)/.test(path) && !path.includes('/objects'))
-      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(listed.sort()).toEqual(ENDPOINTS.map((endpoint) => `${endpoint.method.toUpperCase()} ${endpoint.path}`).sort());
+    const listed = operationsWhere(document, (path) => /^\/(intel\/(schemas|collections)|insight\/)/.test(path) && !path.includes('/objects'));
+    expect(listed).toEqual(ENDPOINTS.map((endpoint) => `${endpoint.method.toUpperCase()} ${endpoint.path}`).sort());
   });
 
   it.each(ENDPOINTS.map((endpoint) => [`${endpoint.method.toUpperCase()} ${endpoint.path}`, endpoint] as const))(

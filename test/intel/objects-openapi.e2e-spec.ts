@@ -1,24 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fetchOpenApi, type OpenApiDocument, type Operation, operationsWhere, resolveSchema, type SchemaObject } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-interface SchemaObject {
-  $ref?: string;
-  type?: string;
-  items?: SchemaObject;
-  properties?: Record<string, SchemaObject>;
-  required?: string[];
-  enum?: string[];
-  allOf?: SchemaObject[];
-}
-interface Operation {
-  parameters?: { in: string; name: string; required?: boolean }[];
-  requestBody?: { content: Record<string, { schema: SchemaObject }> };
-  responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;
-}
-interface OpenApiDocument {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, SchemaObject> };
-}
 
 const OBJECTS = '/intel/collections/{collection_id}/objects';
 
@@ -28,27 +11,19 @@ describe('OpenAPI document: intel objects and the change feed', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const response = await t.http().get('/openapi.json');
-    expect(response.status).toBe(200);
-    document = JSON.parse(response.text) as OpenApiDocument;
+    document = await fetchOpenApi(t);
   });
   afterAll(async () => {
     await t.close();
   });
 
-  function resolve(schema: SchemaObject): SchemaObject {
-    if (schema.$ref) return resolve(document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]);
-    if (schema.allOf?.length === 1) return resolve(schema.allOf[0]);
-    return schema;
-  }
+  const resolve = (schema: SchemaObject) => resolveSchema(document, schema);
   const params = (operation: Operation) =>
     (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
   it('lists exactly the four operations', () => {
-    const listed = Object.entries(document.paths)
-      .filter(([path]) => path.startsWith(OBJECTS))
-      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(listed.sort()).toEqual([`DELETE ${OBJECTS}`, `GET ${OBJECTS}`, `GET ${OBJECTS}/changes`, `POST ${OBJECTS}`]);
+    const listed = operationsWhere(document, (path) => path.startsWith(OBJECTS));
+    expect(listed).toEqual([`DELETE ${OBJECTS}`, `GET ${OBJECTS}`, `GET ${OBJECTS}/changes`, `POST ${OBJECTS}`]);
   });
 
   it('POST: the object form in, 204 out; DELETE: the key in the query, 204 out', () => {

@@ -1,0 +1,44 @@
+import type { TestApp } from './test-app.js';
+
+/** The parts of an OpenAPI 3 document the OpenAPI checks read. */
+export interface SchemaObject {
+  $ref?: string;
+  type?: string;
+  format?: string;
+  items?: SchemaObject;
+  properties?: Record<string, SchemaObject>;
+  required?: string[];
+  enum?: string[];
+  allOf?: SchemaObject[];
+}
+export interface Operation {
+  parameters?: { in: string; name: string; required?: boolean }[];
+  requestBody?: { content: Record<string, { schema: SchemaObject }> };
+  responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;
+}
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, SchemaObject> };
+}
+
+/** The service's published document, fetched without credentials as any client would. */
+export async function fetchOpenApi(t: TestApp): Promise<OpenApiDocument> {
+  const response = await t.http().get('/openapi.json');
+  if (response.status !== 200) throw new Error(`/openapi.json answered ${response.status}`);
+  return JSON.parse(response.text) as OpenApiDocument;
+}
+
+/** Follows `$ref` and a lone `allOf` wrapper to the schema object itself. */
+export function resolveSchema(document: OpenApiDocument, schema: SchemaObject): SchemaObject {
+  if (schema.$ref) return resolveSchema(document, document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]);
+  if (schema.allOf?.length === 1) return resolveSchema(document, schema.allOf[0]);
+  return schema;
+}
+
+/** `METHOD /path` of every operation whose path `include` accepts, sorted. */
+export function operationsWhere(document: OpenApiDocument, include: (path: string) => boolean): string[] {
+  return Object.entries(document.paths)
+    .filter(([path]) => include(path))
+    .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`))
+    .sort();
+}
