@@ -1,5 +1,7 @@
+import type autocannon from 'autocannon';
 import { cursorOf, parseLinks } from '../lib/api.js';
-import type { RowContext } from '../lib/row.js';
+import { dbLoad, httpLoad } from '../lib/load.js';
+import { compare, finishRow, type RowContext, type RowModule, type RowResult } from '../lib/row.js';
 import { createCollection } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 
@@ -72,4 +74,90 @@ export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
   const feed = { name: collection.name, collectionId, startCursor, token };
   ctx.shared.set('seededFeed', feed);
   return feed;
+}
+
+/** What distinguishes the two keyset reads of the seeded collection (rows 4 and 5). */
+export interface KeysetWalk {
+  row: RowModule['rows'][number];
+  feed: SeededFeed;
+  /** Path of the first page; later pages follow `Link: rel="next"` verbatim, like the SDK. */
+  firstPath: string;
+  pagesPerWalk: number;
+  /** The service's keyset statement, run by the baseline with ($1 collection id, $2 position, $3 rows). */
+  sql: string;
+  /** How many rows the service asks for per page (`limit`, or `limit + 1` where a row only signals more). */
+  rowsPerPage: number;
+  /** The position the next page starts after, from a page's rows; 0 ends a walk (back to the start). */
+  nextPosition: (positions: number[]) => number;
+  serviceLabel: string;
+  /** What a page holds, for the notes (`changes`, `objects`). */
+  noun: string;
+}
+
+/**
+ * `scale.readers` concurrent clients each walk the whole keyset through HTTP, every walk checked to take
+ * exactly `pagesPerWalk` pages with a next link on all but the last; the baseline walks it with the same
+ * statement through raw `pg`, page by page.
+ */
+export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Promise<RowResult> {
+  const { scale } = ctx;
+  const { feed, pagesPerWalk } = walkSpec;
+  let badWalks = 0;
+
+  // One walk is one cycle of `pagesPerWalk` requests; autocannon keeps `context` for a whole cycle.
+  const walk: autocannon.Request[] = Array.from({ length: pagesPerWalk }, (_, page) => ({
+    method: 'GET',
+    setupRequest: (request, context) => {
+      const path = page === 0 ? walkSpec.firstPath : (context.next as string | undefined);
+      if (!path) badWalks++;
+      return { ...request, path: path ?? walkSpec.firstPath };
+    },
+    onResponse: (_status, _body, context, headers) => {
+      context.next = parseLinks(headers.link ?? headers.Link).next;
+      if ((page === pagesPerWalk - 1) === (context.next !== undefined)) badWalks++;
+    },
+  }));
+  const served = (walks: number) =>
+    httpLoad({
+      baseUrl: ctx.service.url,
+      connections: scale.readers,
+      amount: scale.readers * walks * pagesPerWalk,
+      headers: { Authorization: `Bearer ${feed.token}` },
+      requests: walk,
+    }).done;
+
+  const raw = (walks: number) => {
+    const position = new Array<number>(scale.readers).fill(0);
+    return dbLoad({
+      pool: ctx.baselinePool,
+      concurrency: scale.readers,
+      amount: scale.readers * walks * pagesPerWalk,
+      step: async ({ index, client }) => {
+        const { rows } = await client.query(walkSpec.sql, [feed.collectionId, position[index], walkSpec.rowsPerPage]);
+        const positions = rows
+          .filter((row: { position: string | null }) => row.position !== null)
+          .map((row: { position: string }) => Number(row.position));
+        position[index] = walkSpec.nextPosition(positions);
+      },
+    });
+  };
+
+  const measured = await compare({
+    rounds: scale.rounds,
+    serviceLabel: walkSpec.serviceLabel,
+    baselineLabel: 'raw pg: same keyset SQL',
+    warmService: () => served(1),
+    warmBaseline: () => raw(1),
+    service: async () => ({ outcome: await served(scale.walks) }),
+    baseline: async () => ({ outcome: await raw(scale.walks) }),
+    serviceProbe: ctx.service.server.probe,
+    cpu: ctx.cpu,
+    sql: ctx.sqlStats,
+    sqlParity: true,
+  });
+  if (badWalks > 0) throw new Error(`${badWalks} pages had a next link where none was expected, or lacked one`);
+  return finishRow(walkSpec.row, measured, [
+    `${scale.feedItems} ${walkSpec.noun}, ${pagesPerWalk} pages per walk, ${scale.readers} concurrent readers`,
+    `≈ ${Math.round(measured.service.throughput * scale.pageLimit).toLocaleString('en-US')} ${walkSpec.noun}/s through the service`,
+  ]);
 }
