@@ -17,16 +17,14 @@ async function eventually(check: () => Promise<boolean>, attempts = 100): Promis
 describe('several instances on one database', () => {
   let a: TestApp;
   let b: TestApp;
-  let db: pg.Client;
+  let db: pg.Pool;
 
   beforeAll(async () => {
     a = await createTestApp();
     b = await createTestApp({}, a);
-    db = new pg.Client({ connectionString: a.databaseUrl });
-    await db.connect();
+    db = a.db;
   });
   afterAll(async () => {
-    await db.end();
     await b.close();
     await a.close();
   });

@@ -23,15 +23,13 @@ interface KeyView {
 
 describe('API keys (/auth/keys)', () => {
   let t: TestApp;
-  let db: pg.Client;
+  let db: pg.Pool;
 
   beforeAll(async () => {
     t = await createTestApp();
-    db = new pg.Client({ connectionString: t.databaseUrl });
-    await db.connect();
+    db = t.db;
   });
   afterAll(async () => {
-    await db.end();
     await t.close();
   });
 

@@ -14,13 +14,12 @@ const INTEL = 2;
 /** decisions §4: per-key, per-target daily limits, counted atomically in PostgreSQL. */
 describe('request limits', () => {
   let t: TestApp;
-  let db: pg.Client;
+  let db: pg.Pool;
   let collectionId: number;
 
   beforeAll(async () => {
     t = await createTestApp();
-    db = new pg.Client({ connectionString: t.databaseUrl });
-    await db.connect();
+    db = t.db;
     const schema = await t
       .http()
       .post('/intel/schemas')
@@ -33,7 +32,6 @@ describe('request limits', () => {
     collectionId = (children.body as { id: number; name: string }[]).find((r) => r.name === 'limited')!.id;
   });
   afterAll(async () => {
-    await db.end();
     await t.close();
   });
 

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -59,16 +58,10 @@ describe('resources (GET /auth/resources)', () => {
   });
 
   it('lists a child resource added under intel (a collection\'s resource)', async () => {
-    const db = new pg.Client({ connectionString: t.databaseUrl });
-    await db.connect();
-    try {
-      const { rows } = await db.query(`INSERT INTO auth_resource (name, parent_id) VALUES ('some-collection', 2) RETURNING id`);
-      const response = await list('?parentID=2');
-      expect(response.status).toBe(200);
-      expect(response.body).toEqual([{ id: rows[0].id, name: 'some-collection', parent: { id: 2 } }]);
-    } finally {
-      await db.end();
-    }
+    const { rows } = await t.db.query(`INSERT INTO auth_resource (name, parent_id) VALUES ('some-collection', 2) RETURNING id`);
+    const response = await list('?parentID=2');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual([{ id: rows[0].id, name: 'some-collection', parent: { id: 2 } }]);
   });
 
   it('an unknown parentID → 422 ResourceNotFound', async () => {

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { TestApp } from '../support/test-app.js';
 
 export interface FormField {
@@ -144,11 +143,5 @@ export async function storedFiles(t: TestApp): Promise<string[]> {
 }
 
 export async function sql<T>(t: TestApp, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: t.databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
+  return (await t.db.query(text, values)).rows as T[];
 }

@@ -18,15 +18,13 @@ import {
 
 describe('intel change feed (/intel/collections/{collection_id}/objects/changes)', () => {
   let t: TestApp;
-  let db: pg.Client;
+  let db: pg.Pool;
 
   beforeAll(async () => {
     t = await createTestApp();
-    db = new pg.Client({ connectionString: t.databaseUrl });
-    await db.connect();
+    db = t.db;
   });
   afterAll(async () => {
-    await db.end();
     await t.close();
   });
 

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
@@ -401,8 +400,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const front = await freshCollection();
       const back = await freshCollection();
       const empty = await freshCollection();
-      const db = new pg.Client({ connectionString: t.databaseUrl });
-      await db.connect();
+      const { db } = t;
       try {
         // Two large collections, all of one's objects older than the other's: walking the primary key to the
         // first page of `back` (or of `empty`) would pass over every object of `front`.
@@ -452,7 +450,6 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         }
       } finally {
         await db.query(`DELETE FROM intel_object WHERE id > 1000000`);
-        await db.end();
       }
     });
 

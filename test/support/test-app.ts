@@ -19,6 +19,8 @@ export interface TestApp {
   adminKey: string;
   /** The database this app runs on, for assertions that look behind the API. */
   databaseUrl: string;
+  /** A pool on that database (connects on first use; ended by `close`). */
+  db: pg.Pool;
   dataDir: string;
   http: () => ReturnType<typeof request>;
   close: () => Promise<void>;
@@ -42,14 +44,17 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
 
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   return {
     app,
     url: `http://127.0.0.1:${port}`,
     adminKey,
     databaseUrl,
+    db,
     dataDir,
     http: () => request(app.getHttpServer()),
     close: async () => {
+      await db.end();
       await app.close();
       await rm(dataDir, { recursive: true, force: true });
     },
