@@ -13,10 +13,6 @@ export const InsightErrors = {
   nothingToEnrich: () =>
     new ApiError('InvalidData', 'params needs objectKeys (non-empty) or fileID: a task must name what to enrich'),
   fileNotFound: (fileId: string) => new ApiError('FileNotFound', `file ${fileId} does not exist`),
-  unsupportedAttribute: (pointer: string) =>
-    new ApiError('InvalidData', `context attributes may not be named __proto__, constructor or prototype (${pointer})`, {
-      InstanceLocation: pointer,
-    }),
 };
 
 /** The error a task gets once it has been delivered `maxDeliveries` times without a report (decisions §9). */

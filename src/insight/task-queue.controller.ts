@@ -1,41 +1,9 @@
-import {
-  Body,
-  type CallHandler,
-  Controller,
-  type ExecutionContext,
-  HttpCode,
-  Injectable,
-  type NestInterceptor,
-  Post,
-  UseInterceptors,
-} from '@nestjs/common';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
-import type { Observable } from 'rxjs';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
-import { unsupportedAttributeIn } from '../common/indicators/index.js';
 import { CompleteTaskDto, FailTaskDto, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
-import { InsightErrors } from './insight.errors.js';
 import { TaskQueueService } from './task-queue.service.js';
-
-/**
- * Refuses a result context holding an attribute the global pipe would delete before validation
- * (UNSUPPORTED_ATTRIBUTE_NAMES): 400 InvalidData rather than a result checked and stored without it.
- * An interceptor, because interceptors run before pipes.
- */
-@Injectable()
-export class ResultAttributesGuard implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const body: unknown = context.switchToHttp().getRequest<Request>().body;
-    const result: unknown = typeof body === 'object' && body !== null ? (body as { result?: unknown }).result : undefined;
-    if (typeof result === 'object' && result !== null && 'context' in result) {
-      const pointer = unsupportedAttributeIn(result.context, '/result/context');
-      if (pointer !== undefined) throw InsightErrors.unsupportedAttribute(pointer);
-    }
-    return next.handle();
-  }
-}
 
 @ApiTags('insight')
 @Controller('insight/task-queue')
@@ -59,7 +27,6 @@ export class TaskQueueController {
     400: 'InvalidData: a malformed report.',
     422: 'TaskNotFound, InvalidState, InvalidKeyFormat, InvalidKeySet, SchemaCheckFail (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
   })
-  @UseInterceptors(ResultAttributesGuard)
   complete(@Body() form: CompleteTaskDto) {
     return this.queue.complete(form);
   }

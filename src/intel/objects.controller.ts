@@ -1,20 +1,4 @@
-import {
-  Body,
-  type CallHandler,
-  Controller,
-  Delete,
-  type ExecutionContext,
-  Get,
-  HttpCode,
-  Injectable,
-  type NestInterceptor,
-  Param,
-  Post,
-  Query,
-  UseInterceptors,
-} from '@nestjs/common';
-import type { Request } from 'express';
-import type { Observable } from 'rxjs';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiNoContentResponse,
@@ -25,7 +9,7 @@ import {
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
-import { ObjectFormDto, unsupportedAttributeIn } from '../common/indicators/object-form.dto.js';
+import { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
 import {
@@ -41,23 +25,6 @@ import { ObjectErrors } from './objects.errors.js';
 import { ObjectsService } from './objects.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
-
-/**
- * Refuses a context holding an attribute the global pipe would delete before the service sees it
- * (UNSUPPORTED_ATTRIBUTE_NAMES): 400 InvalidData rather than a 204 for an object stored without it.
- * An interceptor, because interceptors run before pipes.
- */
-@Injectable()
-export class ContextAttributesGuard implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const body: unknown = context.switchToHttp().getRequest<Request>().body;
-    if (typeof body === 'object' && body !== null && 'context' in body) {
-      const pointer = unsupportedAttributeIn(body.context, '/context');
-      if (pointer !== undefined) throw ObjectErrors.unsupportedAttribute(pointer);
-    }
-    return next.handle();
-  }
-}
 
 @ApiTags('intel')
 @Controller('intel/collections/:collection_id/objects')
@@ -75,7 +42,6 @@ export class ObjectsController {
   @ApiBadRequestResponse({ description: 'InvalidData: a malformed body.' })
   @ApiNotFoundResponse({ description: 'Unknown collection.' })
   @ApiUnprocessableEntityResponse({ description: 'InvalidKeyFormat, InvalidKeySet, KeySetConflict, SchemaCheckFail.' })
-  @UseInterceptors(ContextAttributesGuard)
   add(@Param() params: CollectionIdParamDto, @Body() form: ObjectFormDto) {
     return this.objects.add(params.collection_id, form);
   }

@@ -8,10 +8,6 @@ export const ObjectErrors = {
   cursorRequired: () => CommonErrors.invalidQuery('cursor is required: take it from the object listing or a changes page'),
   foreignCursor: () => CommonErrors.invalidQuery('the cursor belongs to another collection'),
   unknownCursor: () => CommonErrors.invalidQuery('malformed cursor'),
-  unsupportedAttribute: (pointer: string) =>
-    CommonErrors.invalidData(`context attributes may not be named __proto__, constructor or prototype (${pointer})`, {
-      InstanceLocation: pointer,
-    }),
   unstorableContext: () =>
     CommonErrors.invalidData('context strings may not contain NUL characters or unpaired UTF-16 surrogates'),
 };

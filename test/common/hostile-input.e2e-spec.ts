@@ -43,6 +43,19 @@ describe('hostile input shared by every area', () => {
     expect(response.body.code).toBe('InvalidData');
   });
 
+  it('refuses a reserved attribute name in any DTO body (the pipe would strip it) and creates nothing', async () => {
+    const before = await t.db.query('SELECT count(*)::int AS n FROM auth_api_key');
+    const response = await t
+      .http()
+      .post('/auth/keys')
+      .set('X-Api-Key', t.adminKey)
+      .set('Content-Type', 'application/json')
+      .send('{"permissions": [{"resource": {"id": 1, "constructor": 1}, "actions": ["Read"]}]}');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'InvalidData', details: { InstanceLocation: '/permissions/0/resource/constructor' } });
+    expect((await t.db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows).toEqual(before.rows);
+  });
+
   it('accepts nesting within the limit', async () => {
     const response = await t
       .http()

@@ -9,7 +9,6 @@ import {
   normalizeKeySet,
   type ObjectKey,
 } from './indicators.js';
-import { unsupportedAttributeIn } from './object-form.dto.js';
 
 function codeOf(run: () => unknown): string | undefined {
   try {
@@ -127,22 +126,5 @@ describe('insight enums', () => {
   it('are the intel ones without IPNetwork, in the same order', () => {
     expect(INSIGHT_OBJECT_TYPES).toEqual(['File', 'DomainName', 'URL', 'IPAddress']);
     expect(INSIGHT_KEY_TYPES).toEqual(['MD5Hash', 'SHA1Hash', 'SHA256Hash', 'SHA512Hash', 'DomainName', 'URL', 'IPAddress']);
-  });
-});
-
-describe('unsupportedAttributeIn', () => {
-  it.each<[string, string, string | undefined]>([
-    ['a plain context', '{"a": {"b": [1, {"c": null}]}, "toString": 1}', undefined],
-    ['the names as values', '{"a": "constructor", "b": ["__proto__", "prototype"]}', undefined],
-    ['__proto__ at the top', '{"__proto__": {}}', '/__proto__'],
-    ['constructor deep inside arrays', '{"a": [[{"b": {"constructor": 1}}]]}', '/a/0/0/b/constructor'],
-    ['prototype under an escaped name', '{"x/y~z": {"prototype": 2}}', '/x~1y~0z/prototype'],
-  ])('%s', (_name, json, pointer) => {
-    expect(unsupportedAttributeIn(JSON.parse(json))).toBe(pointer);
-  });
-
-  it('walks a value nested far deeper than the call stack allows', () => {
-    const deep = `${'{"a":'.repeat(100_000)}{"constructor":1}${'}'.repeat(100_000)}`;
-    expect(unsupportedAttributeIn(JSON.parse(deep))).toBe(`${'/a'.repeat(100_000)}/constructor`);
   });
 });

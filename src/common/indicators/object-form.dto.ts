@@ -33,32 +33,9 @@ export class ObjectFormDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Defaults to `{}`.' })
   // The context as parsed: class-transformer's own copy silently drops, at any depth, every attribute named
   // like an Object.prototype method (`toString`, `valueOf`, `hasOwnProperty`, ...). `__proto__`,
-  // `constructor` and `prototype` are deleted earlier by the pipe: see UNSUPPORTED_ATTRIBUTE_NAMES.
+  // `constructor` and `prototype` are refused by the global pipe: see RESERVED_ATTRIBUTE_NAMES.
   @Transform(({ obj }: { obj: Record<string, unknown> }) => obj.context, { toClassOnly: true })
   @ValidateIf((form: ObjectFormDto) => form.context !== undefined)
   @IsObject({ message: 'context must be a JSON object' })
   context: Record<string, unknown> = {};
-}
-
-/**
- * Attribute names Nest's ValidationPipe deletes from every body, at any depth, before validation (its
- * prototype-pollution guard; class-transformer cannot copy them either). A context holding one would be
- * stored without it, so such a context is refused instead (see ContextAttributesGuard).
- */
-export const UNSUPPORTED_ATTRIBUTE_NAMES: readonly string[] = ['__proto__', 'constructor', 'prototype'];
-
-/** JSON pointer of the first attribute of `value` (a parsed JSON value) named in UNSUPPORTED_ATTRIBUTE_NAMES. */
-export function unsupportedAttributeIn(value: unknown, pointer = ''): string | undefined {
-  // Iterative: interceptors run before the pipe that refuses over-deep bodies.
-  const stack: [unknown, string][] = [[value, pointer]];
-  while (stack.length > 0) {
-    const [current, at] = stack.pop()!;
-    if (typeof current !== 'object' || current === null) continue;
-    for (const [key, child] of Object.entries(current)) {
-      const path = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-      if (!Array.isArray(current) && UNSUPPORTED_ATTRIBUTE_NAMES.includes(key)) return path;
-      stack.push([child, path]);
-    }
-  }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../errors/api-error.js';
-import { holdsNonFiniteNumber, MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js';
+import { inspectJsonBody, MAX_JSON_DEPTH } from './json-body.js';
 
 interface FieldError {
   field: string;
@@ -44,11 +44,22 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body' && nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-      throw new ApiError('InvalidData', `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
-    }
-    if (metadata.type === 'body' && holdsNonFiniteNumber(value)) {
-      throw new ApiError('InvalidData', 'the request body holds a number out of the range of a double (e.g. 1e400)');
+    if (metadata.type === 'body') {
+      // Names are checked only where the base pipe would strip them: bodies validated through a DTO.
+      const problem = inspectJsonBody(value, this.toValidate(metadata));
+      if (problem?.kind === 'tooDeep') {
+        throw new ApiError('InvalidData', `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+      if (problem?.kind === 'nonFiniteNumber') {
+        throw new ApiError('InvalidData', 'the request body holds a number out of the range of a double (e.g. 1e400)');
+      }
+      if (problem?.kind === 'reservedAttribute') {
+        throw new ApiError(
+          'InvalidData',
+          `attributes may not be named __proto__, constructor or prototype (${problem.pointer})`,
+          { InstanceLocation: problem.pointer },
+        );
+      }
     }
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && !isPlainObject(value)) {
       throw new ApiError('InvalidData', 'the request body must be a JSON object');
