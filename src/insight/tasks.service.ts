@@ -42,7 +42,7 @@ export class TasksService {
       this.schemas.exists('insight', schemaID),
       fileId === null || this.files.exists(fileId),
     ]);
-    if (!schemaExists) throw SchemaRegistryErrors.schemaNotFound(schemaID);
+    if (!schemaExists) throw SchemaRegistryErrors.schemaNotFound('insight', schemaID);
     if (!fileExists) throw InsightErrors.fileNotFound(fileId!);
     const taskID = await this.tasks.insert({ schemaId: schemaID, objectKeys: keys, fileId });
     return { taskID };

@@ -8,6 +8,7 @@ import { type PageQueryDto, PageResult, pageRequestOf } from '../common/paginati
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { InvalidatedCache } from '../database/invalidated-cache.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
+import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import type {
   CollectionRegistrationView,
@@ -55,7 +56,7 @@ export class CollectionsService {
   async create(form: CreateCollectionDto): Promise<CollectionRegistrationView> {
     try {
       await this.dataSource.transaction(async (manager) => {
-        if (!(await this.schemas.exists('intel', form.schemaID, manager))) throw IntelErrors.schemaNotFound(form.schemaID);
+        if (!(await this.schemas.exists('intel', form.schemaID, manager))) throw SchemaRegistryErrors.schemaNotFound('intel', form.schemaID);
         const resource = await this.resources.createChild(manager, 'intel', form.name);
         await manager.query(
           `INSERT INTO intel_collection (name, schema_id, version, resource_id) VALUES ($1, $2, 1, $3)`,
@@ -111,7 +112,7 @@ export class CollectionsService {
       assertTagMatches(ifMatch, rows[0].version);
       const schemaId = form.schemaID ?? rows[0].schemaId;
       if (schemaId === rows[0].schemaId) return;
-      if (!(await this.schemas.exists('intel', schemaId, manager))) throw IntelErrors.schemaNotFound(schemaId);
+      if (!(await this.schemas.exists('intel', schemaId, manager))) throw SchemaRegistryErrors.schemaNotFound('intel', schemaId);
       await manager.query(
         `UPDATE intel_collection SET schema_id = $2, version = version + 1, updated_at = now() WHERE name = $1`,
         [name, schemaId],

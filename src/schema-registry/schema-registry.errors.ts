@@ -1,4 +1,5 @@
 import { ApiError } from '../common/errors/api-error.js';
+import type { SchemaNamespace } from './schema-registry.service.js';
 
 /** One violation in the wire form of wire-contract §5.2 (PascalCase keys). */
 export interface SchemaViolation {
@@ -13,7 +14,8 @@ export const SchemaRegistryErrors = {
   notFound: (schemaId: string) => new ApiError('NotFound', `schema ${schemaId} does not exist`),
   schemaIdChanged: (pathId: string, bodyId: string) =>
     new ApiError('InvalidSchemaID', `the schemaID of a schema cannot change: path ${pathId}, body ${bodyId}`),
-  schemaNotFound: (schemaId: string) => new ApiError('SchemaNotFound', `schema ${schemaId} does not exist`),
+  schemaNotFound: (namespace: SchemaNamespace, schemaId: string) =>
+    new ApiError('SchemaNotFound', `${namespace} schema ${schemaId} does not exist`),
   /**
    * `violations` may be the first ones of `errorCount`; the details then say how many there were. When the
    * object was too large for a full report (`complete` false) only the first violation is known.

@@ -206,7 +206,7 @@ export class SchemaRegistryService {
       );
       return rows[0]?.version;
     });
-    if (version === undefined) throw SchemaRegistryErrors.schemaNotFound(schemaId);
+    if (version === undefined) throw SchemaRegistryErrors.schemaNotFound(namespace, schemaId);
     const cached = this.validators.get(key);
     if (cached && cached.version >= version) return cached.validator;
     const [row]: { document: unknown; version: number }[] = await this.dataSource.query(
