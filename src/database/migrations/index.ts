@@ -8,4 +8,10 @@ import { CreateTasks1763800003000 } from './1763800003000-CreateTasks.js';
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
  * the TypeORM CLI and the ESM test runner all load the same set.
  */
-export const MIGRATIONS = [CreateAuth1763800000000, CreateSchemasAndCollections1763800001000, CreateObjects1763800002000, CreateFilebox1763800002500, CreateTasks1763800003000];
+export const MIGRATIONS = [
+  CreateAuth1763800000000,
+  CreateSchemasAndCollections1763800001000,
+  CreateObjects1763800002000,
+  CreateFilebox1763800002500,
+  CreateTasks1763800003000,
+];
