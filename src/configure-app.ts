@@ -1,8 +1,9 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
+import { createOpenApiDocument } from './common/http/openapi-document.js';
 
 /** JSON bodies above this are refused with 413 (decisions §5). */
 export const JSON_BODY_LIMIT = '16mb';
@@ -15,19 +16,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   answerParserErrorsWithJson(app.getHttpServer() as Server);
 
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Intelligence Data Service')
-      .setDescription(
-        'Indicator collections with a change feed, enrichment tasks and their executor queue, and file storage. ' +
-          'Authenticate with `Authorization: Bearer <token>` (from `GET /auth/token`) or `X-Api-Key`.',
-      )
-      .setVersion('1')
-      .addBearerAuth()
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'apiKey')
-      .build(),
-  );
+  const document = createOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
   return app;
 }

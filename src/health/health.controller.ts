@@ -1,9 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { Public } from '../common/guard/access.decorators.js';
+import { ApiErrors } from '../common/http/api-errors.decorator.js';
 
 export class HealthView {
   @ApiProperty({ enum: ['ok'] })
@@ -17,6 +18,12 @@ export class HealthController {
 
   @Get('live')
   @Public()
+  @ApiOperation({
+    summary: 'Liveness',
+    description:
+      'Answers 200 while the process serves HTTP, without touching the database: restart the instance when it ' +
+      'stops answering. Needs no credentials.',
+  })
   @ApiOkResponse({ type: HealthView })
   live(): HealthView {
     return { status: 'ok' };
@@ -24,8 +31,14 @@ export class HealthController {
 
   @Get('ready')
   @Public()
+  @ApiOperation({
+    summary: 'Readiness',
+    description:
+      'Answers 200 when the instance can serve requests (its database answers), 503 otherwise: send traffic only ' +
+      'to ready instances. Needs no credentials.',
+  })
   @ApiOkResponse({ type: HealthView })
-  @ApiServiceUnavailableResponse({ description: 'The database does not answer.' })
+  @ApiErrors({ 503: 'ServiceUnavailable: the database does not answer.' })
   async ready(): Promise<HealthView> {
     try {
       await this.dataSource.query('SELECT 1');

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { CompleteTaskDto, FailTaskDto, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
@@ -13,6 +13,14 @@ export class TaskQueueController {
   @Post('executing-tasks')
   @HttpCode(200)
   @RequirePermission('task-queue', 'Write')
+  @ApiOperation({
+    summary: 'Take tasks to execute',
+    description:
+      'For executors: leases up to `limit` (1 to 1000) pending tasks, oldest first, and returns them. A leased task ' +
+      'stays `Pending` but no other executor receives it until its lease (`TASK_LEASE_SECONDS`) runs out; then it ' +
+      'can be taken again, and after `TASK_MAX_DELIVERIES` expired leases it fails with `DeliveryLimitExceeded`. ' +
+      'Report each task with `completed-tasks` or `failed-tasks`. `[]` means nothing waits.',
+  })
   @ApiOkResponse({ type: [TaskQueueItemView], description: 'The leased tasks, oldest first; `[]` when none wait.' })
   @ApiErrors({ 400: 'InvalidData: limit is not an integer from 1 to 1000.' })
   take(@Body() form: TakeTasksDto) {
@@ -22,7 +30,14 @@ export class TaskQueueController {
   @Post('completed-tasks')
   @HttpCode(204)
   @RequirePermission('task-queue', 'Write')
-  @ApiNoContentResponse()
+  @ApiOperation({
+    summary: 'Report a task completed',
+    description:
+      'For executors: stores `result` `{type, keys, context}` for a task taken at least once and still `Pending` ' +
+      '(even if its lease ran out): keys are normalised and the result is validated against the task\'s insight ' +
+      'schema, then the task is `Completed`. The first report wins; a later one is 422 `InvalidState`.',
+  })
+  @ApiNoContentResponse({ description: 'Completed.' })
   @ApiErrors({
     400: 'InvalidData: a malformed report.',
     422: 'TaskNotFound, InvalidState, InvalidKeyFormat, InvalidKeySet, SchemaCheckFail (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
@@ -34,8 +49,18 @@ export class TaskQueueController {
   @Post('failed-tasks')
   @HttpCode(204)
   @RequirePermission('task-queue', 'Write')
-  @ApiNoContentResponse()
-  @ApiErrors({ 400: 'InvalidData: a malformed report.', 422: 'TaskNotFound, InvalidState.' })
+  @ApiOperation({
+    summary: 'Report a task failed',
+    description:
+      'For executors: marks a task taken at least once and still `Pending` as `Failed` with the executor\'s own ' +
+      '`error` `{code, message}` (the service does not define these codes). The first report wins; a later one is ' +
+      '422 `InvalidState`.',
+  })
+  @ApiNoContentResponse({ description: 'Failed.' })
+  @ApiErrors({
+    400: 'InvalidData: a malformed report.',
+    422: 'TaskNotFound: no task has this id. InvalidState: not taken yet, or already reported.',
+  })
   fail(@Body() form: FailTaskDto) {
     return this.queue.fail(form);
   }

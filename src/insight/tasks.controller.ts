@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { RegisterTaskDto, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
@@ -12,11 +12,18 @@ export class TasksController {
 
   @Post()
   @RequirePermission('tasks', 'Write')
+  @ApiOperation({
+    summary: 'Register an enrichment task',
+    description:
+      'Asks for an enrichment: `params` names the insight schema the result must satisfy (`schemaID`) and what ' +
+      'to enrich, the keys of one object (`objectKeys`, its type inferred: hash keys mean a `File`) and/or a ' +
+      'stored file (`fileID`). The task starts `Pending` and waits in the queue for an executor. A key with a ' +
+      'daily limit on this operation gets 429 `LimitExceeded` once it is used up.',
+  })
   @ApiCreatedResponse({ type: TaskRegistrationView })
   @ApiErrors({
     400: 'InvalidData: a malformed form, or neither objectKeys nor fileID.',
-    422: 'InvalidKeyFormat, InvalidKeySet, SchemaNotFound, FileNotFound.',
-    429: 'LimitExceeded (with Retry-After).',
+    422: 'InvalidKeyFormat, InvalidKeySet: bad object keys. SchemaNotFound: no such insight schema. FileNotFound: no such file.',
   })
   register(@Body() form: RegisterTaskDto) {
     return this.tasks.register(form);
@@ -24,8 +31,15 @@ export class TasksController {
 
   @Get(':task_id')
   @RequirePermission('tasks', 'Read')
+  @ApiOperation({
+    summary: 'Get a task',
+    description:
+      'Returns the task with its `params` and `state`: `Pending` (waiting or being executed), `Completed` with the ' +
+      'normalised `result`, or `Failed` with the executor\'s `error` `{code, message}`; a task whose leases ran out ' +
+      '`TASK_MAX_DELIVERIES` times fails with code `DeliveryLimitExceeded`. Poll it until the state is final.',
+  })
   @ApiOkResponse({ type: TaskView })
-  @ApiErrors({ 404: 'Unknown (or malformed) task id.' })
+  @ApiErrors({ 404: 'NotFound: no task has this id (or the id is not a UUID).' })
   view(@Param() params: TaskIdParamDto) {
     return this.tasks.view(params);
   }

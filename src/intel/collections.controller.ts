@@ -1,5 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
@@ -29,14 +36,33 @@ export class CollectionsController {
 
   @Post()
   @RequirePermission('intel', 'Write')
+  @ApiOperation({
+    summary: 'Create a collection',
+    description:
+      'Creates a collection of objects validated by an intel schema. `name` (1 to 128 of `A-Z a-z 0-9 . _ ~ -`, not ' +
+      '`.` or `..`) is how paths name it. The collection is also a protected resource, a child of `intel` (list it ' +
+      'with `GET /auth/resources?parentID=2`): keys get `Read`/`Write` on it alone, or on every collection through ' +
+      '`ReadChildren`/`WriteChildren` on `intel`.',
+  })
   @ApiCreatedResponse({ type: CollectionRegistrationView })
-  @ApiErrors({ 400: 'InvalidData: a malformed name or schemaID.', 409: 'DuplicateCollection', 422: 'SchemaNotFound' })
+  @ApiErrors({
+    400: 'InvalidData: a malformed name or schemaID.',
+    409: 'DuplicateCollection: the name is taken.',
+    422: 'SchemaNotFound: no intel schema has this schemaID.',
+  })
   create(@Body() form: CreateCollectionDto) {
     return this.collections.create(form);
   }
 
   @Get()
   @Authenticated()
+  @ApiOperation({
+    summary: 'List the collections the key may read',
+    description:
+      'Lists `{name, schemaID}` of the collections the caller may read, in creation order: all of them for a key ' +
+      'with `ReadChildren` on `intel`, otherwise those it holds `Read` on. Any valid credentials may call it ' +
+      '(no permission needed, so never 403), and it is not counted against request limits.',
+  })
   @ApiOkResponse({ type: [CollectionView], headers: LINK_HEADER, description: 'The readable collections.' })
   @ApiErrors({ 400: 'InvalidQueryArgument: a malformed cursor or limit.' })
   list(@Principal() principal: PrincipalType, @Query() query: PageQueryDto) {
@@ -45,16 +71,29 @@ export class CollectionsController {
 
   @Get(':collectionName')
   @RequirePermission(COLLECTION, 'Read')
+  @ApiOperation({
+    summary: 'Get a collection',
+    description:
+      'Returns `{name, schemaID}` with the collection\'s version in `ETag`; send it in `If-Match` to change the ' +
+      'schema. A key that may read every collection gets 404 for an unknown name; any other key gets 403, so names ' +
+      'do not leak.',
+  })
   @ApiOkResponse({ type: CollectionView, headers: ETAG_HEADER })
-  @ApiErrors({ 404: 'Unknown collection.' })
+  @ApiErrors({ 404: 'NotFound: no collection has this name.' })
   view(@Param() params: CollectionNameParamDto) {
     return this.collections.view(params.collectionName);
   }
 
   @Get(':collectionName/schema')
   @RequirePermission(COLLECTION, 'Read')
+  @ApiOperation({
+    summary: "Get a collection's schema",
+    description:
+      'Returns the document of the schema the collection currently uses, as registered, with the schema\'s ' +
+      'version in `ETag`: what every object written now is validated against.',
+  })
   @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, headers: ETAG_HEADER, description: "The schema's document and tag." })
-  @ApiErrors({ 404: 'Unknown collection.' })
+  @ApiErrors({ 404: 'NotFound: no collection has this name.' })
   schema(@Param() params: CollectionNameParamDto) {
     return this.collections.schemaOf(params.collectionName);
   }
@@ -62,13 +101,21 @@ export class CollectionsController {
   @Patch(':collectionName')
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
+  @ApiOperation({
+    summary: "Change a collection's schema",
+    description:
+      'Moves the collection to another intel schema (`{"schemaID": ...}`); objects already stored are not ' +
+      're-validated, later writes are. Send the collection\'s `ETag` in `If-Match` (missing: 400, stale: 412, re-read ' +
+      'and repeat). `{}` or the current schema changes nothing and keeps the tag. Checks run in this order: 404, ' +
+      '412, 422.',
+  })
   @ApiHeader(IF_MATCH_HEADER)
-  @ApiNoContentResponse()
+  @ApiNoContentResponse({ description: 'Changed (or nothing to change).' })
   @ApiErrors({
-    400: 'BadRequest: If-Match missing; InvalidData: a malformed body.',
-    404: 'Unknown collection.',
-    412: 'ResourceModified: a stale tag.',
-    422: 'SchemaNotFound',
+    400: 'BadRequest: If-Match missing. InvalidData: a malformed body.',
+    404: 'NotFound: no collection has this name.',
+    412: 'ResourceModified: the tag is stale.',
+    422: 'SchemaNotFound: no intel schema has this schemaID.',
   })
   update(@Param() params: CollectionNameParamDto, @IfMatch() ifMatch: string, @Body() form: UpdateCollectionDto) {
     return this.collections.update(params.collectionName, ifMatch, form);

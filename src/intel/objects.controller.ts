@@ -1,14 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiNoContentResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
+import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
@@ -37,11 +30,27 @@ export class ObjectsController {
   @Post()
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
-  @ApiOperation({ summary: 'Add an object, or replace the context and extend the keys of the one its keys name.' })
-  @ApiNoContentResponse()
-  @ApiBadRequestResponse({ description: 'InvalidData: a malformed body.' })
-  @ApiNotFoundResponse({ description: 'Unknown collection.' })
-  @ApiUnprocessableEntityResponse({ description: 'InvalidKeyFormat, InvalidKeySet, KeySetConflict, SchemaCheckFail.' })
+  @ApiOperation({
+    summary: 'Add or update an object',
+    description:
+      'Writes `{type, keys, context}`. Key values are normalised first (hashes lower case, domain names in ' +
+      'lower-case ASCII without a trailing dot, URLs and IP addresses in canonical form), then the whole object is ' +
+      'validated against the collection\'s current schema. When the keys name an object already stored, its ' +
+      'context is replaced and the new keys are added to it (an `Update` change); otherwise a new object is stored ' +
+      '(`Add`). Keys naming two objects, or a key whose type the object has with another value, are 422 ' +
+        '`KeySetConflict`. Sending an object exactly as stored ' +
+      'writes nothing and makes no change record.',
+  })
+  @ApiNoContentResponse({ description: 'Stored (or already stored as sent).' })
+  @ApiErrors({
+    400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256).',
+    404: 'NotFound: no collection has this name.',
+    413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
+    422:
+      'InvalidKeyFormat: a key value its type does not allow. InvalidKeySet: no keys, or keys that do not fit the ' +
+      'object type. KeySetConflict: the keys name two stored objects, or clash with a key of the stored one. SchemaCheckFail: the object does ' +
+      'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
+  })
   add(@Param() params: CollectionIdParamDto, @Body() form: ObjectFormDto) {
     return this.objects.add(params.collection_id, form);
   }
@@ -49,39 +58,67 @@ export class ObjectsController {
   @Delete()
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
-  @ApiOperation({ summary: 'Delete the object one of whose keys is given; an absent object is a success.' })
-  @ApiNoContentResponse()
-  @ApiBadRequestResponse({ description: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed.' })
-  @ApiNotFoundResponse({ description: 'Unknown collection.' })
-  @ApiUnprocessableEntityResponse({ description: 'InvalidKeyFormat.' })
+  @ApiOperation({
+    summary: 'Delete an object',
+    description:
+      'Deletes the object that has the key `objectKeyType`/`objectKey` (any one of its keys names it), recording a ' +
+      '`Remove` change. The key is normalised as on writes. Deleting an object that is not there is a success and ' +
+      'records nothing.',
+  })
+  @ApiNoContentResponse({ description: 'Deleted, or not there.' })
+  @ApiErrors({
+    400: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed.',
+    404: 'NotFound: no collection has this name.',
+    422: 'InvalidKeyFormat: a key value its type does not allow.',
+  })
   remove(@Param() params: CollectionIdParamDto, @Query() query: DeleteObjectQueryDto) {
     return this.objects.remove(params.collection_id, query);
   }
 
   @Get()
   @RequirePermission(COLLECTION, 'Read')
+  @ApiOperation({
+    summary: 'List objects',
+    description:
+      'Lists the objects in insertion order, each as `{type, keys, context}`. A page is a bare array; the next page ' +
+      'is in `Link: <...>; rel="next"`. The first page (no `cursor`) also carries `Link: <...>; rel="related"`: the ' +
+      'change-feed position of exactly that snapshot. Read every page, then follow the feed from that link to stay ' +
+      'in sync without missing or repeating a change.',
+  })
   @ApiOkResponse({
     type: [ObjectView],
     headers: LISTING_LINK_HEADER,
     description: 'A page; next page in `Link: rel="next"`, on the first page the changes cursor in `rel="related"`.',
   })
-  @ApiBadRequestResponse({ description: 'InvalidQueryArgument: a malformed cursor or limit.' })
-  @ApiNotFoundResponse({ description: 'Unknown collection.' })
+  @ApiErrors({
+    400: 'InvalidQueryArgument: a malformed cursor or limit.',
+    404: 'NotFound: no collection has this name.',
+  })
   list(@Param() params: CollectionIdParamDto, @Query() query: PageQueryDto) {
     return this.objects.list(params.collection_id, query);
   }
 
   @Get('changes')
   @RequirePermission(COLLECTION, 'Read')
-  @ApiOperation({ summary: 'Follow the change feed; `cursor` is required.' })
+  @ApiOperation({
+    summary: 'Follow the change feed',
+    description:
+      'Returns the changes (`Add`, `Update`, `Remove`, each with the object as it then was) after `cursor`, oldest ' +
+      'first. Start from the `rel="related"` link of the first objects page. A non-empty page links the position ' +
+      'after its last change in `rel="next"`; an empty page has no link: everything is delivered, so keep your last ' +
+      'cursor, wait, and ask again with it. A cursor older than the retention window is 422 `CursorOutOfRange`: ' +
+      'list the objects again.',
+  })
   @ApiOkResponse({
     type: [ObjectChangeView],
     headers: CHANGES_LINK_HEADER,
     description: 'A page; every non-empty page links the position after its last change in `Link: rel="next"`.',
   })
-  @ApiBadRequestResponse({ description: 'InvalidQueryArgument: the cursor missing, malformed, or of another collection.' })
-  @ApiNotFoundResponse({ description: 'Unknown collection.' })
-  @ApiUnprocessableEntityResponse({ description: 'CursorOutOfRange: changes after the cursor were pruned; list again.' })
+  @ApiErrors({
+    400: 'InvalidQueryArgument: the cursor missing, malformed, ahead of the feed or of another collection; a bad limit.',
+    404: 'NotFound: no collection has this name.',
+    422: 'CursorOutOfRange: changes after the cursor were pruned; list the objects again.',
+  })
   changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto) {
     return this.changes.page(params.collection_id, query);
   }

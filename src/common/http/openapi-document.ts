@@ -1,0 +1,47 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+
+/**
+ * The OpenAPI document served at `/openapi.json`, generated from the controllers' decorators: the access
+ * decorators (`src/common/guard/access.decorators.ts`) give each operation its security and its 400/401/403/429
+ * answers, `@ApiErrors` the others, `@ApiOperation` its summary and description.
+ */
+export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Intelligence Data Service')
+      .setDescription(
+        'Indicator collections with a change feed, enrichment tasks and their executor queue, and file storage. ' +
+          'Authenticate with `Authorization: Bearer <token>` (from `GET /auth/token`) or `X-Api-Key`. Every error ' +
+          'answer is JSON `{code, message, details?}` (`ErrorBody`); lists are bare JSON arrays whose next page is ' +
+          'in `Link: <...>; rel="next"`.',
+      )
+      .setVersion('1')
+      .setLicense('MIT', 'https://spdx.org/licenses/MIT.html')
+      // Relative: the document describes the instance that serves it, wherever that is.
+      .addServer('/')
+      .addBearerAuth()
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'apiKey')
+      // The default of every operation; public ones override it below.
+      .addSecurityRequirements('bearer')
+      .addSecurityRequirements('apiKey')
+      .build(),
+  );
+  markPublicOperations(document);
+  return document;
+}
+
+/**
+ * Every route that takes credentials declares its security through its access decorator; a route without one
+ * is `@Public()`. `@nestjs/swagger` drops an empty security list, so the "no credentials" mark (`security: []`,
+ * which overrides the document's default) is set here.
+ */
+function markPublicOperations(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const) {
+      const operation = item[method];
+      if (operation && !operation.security?.length) operation.security = [];
+    }
+  }
+}

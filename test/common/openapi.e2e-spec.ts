@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fetchOpenApi, type OpenApiDocument, type Operation } from '../support/openapi.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+interface DocumentedOperation {
+  summary?: string;
+  description?: string;
+  security?: Record<string, string[]>[];
+}
+
+interface LintProblem {
+  ruleId: string;
+  severity: 'error' | 'warn';
+  message: string;
+  location: { pointer?: string }[];
+}
+
+/**
+ * `redocly lint` with its recommended rules on the document the service serves, run as the CLI a user would
+ * run, from a temporary directory with only our config in it (so no ignore file can hide a problem).
+ */
+async function redoclyLint(document: string): Promise<{ errors: number; warnings: number; problems: string[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'ids-openapi-'));
+  try {
+    await writeFile(join(dir, 'openapi.json'), document);
+    await writeFile(join(dir, 'redocly.yaml'), 'extends:\n  - recommended\n');
+    const cli = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
+    const run = promisify(execFile)(
+      process.execPath,
+      [cli, 'lint', 'openapi.json', '--config', 'redocly.yaml', '--format', 'json'],
+      { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, maxBuffer: 64 << 20 },
+    );
+    // The CLI exits 1 when it finds errors; its report is on stdout either way.
+    const { stdout } = await run.catch((error: { stdout?: string; stderr?: string }) => {
+      if (!error.stdout) throw new Error(`redocly lint failed without a report: ${error.stderr}`);
+      return { stdout: error.stdout };
+    });
+    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: LintProblem[] };
+    return {
+      errors: report.totals.errors,
+      warnings: report.totals.warnings,
+      problems: report.problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer ?? '?'}: ${p.message}`),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Operations that need credentials but no permission: they can answer 401, never 403, and are not counted. */
+const NO_PERMISSION = ['GET /auth/token', 'GET /intel/collections'];
+const PUBLIC = ['GET /health/live', 'GET /health/ready'];
+
+describe('OpenAPI document: conventions every operation follows', () => {
+  let t: TestApp;
+  let document: OpenApiDocument;
+  let operations: [string, Operation & DocumentedOperation][];
+  beforeAll(async () => {
+    t = await createTestApp();
+    document = await fetchOpenApi(t);
+    operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(
+        ([method, operation]) => [`${method.toUpperCase()} ${path}`, operation as Operation & DocumentedOperation] as [string, Operation & DocumentedOperation],
+      ),
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('gives every operation a summary and a description', () => {
+    const undocumented = operations
+      .filter(([, op]) => !op.summary?.trim() || !op.description || op.description.length < 2 * op.summary.length)
+      .map(([name]) => name);
+    expect(undocumented).toEqual([]);
+  });
+
+  it('marks the health operations, and only them, as needing no credentials', () => {
+    const open = operations.filter(([, op]) => Array.isArray(op.security) && op.security.length === 0).map(([name]) => name);
+    expect(open.sort()).toEqual(PUBLIC);
+    expect((document as unknown as { security: unknown }).security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+  });
+
+  it('documents 401 on every operation that needs credentials, and 403 and 429 on every one that needs a permission', () => {
+    const missing = operations
+      .filter(([name]) => !PUBLIC.includes(name))
+      .flatMap(([name, op]) => {
+        const wanted = NO_PERMISSION.includes(name) ? ['401'] : ['401', '403', '429'];
+        return wanted.filter((status) => !op.responses[status]).map((status) => `${name} ${status}`);
+      });
+    expect(missing).toEqual([]);
+    for (const name of NO_PERMISSION) {
+      const op = operations.find(([n]) => n === name)?.[1];
+      expect(op && Object.keys(op.responses).filter((s) => s === '403' || s === '429')).toEqual([]);
+    }
+    const limited = operations.find(([name]) => name === 'POST /insight/tasks')![1].responses['429'];
+    expect(Object.keys(limited.headers ?? {})).toContain('Retry-After');
+  });
+
+  it('gives every error response the ErrorBody schema {code, message, details}', () => {
+    const bare = operations.flatMap(([name, op]) =>
+      Object.entries(op.responses)
+        .filter(([status]) => Number(status) >= 400)
+        .filter(([, response]) => response.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorBody')
+        .map(([status]) => `${name} ${status}`),
+    );
+    expect(bare).toEqual([]);
+    const body = document.components.schemas.ErrorBody;
+    expect(Object.keys(body.properties ?? {}).sort()).toEqual(['code', 'details', 'message']);
+    expect(body.required?.sort()).toEqual(['code', 'message']);
+  });
+});
+
+describe('OpenAPI document: redocly lint (recommended rules)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('finds no error and no warning in /openapi.json', async () => {
+    const response = await t.http().get('/openapi.json');
+    expect(response.status).toBe(200);
+    const result = await redoclyLint(response.text);
+    expect(result.problems).toEqual([]);
+    expect({ errors: result.errors, warnings: result.warnings }).toEqual({ errors: 0, warnings: 0 });
+  });
+});
