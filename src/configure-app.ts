@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
+import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 
 /** JSON bodies above this are refused with 413 (decisions §5). */
 export const JSON_BODY_LIMIT = '16mb';
@@ -13,6 +14,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.disable('x-powered-by');
   // Tags are ours (versions), never Express's body hashes.
   app.set('etag', false);
+  // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
+  app.use(BATCH_ROUTE, batchBodyReader());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   answerParserErrorsWithJson(app.getHttpServer() as Server);
 

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { BatchController } from './batch/batch.controller.js';
+import { BatchRepository } from './batch/batch.repository.js';
+import { BatchService } from './batch/batch.service.js';
 import { SchemaRegistryModule } from '../schema-registry/schema-registry.module.js';
 import { CollectionsController } from './collections.controller.js';
 import { CollectionsService } from './collections.service.js';
@@ -17,7 +20,7 @@ import { SchemasController } from './schemas.controller.js';
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController, ObjectsController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService],
+  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService],
 })
 export class IntelModule {}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
+import { insertChanges, nextSeqs } from './change-records.js';
 import type { ChangeOperation } from './entities/change.entity.js';
 
 /** An existing object that one of the submitted keys points at. */
@@ -24,6 +25,14 @@ export interface StoredObject {
   context: Record<string, unknown>;
 }
 
+/** Ids of the objects of collection $1 that own any of the keys ($2 types, $3 values, in pairs). */
+export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM intel_object_key k
+                         JOIN unnest($2::text[], $3::text[]) AS q(type, value)
+                           ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value`;
+
+/** Advisory lock key held by the one instance pruning the change feed. */
+const PRUNE_LOCK = 7_240_002;
+
 /**
  * Every write statement first takes the collection's next sequence number. The UPDATE locks the
  * collection row until the transaction commits, so numbers are handed out in commit order (the feed's
@@ -31,18 +40,13 @@ export interface StoredObject {
  * that lock before touching any other row (data-modifying CTEs run in no guaranteed order otherwise), so
  * all writers lock in the same order and cannot deadlock. $1 = collection id.
  */
-/** Advisory lock key held by the one instance pruning the change feed. */
-const PRUNE_LOCK = 7_240_002;
-
-const NEXT_SEQ = `seq AS (UPDATE intel_collection SET last_seq = last_seq + 1 WHERE id = $1::int RETURNING last_seq)`;
+const NEXT_SEQ = nextSeqs('1');
 
 /** The change record, built from what `obj` RETURNING says was stored; yields the number of objects written. */
 function recordingChange(operation: ChangeOperation): string {
   return `,
     change AS (
-      INSERT INTO intel_change (collection_id, seq, operation, object)
-      SELECT $1::int, seq.last_seq, '${operation}', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
-        FROM obj, seq
+      ${insertChanges(`SELECT seq.last_seq, '${operation}', obj.type, obj.keys, obj.context FROM obj, seq`)}
     )
     SELECT count(*)::int AS written FROM obj`;
 }
@@ -109,9 +113,7 @@ export class ObjectsRepository {
     return runner.query(
       `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext"
          FROM intel_object o
-        WHERE o.id IN (SELECT k.object_id FROM intel_object_key k
-                         JOIN unnest($2::text[], $3::text[]) AS q(type, value)
-                           ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`,
+        WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value), context],
     );
   }

@@ -1,44 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { KEY_TYPES, normalizeKey, normalizeKeySet, type ObjectKey } from '../common/indicators/indicators.js';
+import { normalizeKey } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
 import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import { encodeChangesCursor } from './changes.service.js';
-import { CollectionsService } from './collections.service.js';
 import type { DeleteObjectQueryDto, ObjectView } from './dto/object.dto.js';
-import { type KeyHit, type ObjectWrite, ObjectsRepository } from './objects.repository.js';
-import { ObjectErrors } from './objects.errors.js';
-
-/** Keys in one stable order (a File has at most one key per hash type, so the type alone orders them). */
-function sortKeys(keys: ObjectKey[]): ObjectKey[] {
-  return [...keys].sort((a, b) => KEY_TYPES.indexOf(a.type) - KEY_TYPES.indexOf(b.type));
-}
-
-/**
- * PostgreSQL's jsonb refuses `\u0000` and unpaired surrogates, which JSON (and JSON.stringify) allow.
- * Matches such an escape in JSON.stringify output, i.e. one not itself escaped by a backslash.
- */
-const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
-
-/**
- * The decisions §7 add rules for an object with normalised `keys`, given the objects those keys already
- * belong to: the write to make, or null when the add changes nothing.
- */
-function planAdd(form: ObjectFormDto, keys: ObjectKey[], context: string, hits: KeyHit[]): ObjectWrite | null {
-  if (hits.length === 0) return { kind: 'insert', type: form.type, keys, context };
-  if (hits.length > 1) throw ObjectErrors.keySetConflict('the keys belong to two or more different objects');
-  const [hit] = hits;
-  const clash = keys.find((key) => hit.keys.some((own) => own.type === key.type && own.value !== key.value));
-  if (clash) {
-    throw ObjectErrors.keySetConflict(`the object already has a different ${clash.type} key than "${clash.value}"`);
-  }
-  const newKeys = keys.filter((key) => !hit.keys.some((own) => own.type === key.type));
-  if (newKeys.length === 0 && hit.sameContext) return null;
-  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context };
-}
+import { type CollectionRecord, CollectionsService } from './collections.service.js';
+import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
+import { ObjectsRepository } from './objects.repository.js';
 
 @Injectable()
 export class ObjectsService {
@@ -49,34 +21,39 @@ export class ObjectsService {
     private readonly schemas: SchemaRegistryService,
   ) {}
 
-  /**
-   * Add or upsert. The schema check runs on the submitted object (normalised keys, new context), before
-   * any lock: the stored object differs from it only by keys it already had, which passed the key-set
-   * rules, and error locations then point into what the client sent.
-   */
+  /** Add or upsert (decisions §7). */
   async add(collectionName: string, form: ObjectFormDto): Promise<void> {
     // 404 first, as for the change feed: an unknown collection is not a question of the object's keys.
     const collection = await this.collections.findByName(collectionName);
-    const keys = sortKeys(normalizeKeySet(form.type, form.keys));
-    const context = JSON.stringify(form.context);
-    if (UNSTORABLE_ESCAPE.test(context)) throw ObjectErrors.unstorableContext();
-    await this.schemas.validate('intel', collection.schemaId, { type: form.type, keys, context: form.context });
+    const object = await this.prepare(collection, form);
+    const { keys, contextJson } = object;
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
     // re-send) or a conflict, answer now without taking the collection lock. That is safe because the
     // request may be ordered at the moment of this read: a serial execution at that point would have
     // produced exactly this answer and no change record.
-    const hits = await this.repository.findHits(this.dataSource, collection.id, keys, context);
-    const planned = planAdd(form, keys, context, hits);
+    const planned = planAdd(object, await this.repository.findHits(this.dataSource, collection.id, keys, contextJson));
     if (planned === null) return;
     if (planned.kind === 'insert' && (await this.repository.insertIfKeysFree(collection.id, planned))) return;
 
     await this.dataSource.transaction(async (manager) => {
       await this.repository.lockCollection(manager, collection.id);
       // Decided again under the lock: another writer may have changed these objects since the pre-check.
-      const write = planAdd(form, keys, context, await this.repository.findHits(manager, collection.id, keys, context));
+      const write = planAdd(object, await this.repository.findHits(manager, collection.id, keys, contextJson));
       if (write) await this.repository.write(manager, collection.id, write);
     });
+  }
+
+  /**
+   * Everything of an add that needs no lock, for single adds and batch items alike: normalisation and the
+   * schema check. The check runs on the submitted object (normalised keys, new context): the stored
+   * object differs from it only by keys it already had, which passed the key-set rules, and error
+   * locations then point into what the client sent.
+   */
+  async prepare(collection: CollectionRecord, form: ObjectFormDto): Promise<PreparedObject> {
+    const object = prepareObject(form);
+    await this.schemas.validate('intel', collection.schemaId, schemaInstance(object));
+    return object;
   }
 
   /** Idempotent: an absent object is a success with no change record. */

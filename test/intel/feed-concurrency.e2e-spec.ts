@@ -32,7 +32,11 @@ describe('change feed under concurrent writers', () => {
   const base = () => `${t.url}/intel/collections/busy/objects`;
   const headers = () => ({ 'X-Api-Key': t.adminKey, 'Content-Type': 'application/json' });
 
-  /** One writer: a deterministic mix of adds (new objects and updates), merges that may conflict, and deletes. */
+  /**
+   * One writer: a deterministic mix of adds (new objects and updates), merges that may conflict, and deletes.
+   * Every third writer sends them as batches of 1–6 items instead, which take the feed lock once for all
+   * their changes and so interleave with the single writes.
+   */
   async function writer(id: number): Promise<string[]> {
     const statuses: string[] = [];
     let seed = id * 7919 + 1;
@@ -40,18 +44,29 @@ describe('change feed under concurrent writers', () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed / 2147483648;
     };
-    for (let op = 0; op < OPERATIONS_PER_WRITER; op++) {
+    const nextItem = (op: number) => {
       const n = Math.floor(random() * POOL);
       const roll = random();
+      if (roll < 0.2) return { remove: { type: 'MD5Hash', value: md5(n) } };
+      // Some adds also carry a SHA1 key, which may belong to another object already (KeySetConflict).
+      const keys = [{ type: 'MD5Hash', value: md5(n) }];
+      if (roll > 0.85) keys.push({ type: 'SHA1Hash', value: sha1(Math.floor(random() * POOL)) });
+      return { type: 'File', keys, context: { writer: id, op, size: op } };
+    };
+    for (let op = 0; op < OPERATIONS_PER_WRITER; op++) {
       let response: Response;
-      if (roll < 0.2) {
-        response = await fetch(`${base()}?objectKeyType=MD5Hash&objectKey=${md5(n)}`, { method: 'DELETE', headers: headers() });
+      if (id % 3 === 0) {
+        const items = Array.from({ length: 1 + Math.floor(random() * 6) }, () => nextItem(op));
+        response = await fetch(`${base()}/batch`, { method: 'POST', headers: headers(), body: JSON.stringify(items) });
+        const report = (await response.json()) as { items: { status: string; error?: { code: string } }[] };
+        statuses.push(...report.items.map((item) => (item.error ? `422 ${item.error.code}` : '204')));
+        continue;
+      }
+      const item = nextItem(op);
+      if ('remove' in item) {
+        response = await fetch(`${base()}?objectKeyType=MD5Hash&objectKey=${item.remove.value}`, { method: 'DELETE', headers: headers() });
       } else {
-        // Some adds also carry a SHA1 key, which may belong to another object already (KeySetConflict).
-        const keys = [{ type: 'MD5Hash', value: md5(n) }];
-        if (roll > 0.85) keys.push({ type: 'SHA1Hash', value: sha1(Math.floor(random() * POOL)) });
-        const body = { type: 'File', keys, context: { writer: id, op, size: op } };
-        response = await fetch(base(), { method: 'POST', headers: headers(), body: JSON.stringify(body) });
+        response = await fetch(base(), { method: 'POST', headers: headers(), body: JSON.stringify(item) });
       }
       const text = await response.text();
       statuses.push(response.status === 204 ? '204' : `${response.status} ${(JSON.parse(text) as { code: string }).code}`);
@@ -91,7 +106,7 @@ describe('change feed under concurrent writers', () => {
     return snapshots;
   }
 
-  it('a follower polling while many clients write sees every committed change exactly once, in feed order', async () => {
+  it('a follower polling while many clients write (single requests and batches) sees every committed change exactly once, in feed order', async () => {
     // A starting population, then the snapshot the follower starts from.
     for (let n = 0; n < POOL; n += 2) {
       await t.http().post('/intel/collections/busy/objects').set('X-Api-Key', t.adminKey)

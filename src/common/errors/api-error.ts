@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   KeySetConflict: 422,
   SchemaCheckFail: 422,
   CursorOutOfRange: 422,
+  BatchRejected: 422,
   InvalidFilePart: 422,
   MissingFilePart: 422,
   FileNotFound: 422,

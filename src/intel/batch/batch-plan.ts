@@ -1,0 +1,171 @@
+import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
+import { ApiError } from '../../common/errors/api-error.js';
+import type { ChangeOperation } from '../entities/change.entity.js';
+import { planAdd, type PreparedObject } from '../object-rules.js';
+import type { KeyHit } from '../objects.repository.js';
+
+/** A batch item after the checks that need no lock: what to do, or why it already failed. */
+export type PreparedItem =
+  | { kind: 'add'; object: PreparedObject }
+  | { kind: 'remove'; key: ObjectKey }
+  | { kind: 'failed'; error: ApiError };
+
+/** `NotApplied` only in the 422 report of an atomic batch: the item was fine, but another failed. */
+export const ITEM_STATUSES = ['Added', 'Updated', 'Unchanged', 'Removed', 'Absent', 'Failed', 'NotApplied'] as const;
+export type ItemStatus = (typeof ITEM_STATUSES)[number];
+
+export type ItemOutcome = { status: Exclude<ItemStatus, 'Failed'> } | { status: 'Failed'; error: ApiError };
+
+/** A stored object one of the batch's keys belongs to. `context` is the parsed jsonb. */
+export interface OwningObject {
+  id: string;
+  type: ObjectType;
+  keys: ObjectKey[];
+  context: Record<string, unknown>;
+}
+
+/** A change record of the batch, in order: the object's state after it (its last state for a Remove). */
+export interface PlannedChange {
+  operation: ChangeOperation;
+  type: ObjectType;
+  keys: ObjectKey[];
+  contextJson: string;
+}
+
+/** What the batch leaves in the tables: the net effect of all its items on every object they touched. */
+export interface BatchPlan {
+  outcomes: ItemOutcome[];
+  changes: PlannedChange[];
+  /** Stored objects that end up removed. */
+  deletes: string[];
+  /** Stored objects that end up with other keys or another context; `newKeys` are keys they did not have. */
+  updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string }[];
+  /** Objects created by the batch that still exist at its end. */
+  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string }[];
+}
+
+/** An object as the items see it while the batch is replayed. */
+interface Tracked {
+  /** The stored id, or `new:<n>` for an object created by this batch. */
+  id: string;
+  stored: boolean;
+  type: ObjectType;
+  keys: ObjectKey[];
+  storedKeys: ObjectKey[];
+  context: unknown;
+  contextJson: string;
+  present: boolean;
+  changed: boolean;
+}
+
+const keyId = (key: ObjectKey) => `${key.type}\n${key.value}`;
+
+/**
+ * jsonb equality for JSON values that came through JSON.parse (the submitted context and the stored one
+ * as the driver parses it): objects equal by their members whatever the order, arrays element by
+ * element, numbers by value. That is the `o.context = $ctx::jsonb` test of the single-object pre-check,
+ * evaluated without a round trip, since stored contexts were themselves written from JavaScript values.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((value, index) => sameJson(value, other[index]));
+  }
+  const left = Object.keys(a);
+  const right = b as Record<string, unknown>;
+  if (left.length !== Object.keys(right).length) return false;
+  return left.every((key) => Object.hasOwn(right, key) && sameJson((a as Record<string, unknown>)[key], right[key]));
+}
+
+/**
+ * Replays the items in order over the stored objects their keys name, with exactly the rules of the
+ * single endpoints (`planAdd` for an add; a remove of an absent key is a success without a change), so
+ * that two items naming the same object behave as two single requests in that order. Pure: the caller
+ * reads `owners` under the collection lock and writes the returned net effect before releasing it.
+ */
+export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchPlan {
+  const byKey = new Map<string, Tracked>();
+  const tracked: Tracked[] = [];
+  for (const owner of owners) {
+    const object: Tracked = {
+      id: owner.id,
+      stored: true,
+      type: owner.type,
+      keys: owner.keys,
+      storedKeys: owner.keys,
+      context: owner.context,
+      contextJson: JSON.stringify(owner.context),
+      present: true,
+      changed: false,
+    };
+    tracked.push(object);
+    for (const key of owner.keys) byKey.set(keyId(key), object);
+  }
+  const byId = new Map(tracked.map((object) => [object.id, object]));
+  const changes: PlannedChange[] = [];
+  const record = (operation: ChangeOperation, object: Tracked) =>
+    changes.push({ operation, type: object.type, keys: object.keys, contextJson: object.contextJson });
+
+  const outcomes = items.map((item): ItemOutcome => {
+    if (item.kind === 'failed') return { status: 'Failed', error: item.error };
+    if (item.kind === 'remove') {
+      const object = byKey.get(keyId(item.key));
+      if (!object) return { status: 'Absent' };
+      for (const key of object.keys) byKey.delete(keyId(key));
+      object.present = false;
+      record('Remove', object);
+      return { status: 'Removed' };
+    }
+    const { object: submitted } = item;
+    const hitObjects = [...new Set(submitted.keys.map((key) => byKey.get(keyId(key))).filter((o) => o !== undefined))];
+    const hits: KeyHit[] = hitObjects.map((o) => ({ id: o.id, keys: o.keys, sameContext: sameJson(o.context, submitted.context) }));
+    let write;
+    try {
+      write = planAdd(submitted, hits);
+    } catch (error) {
+      if (error instanceof ApiError) return { status: 'Failed', error };
+      throw error;
+    }
+    if (write === null) return { status: 'Unchanged' };
+    if (write.kind === 'insert') {
+      const object: Tracked = {
+        id: `new:${tracked.length}`,
+        stored: false,
+        type: write.type,
+        keys: write.keys,
+        storedKeys: [],
+        context: submitted.context,
+        contextJson: write.context,
+        present: true,
+        changed: true,
+      };
+      tracked.push(object);
+      byId.set(object.id, object);
+      for (const key of object.keys) byKey.set(keyId(key), object);
+      record('Add', object);
+      return { status: 'Added' };
+    }
+    if (write.kind !== 'update') throw new Error(`planAdd returned a ${write.kind}`);
+    const object = byId.get(write.objectId)!;
+    Object.assign(object, { keys: write.keys, context: submitted.context, contextJson: write.context, changed: true });
+    for (const key of write.newKeys) byKey.set(keyId(key), object);
+    record('Update', object);
+    return { status: 'Updated' };
+  });
+
+  const plan: BatchPlan = { outcomes, changes, deletes: [], updates: [], inserts: [] };
+  for (const object of tracked) {
+    if (object.stored && !object.present) plan.deletes.push(object.id);
+    else if (object.stored && object.changed) {
+      const had = new Set(object.storedKeys.map(keyId));
+      const newKeys = object.keys.filter((key) => !had.has(keyId(key)));
+      plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson });
+    } else if (!object.stored && object.present) {
+      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson });
+    }
+  }
+  return plan;
+}

@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error.js';
+import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
+import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
+import { type CollectionRecord, CollectionsService } from '../collections.service.js';
+import { ObjectsRepository } from '../objects.repository.js';
+import { ObjectsService } from '../objects.service.js';
+import { type BatchPlan, type ItemOutcome, planBatch, type PreparedItem } from './batch-plan.js';
+import { parseBatch } from './batch-body.js';
+import { type BatchItemView, type BatchQueryDto, type BatchReportView, RemoveItemDto } from './batch.dto.js';
+import { BatchRepository } from './batch.repository.js';
+
+/** Thrown inside the transaction of an atomic batch with a failed item, to roll it back. */
+class AtomicRejection extends Error {
+  constructor(readonly outcomes: ItemOutcome[]) {
+    super('atomic batch rejected');
+  }
+}
+
+function report(outcomes: ItemOutcome[]): BatchReportView {
+  const count = (status: ItemOutcome['status']) => outcomes.filter((outcome) => outcome.status === status).length;
+  const items = outcomes.map((outcome, index): BatchItemView => {
+    if (outcome.status !== 'Failed') return { index, status: outcome.status };
+    const { code, message, details } = outcome.error;
+    return { index, status: 'Failed', error: details === undefined ? { code, message } : { code, message, details } };
+  });
+  return {
+    added: count('Added'),
+    updated: count('Updated'),
+    unchanged: count('Unchanged'),
+    removed: count('Removed'),
+    failed: count('Failed'),
+    items,
+  };
+}
+
+/**
+ * 422 for an atomic batch with a failed item, the report in `details`: nothing was applied, so every item
+ * that did not fail is `NotApplied` and the counts are those of what happened (only `failed` is non-zero).
+ */
+function rejection(outcomes: ItemOutcome[]): ApiError {
+  const held = outcomes.map((outcome): ItemOutcome => (outcome.status === 'Failed' ? outcome : { status: 'NotApplied' }));
+  const failed = report(held);
+  return new ApiError(
+    'BatchRejected',
+    `${failed.failed} of ${outcomes.length} items failed; nothing was applied (atomic batch)`,
+    failed as unknown as Record<string, unknown>,
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `POST .../objects/batch`: every item passes exactly the checks of its single endpoint (the same body
+ * validation, normalisation and schema check, before any lock), then the whole batch is decided and
+ * written under the collection's write lock, in one transaction, with one range of sequence numbers.
+ */
+@Injectable()
+export class BatchService {
+  /** The global pipe's rules, applied per item: an item is validated exactly as the body of a single request. */
+  private readonly validation = new AppValidationPipe();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly collections: CollectionsService,
+    private readonly objects: ObjectsService,
+    private readonly objectsRepository: ObjectsRepository,
+    private readonly repository: BatchRepository,
+  ) {}
+
+  async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
+    const collection = await this.collections.findByName(collectionName);
+    const rawItems = parseBatch(body, contentType);
+    const items: PreparedItem[] = [];
+    for (const raw of rawItems) items.push(await this.prepare(collection, raw));
+    const atomic = query.atomic === 'true';
+    if (atomic && items.some((item) => item.kind === 'failed')) {
+      throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
+    }
+    const keys = items.flatMap((item): ObjectKey[] => (item.kind === 'add' ? item.object.keys : item.kind === 'remove' ? [item.key] : []));
+    if (keys.length === 0) return report(planBatch(items, []).outcomes);
+
+    let plan: BatchPlan;
+    try {
+      plan = await this.dataSource.transaction(async (manager) => {
+        // The lock before the read: every decision below is made on the state no other writer can change
+        // until this transaction commits (see ObjectsRepository.lockCollection).
+        await this.objectsRepository.lockCollection(manager, collection.id);
+        const decided = planBatch(items, await this.repository.owners(manager, collection.id, keys));
+        if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
+        await this.repository.apply(manager, collection.id, decided);
+        return decided;
+      });
+    } catch (error) {
+      if (error instanceof AtomicRejection) throw rejection(error.outcomes);
+      throw error;
+    }
+    return report(plan.outcomes);
+  }
+
+  /** The checks of the single endpoints that need no lock; an ApiError becomes the item's failure. */
+  private async prepare(collection: CollectionRecord, raw: unknown): Promise<PreparedItem> {
+    try {
+      if (isPlainObject(raw) && 'remove' in raw) {
+        const item = (await this.validation.transform(raw, { type: 'body', metatype: RemoveItemDto })) as RemoveItemDto;
+        return { kind: 'remove', key: normalizeKey({ type: item.remove.type, value: item.remove.value }) };
+      }
+      const form = (await this.validation.transform(raw, { type: 'body', metatype: ObjectFormDto })) as ObjectFormDto;
+      return { kind: 'add', object: await this.objects.prepare(collection, form) };
+    } catch (error) {
+      if (error instanceof ApiError) return { kind: 'failed', error };
+      throw error;
+    }
+  }
+}
