@@ -12,7 +12,8 @@ export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameCon
                          JOIN unnest($2::text[], $3::text[]) AS q(type, value)
                            ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`;
 
-// src/intel/objects.repository.ts — WRITES.insert (NEXT_SEQ, ADD_KEYS('$3') and recordingChange('Add') expanded);
+// src/intel/objects.repository.ts — WRITES.insert (NEXT_SEQ, ADD_KEYS('$3') and recordingChange('Add') expanded, with
+// nextSeqs and insertChanges of src/intel/change-records.ts);
 // ObjectsService.add runs it autocommitted (insertIfKeysFree) when the unlocked pre-check found no object.
 // $1 collection id, $2 type, $3 keys JSON, $4 context JSON.
 export const INSERT_OBJECT = `
@@ -27,8 +28,8 @@ export const INSERT_OBJECT = `
     ),
     change AS (
       INSERT INTO intel_change (collection_id, seq, operation, object)
-      SELECT $1::int, seq.last_seq, 'Add', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
-        FROM obj, seq
+      SELECT $1::int, c.seq, c.operation, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
+        FROM (SELECT seq.last_seq, 'Add', obj.type, obj.keys, obj.context FROM obj, seq) AS c(seq, operation, type, keys, context)
     )
     SELECT count(*)::int AS written FROM obj`;
 
