@@ -122,12 +122,22 @@ export class CollectionsService {
     this.rows.evictLocally(name);
   }
 
+  /**
+   * The collections a key may read (decisions §3), as SQL parameters: all of them (ReadChildren on intel),
+   * or those whose resource it holds Read on. Listing and lookup filter with exactly this.
+   */
+  readScope(principal: Principal): { readsAll: boolean; readable: number[] } {
+    return {
+      readsAll: principal.hasDirect(BUILTIN_RESOURCES.intel.id, 'ReadChildren'),
+      readable: [...principal.permissions].filter(([, actions]) => actions.has('Read')).map(([id]) => id),
+    };
+  }
+
   /** decisions §3: only the collections the key may read (ReadChildren on intel, or Read on the collection). */
   async list(principal: Principal, query: PageQueryDto): Promise<PageResult<CollectionView>> {
     const page = pageRequestOf(query);
     const afterId = afterIdFromCursor(page.cursor);
-    const readsAll = principal.hasDirect(BUILTIN_RESOURCES.intel.id, 'ReadChildren');
-    const readable = [...principal.permissions].filter(([, actions]) => actions.has('Read')).map(([id]) => id);
+    const { readsAll, readable } = this.readScope(principal);
     const rows: (CollectionView & { id: number })[] = await this.dataSource.query(
       `SELECT id, name, schema_id AS "schemaID" FROM intel_collection
         WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,

@@ -12,6 +12,8 @@ import { ChangeEntity } from './entities/change.entity.js';
 import { CollectionEntity } from './entities/collection.entity.js';
 import { ObjectKeyEntity } from './entities/object-key.entity.js';
 import { ObjectEntity } from './entities/object.entity.js';
+import { LookupController } from './lookup/lookup.controller.js';
+import { LookupService } from './lookup/lookup.service.js';
 import { ObjectsController } from './objects.controller.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { ObjectsService } from './objects.service.js';
@@ -20,7 +22,7 @@ import { SchemasController } from './schemas.controller.js';
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService],
+  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService, LookupService],
 })
 export class IntelModule {}

@@ -47,7 +47,7 @@ describe('change feed under concurrent writers', () => {
     const nextItem = (op: number) => {
       const n = Math.floor(random() * POOL);
       const roll = random();
-      if (roll < 0.2) return { remove: { type: 'MD5Hash', value: md5(n) } };
+      if (roll < 0.2) return { remove: { type: 'MD5Hash', value: md5(n) } } as const;
       // Some adds also carry a SHA1 key, which may belong to another object already (KeySetConflict).
       const keys = [{ type: 'MD5Hash', value: md5(n) }];
       if (roll > 0.85) keys.push({ type: 'SHA1Hash', value: sha1(Math.floor(random() * POOL)) });
@@ -63,7 +63,7 @@ describe('change feed under concurrent writers', () => {
         continue;
       }
       const item = nextItem(op);
-      if ('remove' in item) {
+      if (item.remove) {
         response = await fetch(`${base()}?objectKeyType=MD5Hash&objectKey=${item.remove.value}`, { method: 'DELETE', headers: headers() });
       } else {
         response = await fetch(base(), { method: 'POST', headers: headers(), body: JSON.stringify(item) });

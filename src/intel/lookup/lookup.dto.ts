@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, Matches, ValidateNested } from 'class-validator';
+import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
+import { COLLECTION_NAME_PATTERN } from '../dto/collection.dto.js';
+import { ObjectKeyView, ObjectView } from '../dto/object.dto.js';
+
+export const MAX_LOOKUP_KEYS = 1000;
+
+export class LookupDto {
+  @ApiProperty({ type: [ObjectKeyDto], minItems: 1, maxItems: MAX_LOOKUP_KEYS, description: 'Keys to look up; normalised first.' })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_LOOKUP_KEYS)
+  @ValidateNested({ each: true })
+  @Type(() => ObjectKeyDto)
+  keys: ObjectKeyDto[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_LOOKUP_KEYS,
+    description:
+      'Search only these collections (default: every collection the key may read). A name the key cannot read, or ' +
+      'that does not exist, is skipped silently.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_LOOKUP_KEYS)
+  @Matches(COLLECTION_NAME_PATTERN, { each: true, message: 'collections must be collection names' })
+  collections?: string[];
+}
+
+export class LookupErrorView {
+  @ApiProperty() code: string;
+  @ApiProperty() message: string;
+}
+
+export class LookupMatchView {
+  @ApiProperty({ description: 'The collection the object is in.' })
+  collection: string;
+
+  @ApiProperty({ type: ObjectView })
+  object: ObjectView;
+}
+
+export class LookupResultView {
+  @ApiProperty({ type: ObjectKeyView, description: 'The key, normalised (as sent when it is malformed).' })
+  key: ObjectKeyView;
+
+  @ApiPropertyOptional({ type: LookupErrorView, description: 'Why the key could not be looked up (InvalidKeyFormat).' })
+  error?: LookupErrorView;
+
+  @ApiProperty({ type: [LookupMatchView], description: 'Where the key was found, by collection name; empty when nowhere.' })
+  matches: LookupMatchView[];
+}

@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error.js';
+import type { Principal } from '../../common/guard/access.js';
+import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import { CollectionsService } from '../collections.service.js';
+import type { StoredObject } from '../objects.repository.js';
+import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
+
+/**
+ * Every distinct key ($1 types, $2 values) in every collection the caller may read ($3 all, or $4 resource
+ * ids) and, when given, named in $5: one statement. It starts from the readable collections and probes the
+ * key table's primary key (collection, type, value) once per collection and key, so it reads only the
+ * index entries of the keys asked for, whatever the size of the collections.
+ */
+const LOOKUP = `
+  SELECT q.i, c.name AS collection, o.type, o.keys, o.context
+    FROM intel_collection c
+    CROSS JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
+    JOIN intel_object_key k ON k.collection_id = c.id AND k.key_type = q.type AND k.value = q.value
+    JOIN intel_object o ON o.id = k.object_id
+   WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
+   ORDER BY q.i, c.name`;
+
+@Injectable()
+export class LookupService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly collections: CollectionsService,
+  ) {}
+
+  async lookup(principal: Principal, query: LookupDto): Promise<LookupResultView[]> {
+    // Normalised first, each on its own: a malformed key is that key's error, not the request's.
+    const entries = query.keys.map((raw): { key: ObjectKey; error?: ApiError } => {
+      try {
+        return { key: normalizeKey({ type: raw.type, value: raw.value }) };
+      } catch (error) {
+        if (error instanceof ApiError) return { key: { type: raw.type, value: raw.value }, error };
+        throw error;
+      }
+    });
+    const distinct = new Map<string, number>();
+    for (const { key, error } of entries) {
+      const id = `${key.type}\n${key.value}`;
+      if (!error && !distinct.has(id)) distinct.set(id, distinct.size + 1);
+    }
+    const keys = [...distinct.keys()].map((id) => id.split('\n'));
+    const { readsAll, readable } = this.collections.readScope(principal);
+    const rows: ({ i: string; collection: string } & StoredObject)[] =
+      keys.length === 0
+        ? []
+        : await this.dataSource.query(LOOKUP, [
+            keys.map(([type]) => type),
+            keys.map(([, value]) => value),
+            readsAll,
+            readable,
+            query.collections ?? null,
+          ]);
+    const matches = new Map<number, LookupMatchView[]>();
+    for (const { i, collection, type, keys: objectKeys, context } of rows) {
+      const position = Number(i);
+      if (!matches.has(position)) matches.set(position, []);
+      matches.get(position)!.push({ collection, object: { type, keys: objectKeys, context } });
+    }
+    return entries.map(({ key, error }) =>
+      error
+        ? { key, error: { code: error.code, message: error.message }, matches: [] }
+        : { key, matches: matches.get(distinct.get(`${key.type}\n${key.value}`)!) ?? [] },
+    );
+  }
+}
