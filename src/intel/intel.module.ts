@@ -14,6 +14,8 @@ import { ObjectKeyEntity } from './entities/object-key.entity.js';
 import { ObjectEntity } from './entities/object.entity.js';
 import { LookupController } from './lookup/lookup.controller.js';
 import { LookupService } from './lookup/lookup.service.js';
+import { NetworkController } from './network/network.controller.js';
+import { NetworkService } from './network/network.service.js';
 import { ObjectsController } from './objects.controller.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { ObjectsService } from './objects.service.js';
@@ -22,7 +24,7 @@ import { SchemasController } from './schemas.controller.js';
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService, LookupService],
+  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService, LookupService, NetworkService],
 })
 export class IntelModule {}

@@ -21,9 +21,73 @@ describe('OpenAPI document: intel objects and the change feed', () => {
   const params = (operation: Operation) =>
     (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
-  it('lists exactly the four operations', () => {
+  it('lists exactly the four operations, plus the batch and network extensions', () => {
     const listed = operationsWhere(document, (path) => path.startsWith(OBJECTS));
-    expect(listed).toEqual([`DELETE ${OBJECTS}`, `GET ${OBJECTS}`, `GET ${OBJECTS}/changes`, `POST ${OBJECTS}`]);
+    expect(listed).toEqual([
+      `DELETE ${OBJECTS}`,
+      `GET ${OBJECTS}`,
+      `GET ${OBJECTS}/changes`,
+      `GET ${OBJECTS}/network`,
+      `POST ${OBJECTS}`,
+      `POST ${OBJECTS}/batch`,
+    ]);
+  });
+
+  /** Every listed error status documents the `{code, message, details}` body. */
+  const expectErrors = (operation: Operation, statuses: string[]) => {
+    expect(Object.keys(operation.responses).filter((status) => status >= '400').sort()).toEqual(statuses);
+    for (const status of statuses) {
+      const body = resolve(operation.responses[status].content!['application/json'].schema);
+      expect(Object.keys(body.properties!).sort()).toEqual(['code', 'details', 'message']);
+      expect(body.required).toEqual(['code', 'message']);
+    }
+  };
+
+  it('POST batch: JSON array of object forms and removes, or NDJSON; the report; every error with its body', () => {
+    const batch = document.paths[`${OBJECTS}/batch`].post;
+    expect(batch.summary).toEqual(expect.any(String));
+    expect(batch.description).toContain('atomic');
+    expect(params(batch)).toEqual(['path:collection_id!', 'query:atomic']);
+    expect(Object.keys(batch.requestBody!.content).sort()).toEqual(['application/json', 'application/x-ndjson']);
+    const array = batch.requestBody!.content['application/json'].schema;
+    expect(array.type).toBe('array');
+    const [form, remove] = array.items!.oneOf!.map(resolve);
+    expect(Object.keys(form.properties!).sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(resolve(remove.properties!.remove).properties!).sort()).toEqual(['type', 'value']);
+    const report = resolve(batch.responses['200'].content!['application/json'].schema);
+    expect(Object.keys(report.properties!).sort()).toEqual(['added', 'failed', 'items', 'removed', 'unchanged', 'updated']);
+    const item = resolve(report.properties!.items.items!);
+    expect(resolve(item.properties!.status).enum).toEqual(['Added', 'Updated', 'Unchanged', 'Removed', 'Absent', 'Failed', 'NotApplied']);
+    expect(Object.keys(resolve(item.properties!.error).properties!).sort()).toEqual(['code', 'details', 'message']);
+    expectErrors(batch, ['400', '401', '403', '404', '413', '415', '422']);
+  });
+
+  it('GET network: within or contains with the page parameters; a page of objects; every error with its body', () => {
+    const search = document.paths[`${OBJECTS}/network`].get;
+    expect(search.summary).toEqual(expect.any(String));
+    expect(search.description).toEqual(expect.any(String));
+    expect(params(search)).toEqual(['path:collection_id!', 'query:contains', 'query:cursor', 'query:limit', 'query:within']);
+    const page = resolve(search.responses['200'].content!['application/json'].schema);
+    expect(page.type).toBe('array');
+    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(search.responses['200'].headers ?? {})).toEqual(['Link']);
+    expectErrors(search, ['400', '401', '403', '404']);
+  });
+
+  it('POST /intel/lookup: keys and optional collections in; one result per key out; every error with its body', () => {
+    const lookup = document.paths['/intel/lookup'].post;
+    expect(lookup.summary).toEqual(expect.any(String));
+    expect(lookup.description).toContain('read');
+    const body = resolve(lookup.requestBody!.content['application/json'].schema);
+    expect(Object.keys(body.properties!).sort()).toEqual(['collections', 'keys']);
+    expect(body.required).toEqual(['keys']);
+    const results = resolve(lookup.responses['200'].content!['application/json'].schema);
+    expect(results.type).toBe('array');
+    const result = resolve(results.items!);
+    expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches']);
+    const match = resolve(resolve(result.properties!.matches).items!);
+    expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object']);
+    expectErrors(lookup, ['400', '401']);
   });
 
   it('POST: the object form in, 204 out; DELETE: the key in the query, 204 out', () => {

@@ -10,8 +10,11 @@ export interface SchemaObject {
   required?: string[];
   enum?: string[];
   allOf?: SchemaObject[];
+  oneOf?: SchemaObject[];
 }
 export interface Operation {
+  summary?: string;
+  description?: string;
   parameters?: { in: string; name: string; required?: boolean }[];
   requestBody?: { content: Record<string, { schema: SchemaObject }> };
   responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;

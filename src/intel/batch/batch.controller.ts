@@ -1,10 +1,11 @@
 import { Controller, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { RequirePermission } from '../../common/guard/access.decorators.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
+import { JSON_TYPE, NDJSON_TYPES } from './batch-body.js';
 import { BATCH_BODY_OPENAPI, BatchQueryDto, BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchService } from './batch.service.js';
 
@@ -26,6 +27,7 @@ export class BatchController {
       'the others are applied, all in one transaction. `?atomic=true`: any failed item → nothing is applied, 422. ' +
       'The request counts once against request limits.',
   })
+  @ApiConsumes(JSON_TYPE, NDJSON_TYPES[0])
   @ApiBody(BATCH_BODY_OPENAPI)
   @ApiOkResponse({ type: BatchReportView, description: 'The report: counts and one entry per item, in order.' })
   @ApiErrors({

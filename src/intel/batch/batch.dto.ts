@@ -59,23 +59,18 @@ export class BatchReportView {
   items: BatchItemView[];
 }
 
-/** The OpenAPI request body: an array of object forms and removes, or the same items as NDJSON. */
+/** The OpenAPI request body; as NDJSON (`NDJSON_TYPES`) the same items come one per line. */
 export const BATCH_BODY_OPENAPI = {
   description:
     `Up to ${MAX_BATCH_ITEMS} items and 32 MiB. An item is an object form \`{type, keys, context}\` (an add, exactly ` +
-    'as `POST .../objects`) or `{"remove": {"type": <key type>, "value": <key>}}` (exactly as `DELETE .../objects`).',
+    'as `POST .../objects`) or `{"remove": {"type": <key type>, "value": <key>}}` (exactly as `DELETE .../objects`). ' +
+    'As `application/x-ndjson` (also `application/ndjson`, `application/jsonl`): the same items, one JSON value per ' +
+    'line; blank lines are skipped.',
   required: true,
-  content: {
-    'application/json': {
-      schema: {
-        type: 'array',
-        minItems: 1,
-        maxItems: MAX_BATCH_ITEMS,
-        items: { oneOf: [{ $ref: '#/components/schemas/ObjectFormDto' }, { $ref: '#/components/schemas/RemoveItemDto' }] },
-      },
-    },
-    'application/x-ndjson': {
-      schema: { type: 'string', description: 'One item (as in the JSON array) per line; blank lines are skipped.' },
-    },
+  schema: {
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_BATCH_ITEMS,
+    items: { oneOf: [{ $ref: '#/components/schemas/ObjectFormDto' }, { $ref: '#/components/schemas/RemoveItemDto' }] },
   },
 };
