@@ -53,7 +53,7 @@ async function redoclyLint(document: string): Promise<{ errors: number; warnings
 }
 
 /** Operations that need credentials but no permission: they can answer 401, never 403, and are not counted. */
-const NO_PERMISSION = ['GET /auth/token', 'GET /intel/collections'];
+const NO_PERMISSION = ['GET /auth/token', 'GET /intel/collections', 'POST /intel/lookup'];
 const PUBLIC = ['GET /health/live', 'GET /health/ready'];
 
 describe('OpenAPI document: conventions every operation follows', () => {

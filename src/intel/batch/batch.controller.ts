@@ -32,9 +32,7 @@ export class BatchController {
   @ApiOkResponse({ type: BatchReportView, description: 'The report: counts and one entry per item, in order.' })
   @ApiErrors({
     400: 'InvalidData: not JSON, not an array, a bad NDJSON line, no items; InvalidQueryArgument: atomic is not true/false.',
-    401: 'Unauthorized: no valid credentials.',
-    403: 'MissingPermissions: the key lacks Write on the collection.',
-    404: 'NotFound: unknown collection.',
+    404: 'NotFound: no collection has this name.',
     413: 'RequestEntityTooLarge: more than 10,000 items or 32 MiB.',
     415: 'UnsupportedMediaType: neither application/json nor application/x-ndjson.',
     422: 'BatchRejected (atomic only): an item failed, nothing was applied; `details` is the report.',

@@ -24,7 +24,7 @@ export class LookupController {
   @ApiOkResponse({ type: [LookupResultView] })
   @ApiErrors({
     400: 'InvalidData: a malformed body (no keys or more than 1,000, an unknown key type, a malformed collection name).',
-    401: 'Unauthorized: no valid credentials.',
+    413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
   })
   lookup(@Principal() principal: PrincipalType, @Body() query: LookupDto) {
     return this.lookups.lookup(principal, query);

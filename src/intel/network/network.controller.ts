@@ -24,9 +24,7 @@ export class NetworkController {
   @ApiOkResponse({ type: [ObjectView], headers: LINK_HEADER, description: 'A page; the next one in `Link: rel="next"`.' })
   @ApiErrors({
     400: 'InvalidQueryArgument: neither or both of within and contains, a malformed address or network, a malformed cursor or limit.',
-    401: 'Unauthorized: no valid credentials.',
-    403: 'MissingPermissions: the key lacks Read on the collection.',
-    404: 'NotFound: unknown collection.',
+    404: 'NotFound: no collection has this name.',
   })
   search(@Param() params: CollectionIdParamDto, @Query() query: NetworkQueryDto) {
     return this.network.search(params.collection_id, query);
