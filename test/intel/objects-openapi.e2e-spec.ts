@@ -87,7 +87,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches']);
     const match = resolve(resolve(result.properties!.matches).items!);
     expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object']);
-    expectErrors(lookup, ['400', '401']);
+    expectErrors(lookup, ['400', '401', '413']);
   });
 
   it('POST: the object form in, 204 out; DELETE: the key in the query, 204 out', () => {
