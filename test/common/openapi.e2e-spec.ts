@@ -80,6 +80,11 @@ describe('OpenAPI document: conventions every operation follows', () => {
     expect(undocumented).toEqual([]);
   });
 
+  it('stands alone: no reference to documents outside the repository', async () => {
+    const text = (await t.http().get('/openapi.json')).text;
+    expect(text).not.toMatch(/§|\.\.\/shared|wire-contract|decisions\.md|interface-spec/);
+  });
+
   it('marks the health operations, and only them, as needing no credentials', () => {
     const open = operations.filter(([, op]) => Array.isArray(op.security) && op.security.length === 0).map(([name]) => name);
     expect(open.sort()).toEqual(PUBLIC);

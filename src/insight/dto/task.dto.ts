@@ -29,7 +29,7 @@ export class TaskParamsDto {
 
   @ApiPropertyOptional({
     type: [InsightObjectKeyDto],
-    description: 'Keys of one object (decisions §7 key-set rules; the object type is inferred).',
+    description: 'Keys of one object, by the key-set rules of objects (hash keys: a File, one key per hash type; otherwise exactly one key); the object type is inferred.',
   })
   @IsOptional()
   @IsArray()
