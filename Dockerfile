@@ -1,15 +1,19 @@
 # Multi-stage build: compile with the dev toolchain, ship only the build output and production dependencies.
-FROM node:20-bookworm-slim AS build
+# The supported Node.js lines are 22, 24 and 26 (the README's list); the image uses 24 unless built with
+# --build-arg NODE_MAJOR=22 or 26.
+ARG NODE_MAJOR=24
+FROM node:${NODE_MAJOR}-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
-RUN npx nest build \
+RUN node scripts/build.mjs \
  # The image runs against an external PostgreSQL: drop the dev toolchain and the embedded PostgreSQL binaries.
  && npm prune --omit=dev --omit=optional
 
-FROM node:20-bookworm-slim
+FROM node:${NODE_MAJOR}-slim
 ENV NODE_ENV=production \
     PORT=8080 \
     DATA_DIR=/data

@@ -90,7 +90,7 @@ function parseOptions(argv: string[]): Options {
     } else throw new Error(`unknown option ${arg}`);
   }
   if (!existsSync(join(options.serviceDir, 'main.js'))) {
-    throw new Error(`no service build at ${options.serviceDir}/main.js (run \`npx nest build\` or pass --service-dir)`);
+    throw new Error(`no service build at ${options.serviceDir}/main.js (run \`npm run build\` or pass --service-dir)`);
   }
   return options;
 }

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
-import { domainToASCII } from 'node:url';
+import { toASCII } from 'tr46';
+import { URL } from 'whatwg-url';
 import { ApiError } from '../errors/api-error.js';
 
 /**
@@ -63,12 +64,26 @@ function invalidKeySet(message: string): ApiError {
  */
 const DOMAIN_LABEL = /^(?=.{1,63}$)[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?$/;
 
+/**
+ * UTS #46 processing as the WHATWG URL standard's "domain to ASCII" does it (a label with invalid Punycode,
+ * like `xn--zz`, is refused). The pinned `tr46` package does the work instead of the runtime's URL parser,
+ * whose answers change between Node releases: the same name must give the same key on every supported
+ * Node. Label syntax and lengths are checked by our own rules below.
+ */
+const IDNA_OPTIONS = {
+  checkBidi: true,
+  checkHyphens: false,
+  checkJoiners: true,
+  ignoreInvalidPunycode: false,
+  transitionalProcessing: false,
+  useSTD3ASCIIRules: false,
+  verifyDNSLength: false,
+};
+
 function normalizeDomainName(key: ObjectKey): string {
-  // '%' is refused up front: the WHATWG host parser would percent-decode it into a different name.
-  if (key.value.includes('%')) throw invalidKeyFormat(key, 'not a host name');
   const withoutRoot = key.value.endsWith('.') ? key.value.slice(0, -1) : key.value;
-  const ascii = domainToASCII(withoutRoot);
-  if (ascii === '') throw invalidKeyFormat(key, 'not a host name');
+  const ascii = toASCII(withoutRoot, IDNA_OPTIONS);
+  if (ascii === null || ascii === '') throw invalidKeyFormat(key, 'not a host name');
   if (ascii.length > 253) throw invalidKeyFormat(key, 'longer than 253 characters');
   const labels = ascii.split('.');
   if (!labels.every((label) => DOMAIN_LABEL.test(label))) {
@@ -79,6 +94,7 @@ function normalizeDomainName(key: ObjectKey): string {
   return ascii;
 }
 
+/** Parsed by the pinned `whatwg-url` package (hosts through the same `tr46`), not the runtime's parser. */
 function normalizeUrl(key: ObjectKey): string {
   let url: URL;
   try {
