@@ -2,36 +2,21 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { join } from 'node:path';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfigFromEnv } from './config/app-config.js';
+import { loadConfigFromEnv } from './config/app-config.js';
 import { configureApp } from './configure-app.js';
-import type { EmbeddedDatabase } from './database/embedded-postgres.js';
+import { openServiceDatabase } from './startup/database-access.js';
+import { failureReason } from './startup/failure-reason.js';
+import { PortReservation } from './startup/port-reservation.js';
 
 async function main(): Promise<void> {
   const logger = new Logger('Main');
-  let config;
-  try {
-    config = loadConfigFromEnv();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`Invalid configuration: ${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfigFromEnv();
+  // Before anything is created or printed: a taken port stops start-up here.
+  const port = await PortReservation.take(config.port);
+  const database = await openServiceDatabase(config, (message) => logger.log(message));
 
-  let embedded: EmbeddedDatabase | undefined;
-  if (config.databaseUrl === undefined) {
-    const directory = join(config.dataDir, 'pg');
-    logger.log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${directory}`);
-    // Loaded only when used, so that an image running against an external database can omit the binaries.
-    const { EmbeddedDatabase } = await import('./database/embedded-postgres.js');
-    embedded = await EmbeddedDatabase.start(directory);
-  }
-  const databaseUrl = config.databaseUrl ?? embedded!.url;
-
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...config, databaseUrl }), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ ...config, databaseUrl: database.url }), {
     bodyParser: false,
   });
   configureApp(app);
@@ -42,17 +27,17 @@ async function main(): Promise<void> {
     closing = true;
     logger.log(`${signal}: shutting down`);
     await app.close();
-    await embedded?.stop();
+    await database.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  await app.listen(config.port);
+  await port.listen((free) => app.listen(free));
   logger.log(`Listening on http://localhost:${config.port} (OpenAPI: /openapi.json, UI: /docs)`);
 }
 
 void main().catch((error: unknown) => {
-  process.stderr.write(`Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(`Start-up failed: ${failureReason(error)}\n`);
   process.exit(1);
 });

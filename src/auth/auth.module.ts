@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminBootstrapService } from './admin-bootstrap.service.js';
+import { AdminKeysService } from './admin-keys.service.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ApiKeysController } from './api-keys.controller.js';
@@ -38,9 +39,11 @@ import { TokensService } from './tokens.service.js';
     TokensService,
     ResourcesService,
     RequestLimitsService,
+    AdminKeysService,
     AdminBootstrapService,
   ],
-  // The guard and the rate-limit interceptor use the first three; intel uses ResourcesService for collections.
-  exports: [AuthService, ResourcesService, RequestLimitsService],
+  // The guard and the rate-limit interceptor use the first three; intel uses ResourcesService for collections;
+  // the admin CLI (src/admin) uses AdminKeysService.
+  exports: [AuthService, ResourcesService, RequestLimitsService, AdminKeysService],
 })
 export class AuthModule {}

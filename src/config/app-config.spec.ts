@@ -7,6 +7,7 @@ describe('loadConfig (decisions §1)', () => {
     expect(loadConfig({})).toEqual({
       port: 8080,
       databaseUrl: undefined,
+      databaseWaitSeconds: 30,
       dataDir: resolve('./data'),
       adminApiKey: undefined,
       tokenTtlSeconds: 3600,
@@ -23,6 +24,7 @@ describe('loadConfig (decisions §1)', () => {
     const config = loadConfig({
       PORT: '9000',
       DATABASE_URL: 'postgresql://u:p@db:5432/intel',
+      DATABASE_WAIT_SECONDS: '5',
       DATA_DIR: '/var/lib/ids',
       ADMIN_API_KEY: 'a-long-enough-admin-key',
       TOKEN_TTL_SECONDS: '60',
@@ -36,6 +38,7 @@ describe('loadConfig (decisions §1)', () => {
     expect(config).toEqual({
       port: 9000,
       databaseUrl: 'postgresql://u:p@db:5432/intel',
+      databaseWaitSeconds: 5,
       dataDir: '/var/lib/ids',
       adminApiKey: 'a-long-enough-admin-key',
       tokenTtlSeconds: 60,
@@ -69,6 +72,7 @@ describe('loadConfig (decisions §1)', () => {
     ['UPLOAD_SESSION_TTL_HOURS', '-3'],
     ['FILEBOX_MAX_FILE_BYTES', '1e9'],
     ['JOB_INTERVAL_SECONDS', '0'],
+    ['DATABASE_WAIT_SECONDS', '3601'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['ADMIN_API_KEY', 'short'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {

@@ -1,10 +1,13 @@
 import { resolve } from 'node:path';
+import { StartupError } from '../common/startup-error.js';
 
 /** Settings of decisions §1, read and validated once at start-up. */
 export interface AppConfig {
   port: number;
   /** Unset: the service runs an embedded PostgreSQL under `dataDir/pg`. */
   databaseUrl: string | undefined;
+  /** How long start-up waits for an unreachable DATABASE_URL before giving up. */
+  databaseWaitSeconds: number;
   dataDir: string;
   adminApiKey: string | undefined;
   tokenTtlSeconds: number;
@@ -19,7 +22,8 @@ export interface AppConfig {
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-export class ConfigError extends Error {}
+/** A bad setting: start-up stops with its one-line message. */
+export class ConfigError extends StartupError {}
 
 type Env = Record<string, string | undefined>;
 
@@ -49,6 +53,7 @@ export function loadConfig(env: Env): AppConfig {
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     databaseUrl,
+    databaseWaitSeconds: integer(env, 'DATABASE_WAIT_SECONDS', 30, 0, 3600),
     dataDir: resolve(optionalString(env, 'DATA_DIR') ?? './data'),
     adminApiKey,
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1),

@@ -10,7 +10,12 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     migrationsTransactionMode: 'each',
-    // 16 concurrent clients are the common load; leave headroom for jobs and health checks.
-    extra: { max: 24 },
+    extra: {
+      // 16 concurrent clients are the common load; leave headroom for jobs and health checks.
+      max: 24,
+      // Bounds both opening a connection and waiting for a free one: while the database is down or saturated a
+      // request fails (503) within seconds instead of hanging on the pool.
+      connectionTimeoutMillis: 5_000,
+    },
   };
 }

@@ -9,7 +9,18 @@ import pg from 'pg';
 export interface EmbeddedOptions {
   /** Trade durability for speed (fsync off): for throwaway test clusters only. */
   ephemeral?: boolean;
+  /** A fixed port (a cluster restarted where its clients expect it); a free one by default. */
+  port?: number;
   log?: (message: string) => void;
+}
+
+/** The superuser's password of a cluster, stored beside its data directory when the cluster is created. */
+const passwordFileOf = (directory: string) => `${directory}.password`;
+
+/** URLs of the `postgres` maintenance database and of the service's database on a local cluster. */
+function clusterUrls(password: string, port: number): { adminUrl: string; url: string } {
+  const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
+  return { adminUrl: `${base}/postgres`, url: `${base}/intel` };
 }
 
 async function freePort(): Promise<number> {
@@ -43,7 +54,7 @@ export class EmbeddedDatabase {
     await mkdir(dirname(directory), { recursive: true });
     // The postgres user must be able to reach its data directory.
     if (isRoot) await chmod(dirname(directory), 0o755);
-    const passwordFile = `${directory}.password`;
+    const passwordFile = passwordFileOf(directory);
     const initialised = existsSync(join(directory, 'PG_VERSION'));
     let password: string;
     if (initialised) {
@@ -52,7 +63,7 @@ export class EmbeddedDatabase {
       password = randomBytes(18).toString('base64url');
       await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
     }
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
     if (options.ephemeral) {
       flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
@@ -71,8 +82,8 @@ export class EmbeddedDatabase {
     });
     if (!initialised) await server.initialise();
     await server.start();
-    const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-    const database = new EmbeddedDatabase(server, `${base}/postgres`, `${base}/intel`);
+    const { adminUrl, url } = clusterUrls(password, port);
+    const database = new EmbeddedDatabase(server, adminUrl, url);
     await database.createDatabase('intel', true);
     return database;
   }
@@ -88,6 +99,23 @@ export class EmbeddedDatabase {
       await client.end();
     }
     return this.url.replace(/\/intel$/, `/${name}`);
+  }
+
+  /**
+   * The service database's URL on the cluster another process runs on `directory`, read from PostgreSQL's
+   * own postmaster.pid (its 4th line is the port); undefined when no server runs there.
+   */
+  static async runningUrl(directory: string): Promise<string | undefined> {
+    let lines: string[];
+    try {
+      lines = (await readFile(join(directory, 'postmaster.pid'), 'utf8')).split('\n');
+    } catch {
+      return undefined;
+    }
+    const port = Number(lines[3]);
+    if (!Number.isInteger(port) || port <= 0) return undefined;
+    const password = (await readFile(passwordFileOf(directory), 'utf8')).trim();
+    return clusterUrls(password, port).url;
   }
 
   async stop(): Promise<void> {

@@ -61,7 +61,8 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
   };
 }
 
-async function createDatabase(): Promise<string> {
+/** A fresh, empty database on the run's test cluster; returns its URL. */
+export async function createDatabase(): Promise<string> {
   const adminUrl = process.env.IDS_TEST_ADMIN_URL;
   if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
   const name = `test_${Date.now()}_${randomBytes(4).toString('hex')}`;

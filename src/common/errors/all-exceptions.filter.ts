@@ -1,7 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from '../../database/connection-failure.js';
 import { NotModified } from '../http/result.interceptor.js';
-import { ApiError, ErrorCode } from './api-error.js';
+import { ApiError, CommonErrors, ErrorCode } from './api-error.js';
+
+/** During an outage every request fails alike: one log line per this interval says so. */
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'BadRequest',
@@ -51,6 +55,7 @@ function fromForeign(exception: unknown): ApiError | undefined {
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+  private lastOutageLog = 0;
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -60,7 +65,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.status(304).end();
       return;
     }
-    const error = exception instanceof ApiError ? exception : fromForeign(exception);
+    const error = exception instanceof ApiError ? exception : (this.databaseUnavailable(exception) ?? fromForeign(exception));
 
     if (!error) {
       this.logger.error(
@@ -82,5 +87,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const body: Record<string, unknown> = { code: answer.code, message: answer.message };
     if (answer.details !== undefined) body.details = answer.details;
     response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  }
+
+  /** The database is down or out of connections: a 503 the client may retry, not a 500. */
+  private databaseUnavailable(exception: unknown): ApiError | undefined {
+    if (!isDatabaseUnavailable(exception)) return undefined;
+    if (Date.now() - this.lastOutageLog >= OUTAGE_LOG_INTERVAL_MS) {
+      this.lastOutageLog = Date.now();
+      this.logger.warn(`the database is not reachable (${exception instanceof Error ? exception.message : String(exception)}): answering 503`);
+    }
+    return CommonErrors.databaseUnavailable();
   }
 }

@@ -74,4 +74,7 @@ export const CommonErrors = {
   resourceModified: (message = 'the tag is stale: re-read the resource and repeat') =>
     new ApiError('ResourceModified', message),
   tooLarge: (message = 'request content is too large') => new ApiError('RequestEntityTooLarge', message),
+  /** Retry-After: about the time the pool waits for a connection before giving up (data-source-options.ts). */
+  databaseUnavailable: () =>
+    new ApiError('ServiceUnavailable', 'the database is not reachable: retry later', undefined, { 'Retry-After': '5' }),
 };

@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The built service and the admin CLI as real processes (`node dist/...`, on the Node that runs the tests),
+ * for what only a process shows: start-up failures, exit codes, DATA_DIR locking, the CLI.
+ */
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment of a child: the caller's settings only, on top of PATH and the like (no inherited service settings). */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { PATH, HOME, TMPDIR, LANG } = process.env;
+  return { PATH, HOME, TMPDIR, LANG, NODE_ENV: 'production', ...env };
+}
+
+/** Runs `node dist/<entry> ...args` to its end. */
+export function runBuilt(entry: string, args: string[], env: Record<string, string>): Promise<Finished> {
+  const child = spawn(process.execPath, [join('dist', entry), ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return finished(child);
+}
+
+function finished(child: ChildProcess, output = { stdout: '', stderr: '' }): Promise<Finished> {
+  child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString('utf8')));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, ...output }));
+  });
+}
+
+export interface RunningService {
+  process: ChildProcess;
+  url: string;
+  output: { stdout: string; stderr: string };
+  /** SIGTERM, then the exit. */
+  stop(): Promise<Finished>;
+}
+
+/** Starts `node dist/main.js` on a free port; resolves once it listens, rejects if it exits first. */
+export async function startService(env: Record<string, string>): Promise<RunningService> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    env: childEnv({ PORT: String(port), ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  const exit = finished(child, output);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', () => {
+      if (output.stdout.includes('Listening on')) resolve();
+    });
+    void exit.then((end) => reject(new Error(`the service exited (${end.code}) before listening: ${end.stderr}`)));
+  });
+  return {
+    process: child,
+    url: `http://127.0.0.1:${port}`,
+    output,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exit;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A fresh DATA_DIR that the embedded PostgreSQL's system user can reach when the tests run as root. */
+export async function dataDir(): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'ids-proc-'));
+  await chmod(directory, 0o755);
+  return directory;
+}
