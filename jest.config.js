@@ -1,5 +1,5 @@
 // Jest runs in native ESM mode (node --experimental-vm-modules): NestJS 12 ships ES modules only,
-// and on Node 20 Jest cannot require() them from CommonJS.
+// and Jest (whatever the Node version) cannot require() them from CommonJS.
 export default {
   testEnvironment: 'node',
   rootDir: '.',
