@@ -2,9 +2,9 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RequestLimitGrant } from '../common/guard/access.js';
-import { PreparedStatement } from '../common/sql/prepared-statement.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { COUNT_ONE, RequestCountBatcher } from './request-count-batcher.js';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -14,17 +14,6 @@ export interface LimitDecision {
   /** Seconds until the window (the UTC day) ends. */
   resetSeconds: number;
 }
-
-// One statement per limit: the row lock of the upsert serialises concurrent requests, and the guarded
-// update refuses the increment once the count has reached the limit, so no request is lost or let through.
-const CONSUME = `
-  INSERT INTO auth_request_count (limit_id, window_start, count)
-  VALUES ($1, (now() AT TIME ZONE 'utc')::date, 1)
-  ON CONFLICT (limit_id, window_start)
-  DO UPDATE SET count = auth_request_count.count + 1 WHERE auth_request_count.count < $2
-  RETURNING count`;
-
-const CONSUME_PREPARED = new PreparedStatement<{ count: number }>('auth_consume_request_limit', CONSUME);
 
 export function secondsUntilUtcMidnight(now = Date.now()): number {
   const next = new Date(now);
@@ -36,11 +25,14 @@ export function secondsUntilUtcMidnight(now = Date.now()): number {
 @Injectable()
 export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
   private stopPruning?: () => void;
+  private readonly batcher: RequestCountBatcher;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.batcher = new RequestCountBatcher(dataSource);
+  }
 
   onModuleInit(): void {
     this.stopPruning = schedulePeriodicJob('RequestCountPruning', this.config.jobIntervalSeconds, () =>
@@ -56,23 +48,27 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
   async consume(limits: readonly RequestLimitGrant[]): Promise<LimitDecision> {
     const ordered = [...limits].sort((a, b) => a.id - b.id); // one lock order: no deadlocks between requests
     const resetSeconds = secondsUntilUtcMidnight();
-    const run = async (count: (grant: RequestLimitGrant) => Promise<{ count: number }[]>): Promise<LimitDecision> => {
+    const run = async (count: (grant: RequestLimitGrant) => Promise<number | null>): Promise<LimitDecision> => {
       let tightest = { limit: ordered[0].limit, remaining: ordered[0].limit };
       for (const grant of ordered) {
-        const rows = await count(grant);
-        if (rows.length === 0) {
+        const counted = await count(grant);
+        if (counted === null) {
           return { allowed: false, limit: grant.limit, remaining: 0, resetSeconds };
         }
-        const remaining = grant.limit - rows[0].count;
+        const remaining = grant.limit - counted;
         if (remaining < tightest.remaining) tightest = { limit: grant.limit, remaining };
       }
       return { allowed: true, ...tightest, resetSeconds };
     };
-    // One limit (the usual case): one autocommitted statement, prepared since every limited request runs it.
-    if (ordered.length === 1) return run((grant) => CONSUME_PREPARED.run(this.dataSource, [grant.id, grant.limit]));
+    // One limit (the usual case): counted together with the concurrent requests of the same limit.
+    if (ordered.length === 1) return run((grant) => this.batcher.count(grant.id, grant.limit));
     try {
       return await this.dataSource.transaction(async (manager: EntityManager) => {
-        const decision = await run((grant) => manager.query(CONSUME, [grant.id, grant.limit]));
+        // Several limits must be counted all or none, so in one transaction, one statement per limit.
+        const decision = await run(async (grant) => {
+          const rows: { count: number }[] = await manager.query(COUNT_ONE, [grant.id, grant.limit]);
+          return rows.length === 1 ? rows[0].count : null;
+        });
         // Refused: roll back the increments of the limits counted before the exhausted one.
         if (!decision.allowed) throw new Refused(decision);
         return decision;

@@ -89,6 +89,43 @@ describe('request limits', () => {
     expect(await countersOf(id)).toEqual({ [`${AUTH}/Read`]: 10 });
   });
 
+  it('two instances counting one hot limit together: batches of concurrent requests are counted exactly', async () => {
+    // Concurrent requests of one limit are counted in batches (one statement for many): a batch that fits
+    // is counted whole, the one that would pass the limit falls back to one by one. Across two instances
+    // exactly `limit` requests pass, each saw its own count, and the stored counter is exact.
+    const other = await createTestApp({}, t);
+    try {
+      const limit = 57;
+      const { id, key } = await limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit }]);
+      const statuses: number[] = [];
+      const remaining: number[] = [];
+      // Three waves of 40 (20 per instance): the first two fit in the limit and are counted in batches,
+      // the third crosses it.
+      for (let wave = 0; wave < 3; wave += 1) {
+        const responses = await Promise.all(
+          Array.from({ length: 40 }, async (_, index) => {
+            const base = index % 2 === 0 ? t.url : other.url;
+            const response = await fetch(`${base}/auth/resources`, { headers: { 'X-Api-Key': key, 'X-Api-Version': '1' } });
+            await response.arrayBuffer();
+            return { status: response.status, remaining: Number(response.headers.get('ratelimit-remaining')) };
+          }),
+        );
+        for (const response of responses) {
+          statuses.push(response.status);
+          if (response.status === 200) remaining.push(response.remaining);
+        }
+      }
+      expect({ ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 429).length }).toEqual({
+        ok: limit,
+        refused: 120 - limit,
+      });
+      expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: limit }, (_, i) => i));
+      expect(await countersOf(id)).toEqual({ [`${AUTH}/Read`]: limit });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('Retry-After and RateLimit-Reset count the seconds to the next UTC midnight', async () => {
     const { key } = await limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit: 1 }]);
     expect((await t.http().get('/auth/resources').set('X-Api-Key', key)).status).toBe(200);
