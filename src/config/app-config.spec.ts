@@ -17,6 +17,7 @@ describe('loadConfig (decisions §1)', () => {
       uploadSessionTtlHours: 24,
       fileboxMaxFileBytes: 1073741824,
       jobIntervalSeconds: 300,
+      embeddedPgSettings: {},
     });
   });
 
@@ -34,6 +35,7 @@ describe('loadConfig (decisions §1)', () => {
       UPLOAD_SESSION_TTL_HOURS: '1',
       FILEBOX_MAX_FILE_BYTES: '1024',
       JOB_INTERVAL_SECONDS: '5',
+      EMBEDDED_PG_SETTINGS: 'shared_buffers=2GB, work_mem=16MB,random_page_cost=1.5',
     });
     expect(config).toEqual({
       port: 9000,
@@ -48,6 +50,7 @@ describe('loadConfig (decisions §1)', () => {
       uploadSessionTtlHours: 1,
       fileboxMaxFileBytes: 1024,
       jobIntervalSeconds: 5,
+      embeddedPgSettings: { shared_buffers: '2GB', work_mem: '16MB', random_page_cost: '1.5' },
     });
   });
 
@@ -75,6 +78,11 @@ describe('loadConfig (decisions §1)', () => {
     ['DATABASE_WAIT_SECONDS', '3601'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['ADMIN_API_KEY', 'short'],
+    ['EMBEDDED_PG_SETTINGS', 'shared_buffers'],
+    ['EMBEDDED_PG_SETTINGS', 'shared_buffers=2GB -c fsync=off'],
+    ['EMBEDDED_PG_SETTINGS', 'Shared-Buffers=2GB'],
+    ['EMBEDDED_PG_SETTINGS', 'work_mem=16MB=x'],
+    ['EMBEDDED_PG_SETTINGS', 'work_mem='],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { StartupError } from '../common/startup-error.js';
+import { parsePgSettings, type PgSettings } from '../database/embedded-tuning.js';
 
 /** Settings of decisions §1, read and validated once at start-up. */
 export interface AppConfig {
@@ -18,6 +19,8 @@ export interface AppConfig {
   fileboxMaxFileBytes: number;
   /** How often the background jobs (change pruning, session expiry) run. */
   jobIntervalSeconds: number;
+  /** EMBEDDED_PG_SETTINGS: overrides of the embedded PostgreSQL's machine-derived settings. */
+  embeddedPgSettings: PgSettings;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -39,6 +42,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
 function optionalString(env: Env, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function pgSettings(env: Env, name: string): PgSettings {
+  try {
+    return parsePgSettings(env[name] ?? '');
+  } catch (error) {
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
+  }
 }
 
 export function loadConfig(env: Env): AppConfig {
@@ -63,6 +74,7 @@ export function loadConfig(env: Env): AppConfig {
     uploadSessionTtlHours: integer(env, 'UPLOAD_SESSION_TTL_HOURS', 24, 1),
     fileboxMaxFileBytes: integer(env, 'FILEBOX_MAX_FILE_BYTES', 1073741824, 1),
     jobIntervalSeconds: integer(env, 'JOB_INTERVAL_SECONDS', 300, 1),
+    embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
   };
 }
 

@@ -5,12 +5,15 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import type { PgSettings } from './embedded-tuning.js';
 
 export interface EmbeddedOptions {
   /** Trade durability for speed (fsync off): for throwaway test clusters only. */
   ephemeral?: boolean;
   /** A fixed port (a cluster restarted where its clients expect it); a free one by default. */
   port?: number;
+  /** Server settings passed as `-c name=value` (see embedded-tuning.ts). */
+  settings?: PgSettings;
   log?: (message: string) => void;
 }
 
@@ -68,6 +71,7 @@ export class EmbeddedDatabase {
     if (options.ephemeral) {
       flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
     }
+    for (const [name, value] of Object.entries(options.settings ?? {})) flags.push('-c', `${name}=${value}`);
     const server = new EmbeddedPostgres({
       databaseDir: directory,
       port,

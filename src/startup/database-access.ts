@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { StartupError } from '../common/startup-error.js';
 import type { AppConfig } from '../config/app-config.js';
+import { describeSettings, tunedSettings, visibleMemoryBytes } from '../database/embedded-tuning.js';
 import { DataDirLock, liveHolder } from './data-dir-lock.js';
 import { databaseAddress, waitForDatabase } from './database-wait.js';
 
@@ -19,14 +20,18 @@ async function external(url: string, waitSeconds: number): Promise<DatabaseAcces
 }
 
 /** Starts the embedded PostgreSQL of DATA_DIR, held by this process (DataDirLock) until `close`. */
-async function startEmbedded(dataDir: string, log: (message: string) => void): Promise<DatabaseAccess> {
+async function startEmbedded(config: AppConfig, log: (message: string) => void): Promise<DatabaseAccess> {
+  const { dataDir } = config;
   const lock = DataDirLock.acquire(dataDir);
   const directory = join(dataDir, 'pg');
   try {
     log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${directory}`);
+    const memory = visibleMemoryBytes();
+    const settings = { ...tunedSettings(memory), ...config.embeddedPgSettings };
+    log(`Embedded PostgreSQL settings for ${(memory / 2 ** 30).toFixed(1)} GiB of memory: ${describeSettings(settings)}`);
     // Loaded only when used, so that an image running against an external database can omit the binaries.
     const { EmbeddedDatabase } = await import('../database/embedded-postgres.js');
-    const embedded = await EmbeddedDatabase.start(directory);
+    const embedded = await EmbeddedDatabase.start(directory, { settings });
     return {
       url: embedded.url,
       description: `the embedded PostgreSQL in ${directory}`,
@@ -45,7 +50,7 @@ async function startEmbedded(dataDir: string, log: (message: string) => void): P
 export function openServiceDatabase(config: AppConfig, log: (message: string) => void): Promise<DatabaseAccess> {
   return config.databaseUrl !== undefined
     ? external(config.databaseUrl, config.databaseWaitSeconds)
-    : startEmbedded(config.dataDir, log);
+    : startEmbedded(config, log);
 }
 
 /**
@@ -56,7 +61,7 @@ export function openServiceDatabase(config: AppConfig, log: (message: string) =>
 export async function openAdminDatabase(config: AppConfig, log: (message: string) => void): Promise<DatabaseAccess> {
   if (config.databaseUrl !== undefined) return external(config.databaseUrl, config.databaseWaitSeconds);
   const holder = liveHolder(config.dataDir);
-  if (holder === undefined) return startEmbedded(config.dataDir, log);
+  if (holder === undefined) return startEmbedded(config, log);
   const directory = join(config.dataDir, 'pg');
   const { EmbeddedDatabase } = await import('../database/embedded-postgres.js');
   const url = await EmbeddedDatabase.runningUrl(directory);
