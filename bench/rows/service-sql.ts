@@ -44,7 +44,7 @@ function withFeedBounds(page: string): string {
 
 // src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1).
 export const LIST_PAGE = withFeedBounds(`SELECT id AS position, type, keys, context FROM intel_object
-        WHERE collection_id >= $1 AND collection_id <= $1 AND id > $2 ORDER BY collection_id, id LIMIT $3`);
+        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 ORDER BY collection_id, id LIMIT $3`);
 
 // src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit).
 export const CHANGES_AFTER = withFeedBounds(`SELECT seq AS position, operation, object FROM intel_change

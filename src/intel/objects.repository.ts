@@ -153,16 +153,19 @@ export class ObjectsRepository {
    * A page of objects after `afterId` with the feed position it reflects: snapshot + later changes = the
    * collection (decisions §8). `position` is the object id.
    *
-   * The collection is matched as a range on purpose. With `collection_id = $1` PostgreSQL may walk the
-   * primary key in id order and filter, costing the LIMIT as if collections were evenly interleaved: the
-   * first page of an empty or young collection then read every row of the older ones (measured: 3829
-   * buffers for an empty collection beside 100k objects, against 4). A range is not an equality, so only
-   * the (collection_id, id) index delivers `ORDER BY collection_id, id` without sorting the collection.
+   * The shape leaves PostgreSQL one plan whatever its statistics say: a walk of the (collection_id, id)
+   * index from ($1, $2), stopped by the LIMIT. The position is a row comparison on that index's full key,
+   * which no other index can serve (there is no bare `id > $2` to walk the primary key with), and the
+   * ORDER BY is exactly the index's columns, so there is nothing to sort. With `collection_id = $1 AND
+   * id > $2` the planner could walk the primary key and filter (a young collection's first page read
+   * every row of the older ones: 3829 buffers beside 100k objects, against 4), or, once the cursor lay
+   * beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the primary
+   * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan.
    */
   listPage(collectionId: number, afterId: number, limit: number) {
     return this.withFeedBounds<StoredObject>(
       `SELECT id AS position, type, keys, context FROM intel_object
-        WHERE collection_id >= $1 AND collection_id <= $1 AND id > $2 ORDER BY collection_id, id LIMIT $3`,
+        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 ORDER BY collection_id, id LIMIT $3`,
       collectionId,
       afterId,
       limit,

@@ -32,7 +32,7 @@ export interface TestApp {
  * another instance's database (and admin key), as several instances of one deployment would run.
  */
 export async function createTestApp(settings: Record<string, string> = {}, sharing?: TestApp): Promise<TestApp> {
-  const databaseUrl = sharing?.databaseUrl ?? (await createDatabase());
+  const databaseUrl = sharing?.databaseUrl ?? settings.DATABASE_URL ?? (await createDatabase());
   const dataDir = await mkdtemp(join(tmpdir(), 'ids-data-'));
   const adminKey = sharing?.adminKey ?? randomBytes(32).toString('base64url');
   const config: AppConfig = loadConfig({ ...settings, DATA_DIR: dataDir, ADMIN_API_KEY: adminKey });

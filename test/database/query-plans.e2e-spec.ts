@@ -1,0 +1,237 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { encodeCursor } from '../../src/common/pagination/cursor.js';
+import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
+import { encodeChangesCursor } from '../../src/intel/changes.service.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * Plan shapes of the paging and lookup statements, whatever the statistics say (deterministic: no
+ * timings). The service runs on a cluster of its own with auto_explain, which writes the plan of every
+ * statement the service runs, with its buffer counts, to the cluster's JSON log. Tables are loaded by SQL
+ * and analysed, autovacuum is turned off for them, and a burst is added that ANALYZE never sees: exactly
+ * what a follower meets right after a bulk ingest. Each page must then be served by an index walk bounded
+ * by the page (no Sort, no Seq Scan of the table, buffers a small multiple of the page's own).
+ */
+const OLD = 60_000; // objects per collection seen by ANALYZE (two collections, interleaved)
+const BURST = 20_000; // objects added after the last ANALYZE
+const PAGE = 100;
+/**
+ * A page of PAGE rows walked in index order reads a few index pages and at most PAGE heap pages; fetched
+ * row by row through another index (network search, lookup) about 4 buffers per row (index levels and the
+ * heap page). A sort of the burst, or a scan of the table, reads thousands.
+ */
+const PAGE_BUFFERS = 3 * PAGE + 50;
+const PER_ROW_BUFFERS = 6 * PAGE + 100;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+/** The JSON document (object) starting at `start`, or undefined when the text ends before it does. */
+function jsonDocumentAt(text: string, start: number): string | undefined {
+  if (start < 0) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i += 1) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i += 1;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') depth += 1;
+    else if (char === '}' && --depth === 0) return text.slice(start, i + 1);
+  }
+  return undefined;
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** The nodes under `plan` reached without passing a Limit: what a Sort at `plan` would have to read. */
+function unlimitedBelow(plan: PlanNode): PlanNode[] {
+  return (plan.Plans ?? []).flatMap((child) => (child['Node Type'] === 'Limit' ? [] : [child, ...unlimitedBelow(child)]));
+}
+
+describe('query plans hold after a burst that ANALYZE has not seen', () => {
+  let cluster: EmbeddedDatabase;
+  let root: string;
+  let t: TestApp;
+  let db: pg.Pool;
+  let collectionId: number;
+  let serverLog = '';
+  let logOffset = 0;
+
+  /** The plans auto_explain logged since the last call, for statements whose text matches `pattern`. */
+  function plansSince(pattern: RegExp): { query: string; plan: PlanNode }[] {
+    const text = serverLog.slice(logOffset);
+    logOffset = serverLog.length;
+    const found: { query: string; plan: PlanNode }[] = [];
+    // Each plan is a pretty-printed JSON document after "plan:" in the server's stderr.
+    for (let at = text.indexOf('plan:'); at !== -1; at = text.indexOf('plan:', at + 1)) {
+      const json = jsonDocumentAt(text, text.indexOf('{', at));
+      if (json === undefined) break;
+      const explained = JSON.parse(json) as { 'Query Text': string; Plan: PlanNode };
+      if (pattern.test(explained['Query Text'])) found.push({ query: explained['Query Text'], plan: explained.Plan });
+    }
+    return found;
+  }
+
+  /** GETs `path` (200 expected) and returns the plans of the statements matching `pattern` that it ran. */
+  async function planOf(path: string, pattern: RegExp, body?: unknown): Promise<PlanNode> {
+    plansSince(/$^/); // skip what earlier requests logged
+    const request = body === undefined ? t.http().get(path) : t.http().post(path).send(body as object);
+    const response = await request.set('X-Api-Key', t.adminKey);
+    expect(response.status).toBe(200);
+    await new Promise((settle) => setTimeout(settle, 200)); // the server's stderr arrives asynchronously
+    const plans = plansSince(pattern);
+    expect(plans.length).toBeGreaterThan(0);
+    return plans[0].plan;
+  }
+
+  /** `sortsResult`: the statement sorts its (bounded) result rows, as a lookup does, not a page of the table. */
+  function expectBoundedPlan(plan: PlanNode, tables: string[], maxBuffers = PAGE_BUFFERS, sortsResult = false) {
+    const all = nodes(plan);
+    const onTable = (node: PlanNode) => tables.includes(node['Relation Name'] ?? '');
+    // A sort of a page (above the Limit that bounds it) is fine; a sort of the table's rows is not.
+    const sorts = sortsResult ? [] : all.filter((node) => node['Node Type'].includes('Sort') && unlimitedBelow(node).some(onTable));
+    const scans = all.filter((node) => node['Node Type'] === 'Seq Scan' && onTable(node));
+    if (process.env.PLANS_DEBUG) process.stderr.write(JSON.stringify(plan, null, 1) + '\n');
+    const buffers = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+    expect({ sorts: sorts.length, seqScans: scans.map((node) => node['Relation Name']), boundedBuffers: buffers <= maxBuffers, buffers }).toEqual({
+      sorts: 0,
+      seqScans: [],
+      boundedBuffers: true,
+      buffers,
+    });
+  }
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ids-plans-'));
+    cluster = await EmbeddedDatabase.start(join(root, 'pg'), {
+      ephemeral: true,
+      log: (message) => {
+        serverLog += message;
+      },
+      settings: {
+        session_preload_libraries: 'auto_explain',
+        'auto_explain.log_min_duration': '0',
+        'auto_explain.log_analyze': 'on',
+        'auto_explain.log_buffers': 'on',
+        'auto_explain.log_timing': 'off',
+        'auto_explain.log_format': 'json',
+      },
+    });
+    const databaseUrl = await cluster.createDatabase('plans');
+    t = await createTestApp({ DATABASE_URL: databaseUrl });
+    db = t.db;
+    const schema = await t
+      .http()
+      .post('/intel/schemas')
+      .set('X-Api-Key', t.adminKey)
+      .send({ $schema: 'https://json-schema.org/draft/2020-12/schema', schemaID: 'plans', title: 'any object', type: 'object' });
+    expect(schema.status).toBe(201);
+    for (const name of ['burst', 'other']) {
+      const created = await t.http().post('/intel/collections').set('X-Api-Key', t.adminKey).send({ name, schemaID: 'plans' });
+      expect(created.status).toBe(201);
+    }
+    const { rows } = await db.query(`SELECT id, name FROM intel_collection WHERE name IN ('burst', 'other') ORDER BY name`);
+    collectionId = Number(rows[0].id);
+    const otherId = Number(rows[1].id);
+
+    const client = await db.connect();
+    try {
+      await client.query(`SET auto_explain.log_min_duration = -1`); // the loading itself is not explained
+      // Objects of the two collections interleaved by id; each with one IPAddress key and its change record.
+      const load = async (from: number, to: number) => {
+        await client.query(
+          `WITH o AS (
+             INSERT INTO intel_object (collection_id, type, keys, context)
+             SELECT CASE WHEN g % 2 = 0 THEN $1::int ELSE $2::int END, 'IPAddress',
+                    jsonb_build_array(jsonb_build_object('type', 'IPAddress', 'value', '10.' || (g / 65536 % 256) || '.' || (g / 256 % 256) || '.' || (g % 256))),
+                    jsonb_build_object('n', g)
+               FROM generate_series($3::int, $4::int) g
+             RETURNING id, collection_id, keys, context)
+           , k AS (
+             INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
+             SELECT collection_id, 'IPAddress', keys->0->>'value', id FROM o)
+           INSERT INTO intel_change (collection_id, seq, operation, object)
+           SELECT collection_id, row_number() OVER (PARTITION BY collection_id ORDER BY id)
+                    + (SELECT last_seq FROM intel_collection c WHERE c.id = o.collection_id),
+                  'Add', jsonb_build_object('type', 'IPAddress', 'keys', keys, 'context', context)
+             FROM o`,
+          [collectionId, otherId, from, to],
+        );
+        await client.query(
+          `UPDATE intel_collection c SET last_seq = (SELECT max(seq) FROM intel_change ch WHERE ch.collection_id = c.id)
+            WHERE id IN ($1, $2)`,
+          [collectionId, otherId],
+        );
+      };
+      await load(1, 2 * OLD);
+      for (const table of ['intel_object', 'intel_object_key', 'intel_change']) {
+        await client.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+        await client.query(`VACUUM ANALYZE ${table}`);
+      }
+      await load(2 * OLD + 1, 2 * (OLD + BURST));
+    } finally {
+      client.release();
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await cluster?.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  async function objectIdAt(fraction: number): Promise<number> {
+    const { rows } = await db.query(
+      `SELECT id FROM intel_object WHERE collection_id = $1 ORDER BY id OFFSET $2 LIMIT 1`,
+      [collectionId, Math.floor((OLD + BURST) * fraction)],
+    );
+    return Number(rows[0].id);
+  }
+
+  // Start, middle and tail of the analysed rows, and the start of the burst ANALYZE has not seen.
+  const POSITIONS = [0, 0.5, 0.74, OLD / (OLD + BURST)];
+
+  it.each(POSITIONS)('object listing at %p of the collection', async (fraction) => {
+    const after = await objectIdAt(fraction);
+    const cursor = encodeURIComponent(encodeCursor({ a: after }));
+    expectBoundedPlan(await planOf(`/intel/collections/burst/objects?limit=${PAGE}&cursor=${cursor}`, /FROM intel_object\b/), ['intel_object']);
+  });
+
+  it.each(POSITIONS)('change feed at %p of the collection', async (fraction) => {
+    const seq = Math.floor((OLD + BURST) * fraction);
+    const cursor = encodeURIComponent(encodeChangesCursor(collectionId, seq));
+    expectBoundedPlan(await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change\b/), ['intel_change']);
+  });
+
+  it('lookup of keys in the burst', async () => {
+    const keys = Array.from({ length: PAGE }, (_, i) => {
+      const g = 2 * OLD + 2 * (i + 1);
+      return { type: 'IPAddress', value: `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.${g % 256}` };
+    });
+    // A key is looked up in each collection (two here): about 20 buffers per key.
+    expectBoundedPlan(await planOf('/intel/lookup', /intel_object_key/, { keys }), ['intel_object', 'intel_object_key'], 25 * PAGE, true);
+  });
+
+  it('network search within a /24 of the burst', async () => {
+    const g = 2 * OLD + 2 * 1000;
+    const net = `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.0/24`;
+    expectBoundedPlan(
+      await planOf(`/intel/collections/burst/objects/network?within=${encodeURIComponent(net)}&limit=${PAGE}`, /network/),
+      ['intel_object', 'intel_object_key'],
+      PER_ROW_BUFFERS,
+    );
+  });
+});
