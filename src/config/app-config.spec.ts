@@ -83,6 +83,7 @@ describe('loadConfig (decisions §1)', () => {
     ['EMBEDDED_PG_SETTINGS', 'Shared-Buffers=2GB'],
     ['EMBEDDED_PG_SETTINGS', 'work_mem=16MB=x'],
     ['EMBEDDED_PG_SETTINGS', 'work_mem='],
+    ['EMBEDDED_PG_SETTINGS', 'logging_collector=on'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

@@ -60,6 +60,8 @@ export function parsePgSettings(raw: string): PgSettings {
     if (rest.length > 0 || value === undefined || !NAME.test(name) || !VALUE.test(value)) {
       throw new Error(`"${part}" is not name=value (letters, digits, '_' in the name; letters, digits, '.', '_', '+', '-' in the value)`);
     }
+    // The service learns that PostgreSQL is ready from its stderr: with the collector the line never comes.
+    if (name === 'logging_collector') throw new Error('logging_collector cannot be set: the service reads the server log from its stderr');
     settings[name] = value;
   }
   return settings;
