@@ -67,10 +67,13 @@ export class ResourcesService {
       const parents = await this.findByIds([parentId]);
       if (!parents.has(parentId)) throw AuthErrors.resourceNotFound(parentId);
     }
+    // One walk of the children index from (parent, cursor), top level as parent 0: the row comparison on
+    // the index's full key and the ORDER BY on exactly its columns leave the planner no other plan.
     const rows: ResourceRow[] = await this.dataSource.query(
       `SELECT id, name, parent_id AS "parentId" FROM auth_resource
-        WHERE parent_id IS NOT DISTINCT FROM $1::int AND id > $2::bigint ORDER BY id LIMIT $3`,
-      [parentId, afterId, page.limit + 1],
+        WHERE (COALESCE(parent_id, 0), id) > ($1::int, $2::bigint) AND COALESCE(parent_id, 0) <= $1::int
+        ORDER BY COALESCE(parent_id, 0), id LIMIT $3`,
+      [parentId ?? 0, afterId, page.limit + 1],
     );
     const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
     return new PageResult(

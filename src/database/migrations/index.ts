@@ -3,6 +3,7 @@ import { CreateSchemasAndCollections1763800001000 } from './1763800001000-Create
 import { CreateObjects1763800002000 } from './1763800002000-CreateObjects.js';
 import { CreateFilebox1763800002500 } from './1763800002500-CreateFilebox.js';
 import { CreateTasks1763800003000 } from './1763800003000-CreateTasks.js';
+import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResourceChildrenIndex.js';
 import { AddObjectKeyNetwork1763800013000 } from './1763800013000-AddObjectKeyNetwork.js';
 
 /**
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   CreateFilebox1763800002500,
   CreateTasks1763800003000,
   AddObjectKeyNetwork1763800013000,
+  AddResourceChildrenIndex1763800020000,
 ];
