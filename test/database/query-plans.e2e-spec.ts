@@ -6,6 +6,7 @@ import pg from 'pg';
 import { encodeCursor } from '../../src/common/pagination/cursor.js';
 import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
 import { encodeChangesCursor } from '../../src/intel/changes.service.js';
+import { createCollection } from '../intel/objects.helpers.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -141,16 +142,7 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
     const databaseUrl = await cluster.createDatabase('plans');
     t = await createTestApp({ DATABASE_URL: databaseUrl });
     db = t.db;
-    const schema = await t
-      .http()
-      .post('/intel/schemas')
-      .set('X-Api-Key', t.adminKey)
-      .send({ $schema: 'https://json-schema.org/draft/2020-12/schema', schemaID: 'plans', title: 'any object', type: 'object' });
-    expect(schema.status).toBe(201);
-    for (const name of ['burst', 'other']) {
-      const created = await t.http().post('/intel/collections').set('X-Api-Key', t.adminKey).send({ name, schemaID: 'plans' });
-      expect(created.status).toBe(201);
-    }
+    for (const name of ['burst', 'other']) await createCollection(t, name);
     const { rows } = await db.query(`SELECT id, name FROM intel_collection WHERE name IN ('burst', 'other') ORDER BY name`);
     collectionId = Number(rows[0].id);
     const otherId = Number(rows[1].id);
