@@ -5,6 +5,7 @@
  *
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
  *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
+ *   node bench/.build/run.js --scale [--sizes 10k,100k,1M,10M]   (how cost grows with data: bench/scale.ts)
  *
  * DATABASE_URL (optional) must name a throwaway database: the bench seeds data into it. Without it the
  * bench starts an embedded PostgreSQL (the service build's own dist/database/embedded-postgres.js) and
@@ -30,6 +31,7 @@ import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
+import { runScale } from './scale.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 
@@ -44,6 +46,9 @@ interface Options {
   profile: boolean;
   /** Extra Node flags for the service process (e.g. `--trace-gc`; its output goes to service.log). */
   serviceNodeArgs: string[];
+  /** The scale mode instead of the rows (bench/scale.ts), at these sizes. */
+  scale: boolean;
+  sizes?: string;
   repoRoot: string;
 }
 
@@ -67,6 +72,7 @@ function parseOptions(argv: string[]): Options {
     keep: false,
     profile: false,
     serviceNodeArgs: [],
+    scale: false,
     repoRoot,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -84,8 +90,10 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--keep') options.keep = true;
     else if (arg === '--profile') options.profile = true;
     else if (arg === '--service-node-args') options.serviceNodeArgs = value().split(/\s+/).filter(Boolean);
+    else if (arg === '--scale') options.scale = true;
+    else if (arg === '--sizes') options.sizes = value();
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] | --scale [--sizes 10k,100k,1M,10M]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -122,6 +130,7 @@ function selected(module: RowModule, options: Options): boolean {
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  if (options.scale) return runScale(options);
   const scale = options.quick ? QUICK : FULL;
   const startedAt = new Date();
   const loadBefore = os.loadavg();
