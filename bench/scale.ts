@@ -5,7 +5,7 @@
  * service is asked, over HTTP, one request at a time (latency, not throughput):
  *   object add · first listing page · a feed page at the tail · lookup of one key ·
  *   a listing page at the start of a burst of rows that ANALYZE has not seen
- * with the database size per object and the EXPLAIN buffer counts of the listing statement beside them.
+ * with the database size per object and the shared buffers per call of the service's listing statement.
  * Prints a table, writes bench/scale-results.json and the chart bench/scale.svg.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -16,7 +16,6 @@ import { Api } from './lib/api.js';
 import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { benchSchema } from './rows/intel-setup.js';
-import { LIST_PAGE } from './rows/service-sql.js';
 
 const SAMPLES = 30;
 const PAGE = 1000;
@@ -31,7 +30,7 @@ interface SizeResult {
   feedTailMs: number;
   lookupMs: number;
   unseenPageMs: number;
-  tailPageBuffers: number;
+  firstPageBuffers: number;
   unseenPageBuffers: number;
   bytesPerObject: number;
 }
@@ -81,10 +80,22 @@ async function seed(pool: pg.Pool, collectionId: number, from: number, to: numbe
   }
 }
 
-async function listingBuffers(pool: pg.Pool, collectionId: number, afterId: number): Promise<number> {
-  const { rows } = await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${LIST_PAGE}`, [collectionId, afterId, PAGE + 1]);
-  const plan = (rows[0]['QUERY PLAN'] as { Plan: Record<string, number> }[])[0].Plan;
-  return (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+/**
+ * Runs `work` (requests to one listing) and returns its median ms with the shared buffers per call of the
+ * listing statement the service ran meanwhile (pg_stat_statements: the service's own statement, whatever
+ * its build; NaN where the statistics are not loaded).
+ */
+async function listingWithBuffers(pool: pg.Pool, db: BenchDatabase, work: () => Promise<number>): Promise<{ ms: number; buffers: number }> {
+  if (db.statementStats) await pool.query('SELECT pg_stat_statements_reset()');
+  const ms = await work();
+  if (!db.statementStats) return { ms, buffers: NaN };
+  const { rows } = await pool.query(
+    `SELECT sum(shared_blks_hit + shared_blks_read)::float8 / nullif(sum(calls), 0) AS per
+       FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND query LIKE '%FROM intel_object%' AND query LIKE '%LIMIT%' AND query NOT LIKE '%pg_stat_statements%'`,
+  );
+  return { ms, buffers: Math.round(Number(rows[0].per)) };
 }
 
 function chart(results: SizeResult[]): string {
@@ -150,38 +161,46 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
         admin.request('POST', path, { json: { type: 'DomainName', keys: [{ type: 'DomainName', value: `new-${size}-${i}.example` }], context: { score: 1 } } }),
       );
       added += SAMPLES;
-      const firstPageMs = await timed(SAMPLES, () => admin.request('GET', `${path}?limit=${PAGE}`));
+      const first = await listingWithBuffers(pool, db, () => timed(SAMPLES, () => admin.request('GET', `${path}?limit=${PAGE}`)));
       const { rows: last } = await pool.query(`SELECT last_seq FROM intel_collection WHERE id = $1`, [collectionId]);
       const tailCursor = encodeURIComponent(Buffer.from(JSON.stringify({ c: collectionId, s: Number(last[0].last_seq) - PAGE })).toString('base64url'));
       const feed = await admin.request('GET', `${path}/changes?limit=${PAGE}&cursor=${tailCursor}`, { expect: [200, 400] });
       const feedTailMs = feed.status === 200 ? await timed(SAMPLES, () => admin.request('GET', `${path}/changes?limit=${PAGE}&cursor=${tailCursor}`)) : NaN;
-      const lookupMs = await timed(SAMPLES, (i) =>
-        admin.request('POST', '/intel/lookup', { json: { keys: [{ type: 'DomainName', value: `d${1 + ((i * 7919) % seeded)}.example` }] } }),
-      );
-      const { rows: tail } = await pool.query(`SELECT id FROM intel_object WHERE collection_id = $1 ORDER BY id DESC OFFSET $2 LIMIT 1`, [collectionId, Math.min(PAGE * 5, seeded - 1)]);
-      const tailPageBuffers = await listingBuffers(pool, collectionId, Number(tail[0].id));
+      const lookup = (i: number, expect = [200]) =>
+        admin.request('POST', '/intel/lookup', { json: { keys: [{ type: 'DomainName', value: `d${1 + ((i * 7919) % seeded)}.example` }] }, expect });
+      // Builds from before the lookup endpoint (for before/after runs) report no figure for it.
+      const lookupMs = (await lookup(0, [200, 404])).status === 200 ? await timed(SAMPLES, (i) => lookup(i)) : NaN;
       const { rows: top } = await pool.query(`SELECT max(id) AS id FROM intel_object WHERE collection_id = $1`, [collectionId]);
       const burst = Math.min(BURST, size);
       log(`adding a burst of ${burst.toLocaleString('en')} objects that ANALYZE will not see`);
       await seed(pool, collectionId, seeded + 1, seeded + burst);
       seeded += burst;
       const cursor = encodeURIComponent(Buffer.from(JSON.stringify({ a: Number(top[0].id) })).toString('base64url'));
-      const unseenPageMs = await timed(SAMPLES, () => admin.request('GET', `${path}?limit=${PAGE}&cursor=${cursor}`));
-      const unseenPageBuffers = await listingBuffers(pool, collectionId, Number(top[0].id));
+      const unseen = await listingWithBuffers(pool, db, () => timed(SAMPLES, () => admin.request('GET', `${path}?limit=${PAGE}&cursor=${cursor}`)));
       const { rows: bytes } = await pool.query(
         `SELECT (pg_total_relation_size('intel_object') + pg_total_relation_size('intel_object_key') + pg_total_relation_size('intel_change'))::float8 / count(*) AS per
            FROM intel_object`,
       );
-      const result = { objects: size, addMs, firstPageMs, feedTailMs, lookupMs, unseenPageMs, tailPageBuffers, unseenPageBuffers, bytesPerObject: Math.round(bytes[0].per) };
+      const result = {
+        objects: size,
+        addMs,
+        firstPageMs: first.ms,
+        feedTailMs,
+        lookupMs,
+        unseenPageMs: unseen.ms,
+        firstPageBuffers: first.buffers,
+        unseenPageBuffers: unseen.buffers,
+        bytesPerObject: Math.round(bytes[0].per),
+      };
       log(JSON.stringify(result));
       results.push(result);
       added += burst;
     }
     const table = [
-      '| objects | add (ms) | first page (ms) | feed tail page (ms) | lookup 1 key (ms) | page into unseen burst (ms) | listing buffers: tail / burst | bytes per object |',
+      '| objects | add (ms) | first page (ms) | feed tail page (ms) | lookup 1 key (ms) | page into unseen burst (ms) | listing buffers per page: first / into burst | bytes per object |',
       '|---|---|---|---|---|---|---|---|',
       ...results.map((r) =>
-        `| ${r.objects.toLocaleString('en')} | ${r.addMs.toFixed(2)} | ${r.firstPageMs.toFixed(2)} | ${r.feedTailMs.toFixed(2)} | ${r.lookupMs.toFixed(2)} | ${r.unseenPageMs.toFixed(2)} | ${r.tailPageBuffers} / ${r.unseenPageBuffers} | ${r.bytesPerObject} |`,
+        `| ${r.objects.toLocaleString('en')} | ${r.addMs.toFixed(2)} | ${r.firstPageMs.toFixed(2)} | ${r.feedTailMs.toFixed(2)} | ${r.lookupMs.toFixed(2)} | ${r.unseenPageMs.toFixed(2)} | ${r.firstPageBuffers} / ${r.unseenPageBuffers} | ${r.bytesPerObject} |`,
       ),
     ].join('\n');
     process.stdout.write(`${table}\n`);
