@@ -24,7 +24,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(config.databaseUrl),
+        DatabaseModule.forRoot(config.databaseUrl, config.databasePoolSize),
         HealthModule,
         AuthModule,
         FileboxModule,

@@ -4,6 +4,8 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
+import { applyServerLimits } from './common/http/server-limits.js';
+import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 
 /** JSON bodies above this are refused with 413 (decisions §5). */
@@ -17,6 +19,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);
 
   const document = createOpenApiDocument(app);
@@ -24,24 +27,38 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   return app;
 }
 
+/** What Node reports on a connection before the request reaches Nest, and how we answer it. */
+const CLIENT_ERRORS: Record<string, { code: ErrorCode; reason: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    code: 'RequestHeaderFieldsTooLarge',
+    reason: 'Request Header Fields Too Large',
+    message: 'the request headers are too large',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    code: 'RequestTimeout',
+    reason: 'Request Timeout',
+    message: 'the request did not arrive within the server\'s time limit',
+  },
+};
+const NOT_HTTP = { code: 'BadRequest', reason: 'Bad Request', message: 'the request is not valid HTTP/1.1' } as const;
+
 /**
- * Requests that Node's HTTP parser refuses (oversized headers, broken framing) never reach Nest, and Node's
- * default answer has no body, which the client cannot decode. Answer them in the shared error shape.
+ * Requests that Node's HTTP parser refuses (oversized headers, broken framing) or that miss the server's
+ * deadlines never reach Nest, and Node's default answer has no body, which the client cannot decode. Answer
+ * them in the shared error shape, unless a response already started on the connection, then close it.
  */
 function answerParserErrorsWithJson(server: Server): void {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || error.code === 'ECONNRESET') {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent: boolean } }) => {
+    if (!socket.writable || error.code === 'ECONNRESET' || socket._httpMessage?.headersSent) {
       socket.destroy();
       return;
     }
-    const code: ErrorCode = error.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderFieldsTooLarge' : 'BadRequest';
-    const body = JSON.stringify({
-      code,
-      message: code === 'BadRequest' ? 'the request is not valid HTTP/1.1' : 'the request headers are too large',
-    });
-    const status = ERROR_STATUS[code];
+    const { code, reason, message } = CLIENT_ERRORS[error.code ?? ''] ?? NOT_HTTP;
+    const body = JSON.stringify({ code, message });
+    // Destroyed once written: a client that never closes its side must not keep the connection.
+    socket.once('finish', () => socket.destroy());
     socket.end(
-      `HTTP/1.1 ${status} ${code === 'BadRequest' ? 'Bad Request' : 'Request Header Fields Too Large'}\r\n` +
+      `HTTP/1.1 ${ERROR_STATUS[code]} ${reason}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Connection: close\r\n\r\n${body}`,
     );

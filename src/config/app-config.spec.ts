@@ -18,6 +18,8 @@ describe('loadConfig (decisions §1)', () => {
       fileboxMaxFileBytes: 1073741824,
       jobIntervalSeconds: 300,
       embeddedPgSettings: {},
+      databasePoolSize: 24,
+      server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
     });
   });
 
@@ -36,6 +38,11 @@ describe('loadConfig (decisions §1)', () => {
       FILEBOX_MAX_FILE_BYTES: '1024',
       JOB_INTERVAL_SECONDS: '5',
       EMBEDDED_PG_SETTINGS: 'shared_buffers=2GB, work_mem=16MB,random_page_cost=1.5',
+      DATABASE_POOL_SIZE: '4',
+      HEADERS_TIMEOUT_SECONDS: '2',
+      REQUEST_TIMEOUT_SECONDS: '30',
+      KEEP_ALIVE_TIMEOUT_SECONDS: '65',
+      MAX_CONNECTIONS: '50',
     });
     expect(config).toEqual({
       port: 9000,
@@ -51,6 +58,8 @@ describe('loadConfig (decisions §1)', () => {
       fileboxMaxFileBytes: 1024,
       jobIntervalSeconds: 5,
       embeddedPgSettings: { shared_buffers: '2GB', work_mem: '16MB', random_page_cost: '1.5' },
+      databasePoolSize: 4,
+      server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
     });
   });
 
@@ -84,6 +93,11 @@ describe('loadConfig (decisions §1)', () => {
     ['EMBEDDED_PG_SETTINGS', 'work_mem=16MB=x'],
     ['EMBEDDED_PG_SETTINGS', 'work_mem='],
     ['EMBEDDED_PG_SETTINGS', 'logging_collector=on'],
+    ['DATABASE_POOL_SIZE', '0'],
+    ['HEADERS_TIMEOUT_SECONDS', '0'],
+    ['REQUEST_TIMEOUT_SECONDS', '5m'],
+    ['KEEP_ALIVE_TIMEOUT_SECONDS', '0'],
+    ['MAX_CONNECTIONS', '0'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {
@@ -95,5 +109,11 @@ describe('loadConfig (decisions §1)', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() => loadConfig({ HEADERS_TIMEOUT_SECONDS: '60', REQUEST_TIMEOUT_SECONDS: '30' })).toThrow(
+      /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/,
+    );
   });
 });

@@ -21,6 +21,21 @@ export interface AppConfig {
   jobIntervalSeconds: number;
   /** EMBEDDED_PG_SETTINGS: overrides of the embedded PostgreSQL's machine-derived settings. */
   embeddedPgSettings: PgSettings;
+  /** Largest number of pooled PostgreSQL connections of this instance. */
+  databasePoolSize: number;
+  /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
+  server: ServerLimits;
+}
+
+export interface ServerLimits {
+  /** A request's headers must have arrived within this. */
+  headersTimeoutSeconds: number;
+  /** A whole request (headers and body) must have arrived within this. */
+  requestTimeoutSeconds: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutSeconds: number;
+  /** Connections beyond this many open ones are closed on arrival. */
+  maxConnections: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -75,7 +90,23 @@ export function loadConfig(env: Env): AppConfig {
     fileboxMaxFileBytes: integer(env, 'FILEBOX_MAX_FILE_BYTES', 1073741824, 1),
     jobIntervalSeconds: integer(env, 'JOB_INTERVAL_SECONDS', 300, 1),
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
+    server: serverLimits(env),
   };
+}
+
+function serverLimits(env: Env): ServerLimits {
+  const limits = {
+    headersTimeoutSeconds: integer(env, 'HEADERS_TIMEOUT_SECONDS', 20, 1, 3600),
+    requestTimeoutSeconds: integer(env, 'REQUEST_TIMEOUT_SECONDS', 600, 1, 86400),
+    keepAliveTimeoutSeconds: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 5, 1, 3600),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1, 1_000_000),
+  };
+  // The request deadline includes the headers: a shorter one would make the headers deadline meaningless.
+  if (limits.headersTimeoutSeconds > limits.requestTimeoutSeconds) {
+    throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS');
+  }
+  return limits;
 }
 
 /** The only place that reads the process environment. */

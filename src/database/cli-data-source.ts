@@ -14,6 +14,6 @@ if (config.databaseUrl === undefined) {
  * build output. The service itself connects through TypeOrmModule with the same options.
  */
 export default new DataSource({
-  ...dataSourceOptions(config.databaseUrl),
+  ...dataSourceOptions(config.databaseUrl, config.databasePoolSize),
   entities: [fileURLToPath(new URL('../', import.meta.url)) + '**/entities/*.entity.js'],
 });

@@ -7,12 +7,12 @@ import { InvalidationBus } from './invalidation-bus.js';
 @Module({})
 export class DatabaseModule {
   /** Connects and runs the committed migrations before any module initialises. */
-  static forRoot(databaseUrl: string): DynamicModule {
+  static forRoot(databaseUrl: string, poolSize: number): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(databaseUrl),
+          ...dataSourceOptions(databaseUrl, poolSize),
           migrationsRun: true,
           autoLoadEntities: true,
           retryAttempts: 3,

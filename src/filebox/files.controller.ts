@@ -44,6 +44,7 @@ export class FilesController {
   @ApiErrors({
     400: 'InvalidData: not exactly one file field `file`, or an empty file. BadRequest: not a (complete) multipart body.',
     413: 'RequestEntityTooLarge: larger than FILEBOX_MAX_FILE_BYTES; the body is not read further.',
+    507: 'InsufficientStorage: the file store is full; nothing of the upload was kept.',
   })
   upload(@Req() request: Request): Promise<FileRefView> {
     return this.files.upload(request);

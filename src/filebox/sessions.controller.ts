@@ -28,6 +28,7 @@ const PartUpload = () =>
       404: 'NotFound: no open session has this id (expired, or not a UUID).',
       413: 'RequestEntityTooLarge: the part would make the file larger than FILEBOX_MAX_FILE_BYTES.',
       422: 'InvalidState: the session is already completed.',
+      507: 'InsufficientStorage: the file store is full; the part was not kept.',
     }),
   );
 
@@ -76,6 +77,7 @@ export class SessionsController {
   @ApiErrors({
     404: 'NotFound: no session has this id (expired, or not a UUID).',
     422: 'MissingFilePart: no parts, or a gap in 1..N. InvalidFilePart: a part but the last is not partSize bytes.',
+    507: 'InsufficientStorage: the file store is full; the session and its parts stay as they were.',
   })
   complete(@Param('sessionID') sessionId: string): Promise<FileRefView> {
     return this.sessions.complete(sessionId);

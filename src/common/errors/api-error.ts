@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   Forbidden: 403,
   NotFound: 404,
   MethodNotAllowed: 405,
+  RequestTimeout: 408,
   DuplicateSchema: 409,
   DuplicateCollection: 409,
   ResourceModified: 412,
@@ -38,6 +39,7 @@ export const ERROR_STATUS = {
   LimitExceeded: 429,
   InternalError: 500,
   ServiceUnavailable: 503,
+  InsufficientStorage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

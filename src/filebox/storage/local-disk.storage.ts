@@ -6,12 +6,16 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { FileboxErrors } from '../filebox.errors.js';
 import type { FileStorage } from './file-storage.js';
 
 /** Large reads: a 1 MiB buffer halved the CPU per MiB of a ranged download against the 64 KiB default. */
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 const STALE_TEMPORARY_MS = 24 * 60 * 60 * 1000;
+
+/** A full disk or an exhausted quota: the client learns it with 507, and the service keeps serving reads. */
+const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -54,7 +58,7 @@ export class LocalDiskStorage implements FileStorage, OnModuleInit {
       // The descriptor may still be opening: remove the temporary only once it is closed.
       if (!sink.closed) await new Promise<void>((resolve) => sink.once('close', () => resolve()));
       await rm(temporary, { force: true });
-      throw error;
+      throw OUT_OF_SPACE.has((error as NodeJS.ErrnoException).code ?? '') ? FileboxErrors.outOfSpace() : error;
     }
   }
 
