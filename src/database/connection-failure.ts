@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /** Network failures reaching the database (the error's `code` as Node's sockets and DNS report it). */
 const NETWORK_CODES = new Set([
@@ -29,6 +29,9 @@ const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when tryin
  * the request or of the code: the service answers such errors with 503, and start-up waits through them.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  // TypeORM releases a transaction's connection on its own only when that connection failed (seen when
+  // PostgreSQL is killed during a session completion).
+  if (error instanceof QueryRunnerProviderAlreadyReleasedError) return true;
   const cause = error instanceof QueryFailedError ? (error.driverError as unknown) : error;
   if (typeof cause !== 'object' || cause === null) return false;
   const { code, message, errors } = cause as { code?: unknown; message?: unknown; errors?: unknown };

