@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ERROR_STATUS } from '../../src/common/errors/api-error.js';
+import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
+import { sdkPartFields, uploadFile, uploadPart, openSession } from '../filebox/filebox.helpers.js';
+import { createCollection, md5 } from '../intel/objects.helpers.js';
+import { createKey, cursorOf, parseLinks, tokenFor } from '../support/factories.js';
+import { fetchOpenApi, type OpenApiDocument } from '../support/openapi.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { type FuzzAnswer, type FuzzRequest, requestsFor, send } from './http-fuzz.js';
+
+const SEED = 20261123;
+
+/**
+ * Everything the service stores: every table (the key's last-use time aside, which reads update by design)
+ * and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too.
+ */
+async function fingerprint(t: TestApp): Promise<Record<string, string>> {
+  const tables = (
+    await t.db.query<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables
+       WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'typeorm_migrations' ORDER BY 1`,
+    )
+  ).rows.map((row) => row.name);
+  const rows = (
+    await t.db.query<{ name: string; digest: string }>(
+      tables
+        .map(
+          (name) =>
+            `SELECT '${name}' AS name, count(*) || ':' || md5(coalesce(string_agg(r, '|' ORDER BY r), '')) AS digest
+             FROM (SELECT (to_jsonb(t) - 'last_used_at')::text AS r FROM "${name}" t) rows`,
+        )
+        .join(' UNION ALL '),
+    )
+  ).rows;
+  const files = await readdir(join(t.dataDir, 'files'), { recursive: true, withFileTypes: true });
+  const sizes = await Promise.all(
+    files.filter((entry) => entry.isFile()).map(async (entry) => `${entry.name}:${(await stat(join(entry.parentPath, entry.name))).size}`),
+  );
+  return { ...Object.fromEntries(rows.map((row) => [row.name, row.digest])), files: sizes.sort().join(',') };
+}
+
+/** What every answer must be: never 5xx; an error is JSON with a code of the table and that code's status. */
+function checkAnswer(request: FuzzRequest, answer: FuzzAnswer): void {
+  const where = `${request.method} ${request.path} ${JSON.stringify(request.headers)} ${request.body?.toString('utf8').slice(0, 300) ?? ''}`;
+  if (answer.status >= 500) throw new Error(`${answer.status} for ${where}: ${answer.body.slice(0, 300)}`);
+  if (answer.status < 400 || request.method === 'HEAD') return;
+  let code: unknown;
+  try {
+    code = (JSON.parse(answer.body) as { code?: unknown }).code;
+  } catch {
+    throw new Error(`${answer.status} without a JSON body for ${where}: ${answer.body.slice(0, 300)}`);
+  }
+  if (!/^application\/json/.test(answer.contentType) || typeof code !== 'string' || ERROR_STATUS[code as keyof typeof ERROR_STATUS] !== answer.status) {
+    throw new Error(`${answer.status} ${answer.contentType} with code ${String(code)} for ${where}`);
+  }
+}
+
+describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
+  let t: TestApp;
+  let document: OpenApiDocument;
+  let known: Record<string, string[]>;
+  let readOnly: { key: string; token: string };
+  let victims: string[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    document = await fetchOpenApi(t);
+    const admin = await tokenFor(t, t.adminKey);
+
+    // Real things for path parameters to name, so that requests get past the lookups.
+    await createCollection(t, 'fuzzed', 'fuzz-schema');
+    for (let n = 1; n <= 3; n++) {
+      const added = await t
+        .http()
+        .post('/intel/collections/fuzzed/objects')
+        .set('X-Api-Key', t.adminKey)
+        .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { size: n } });
+      expect(added.status).toBe(204);
+    }
+    const listing = await t.http().get('/intel/collections/fuzzed/objects').set('X-Api-Key', t.adminKey);
+    const cursor = cursorOf(parseLinks(listing.headers.link as string | undefined).related) as string;
+    const file = (await uploadFile(t, admin, randomBytes(1000))).json().fileID as string;
+    const session = await openSession(t, admin, 1024 * 1024);
+    expect((await uploadPart(t, admin, session, sdkPartFields(1, randomBytes(100)))).status).toBe(204);
+    const insightSchema = await t
+      .http()
+      .post('/insight/schemas')
+      .set('X-Api-Key', t.adminKey)
+      .send({ $schema: 'https://json-schema.org/draft/2020-12/schema', schemaID: 'fuzz-result', type: 'object' });
+    expect(insightSchema.status).toBe(201);
+    const task = await t
+      .http()
+      .post('/insight/tasks')
+      .set('X-Api-Key', t.adminKey)
+      .send({ params: { schemaID: 'fuzz-result', objectKeys: [{ type: 'MD5Hash', value: md5(1) }], fileID: file } });
+    expect(task.status).toBe(201);
+    victims = [String((await createKey(t, { permissions: [{ resource: BUILTIN_RESOURCES.intel.id, actions: ['Read'] }] })).id)];
+
+    // Read on everything, Write on nothing.
+    const reader = await createKey(t, {
+      permissions: Object.values(BUILTIN_RESOURCES).map((resource) => ({
+        resource: resource.id,
+        actions: resource.parentId === null ? ['Read', 'ReadChildren'] : ['Read'],
+      })),
+    });
+    readOnly = { key: reader.key, token: await tokenFor(t, reader.key) };
+
+    known = {
+      collection_id: ['fuzzed'],
+      collectionName: ['fuzzed'],
+      schema_id: ['fuzz-schema', 'fuzz-result'],
+      fileID: [file],
+      sessionID: [session],
+      api_key_id: [...victims, String(reader.id)],
+      task_id: [(task.body as { taskID: string }).taskID],
+      cursor: [cursor],
+    };
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('has real values for every path parameter of the served document', () => {
+    // A new endpoint is fuzzed automatically; one with a new kind of path parameter needs a real value here
+    // too, or its requests would stop at the lookup.
+    const names = Object.keys(document.paths).flatMap((path) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]));
+    expect([...new Set(names)].filter((name) => !known[name]?.length)).toEqual([]);
+  });
+
+  it('a key without Write, no key or a forged one: no 5xx, coded JSON errors, nothing stored changes', async () => {
+    const before = await fingerprint(t);
+    const headerNoise = fc.string({ unit: 'grapheme-ascii', maxLength: 60 });
+    const identities = fc.oneof(
+      { arbitrary: fc.constant({}), weight: 1 },
+      { arbitrary: headerNoise.map((key) => ({ 'X-Api-Key': key })), weight: 1 },
+      { arbitrary: headerNoise.map((token) => ({ Authorization: `Bearer ${token}` })), weight: 1 },
+      { arbitrary: fc.constant({ 'X-Api-Key': readOnly.key }), weight: 5 },
+      { arbitrary: fc.constant({ Authorization: `Bearer ${readOnly.token}` }), weight: 2 },
+    );
+    await fc.assert(
+      fc.asyncProperty(requestsFor(document, known, identities), async (request) => {
+        checkAnswer(request, await send(t.url, request));
+      }),
+      { seed: SEED, numRuns: 700 },
+    );
+    expect(await fingerprint(t)).toEqual(before);
+  });
+
+  it('the admin key: no 5xx, coded JSON errors, and every refused request changes nothing', async () => {
+    const identities = fc.constant({ 'X-Api-Key': t.adminKey });
+    // Requests that would revoke or change the fuzzing key itself would only make the rest answer 401.
+    const requests = requestsFor(document, known, identities).filter(
+      (request) => !/\/auth\/keys\/\{/.test(request.template) || request.method === 'GET' || victims.some((id) => request.path.startsWith(`/auth/keys/${id}/`) || request.path === `/auth/keys/${id}`),
+    );
+    let before = await fingerprint(t);
+    await fc.assert(
+      fc.asyncProperty(requests, async (request) => {
+        const answer = await send(t.url, request);
+        checkAnswer(request, answer);
+        const after = await fingerprint(t);
+        if (answer.status >= 300) expect({ request: `${request.method} ${request.path}`, after }).toEqual({ request: `${request.method} ${request.path}`, after: before });
+        before = after;
+      }),
+      { seed: SEED + 1, numRuns: 700 },
+    );
+  });
+});
