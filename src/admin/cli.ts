@@ -83,7 +83,7 @@ async function main(args: string[]): Promise<number> {
   const config = loadConfigFromEnv();
   const database = await openAdminDatabase(config, note);
   try {
-    const dataSource = await new DataSource(dataSourceOptions(database.url)).initialize();
+    const dataSource = await new DataSource(dataSourceOptions(database.url, config.databasePoolSize)).initialize();
     try {
       note(`on ${database.description}`);
       await COMMANDS[args[0]](dataSource);

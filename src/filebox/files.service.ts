@@ -13,6 +13,7 @@ import { isUuid } from './ids.js';
 import { readMultipart } from './multipart.js';
 import { resolveRange } from './range.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
+import { discardUnrecorded } from './unrecorded-blob.js';
 
 interface StoredFile {
   id: string;
@@ -60,7 +61,7 @@ export class FilesService {
       if (stored.digests.size === 0) throw FileboxErrors.emptyFile();
       await this.record(this.dataSource.manager, fileId, stored.name, stored.digests);
     } catch (error) {
-      if (stored) await this.storage.delete(fileId);
+      if (stored) await discardUnrecorded(this.storage, fileId, error);
       throw error;
     }
     return { fileID: fileId };

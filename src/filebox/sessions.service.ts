@@ -13,6 +13,7 @@ import { FilesService } from './files.service.js';
 import { isUuid } from './ids.js';
 import { readMultipart, readValue } from './multipart.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
+import { discardUnrecorded } from './unrecorded-blob.js';
 
 /** Part numbers are stored as PostgreSQL integers. */
 const MAX_PART_NUMBER = 2_147_483_647;
@@ -106,7 +107,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       this.checkImpliedSize(number, storedSize, partSize);
       await this.commitPart(sessionId, number, storedSize, key);
     } catch (error) {
-      if (form.storedSize !== undefined) await this.storage.delete(key);
+      if (form.storedSize !== undefined) await discardUnrecorded(this.storage, key, error);
       throw error;
     }
   }
@@ -153,7 +154,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
         return fileId;
       });
     } catch (error) {
-      if (assembled) await this.storage.delete(fileId);
+      if (assembled) await discardUnrecorded(this.storage, fileId, error);
       throw error;
     }
     await this.discard(consumedParts);

@@ -46,13 +46,15 @@ describe('kill -9 of the service under concurrent writes', () => {
       }
       // The clients carry on against the restarted service.
       await workload.until(progressed(workload, snapshot(workload)), 'progress after the last restart');
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nthe service's last output:\n${service.log}`);
     } finally {
       await workload.stop();
     }
     expect(workload.files.length).toBeGreaterThan(0);
     await verifyAcknowledgedWrites(target, 'crash', cursor, workload, db, dataDir);
     // An outage of the service is seen by clients as refused or cut connections, never as a wrong answer.
-    expect(workload.errorAnswers).toEqual([]);
+    expect({ answers: workload.errorAnswers, logged: service.errors }).toEqual({ answers: [], logged: [] });
   });
 });
 
@@ -124,14 +126,17 @@ describe('kill -9 of PostgreSQL under concurrent writes', () => {
       cluster = await EmbeddedDatabase.start(join(root, 'pg'), { port });
       // The same service process, never restarted, takes writes of every kind again.
       await workload.until(progressed(workload, snapshot(workload)), 'progress after PostgreSQL is back');
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\nthe service's last output:\n${service.log}`);
     } finally {
       await workload.stop();
     }
     await verifyAcknowledgedWrites(target, 'pgcrash', cursor, workload, db, dataDir);
     // While the database was away, every request got a coded JSON error, not a hang or a crash.
     expect(workload.errorAnswers.filter((answer) => answer.code === undefined)).toEqual([]);
-    expect([...new Set(workload.errorAnswers.map((answer) => `${answer.status} ${answer.code}`))]).toEqual([
-      '503 ServiceUnavailable',
-    ]);
+    expect({
+      answers: [...new Set(workload.errorAnswers.map((answer) => `${answer.status} ${answer.code}`))],
+      logged: service.errors,
+    }).toEqual({ answers: ['503 ServiceUnavailable'], logged: [] });
   });
 });

@@ -26,6 +26,8 @@ export class ServiceProcess {
   private exited: Promise<void> = Promise.resolve();
   /** The last output of the process, shown when it fails to start. */
   private output = '';
+  /** Every error the process logged (a 500's stack, an unhandled failure), over all its runs. */
+  readonly errors: string[] = [];
 
   private constructor(
     readonly port: number,
@@ -50,7 +52,12 @@ export class ServiceProcess {
     const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.output = '';
-    const keep = (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-8000));
+    const keep = (chunk: Buffer) => {
+      const text = chunk.toString();
+      this.output = (this.output + text).slice(-8000);
+      // Nest writes one log entry per write; an error entry carries the level ERROR.
+      if (/\bERROR\b/.test(text)) this.errors.push(text.replace(/\u001b\[[0-9;]*m/g, ''));
+    };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));

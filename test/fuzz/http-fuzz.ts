@@ -133,16 +133,26 @@ function plausibleString(schema: Schema): fc.Arbitrary<string> {
 }
 
 /** A value the operation should accept, as far as the document says: the base that mutations then spoil. */
-function plausible(document: OpenApiDocument, raw: SchemaObject, depth = 0): fc.Arbitrary<unknown> {
+function plausible(document: OpenApiDocument, raw: SchemaObject, everyField = false, depth = 0): fc.Arbitrary<unknown> {
   const schema = resolve(document, raw) as Schema;
   const alternatives = schema.oneOf ?? schema.anyOf;
   if (depth > 5) return fc.constant(null);
-  if (alternatives?.length) return fc.oneof(...alternatives.map((alternative) => plausible(document, alternative, depth + 1)));
+  if (alternatives?.length) return fc.oneof(...alternatives.map((alternative) => plausible(document, alternative, everyField, depth + 1)));
   if (schema.type === 'object' || schema.properties) {
-    const model = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, plausible(document, property, depth + 1)]));
-    return fc.record(model, { requiredKeys: (schema.required ?? []).filter((name) => name in model) });
+    const model = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, plausible(document, property, everyField, depth + 1)]));
+    const required = (schema.required ?? []).filter((name) => name in model);
+    if (everyField) return fc.record(model);
+    // The required fields, and now and then the optional ones too (each may carry rules of its own).
+    return fc.oneof(
+      { arbitrary: fc.record(Object.fromEntries(required.map((name) => [name, model[name]]))), weight: 2 },
+      { arbitrary: fc.record(model, { requiredKeys: required }), weight: 1 },
+    );
   }
-  if (schema.type === 'array') return fc.array(plausible(document, schema.items ?? {}, depth + 1), { minLength: 1, maxLength: 2 });
+  if (schema.type === 'array') {
+    // An array of enum values may carry its enum on the array rather than on the items.
+    const items = schema.enum?.length ? { ...schema.items, type: 'string', enum: schema.enum } : (schema.items ?? {});
+    return fc.array(plausible(document, items, everyField, depth + 1), { minLength: 1, maxLength: 2 });
+  }
   if (schema.type === 'string') return plausibleString(schema);
   if (schema.type === 'integer' || schema.type === 'number') {
     return fc.constantFrom(...(typeof schema.example === 'number' ? [schema.example] : []), ...(typeof schema.minimum === 'number' ? [schema.minimum] : []), 1, 2, 3);
@@ -175,9 +185,15 @@ function oneSpoiled(document: OpenApiDocument, schema: SchemaObject): fc.Arbitra
   // A string keeps its text with a character no store or log should take appended, or is replaced outright.
   const spoil = fc.oneof(
     { arbitrary: fc.oneof(hostileString, hostileNumber, anyJson).map((by) => () => by), weight: 3 },
-    { arbitrary: fc.constantFrom('\u0000', '\ud800', '\udc00', '\u202e', '\r\n', '\uffff', "'").map((tail) => (was: unknown) => (typeof was === 'string' ? was + tail : tail)), weight: 2 },
+    {
+      arbitrary: fc
+        .constantFrom('\u0000', '\u0000', '\u0000', '\ud800', '\udc00', '\u202e', '\r\n', '\uffff', "'")
+        .map((tail) => (was: unknown) => (typeof was === 'string' ? was + tail : tail)),
+      weight: 3,
+    },
   );
-  return fc.tuple(plausible(document, schema), fc.nat(), spoil).map(([value, pick, by]) => {
+  // Every field present, so that any of them can be the spoiled one.
+  return fc.tuple(plausible(document, schema, true), fc.nat(), spoil).map(([value, pick, by]) => {
     const all = places(value);
     const path = all[pick % all.length];
     const was = path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], value);
@@ -301,10 +317,13 @@ export function requestsFor(
   document: OpenApiDocument,
   known: Record<string, readonly string[]>,
   identities: fc.Arbitrary<Record<string, string>>,
+  methods: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
 ): fc.Arbitrary<FuzzRequest> {
-  const operations = Object.entries(document.paths).flatMap(([template, methods]) =>
-    Object.entries(methods).map(([method, operation]) => ({ template, method: method.toUpperCase(), operation })),
-  );
+  const operations = Object.entries(document.paths)
+    .flatMap(([template, byMethod]) =>
+      Object.entries(byMethod).map(([method, operation]) => ({ template, method: method.toUpperCase(), operation })),
+    )
+    .filter(({ method }) => methods.includes(method));
   return fc.constantFrom(...operations).chain(({ template, method, operation }) => {
     const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
     const path = fc

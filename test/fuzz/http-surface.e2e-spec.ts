@@ -16,7 +16,8 @@ const SEED = 20261123;
 
 /**
  * Everything the service stores: every table (the key's last-use time aside, which reads update by design)
- * and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too.
+ * and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too. Rows
+ * as json, not jsonb: a json column may hold a \u0000 escape, which jsonb cannot.
  */
 async function fingerprint(t: TestApp): Promise<Record<string, string>> {
   const tables = (
@@ -31,7 +32,7 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
         .map(
           (name) =>
             `SELECT '${name}' AS name, count(*) || ':' || md5(coalesce(string_agg(r, '|' ORDER BY r), '')) AS digest
-             FROM (SELECT (to_jsonb(t) - 'last_used_at')::text AS r FROM "${name}" t) rows`,
+             FROM (SELECT regexp_replace(row_to_json(t)::text, '"last_used_at":("[^"]*"|null)', '') AS r FROM "${name}" t) rows`,
         )
         .join(' UNION ALL '),
     )
@@ -145,7 +146,7 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
       fc.asyncProperty(requestsFor(document, known, identities), async (request) => {
         checkAnswer(request, await send(t.url, request));
       }),
-      { seed: SEED, numRuns: 700 },
+      { seed: SEED, numRuns: 1200 },
     );
     expect(await fingerprint(t)).toEqual(before);
   });
@@ -153,7 +154,8 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
   it('the admin key: no 5xx, coded JSON errors, and every refused request changes nothing', async () => {
     const identities = fc.constant({ 'X-Api-Key': t.adminKey });
     // Requests that would revoke or change the fuzzing key itself would only make the rest answer 401.
-    const requests = requestsFor(document, known, identities).filter(
+    // Writes only: reads were fuzzed above, and a write's rules lie behind the permission a reader lacks.
+    const requests = requestsFor(document, known, identities, ['POST', 'PUT', 'PATCH', 'DELETE']).filter(
       (request) => !/\/auth\/keys\/\{/.test(request.template) || request.method === 'GET' || victims.some((id) => request.path.startsWith(`/auth/keys/${id}/`) || request.path === `/auth/keys/${id}`),
     );
     let before = await fingerprint(t);
@@ -165,7 +167,7 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
         if (answer.status >= 300) expect({ request: `${request.method} ${request.path}`, after }).toEqual({ request: `${request.method} ${request.path}`, after: before });
         before = after;
       }),
-      { seed: SEED + 1, numRuns: 700 },
+      { seed: SEED + 1, numRuns: 2000 },
     );
   });
 });
