@@ -41,6 +41,16 @@ export interface Scale {
   rangeBytes: number;
   downloadPasses: number;
   downloadConnections: number;
+  /** Row 10: batches of `batchItems` new objects, `batchClients` at a time, for `bulkSeconds` per side per round. */
+  batchItems: number;
+  batchClients: number;
+  bulkSeconds: number;
+  /** Row 11: `lookupObjects` objects seeded over `lookupCollections` collections, `lookupKeys` keys per lookup. */
+  lookupObjects: number;
+  lookupCollections: number;
+  lookupKeys: number;
+  /** Row 12: `networkAddresses` IPv4 addresses seeded in one collection, spread over 10.0.0.0/8. */
+  networkAddresses: number;
 }
 
 export const FULL: Scale = {
@@ -67,6 +77,13 @@ export const FULL: Scale = {
   rangeBytes: 50 * MiB,
   downloadPasses: 2,
   downloadConnections: 2,
+  batchItems: 1000,
+  batchClients: 2,
+  bulkSeconds: 8,
+  lookupObjects: 1_000_000,
+  lookupCollections: 10,
+  lookupKeys: 1000,
+  networkAddresses: 1_000_000,
 };
 
 export const QUICK: Scale = {
@@ -85,4 +102,8 @@ export const QUICK: Scale = {
   sessionFileBytes: 12 * MiB,
   rangeBytes: 5 * MiB,
   downloadPasses: 1,
+  batchItems: 200,
+  bulkSeconds: 0.5,
+  lookupObjects: 5_000,
+  networkAddresses: 5_000,
 };

@@ -8,6 +8,9 @@ import { row6 } from './row6-task-queue.js';
 import { row7 } from './row7-upload.js';
 import { row8 } from './row8-download.js';
 import { row9 } from './row9-request-limit.js';
+import { row10 } from './row10-bulk-ingest.js';
+import { row11 } from './row11-lookup.js';
+import { row12 } from './row12-network.js';
 
 /** Every row of the suite, in the order they run (and appear in the table). */
-export const ALL_ROWS: RowModule[] = [row1, row2, row3, row4, row5, row6, row7, row8, row9];
+export const ALL_ROWS: RowModule[] = [row1, row2, row3, row4, row5, row6, row7, row8, row9, row10, row11, row12];

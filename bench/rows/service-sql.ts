@@ -82,3 +82,25 @@ export const TASK_MAX_DELIVERIES = 5;
 export const TASK_LEASE_SECONDS = 300;
 // src/insight/insight.errors.ts — deliveryLimitError(maxDeliveries).
 export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `no executor reported a result within the lease on any of ${TASK_MAX_DELIVERIES} deliveries` };
+
+// src/intel/lookup/lookup.service.ts — LOOKUP ($1 key types, $2 values, $3 reads all, $4 readable resource ids,
+// $5 collection names or null).
+export const LOOKUP = `
+  SELECT q.i, c.name AS collection, o.type, o.keys, o.context
+    FROM intel_collection c
+    CROSS JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
+    JOIN intel_object_key k ON k.collection_id = c.id AND k.key_type = q.type AND k.value = q.value
+    JOIN intel_object o ON o.id = k.object_id
+   WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
+   ORDER BY q.i, c.name`;
+
+// src/intel/network/network.service.ts — NETWORK_SEARCHES.within, i.e. page(`k.network <<= $2::inet`)
+// ($1 collection, $2 network, $3 after object id, $4 = page limit + 1).
+export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
+            SELECT k.object_id FROM intel_object_key k
+             WHERE k.collection_id = $1 AND k.network <<= $2::inet AND k.object_id > $3
+          ),
+          page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
+          SELECT o.id AS position, o.type, o.keys, o.context
+            FROM page JOIN intel_object o ON o.id = page.object_id
+           ORDER BY page.object_id`;
