@@ -200,6 +200,23 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     expect(over16.body.items.map((i: { error: { code: string } }) => i.error.code)).toEqual(Array(9).fill('InvalidKeyFormat'));
   });
 
+  it('counts once against request limits, whatever the number of items', async () => {
+    const c = await freshCollection();
+    const resources = await t.http().get('/auth/resources?parentID=2').set('X-Api-Key', t.adminKey);
+    const resource = (resources.body as { id: number; name: string }[]).find((r) => r.name === c)!;
+    const limited = await createKey(t, {
+      permissions: [{ resource: resource.id, actions: ['Read', 'Write'] }],
+      limits: [{ resource: resource.id, action: 'Write', limit: 2 }],
+    });
+    const items = Array.from({ length: 50 }, (_, n) => file([{ type: 'MD5Hash', value: md5(n) }]));
+    for (const remaining of ['1', '0']) {
+      const response = await batch(c, items, '', limited.key);
+      expect(response.status).toBe(200);
+      expect(response.headers['ratelimit-remaining']).toBe(remaining);
+    }
+    expectCode(await batch(c, items, '', limited.key), 429, 'LimitExceeded');
+  });
+
   it('needs Write on the collection (403 MissingPermissions), 404 for an unknown collection', async () => {
     const c = await freshCollection();
     const resources = await t.http().get('/auth/resources?parentID=2').set('X-Api-Key', t.adminKey);
