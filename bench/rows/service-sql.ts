@@ -87,9 +87,9 @@ export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `n
 // $5 collection names or null).
 export const LOOKUP = `
   SELECT q.i, c.name AS collection, o.type, o.keys, o.context
-    FROM intel_collection c
-    CROSS JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
-    JOIN intel_object_key k ON k.collection_id = c.id AND k.key_type = q.type AND k.value = q.value
+    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
+    JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
+    JOIN intel_collection c ON c.id = k.collection_id
     JOIN intel_object o ON o.id = k.object_id
    WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
    ORDER BY q.i, c.name`;

@@ -5,6 +5,7 @@ import { CreateFilebox1763800002500 } from './1763800002500-CreateFilebox.js';
 import { CreateTasks1763800003000 } from './1763800003000-CreateTasks.js';
 import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResourceChildrenIndex.js';
 import { AddObjectKeyNetwork1763800013000 } from './1763800013000-AddObjectKeyNetwork.js';
+import { KeyFirstObjectKeyIndex1763800021300 } from './1763800021300-KeyFirstObjectKeyIndex.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   CreateTasks1763800003000,
   AddObjectKeyNetwork1763800013000,
   AddResourceChildrenIndex1763800020000,
+  KeyFirstObjectKeyIndex1763800021300,
 ];

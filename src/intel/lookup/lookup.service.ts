@@ -10,15 +10,15 @@ import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.
 
 /**
  * Every distinct key ($1 types, $2 values) in every collection the caller may read ($3 all, or $4 resource
- * ids) and, when given, named in $5: one statement. It starts from the readable collections and probes the
- * key table's primary key (collection, type, value) once per collection and key, so it reads only the
- * index entries of the keys asked for, whatever the size of the collections.
+ * ids) and, when given, named in $5: one statement. The key table's primary key leads with the key
+ * (migration KeyFirstObjectKeyIndex), so each key costs one index probe that yields its entries in all
+ * collections; only the objects of readable collections are then read.
  */
 const LOOKUP = `
   SELECT q.i, c.name AS collection, o.type, o.keys, o.context
-    FROM intel_collection c
-    CROSS JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
-    JOIN intel_object_key k ON k.collection_id = c.id AND k.key_type = q.type AND k.value = q.value
+    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
+    JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
+    JOIN intel_collection c ON c.id = k.collection_id
     JOIN intel_object o ON o.id = k.object_id
    WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
    ORDER BY q.i, c.name`;
