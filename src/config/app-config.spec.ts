@@ -20,6 +20,7 @@ describe('loadConfig (decisions §1)', () => {
       embeddedPgSettings: {},
       databasePoolSize: 24,
       server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
+      fileboxStorage: { kind: 'local' },
     });
   });
 
@@ -60,7 +61,55 @@ describe('loadConfig (decisions §1)', () => {
       embeddedPgSettings: { shared_buffers: '2GB', work_mem: '16MB', random_page_cost: '1.5' },
       databasePoolSize: 4,
       server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
+      fileboxStorage: { kind: 'local' },
     });
+  });
+
+  it('reads FILEBOX_STORAGE=s3://bucket/prefix with the AWS SDK variables (extensions §6)', () => {
+    expect(loadConfig({ FILEBOX_STORAGE: 's3://samples' }).fileboxStorage).toEqual({
+      kind: 's3',
+      bucket: 'samples',
+      prefix: '',
+      endpoint: undefined,
+      region: 'us-east-1',
+      credentials: undefined,
+    });
+    expect(
+      loadConfig({
+        FILEBOX_STORAGE: 's3://my.bucket-1/team/files/',
+        AWS_ENDPOINT_URL: 'http://other:1',
+        AWS_ENDPOINT_URL_S3: 'http://minio:9000',
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'id',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+      }).fileboxStorage,
+    ).toEqual({
+      kind: 's3',
+      bucket: 'my.bucket-1',
+      prefix: 'team/files/',
+      endpoint: 'http://minio:9000',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+    });
+  });
+
+  it.each([
+    ['s3:/bucket'],
+    ['s3://'],
+    ['s3://Bucket'],
+    ['s3://ab'],
+    ['s3://bucket//x'],
+    ['s3://bucket/../x'],
+    ['gcs://bucket'],
+    ['/var/files'],
+  ])('refuses FILEBOX_STORAGE=%p with a one-line message', (value) => {
+    expect(() => loadConfig({ FILEBOX_STORAGE: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ FILEBOX_STORAGE: value })).toThrow(/FILEBOX_STORAGE/);
+  });
+
+  it('refuses half a pair of S3 keys and an endpoint that is not a URL', () => {
+    expect(() => loadConfig({ FILEBOX_STORAGE: 's3://bucket', AWS_ACCESS_KEY_ID: 'id' })).toThrow(ConfigError);
+    expect(() => loadConfig({ FILEBOX_STORAGE: 's3://bucket', AWS_ENDPOINT_URL: 'minio:9000' })).toThrow(ConfigError);
   });
 
   it('treats empty values as unset', () => {

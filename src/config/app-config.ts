@@ -25,6 +25,8 @@ export interface AppConfig {
   databasePoolSize: number;
   /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
   server: ServerLimits;
+  /** FILEBOX_STORAGE: where file content lives (extensions §6). */
+  fileboxStorage: FileboxStorageConfig;
 }
 
 export interface ServerLimits {
@@ -37,6 +39,24 @@ export interface ServerLimits {
   /** Connections beyond this many open ones are closed on arrival. */
   maxConnections: number;
 }
+
+/**
+ * `local` (under `dataDir/files`) or an S3 bucket. For S3 the endpoint, region and credentials come from the
+ * AWS SDK's standard variables; read here (the one place that reads the environment) and handed to the client.
+ */
+export type FileboxStorageConfig =
+  | { kind: 'local' }
+  | {
+      kind: 's3';
+      bucket: string;
+      /** Empty or ending in `/`. */
+      prefix: string;
+      /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL; when set, path-style addressing (MinIO, Ceph RGW...). */
+      endpoint: string | undefined;
+      region: string;
+      /** Static keys when both variables are set; otherwise the SDK's default provider chain. */
+      credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+    };
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
@@ -92,6 +112,46 @@ export function loadConfig(env: Env): AppConfig {
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
     server: serverLimits(env),
+    fileboxStorage: fileboxStorage(env),
+  };
+}
+
+/** S3 bucket naming rules (general purpose buckets): 3-63 of a-z 0-9 . -, starting and ending alphanumeric. */
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+function fileboxStorage(env: Env): FileboxStorageConfig {
+  const raw = optionalString(env, 'FILEBOX_STORAGE') ?? 'local';
+  if (raw === 'local') return { kind: 'local' };
+  const match = /^s3:\/\/([^/]+)(?:\/(.*))?$/.exec(raw);
+  if (!match) throw new ConfigError(`FILEBOX_STORAGE must be "local" or "s3://<bucket>[/<prefix>]", got "${raw}"`);
+  const [, bucket, rawPrefix = ''] = match;
+  if (!BUCKET.test(bucket) || bucket.includes('..')) {
+    throw new ConfigError(`FILEBOX_STORAGE names an invalid S3 bucket "${bucket}" (3-63 characters: a-z, 0-9, dots, hyphens)`);
+  }
+  const prefix = rawPrefix.replace(/\/+$/, '');
+  if (prefix !== '' && prefix.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw new ConfigError(`FILEBOX_STORAGE has an invalid key prefix "${rawPrefix}" (no empty, "." or ".." segments)`);
+  }
+  const endpoint = optionalString(env, 'AWS_ENDPOINT_URL_S3') ?? optionalString(env, 'AWS_ENDPOINT_URL');
+  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint)) {
+    throw new ConfigError(`the S3 endpoint must be an http:// or https:// URL, got "${endpoint}"`);
+  }
+  const accessKeyId = optionalString(env, 'AWS_ACCESS_KEY_ID');
+  const secretAccessKey = optionalString(env, 'AWS_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together');
+  }
+  const sessionToken = optionalString(env, 'AWS_SESSION_TOKEN');
+  return {
+    kind: 's3',
+    bucket,
+    prefix: prefix === '' ? '' : `${prefix}/`,
+    endpoint,
+    region: optionalString(env, 'AWS_REGION') ?? optionalString(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+    credentials:
+      accessKeyId && secretAccessKey
+        ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
+        : undefined,
   };
 }
 

@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { StreamDigests } from './digest-worker.js';
+import type { StreamDigests } from './digest-worker.js';
 
 export interface ContentDigests {
   size: number;
@@ -9,23 +9,22 @@ export interface ContentDigests {
   sha512: Buffer;
 }
 
-/**
- * Pass-through that counts bytes on the way to storage and, for whole files, computes the decisions §10
- * digests (on a worker thread). Crossing `limit` fails the stream with `overLimit()` at once, so nothing
- * past it is stored.
- */
+export interface MeterOptions {
+  /** Crossing it fails the stream with `overLimit()` at once, so nothing past it is stored. */
+  limit: number;
+  overLimit: () => Error;
+  /** Where the content is hashed on the way (decisions §10 digests); none: only counted. */
+  digests?: StreamDigests;
+  /** Fails the stream at its end when it held other than `limit` bytes (a part of a declared size). */
+  exact?: (size: number) => Error;
+}
+
+/** Pass-through that counts bytes on the way to storage and hashes them when given a hasher. */
 export class ContentMeter extends Transform {
   private count = 0;
-  private readonly hasher: StreamDigests | undefined;
 
-  constructor(
-    private readonly limit: number,
-    private readonly overLimit: () => Error,
-    withDigests = true,
-  ) {
+  constructor(private readonly options: MeterOptions) {
     super();
-    // Session parts are only counted: their digests would be computed again when the file is assembled.
-    this.hasher = withDigests ? new StreamDigests() : undefined;
   }
 
   get size(): number {
@@ -34,27 +33,32 @@ export class ContentMeter extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.count += chunk.length;
-    if (this.count > this.limit) {
-      callback(this.overLimit());
+    if (this.count > this.options.limit) {
+      callback(this.options.overLimit());
       return;
     }
     // The chunk goes on to storage at once; more input is taken once the hasher can accept it.
     this.push(chunk);
-    if (!this.hasher) {
+    if (!this.options.digests) {
       callback();
       return;
     }
-    this.hasher.update(chunk).then(() => callback(), callback);
+    this.options.digests.update(chunk).then(() => callback(), callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    // Before storage sees the end: a short part never becomes a stored blob.
+    callback(this.options.exact && this.count !== this.options.limit ? this.options.exact(this.count) : null);
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (error) this.hasher?.discard();
+    if (error) this.options.digests?.discard();
     callback(error);
   }
 
-  /** Once the stream has finished, on a meter built with digests. */
+  /** Once the stream has finished, on a meter with a hasher. */
   async digests(): Promise<ContentDigests> {
-    if (!this.hasher) throw new Error('this meter computes no digests');
-    return { size: this.count, ...(await this.hasher.digests()) };
+    if (!this.options.digests) throw new Error('this meter computes no digests');
+    return { size: this.count, ...(await this.options.digests.digests()) };
   }
 }

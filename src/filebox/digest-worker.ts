@@ -8,12 +8,34 @@ import { Worker } from 'node:worker_threads';
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
+const fresh = () => ['md5', 'sha1', 'sha256', 'sha512'].map((name) => createHash(name));
 const streams = new Map();
-parentPort.on('message', ({ id, slot, length, end }) => {
+// Running hashes of upload sessions, continued part after part (see DigestChains).
+const chains = new Map();
+parentPort.on('message', ({ id, slot, length, end, base, park, promote, chain }) => {
+  if (chain !== undefined) {
+    chains.delete(chain);
+    return;
+  }
+  if (base !== undefined) {
+    const from = chains.get(base);
+    streams.set(id, from ? from.map((hash) => hash.copy()) : fresh());
+    return;
+  }
+  if (promote !== undefined) {
+    const hashes = streams.get(id);
+    streams.delete(id);
+    if (hashes) chains.set(promote, hashes);
+    return;
+  }
   let hashes = streams.get(id);
   if (!hashes) {
-    hashes = ['md5', 'sha1', 'sha256', 'sha512'].map((name) => createHash(name));
+    hashes = fresh();
     streams.set(id, hashes);
+  }
+  if (park) {
+    parentPort.postMessage({ id, parked: true });
+    return;
   }
   if (end) {
     streams.delete(id);
@@ -53,23 +75,28 @@ interface StreamState {
   slot?: ArrayBuffer;
   filled: number;
   resume?: () => void;
-  finished?: { resolve: (digests: Digests) => void; reject: (error: Error) => void };
+  finished?: { resolve: (digests: Digests | undefined) => void; reject: (error: Error) => void };
 }
 
 /**
  * One worker thread, shared by every upload of the process, that hashes content off the event loop (four
  * digests were a third of the upload path's CPU) and so puts uploads on a second core. One shared worker
- * keeps memory flat: a worker per upload cost an isolate each.
+ * keeps memory flat: a worker per upload cost an isolate each. Besides one-off streams it keeps named
+ * chains: hashes that a later stream continues from (a copy), for session parts hashed in order.
  */
 class DigestPool {
   private worker?: Worker;
   private readonly streams = new Map<number, StreamState>();
   private readonly spare: ArrayBuffer[] = [];
   private nextId = 1;
+  /** Bumped when a worker dies: chains kept by an earlier worker are gone. */
+  generation = 0;
 
-  open(): number {
+  /** A new stream; with `base`, continuing from a copy of that chain's hashes. */
+  open(base?: string): number {
     const id = this.nextId++;
     this.streams.set(id, { inFlight: 0, filled: 0 });
+    if (base !== undefined) this.ensureWorker().postMessage({ id, base });
     return id;
   }
 
@@ -86,18 +113,30 @@ class DigestPool {
     }
   }
 
-  async digests(id: number): Promise<Digests> {
+  /** The digests of everything sent (`park`: keep the hashes at the worker for `promote` instead). */
+  async finish(id: number, park = false): Promise<Digests | undefined> {
     const state = this.state(id);
     if (state.filled > 0) await this.send(id, state);
     return new Promise((resolve, reject) => {
       state.finished = { resolve, reject };
-      this.ensureWorker().postMessage({ id, end: true });
+      this.ensureWorker().postMessage(park ? { id, park: true } : { id, end: true });
     });
   }
 
-  /** Forgets an abandoned stream. */
+  /** Makes a parked stream's hashes the chain `chain`. */
+  promote(id: number, chain: string): void {
+    this.streams.delete(id);
+    this.worker?.postMessage({ id, promote: chain });
+  }
+
+  dropChain(chain: string): void {
+    this.worker?.postMessage({ chain });
+  }
+
+  /** Forgets an abandoned (or parked, not promoted) stream. */
   discard(id: number): void {
-    if (this.streams.delete(id)) this.worker?.postMessage({ id });
+    this.streams.delete(id);
+    this.worker?.postMessage({ id });
   }
 
   /** Transfers the stream's slot to the worker; waits while the stream has too many slots there. */
@@ -120,25 +159,26 @@ class DigestPool {
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_SOURCE, { eval: true });
-    // Idle, it must not keep the process alive.
-    worker.unref();
-    worker.on('message', (message: { id: number; slot?: ArrayBuffer; digests?: Uint8Array[] }) => {
-      if (message.slot && this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
-      const state = this.streams.get(message.id);
-      if (!state) return;
-      if (message.slot) {
-        state.inFlight--;
-        wake(state);
-      } else if (message.digests) {
-        this.streams.delete(message.id);
-        const [md5, sha1, sha256, sha512] = message.digests.map((digest) => Buffer.from(digest));
-        state.finished?.resolve({ md5, sha1, sha256, sha512 });
-      }
-    });
+    worker.on(
+      'message',
+      (message: { id: number; slot?: ArrayBuffer; digests?: Uint8Array[]; parked?: boolean }) => {
+        if (message.slot && this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
+        const state = this.streams.get(message.id);
+        if (!state) return;
+        if (message.slot) {
+          state.inFlight--;
+          wake(state);
+        } else if (message.digests || message.parked) {
+          if (message.digests) this.streams.delete(message.id);
+          state.finished?.resolve(message.digests && toDigests(message.digests));
+        }
+      },
+    );
     const fail = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      // Every stream it held is lost: fail them all; the next stream starts a new worker.
+      this.generation++;
+      // Every stream and chain it held is lost: fail them all; the next stream starts a new worker.
       for (const state of this.streams.values()) {
         state.finished?.reject(error);
         wake(state);
@@ -147,9 +187,16 @@ class DigestPool {
     };
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('the digest worker stopped')));
+    // Idle, it must not keep the process alive; after the listeners, as adding a 'message' listener refs it again.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
+}
+
+function toDigests(raw: Uint8Array[]): Digests {
+  const [md5, sha1, sha256, sha512] = raw.map((digest) => Buffer.from(digest));
+  return { md5, sha1, sha256, sha512 };
 }
 
 function wake(state: StreamState): void {
@@ -162,7 +209,12 @@ const pool = new DigestPool();
 
 /** The digests of one stream's content, computed on the shared digest worker. */
 export class StreamDigests {
-  private readonly id = pool.open();
+  private readonly id: number;
+
+  /** With `base`, the stream continues the hashes of that chain (which stays as it is). */
+  constructor(base?: string) {
+    this.id = pool.open(base);
+  }
 
   /** Resolves at once, or once the worker has caught up when too much of this stream is at the worker. */
   update(chunk: Buffer): Promise<void> {
@@ -170,8 +222,18 @@ export class StreamDigests {
   }
 
   /** The digests of everything sent. */
-  digests(): Promise<Digests> {
-    return pool.digests(this.id);
+  async digests(): Promise<Digests> {
+    return (await pool.finish(this.id))!;
+  }
+
+  /** Keeps the hashes at the worker, for `promote` or `discard`. */
+  async park(): Promise<void> {
+    await pool.finish(this.id, true);
+  }
+
+  /** Makes the parked hashes the chain `chain` (replacing it). */
+  promote(chain: string): void {
+    pool.promote(this.id, chain);
   }
 
   /** For an abandoned stream. */
@@ -179,3 +241,11 @@ export class StreamDigests {
     pool.discard(this.id);
   }
 }
+
+/** Chains kept at the digest worker: `generation` tells whether a chain made earlier can still exist. */
+export const DigestChainStore = {
+  get generation(): number {
+    return pool.generation;
+  },
+  drop: (chain: string) => pool.dropChain(chain),
+};

@@ -24,6 +24,7 @@ export const FileboxErrors = {
     ),
   malformedRange: () =>
     new ApiError('BadRequest', 'Range must be a single range of the form bytes=<start>-<end>'),
+  storageUnavailable: () => new ApiError('ServiceUnavailable', 'the file storage does not answer'),
   rangeNotSatisfiable: (total: number) =>
     new ApiError('RangeNotSatisfiable', `the range selects no byte of the ${total}-byte file`, { size: total }, {
       'Content-Range': `bytes */${total}`,

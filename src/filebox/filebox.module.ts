@@ -1,21 +1,36 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FileEntity } from './entities/file.entity.js';
 import { UploadPartEntity } from './entities/upload-part.entity.js';
 import { UploadSessionEntity } from './entities/upload-session.entity.js';
 import { FilesController } from './files.controller.js';
 import { FilesService } from './files.service.js';
+import { SessionDigests } from './session-digests.js';
 import { SessionsController } from './sessions.controller.js';
 import { SessionsService } from './sessions.service.js';
-import { FILE_STORAGE } from './storage/file-storage.js';
+import { StorageSweepService } from './storage-sweep.service.js';
+import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { LocalDiskStorage } from './storage/local-disk.storage.js';
+import { S3Storage } from './storage/s3.storage.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([FileEntity, UploadSessionEntity, UploadPartEntity])],
   controllers: [FilesController, SessionsController],
-  // Another backend replaces the local disk by binding its own class to FILE_STORAGE.
-  providers: [{ provide: FILE_STORAGE, useClass: LocalDiskStorage }, FilesService, SessionsService],
-  // insight checks task file references through FilesService.exists.
+  providers: [
+    // FILEBOX_STORAGE (extensions §6) picks the backend.
+    {
+      provide: FILE_STORAGE,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): FileStorage =>
+        config.fileboxStorage.kind === 's3' ? new S3Storage(config) : new LocalDiskStorage(config),
+    },
+    FilesService,
+    SessionsService,
+    SessionDigests,
+    StorageSweepService,
+  ],
+  // insight checks task file references through FilesService.exists; health asks it about the storage.
   exports: [FilesService],
 })
 export class FileboxModule {}

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ContentMeter, type ContentDigests } from './content-meter.js';
+import { StreamDigests } from './digest-worker.js';
 import type { FileRefView } from './dto/file.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
 import { isUuid } from './ids.js';
@@ -14,6 +15,7 @@ import { readMultipart } from './multipart.js';
 import { resolveRange } from './range.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
+import { readParts } from './storage/part-reader.js';
 
 interface StoredFile {
   id: string;
@@ -21,10 +23,21 @@ interface StoredFile {
   size: number;
   sha256: Buffer;
   sha512: Buffer;
+  /** A session file's part blobs (each `part_size` bytes but the last); null: the one blob keyed by `id`. */
+  part_size: number | null;
+  part_keys: string[] | null;
+}
+
+/** How a file's content is laid out in storage (see the FileboxFileParts migration). */
+export interface PartLayout {
+  partSize: number;
+  keys: string[];
 }
 
 @Injectable()
 export class FilesService {
+  private readonly logger = new Logger(FilesService.name);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
@@ -38,10 +51,20 @@ export class FilesService {
     return rows.length > 0;
   }
 
-  /** A meter that fails with 413 as soon as the configured largest file size is crossed. */
-  meter(): ContentMeter {
+  /** A hashing meter that fails with 413 as soon as the configured largest file size is crossed. */
+  meter(digests = new StreamDigests()): ContentMeter {
     const max = this.config.fileboxMaxFileBytes;
-    return new ContentMeter(max, () => FileboxErrors.tooLarge(max));
+    return new ContentMeter({ limit: max, overLimit: () => FileboxErrors.tooLarge(max), digests });
+  }
+
+  /** Readiness (extensions §6): the storage answers. */
+  async checkStorage(): Promise<void> {
+    try {
+      await this.storage.check();
+    } catch (error) {
+      this.logger.warn(`readiness: ${this.storage.description} does not answer: ${String(error)}`);
+      throw FileboxErrors.storageUnavailable();
+    }
   }
 
   /** decisions §10 direct upload: one file part `file`, streamed to storage; nothing stays behind on failure. */
@@ -54,7 +77,7 @@ export class FilesService {
           throw FileboxErrors.expectedOneFile();
         }
         const meter = this.meter();
-        await this.storage.put(fileId, part.content, meter);
+        await this.storage.put(fileId, part.content, [meter]);
         stored = { name: storedName(part.filename), digests: await meter.digests() };
       });
       if (!stored) throw FileboxErrors.expectedOneFile();
@@ -67,12 +90,27 @@ export class FilesService {
     return { fileID: fileId };
   }
 
-  /** Inserts the metadata of a blob already stored under `fileId` (also used by session completion). */
-  async record(manager: EntityManager, fileId: string, name: string | null, digests: ContentDigests): Promise<void> {
+  /**
+   * Inserts the metadata of content already in storage: the blob keyed by `fileId`, or (session
+   * completion) the part blobs of `parts`. The file exists, for every instance, from this commit on.
+   */
+  async record(
+    manager: EntityManager,
+    fileId: string,
+    name: string | null,
+    digests: ContentDigests,
+    parts?: PartLayout,
+  ): Promise<void> {
     await manager.query(
-      `INSERT INTO filebox_file (id, name, size, md5, sha1, sha256, sha512) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [fileId, name, digests.size, digests.md5, digests.sha1, digests.sha256, digests.sha512],
+      `INSERT INTO filebox_file (id, name, size, md5, sha1, sha256, sha512, part_size, part_keys)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [fileId, name, digests.size, digests.md5, digests.sha1, digests.sha256, digests.sha512, parts?.partSize ?? null, parts?.keys ?? null],
     );
+  }
+
+  /** Bytes `start..end` of content laid out as `parts` (or the blob `fileId`), read only over that range. */
+  content(fileId: string, parts: PartLayout | undefined, start: number, end: number): Readable {
+    return parts ? readParts(this.storage, parts.keys, parts.partSize, start, end) : this.storage.read(fileId, start, end);
   }
 
   /** HEAD: the representation headers and `Content-Length` = the file size, no body. */
@@ -91,7 +129,8 @@ export class FilesService {
   async download(fileId: string, range: string | undefined, response: Response): Promise<void> {
     const file = await this.find(fileId);
     const span = range === undefined ? { start: 0, end: file.size - 1 } : resolveRange(range, file.size);
-    const content = this.storage.read(file.id, span.start, span.end);
+    const layout = file.part_size === null ? undefined : { partSize: file.part_size, keys: file.part_keys! };
+    const content = this.content(file.id, layout, span.start, span.end);
     await readable(content);
     setRepresentationHeaders(response, file);
     if (range !== undefined) {
@@ -111,8 +150,10 @@ export class FilesService {
 
   private async find(fileId: string): Promise<StoredFile> {
     if (!isUuid(fileId)) throw FileboxErrors.fileNotFound();
-    const rows: { id: string; name: string | null; size: string; sha256: Buffer; sha512: Buffer }[] =
-      await this.dataSource.query(`SELECT id, name, size, sha256, sha512 FROM filebox_file WHERE id = $1`, [fileId]);
+    const rows: (Omit<StoredFile, 'size'> & { size: string })[] = await this.dataSource.query(
+      `SELECT id, name, size, sha256, sha512, part_size, part_keys FROM filebox_file WHERE id = $1`,
+      [fileId],
+    );
     if (rows.length === 0) throw FileboxErrors.fileNotFound();
     return { ...rows[0], size: Number(rows[0].size) };
   }

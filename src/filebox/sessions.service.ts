@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -12,6 +14,7 @@ import { FileboxErrors } from './filebox.errors.js';
 import { FilesService } from './files.service.js';
 import { isUuid } from './ids.js';
 import { readMultipart, readValue } from './multipart.js';
+import { type PartHasher, SessionDigests } from './session-digests.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
 
@@ -40,6 +43,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly files: FilesService,
+    private readonly digests: SessionDigests,
   ) {}
 
   onModuleInit(): void {
@@ -62,13 +66,15 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * decisions §10 part upload. The content goes to a fresh blob; only once every check passed does the
-   * part row point at it (replacing an earlier upload of the number atomically), and the old blob goes.
+   * decisions §10 part upload. The content goes to a fresh blob (hashed on the way when it continues the
+   * session's parts in order, see SessionDigests); only once every check passed does the part row point at
+   * it (replacing an earlier upload of the number atomically), and the old blob goes.
    */
   async uploadPart(sessionId: string, request: Request): Promise<void> {
     const partSize = (await this.openSession(this.dataSource.manager, sessionId, false)).part_size;
     const key = randomUUID();
     const form: PartForm = {};
+    let hasher: PartHasher | undefined;
     try {
       await readMultipart(request, 3, async (part) => {
         switch (part.name) {
@@ -82,13 +88,21 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
             return;
           case 'filePart': {
             if (form.storedSize !== undefined) throw duplicate(part.name);
-            // The SDK sends number and partSize first: a part that cannot fit is refused before its content is read.
-            if (form.number !== undefined && form.declaredSize !== undefined) {
-              this.checkImpliedSize(form.number, form.declaredSize, partSize);
+            // The SDK sends number and partSize first: a part that cannot fit is refused before its content is
+            // read, and its content streams to storage with its length known and is hashed in order.
+            const declared = form.declaredSize;
+            if (form.number !== undefined && declared !== undefined) {
+              this.checkImpliedSize(form.number, declared, partSize);
             }
-            const limit = form.declaredSize ?? partSize;
-            const meter = new ContentMeter(limit, () => sizeMismatch(limit), false);
-            await this.storage.put(key, part.content, meter);
+            if (form.number !== undefined) hasher = this.digests.forPart(sessionId, form.number);
+            const limit = declared ?? partSize;
+            const meter = new ContentMeter({
+              limit,
+              overLimit: () => sizeMismatch(limit),
+              digests: hasher?.digests,
+              exact: declared === undefined ? undefined : (size) => sizeMismatch(declared, size),
+            });
+            await this.storage.put(key, part.content, [meter], declared);
             form.storedSize = meter.size;
             return;
           }
@@ -107,57 +121,57 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       this.checkImpliedSize(number, storedSize, partSize);
       await this.commitPart(sessionId, number, storedSize, key);
     } catch (error) {
+      hasher?.digests.discard();
       if (form.storedSize !== undefined) await discardUnrecorded(this.storage, key, error);
       throw error;
     }
+    // The part is stored: a failure to keep its hashes only means completion reads it once more.
+    await this.digests.committed(sessionId, form.number!, key, hasher).catch((error: unknown) => {
+      this.logger.warn(`session ${sessionId}: running digests dropped: ${String(error)}`);
+      this.digests.forget(sessionId);
+    });
   }
 
   /**
-   * decisions §10 completion: parts 1..N without gaps, all but the last exactly `partSize`, assembled by
-   * streaming into one new blob. The session row stays locked until the file is recorded, so a concurrent
-   * completion waits and then answers the same file, and no part changes under the assembly.
+   * decisions §10 completion: parts 1..N without gaps, all but the last exactly `partSize`. The file is the
+   * part blobs themselves (extensions §6): nothing is copied; storage is read only for digests the parts
+   * did not get on the way in. The session row stays locked until the file is recorded, so a concurrent
+   * completion waits and then answers the same file, and no part changes meanwhile.
    */
   async complete(sessionId: string): Promise<FileRefView> {
     const fileId = randomUUID();
-    let assembled = false;
-    let consumedParts: string[] = [];
-    let result: string;
-    try {
-      result = await this.dataSource.transaction(async (manager) => {
-        const session = await this.findSession(manager, sessionId, true);
-        if (session.file_id !== null) return session.file_id;
-        const parts: { number: number; size: number; storage_key: string }[] = await manager.query(
-          `SELECT number, size, storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number`,
-          [sessionId],
-        );
-        if (parts.length === 0) throw FileboxErrors.missingPart(1);
-        parts.forEach((part, index) => {
-          if (part.number !== index + 1) throw FileboxErrors.missingPart(index + 1);
-          if (index < parts.length - 1 && part.size !== session.part_size) {
-            throw FileboxErrors.invalidPart(part.number, part.size, session.part_size);
-          }
-        });
-        const meter = this.files.meter();
-        await this.storage.assemble(
-          fileId,
-          parts.map((part) => part.storage_key),
-          meter,
-        );
-        assembled = true;
-        await this.files.record(manager, fileId, null, await meter.digests());
-        await manager.query(
-          `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
-          [sessionId, fileId],
-        );
-        await manager.query(`DELETE FROM filebox_upload_part WHERE session_id = $1`, [sessionId]);
-        consumedParts = parts.map((part) => part.storage_key);
-        return fileId;
+    const result = await this.dataSource.transaction(async (manager) => {
+      const session = await this.findSession(manager, sessionId, true);
+      if (session.file_id !== null) return session.file_id;
+      const parts: { number: number; size: number; storage_key: string }[] = await manager.query(
+        `SELECT number, size, storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number`,
+        [sessionId],
+      );
+      if (parts.length === 0) throw FileboxErrors.missingPart(1);
+      parts.forEach((part, index) => {
+        if (part.number !== index + 1) throw FileboxErrors.missingPart(index + 1);
+        if (index < parts.length - 1 && part.size !== session.part_size) {
+          throw FileboxErrors.invalidPart(part.number, part.size, session.part_size);
+        }
       });
-    } catch (error) {
-      if (assembled) await discardUnrecorded(this.storage, fileId, error);
-      throw error;
-    }
-    await this.discard(consumedParts);
+      const layout = { partSize: session.part_size, keys: parts.map((part) => part.storage_key) };
+      const size = parts.reduce((sum, part) => sum + part.size, 0);
+      const resumed = this.digests.resume(sessionId, layout.keys);
+      if (resumed.hashed < parts.length) {
+        // Only what the running hashes lack: from the first part they do not cover to the end.
+        const rest = this.files.content(fileId, layout, resumed.hashed * session.part_size, size - 1);
+        await pipeline(rest, this.files.meter(resumed.digests), discardAll());
+      }
+      await this.files.record(manager, fileId, null, { size, ...(await resumed.digests.digests()) }, layout);
+      await manager.query(
+        `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
+        [sessionId, fileId],
+      );
+      // The blobs now belong to the file.
+      await manager.query(`DELETE FROM filebox_upload_part WHERE session_id = $1`, [sessionId]);
+      return fileId;
+    });
+    this.digests.forget(sessionId);
     return { fileID: result };
   }
 
@@ -258,4 +272,9 @@ function sizeMismatch(declared: number, actual?: number): Error {
       ? `filePart holds more than the ${declared} bytes allowed (the declared partSize, at most the session partSize)`
       : `filePart holds ${actual} bytes but partSize declares ${declared}`,
   );
+}
+
+/** The end of a pipeline that only needs its content to flow (hashing). */
+function discardAll(): Writable {
+  return new Writable({ write: (_chunk, _encoding, callback) => callback() });
 }

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { Public } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
+import { FilesService } from '../filebox/files.service.js';
 
 export class HealthView {
   @ApiProperty({ enum: ['ok'] })
@@ -14,7 +15,10 @@ export class HealthView {
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly files: FilesService,
+  ) {}
 
   @Get('live')
   @Public()
@@ -34,17 +38,18 @@ export class HealthController {
   @ApiOperation({
     summary: 'Readiness',
     description:
-      'Answers 200 when the instance can serve requests (its database answers), 503 otherwise: send traffic only ' +
+      'Answers 200 when the instance can serve requests (its database and its file storage answer), 503 otherwise: send traffic only ' +
       'to ready instances. Needs no credentials.',
   })
   @ApiOkResponse({ type: HealthView })
-  @ApiErrors({ 503: 'ServiceUnavailable: the database does not answer.' })
+  @ApiErrors({ 503: 'ServiceUnavailable: the database or the file storage (FILEBOX_STORAGE) does not answer.' })
   async ready(): Promise<HealthView> {
     try {
       await this.dataSource.query('SELECT 1');
     } catch {
       throw new ApiError('ServiceUnavailable', 'the database is not reachable');
     }
+    await this.files.checkStorage();
     return { status: 'ok' };
   }
 }

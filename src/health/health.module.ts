@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { FileboxModule } from '../filebox/filebox.module.js';
 import { HealthController } from './health.controller.js';
 
-@Module({ controllers: [HealthController] })
+@Module({ imports: [FileboxModule], controllers: [HealthController] })
 export class HealthModule {}

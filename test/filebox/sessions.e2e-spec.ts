@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createTestApp, type TestApp } from '../support/test-app.js';
 import { tokenFor } from '../support/factories.js';
 import { SessionsService } from '../../src/filebox/sessions.service.js';
 import {
@@ -14,24 +11,33 @@ import {
   sdkPartFields,
   send,
   sql,
-  storedFiles,
   uploadPart,
 } from './filebox.helpers.js';
+import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
 
 const MiB = 1024 * 1024;
 
-describe('filebox upload sessions', () => {
-  let t: TestApp;
+describe.each(BACKENDS)('filebox upload sessions (%s storage)', (storage) => {
+  const backend = fileboxBackend(storage);
+  let t: FileboxApp;
   let token: string;
 
   beforeAll(async () => {
     // A small cap: 3.5 MiB, so sessions of 1 MiB parts can cross it.
-    t = await createTestApp({ FILEBOX_MAX_FILE_BYTES: String(3.5 * MiB), UPLOAD_SESSION_TTL_HOURS: '1' });
+    t = await backend.createApp({ FILEBOX_MAX_FILE_BYTES: String(3.5 * MiB), UPLOAD_SESSION_TTL_HOURS: '1' });
     token = await tokenFor(t, t.adminKey);
   });
   afterAll(async () => {
     await t.close();
+    await backend.stop();
   });
+
+  const partKeys = async (sessionId: string) =>
+    (
+      await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [
+        sessionId,
+      ])
+    ).map((row) => row.storage_key);
 
   it('opens sessions only with a whole partSize from 1 MiB to 64 MiB', async () => {
     for (const partSize of [MiB, 5 * MiB, 64 * MiB]) {
@@ -49,20 +55,23 @@ describe('filebox upload sessions', () => {
     const content = randomBytes(2.5 * MiB);
     const pieces = [content.subarray(0, MiB), content.subarray(MiB, 2 * MiB), content.subarray(2 * MiB)];
     const sessionId = await openSession(t, token, MiB);
-    const before = (await storedFiles(t)).length;
+    const before = (await t.storage.entries()).length;
 
     expect((await uploadPart(t, token, sessionId, sdkPartFields(3, pieces[2]))).status).toBe(204);
     expect((await uploadPart(t, token, sessionId, sdkPartFields(1, randomBytes(MiB)))).status).toBe(204);
     expect((await uploadPart(t, token, sessionId, sdkPartFields(2, pieces[1]), 'POST')).status).toBe(204);
     // Re-uploading number 1 replaces the earlier content; its old blob goes.
     expect((await uploadPart(t, token, sessionId, sdkPartFields(1, pieces[0]))).status).toBe(204);
-    expect((await storedFiles(t)).length).toBe(before + 3);
+    const parts = await partKeys(sessionId);
+    expect((await t.storage.entries()).length).toBe(before + 3);
 
     const completed = await complete(t, token, sessionId);
     expect(completed.status).toBe(201);
     const fileId = completed.json().fileID!;
-    // The parts are gone, the file is there.
-    expect((await storedFiles(t)).length).toBe(before + 1);
+    // Completion copies nothing: the file is made of the part blobs, in order (extensions §6).
+    expect((await t.storage.entries()).length).toBe(before + 3);
+    const [file] = await sql<{ part_size: number; part_keys: string[] }>(t, 'SELECT part_size, part_keys FROM filebox_file WHERE id = $1', [fileId]);
+    expect(file).toEqual({ part_size: MiB, part_keys: parts });
 
     const head = await send(t, {
       method: 'HEAD',
@@ -102,19 +111,11 @@ describe('filebox upload sessions', () => {
     expect(Number(after)).toBe(Number(before) + 1);
   });
 
-  const blobOf = (key: string) => join(t.dataDir, 'files', 'objects', key);
-  const partKeys = async (sessionId: string) =>
-    (
-      await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [
-        sessionId,
-      ])
-    ).map((row) => row.storage_key);
-
   it('concurrent re-uploads of one part number: one wins, only its blob stays, and completion assembles it', async () => {
     const sessionId = await openSession(t, token, MiB);
     const first = randomBytes(MiB);
     expect((await uploadPart(t, token, sessionId, sdkPartFields(1, first))).status).toBe(204);
-    const before = await storedFiles(t);
+    const before = await t.storage.entries();
     const candidates = Array.from({ length: 8 }, (_, i) => randomBytes(1000 + i));
     const answers = await Promise.all(candidates.map((content) => uploadPart(t, token, sessionId, sdkPartFields(2, content))));
     expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(204));
@@ -122,13 +123,13 @@ describe('filebox upload sessions', () => {
     const keys = await partKeys(sessionId);
     expect(keys).toHaveLength(2);
     // Every replaced upload's blob is gone; no temporary is left.
-    expect((await storedFiles(t)).sort()).toEqual([...before, blobOf(keys[1])].sort());
-    const winner = await readFile(blobOf(keys[1]));
-    expect(candidates.some((candidate) => candidate.equals(winner))).toBe(true);
+    expect((await t.storage.entries()).sort()).toEqual([...before, keys[1]].sort());
 
     const completed = await complete(t, token, sessionId);
     expect(completed.status).toBe(201);
-    expect((await download(t, token, completed.json().fileID!)).body.equals(Buffer.concat([first, winner]))).toBe(true);
+    const stored = (await download(t, token, completed.json().fileID!)).body;
+    expect(stored.subarray(0, MiB).equals(first)).toBe(true);
+    expect(candidates.some((candidate) => candidate.equals(stored.subarray(MiB)))).toBe(true);
   });
 
   it('re-uploads racing completion: each is 204 or 422 InvalidState, the file is one consistent version, nothing leaks', async () => {
@@ -137,8 +138,8 @@ describe('filebox upload sessions', () => {
     const original = randomBytes(500);
     await uploadPart(t, token, sessionId, sdkPartFields(1, first));
     await uploadPart(t, token, sessionId, sdkPartFields(2, original));
-    const consumed = (await partKeys(sessionId)).map(blobOf);
-    const before = await storedFiles(t);
+    const originalKeys = await partKeys(sessionId);
+    const before = await t.storage.entries();
     const candidates = Array.from({ length: 6 }, (_, i) => randomBytes(700 + i));
 
     const [completion, ...parts] = await Promise.all([
@@ -154,17 +155,19 @@ describe('filebox upload sessions', () => {
     const accepted = [original, ...candidates.filter((_, i) => parts[i].status === 204)];
     expect(accepted.some((version) => stored.equals(Buffer.concat([first, version])))).toBe(true);
 
-    // Parts are consumed, refused uploads removed their own blobs: only the new file remains of all this.
+    // The parts became the file; replaced and refused uploads removed their own blobs.
     expect(await partKeys(sessionId)).toEqual([]);
-    const expected = [...before.filter((path) => !consumed.includes(path)), blobOf(fileId)];
-    expect((await storedFiles(t)).sort()).toEqual(expected.sort());
+    const [{ part_keys: fileParts }] = await sql<{ part_keys: string[] }>(t, 'SELECT part_keys FROM filebox_file WHERE id = $1', [fileId]);
+    expect(fileParts[0]).toBe(originalKeys[0]);
+    const expected = [...before.filter((key) => !originalKeys.includes(key)), ...fileParts];
+    expect((await t.storage.entries()).sort()).toEqual(expected.sort());
     const again = await complete(t, token, sessionId);
     expect([again.status, again.json().fileID]).toEqual([201, fileId]);
   });
 
   it('refuses bad parts with 400 InvalidData and keeps no content', async () => {
     const sessionId = await openSession(t, token, MiB);
-    const before = await storedFiles(t);
+    const before = await t.storage.entries();
     const part = randomBytes(1000);
     const cases: [string, Parameters<typeof uploadPart>[3]][] = [
       ['number 0', sdkPartFields(0, part)],
@@ -192,7 +195,7 @@ describe('filebox upload sessions', () => {
     const late = await uploadPart(t, token, sessionId, reordered);
     expect([late.status, late.json().code]).toEqual([400, 'InvalidData']);
 
-    expect(await storedFiles(t)).toEqual(before);
+    expect(await t.storage.entries()).toEqual(before);
     expect(await sql(t, 'SELECT * FROM filebox_upload_part WHERE session_id = $1', [sessionId])).toEqual([]);
   });
 
@@ -291,7 +294,7 @@ describe('filebox upload sessions', () => {
 
     expect(await t.app.get(SessionsService).sweepIdleSessions()).toBeGreaterThanOrEqual(1);
 
-    expect((await storedFiles(t)).some((path) => path.endsWith(idleBlob))).toBe(false);
+    expect(await t.storage.entries()).not.toContain(idleBlob);
     expect(await sql(t, 'SELECT 1 FROM filebox_upload_part WHERE session_id = $1', [idle])).toEqual([]);
     const gone = await complete(t, token, idle);
     expect([gone.status, gone.json().code]).toEqual([404, 'NotFound']);

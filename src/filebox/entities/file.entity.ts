@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
-/** A stored file's metadata; its content is the storage blob keyed by `id`. */
+/** A stored file's metadata; its content is the storage blob keyed by `id`, or its part blobs. */
 @Entity('filebox_file')
 export class FileEntity {
   @PrimaryColumn({ type: 'uuid' })
@@ -25,6 +25,13 @@ export class FileEntity {
 
   @Column({ type: 'bytea' })
   sha512: Buffer;
+
+  /** Set for a file assembled from a session: its content is these part blobs, each `partSize` bytes but the last. */
+  @Column({ name: 'part_size', type: 'integer', nullable: true })
+  partSize: number | null;
+
+  @Column({ name: 'part_keys', type: 'uuid', array: true, nullable: true })
+  partKeys: string[] | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

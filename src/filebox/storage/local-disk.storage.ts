@@ -1,9 +1,9 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, createReadStream, createWriteStream } from 'node:fs';
+import { access, mkdir, opendir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { FileboxErrors } from '../filebox.errors.js';
@@ -12,7 +12,7 @@ import type { FileStorage } from './file-storage.js';
 /** Large reads: a 1 MiB buffer halved the CPU per MiB of a ranged download against the 64 KiB default. */
 const READ_CHUNK_BYTES = 1024 * 1024;
 
-const STALE_TEMPORARY_MS = 24 * 60 * 60 * 1000;
+const LIST_PAGE = 1000;
 
 /** A full disk or an exhausted quota: the client learns it with 507, and the service keeps serving reads. */
 const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT']);
@@ -26,27 +26,22 @@ const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
  */
 @Injectable()
 export class LocalDiskStorage implements FileStorage, OnModuleInit {
+  readonly description: string;
   private readonly objects: string;
   private readonly temporaries: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.objects = join(config.dataDir, 'files', 'objects');
     this.temporaries = join(config.dataDir, 'files', 'tmp');
+    this.description = `local disk ${join(config.dataDir, 'files')}`;
   }
 
   async onModuleInit(): Promise<void> {
     await mkdir(this.objects, { recursive: true });
     await mkdir(this.temporaries, { recursive: true });
-    // Temporaries of a process that died mid-upload; a live upload touches its temporary continually.
-    const staleBefore = Date.now() - STALE_TEMPORARY_MS;
-    for (const name of await readdir(this.temporaries)) {
-      const path = join(this.temporaries, name);
-      const info = await stat(path).catch(() => undefined);
-      if (info && info.mtimeMs < staleBefore) await rm(path, { force: true });
-    }
   }
 
-  async put(key: string, source: Readable, ...through: Transform[]): Promise<void> {
+  async put(key: string, source: Readable, through: readonly Transform[]): Promise<void> {
     const target = this.pathOf(key);
     const temporary = join(this.temporaries, `${randomUUID()}.tmp`);
     // Wired synchronously so that an early error of `source` is always observed; `flush` fsyncs before close.
@@ -62,21 +57,48 @@ export class LocalDiskStorage implements FileStorage, OnModuleInit {
     }
   }
 
-  assemble(key: string, parts: readonly string[], ...through: Transform[]): Promise<void> {
-    const paths = parts.map((part) => this.pathOf(part));
-    // One part open at a time; for-await pulls with backpressure, and an aborted pipeline closes the open part.
-    async function* concatenated() {
-      for (const path of paths) yield* createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
-    }
-    return this.put(key, Readable.from(concatenated(), { objectMode: false }), ...through);
-  }
-
   read(key: string, start: number, end: number): Readable {
     return createReadStream(this.pathOf(key), { start, end, highWaterMark: READ_CHUNK_BYTES });
   }
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  async *listBlobs(before: Date): AsyncIterable<string[]> {
+    let page: string[] = [];
+    // opendir streams the directory: millions of blobs are never listed into memory at once.
+    for await (const entry of await opendir(this.objects)) {
+      const name = entry.name;
+      if (!KEY.test(name)) continue;
+      const info = await stat(join(this.objects, name)).catch(() => undefined);
+      if (!info || info.mtimeMs >= before.getTime()) continue;
+      page.push(name);
+      if (page.length === LIST_PAGE) {
+        yield page;
+        page = [];
+      }
+    }
+    if (page.length > 0) yield page;
+  }
+
+  /** Temporaries of a process that died mid-upload; a live upload touches its temporary continually. */
+  async sweepTemporaries(before: Date): Promise<number> {
+    let removed = 0;
+    for (const name of await readdir(this.temporaries)) {
+      const path = join(this.temporaries, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && info.mtimeMs < before.getTime()) {
+        await rm(path, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async check(): Promise<void> {
+    await access(this.objects, constants.R_OK | constants.W_OK);
+    await access(this.temporaries, constants.R_OK | constants.W_OK);
   }
 
   /** The only way a path is formed: from a validated server-generated key. */
