@@ -96,14 +96,18 @@ class S3Backend implements Backend {
     return Object.assign(t, { storage, settings: storageSettings });
   }
 
+  /** Stops the server (again: nothing). */
   async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
     this.client?.destroy();
-    await this.server?.close();
+    await server?.close();
     if (this.directory) await rm(this.directory, { recursive: true, force: true });
   }
 
   private async start(): Promise<void> {
     if (this.server) return;
+    if (this.endpoint) throw new Error('this S3 backend was stopped');
     this.directory = await mkdtemp(join(tmpdir(), 'ids-s3-'));
     this.server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: this.directory });
     const { port } = await this.server.run();
