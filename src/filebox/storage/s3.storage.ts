@@ -207,7 +207,15 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
   }
 
   async check(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (error) {
+      // HEAD answers carry no error body: name the two usual causes from the status.
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 404) throw new Error(`the bucket ${this.bucket} does not exist`);
+      if (status === 403) throw new Error(`access to the bucket ${this.bucket} is denied (credentials, policy)`);
+      throw error;
+    }
   }
 
   /** The only way an object key is formed: from a validated server-generated key. */
