@@ -5,7 +5,11 @@
  *
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
  *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
+ *                            [--storage local|s3]
  *   node bench/.build/run.js --scale [--sizes 10k,100k,1M,10M]   (how cost grows with data: bench/scale.ts)
+ *
+ * `--storage s3` starts an S3-compatible server (s3rver) in its own process, runs the service with
+ * FILEBOX_STORAGE on it, and gives rows 7 and 8 raw @aws-sdk/client-s3 baselines on the same server.
  *
  * DATABASE_URL (optional) must name a throwaway database: the bench seeds data into it. Without it the
  * bench starts an embedded PostgreSQL (the service build's own dist/database/embedded-postgres.js) and
@@ -21,10 +25,11 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { Api } from './lib/api.js';
 import { ClusterCpu } from './lib/cpu.js';
-import { baselineFilesDir, startBaselineServer } from './lib/baseline.js';
+import { baselineFilesDir, startBaselineServer, startS3Server } from './lib/baseline.js';
 import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
 import type { ChildServer } from './lib/processes.js';
 import { summariseProfiles } from './lib/profile.js';
+import { BenchS3 } from './lib/s3.js';
 import { cpuPerUnitTable, markdownTable, sqlPerRequest, textTable } from './lib/report.js';
 import { failedRow, MeasurementError, type RowContext, type RowModule, type RowResult, skippedRow } from './lib/row.js';
 import { FULL, QUICK } from './lib/scale.js';
@@ -49,6 +54,7 @@ interface Options {
   /** The scale mode instead of the rows (bench/scale.ts), at these sizes. */
   scale: boolean;
   sizes?: string;
+  storage: 'local' | 's3';
   repoRoot: string;
 }
 
@@ -73,6 +79,7 @@ function parseOptions(argv: string[]): Options {
     profile: false,
     serviceNodeArgs: [],
     scale: false,
+    storage: 'local',
     repoRoot,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -90,10 +97,15 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--keep') options.keep = true;
     else if (arg === '--profile') options.profile = true;
     else if (arg === '--service-node-args') options.serviceNodeArgs = value().split(/\s+/).filter(Boolean);
+    else if (arg === '--storage') {
+      const storage = value();
+      if (storage !== 'local' && storage !== 's3') throw new Error('--storage must be local or s3');
+      options.storage = storage;
+    }
     else if (arg === '--scale') options.scale = true;
     else if (arg === '--sizes') options.sizes = value();
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] | --scale [--sizes 10k,100k,1M,10M]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] | --scale [--sizes 10k,100k,1M,10M]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -142,6 +154,7 @@ async function main(): Promise<number> {
   let db: BenchDatabase | undefined;
   let service: ServiceHandle | undefined;
   let baselineServer: ChildServer | undefined;
+  let s3: BenchS3 | undefined;
   let setupPool: pg.Pool | undefined;
   let baselinePool: pg.Pool | undefined;
   const results: RowResult[] = [];
@@ -150,6 +163,7 @@ async function main(): Promise<number> {
     await setupPool?.end().catch(() => undefined);
     await baselinePool?.end().catch(() => undefined);
     await service?.server.stop().catch(() => undefined);
+    await s3?.stop().catch(() => undefined);
     await baselineServer?.stop().catch(() => undefined);
     await db?.stop().catch(() => undefined);
   };
@@ -160,11 +174,16 @@ async function main(): Promise<number> {
   try {
     db = await provideDatabase({ serviceDir: options.serviceDir, runDir, quick: options.quick });
     log(`database: ${db.kind}, PostgreSQL ${db.serverVersion}`);
+    if (options.storage === 's3') {
+      s3 = new BenchS3(await startS3Server({ benchDir, runDir, repoRoot: options.repoRoot }, 'bench'), 'bench');
+      log(`S3 server (s3rver) pid ${s3.server.child.pid} at ${s3.server.url}`);
+    }
     service = await startService({
       serviceDir: options.serviceDir,
       databaseUrl: db.serviceUrl,
       runDir,
       repoRoot: options.repoRoot,
+      extraEnv: s3?.serviceEnv(),
       nodeArgs: [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
@@ -187,6 +206,7 @@ async function main(): Promise<number> {
       sqlStats: new SqlStats(db.statementStats ? setupPool : undefined),
       cpu: { service: service.server.probe, database: db.kind === 'embedded' ? new ClusterCpu(join(runDir, 'pg')) : undefined },
       runDir,
+      s3,
       shared: new Map(),
       log,
     };
@@ -228,6 +248,7 @@ async function main(): Promise<number> {
       finishedAt: finishedAt.toISOString(),
       durationS: Math.round((finishedAt.getTime() - startedAt.getTime()) / 100) / 10,
       mode: options.quick ? 'quick' : 'full',
+      storage: options.storage,
       commit: gitDescription(options.repoRoot),
       machine: machine(),
       /** 1-minute load average before and after: a busy machine shows here. */

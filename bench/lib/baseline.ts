@@ -6,17 +6,31 @@ import { type ChildServer, spawnNode } from './processes.js';
 export async function startBaselineServer(options: { benchDir: string; runDir: string; repoRoot: string }): Promise<ChildServer> {
   const dir = join(options.runDir, 'baseline-files');
   await mkdir(dir, { recursive: true });
-  const server = spawnNode(
-    'baseline server',
-    join(options.benchDir, 'baseline-server.js'),
-    ['--dir', dir],
-    { PATH: process.env.PATH, NODE_ENV: 'production' },
-    join(options.runDir, 'baseline.log'),
-    options.repoRoot,
-  );
+  return startListening('baseline server', join(options.benchDir, 'baseline-server.js'), ['--dir', dir], 'baseline.log', options);
+}
+
+/** Starts bench/s3-server.js (s3rver with one bucket) for `--storage s3` and waits for its port. */
+export async function startS3Server(
+  options: { benchDir: string; runDir: string; repoRoot: string },
+  bucket: string,
+): Promise<ChildServer> {
+  const dir = join(options.runDir, 's3-data');
+  await mkdir(dir, { recursive: true });
+  return startListening('S3 server', join(options.benchDir, 's3-server.js'), ['--dir', dir, '--bucket', bucket], 's3-server.log', options);
+}
+
+/** Spawns a bench helper that prints `LISTENING <port>`; its url is set from that port. */
+async function startListening(
+  name: string,
+  script: string,
+  args: string[],
+  logName: string,
+  options: { runDir: string; repoRoot: string },
+): Promise<ChildServer> {
+  const server = spawnNode(name, script, args, { PATH: process.env.PATH, NODE_ENV: 'production' }, join(options.runDir, logName), options.repoRoot);
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error('baseline server did not start within 15 s')), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 15 s`)), 15_000);
     server.child.stdout!.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /LISTENING (\d+)/.exec(seen);
@@ -27,7 +41,7 @@ export async function startBaselineServer(options: { benchDir: string; runDir: s
     });
     server.child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`baseline server exited with ${code}`));
+      reject(new Error(`${name} exited with ${code}`));
     });
   });
   server.url = `http://127.0.0.1:${port}`;

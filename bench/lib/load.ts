@@ -132,39 +132,54 @@ export interface DbLoadOptions {
 
 /** Drives the raw `pg` baselines: `concurrency` workers running `step` back to back. */
 export async function dbLoad(options: DbLoadOptions): Promise<LoadOutcome> {
+  const clients = await Promise.all(Array.from({ length: options.concurrency }, () => options.pool.connect()));
+  try {
+    return await stepLoad({ ...options, step: (index) => options.step({ index, client: clients[index] }) });
+  } finally {
+    for (const client of clients) client.release();
+  }
+}
+
+export interface StepLoadOptions {
+  /** Concurrent workers, each running its steps one after another (like one HTTP connection). */
+  concurrency: number;
+  durationS?: number;
+  /** Total steps across all workers. */
+  amount?: number;
+  /** One step of worker `index`; its time is one latency sample. Returning `false` ends that worker. */
+  step: (index: number) => Promise<boolean | void>;
+}
+
+/** Runs client-side steps (raw driver or SDK calls, the baselines that are not HTTP) and times them. */
+export async function stepLoad(options: StepLoadOptions): Promise<LoadOutcome> {
   const latency = new LatencyRecorder();
   const failures: LoadOutcome['failures'] = { statuses: {}, errors: 0, timeouts: 0 };
-  const clients = await Promise.all(Array.from({ length: options.concurrency }, () => options.pool.connect()));
   let requests = 0;
   let issued = 0;
   const started = performance.now();
   const deadline = options.durationS !== undefined ? started + options.durationS * 1000 : Infinity;
   let lastFinish = started;
-  try {
-    await Promise.all(
-      clients.map(async (client, index) => {
-        for (;;) {
-          if (performance.now() >= deadline) return;
-          if (options.amount !== undefined && issued >= options.amount) return;
-          issued++;
-          const t0 = performance.now();
-          let more: boolean | void;
-          try {
-            more = await options.step({ index, client });
-          } catch (error) {
-            failures.errors++;
-            failures.firstFailure ??= error instanceof Error ? error.message : String(error);
-            return;
-          }
-          lastFinish = performance.now();
-          latency.record(lastFinish - t0);
-          requests++;
-          if (more === false) return;
+  await Promise.all(
+    Array.from({ length: options.concurrency }, async (_, index) => {
+      for (;;) {
+        if (performance.now() >= deadline) return;
+        if (options.amount !== undefined && issued >= options.amount) return;
+        issued++;
+        const t0 = performance.now();
+        let more: boolean | void;
+        try {
+          more = await options.step(index);
+        } catch (error) {
+          failures.errors++;
+          failures.firstFailure ??= error instanceof Error ? error.message : String(error);
+          return;
         }
-      }),
-    );
-  } finally {
-    for (const client of clients) client.release();
-  }
+        lastFinish = performance.now();
+        latency.record(lastFinish - t0);
+        requests++;
+        if (more === false) return;
+      }
+    }),
+  );
   return { requests, elapsedS: Math.max(lastFinish - started, 1) / 1000, bytesReceived: 0, latency, failures };
 }

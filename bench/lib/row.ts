@@ -6,6 +6,7 @@ import { failureCount, type LoadOutcome } from './load.js';
 import { LatencyRecorder } from './latency.js';
 import { type MemoryFigures, MemoryWindow, type ProcessProbe } from './memory.js';
 import type { ChildServer } from './processes.js';
+import type { BenchS3 } from './s3.js';
 import type { Scale } from './scale.js';
 import type { ServiceHandle } from './service.js';
 import type { SqlFigures, SqlStats } from './sql-stats.js';
@@ -70,6 +71,8 @@ export interface RowContext {
   /** The service process and the database cluster, for CPU accounting per phase. */
   cpu: CpuSources;
   runDir: string;
+  /** `--storage s3`: the service stores files there, and rows 7 and 8 compare against raw SDK transfers to it. */
+  s3?: BenchS3;
   /** Data rows hand to later rows (e.g. the uploaded 1 GiB file for the download row). */
   shared: Map<string, unknown>;
   log: (message: string) => void;

@@ -1,6 +1,7 @@
 import type autocannon from 'autocannon';
+import { Readable } from 'node:stream';
 import { Content, fileForm, MiB, partForm } from '../lib/content.js';
-import { httpLoad } from '../lib/load.js';
+import { httpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { RESOURCE } from './intel-setup.js';
 
@@ -32,6 +33,11 @@ export async function fileboxToken(ctx: RowContext): Promise<string> {
   const token = await ctx.admin.withKey(key).token();
   ctx.shared.set('fileboxToken', token);
   return token;
+}
+
+/** Which storage the service wrote to, for the notes of rows 7 and 8. */
+export function storageNote(ctx: RowContext): string[] {
+  return ctx.s3 ? ['storage: S3 (s3rver on the loopback, own process)'] : [];
 }
 
 export function contentOf(ctx: RowContext): Content {
@@ -100,6 +106,8 @@ function rawPartCycle(content: Content, firstMiB: number, size: number, partByte
  *       assembles the parts into the file; that time counts).
  * Baseline: a raw `node:http` server in its own process receiving the identical request bodies, piping
  * each to a file with the same durability as the service's storage (temporary file, fsync, rename).
+ * With `--storage s3`: raw @aws-sdk/client-s3 calls from the bench storing the same contents in the same
+ * S3 server, as the service does (7a: multipart upload of unknown length; 7b: one PUT per part).
  */
 export const row7: RowModule = {
   rows: [DIRECT, SESSION],
@@ -135,21 +143,32 @@ export const row7: RowModule = {
           },
         ],
       }).done;
+    // The same files stored straight into the bucket, as many at a time.
+    const directS3 = (files: number, bytes: number) =>
+      stepLoad({
+        concurrency: Math.min(scale.directConnections, files),
+        amount: files,
+        step: async () => {
+          await ctx.s3!.upload(Readable.from([content.slice(take(bytes), bytes)]));
+        },
+      });
+    const directBaseline = (files: number, bytes: number) =>
+      ctx.s3 ? directS3(files, bytes) : direct(ctx.baselineServer.url, '/upload', files, bytes, {});
     const directMiB = (files: number) => (files * scale.directFileBytes) / MiB;
     const half = Math.ceil(scale.directFiles / 2);
     const directMeasured = await compare({
       // Two alternating rounds of half the files each: drift on a busy machine hits both sides alike.
       rounds: 2,
       serviceLabel: 'PUT /filebox/files (multipart)',
-      baselineLabel: 'raw node:http piping the body to a file',
+      baselineLabel: ctx.s3 ? 'raw SDK: multipart upload of the same file to the same S3' : 'raw node:http piping the body to a file',
       warmService: () => direct(ctx.service.url, '/filebox/files', 2, MiB, auth),
-      warmBaseline: () => direct(ctx.baselineServer.url, '/upload', 2, MiB, {}),
+      warmBaseline: () => directBaseline(2, MiB),
       service: async () => ({ outcome: await direct(ctx.service.url, '/filebox/files', half, scale.directFileBytes, auth), units: directMiB(half) }),
-      baseline: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload', half, scale.directFileBytes, {}), units: directMiB(half) }),
+      baseline: async () => ({ outcome: await directBaseline(half, scale.directFileBytes), units: directMiB(half) }),
       serviceProbe: ctx.service.server.probe,
       cpu: ctx.cpu,
       sql: ctx.sqlStats,
-      baselineProbe: ctx.baselineServer.probe,
+      baselineProbe: ctx.s3 ? undefined : ctx.baselineServer.probe,
     });
 
     const size = scale.sessionFileBytes;
@@ -158,7 +177,7 @@ export const row7: RowModule = {
     const sessionMeasured = await compare({
       rounds: 1,
       serviceLabel: 'session + 5 MiB parts + completion',
-      baselineLabel: 'raw node:http piping each part body to a file',
+      baselineLabel: ctx.s3 ? 'raw SDK: one PUT per part of the same bytes to the same S3' : 'raw node:http piping each part body to a file',
       service: async () => {
         const firstMiB = take(size);
         const outcome = await httpLoad({
@@ -176,24 +195,35 @@ export const row7: RowModule = {
         return { outcome, units: size / MiB };
       },
       baseline: async () => {
-        const outcome = await httpLoad({
-          baseUrl: ctx.baselineServer.url,
-          connections: 1,
-          amount: parts,
-          timeoutS: 300,
-          requests: rawPartCycle(content, take(size), size, scale.partBytes),
-        }).done;
+        const firstMiB = take(size);
+        let next = 0;
+        const outcome = ctx.s3
+          ? await stepLoad({
+              concurrency: 1,
+              amount: parts,
+              step: async () => {
+                const i = next++;
+                await ctx.s3!.put(content.slice(firstMiB + (i * scale.partBytes) / MiB, Math.min(scale.partBytes, size - i * scale.partBytes)));
+              },
+            })
+          : await httpLoad({
+              baseUrl: ctx.baselineServer.url,
+              connections: 1,
+              amount: parts,
+              timeoutS: 300,
+              requests: rawPartCycle(content, firstMiB, size, scale.partBytes),
+            }).done;
         return { outcome, units: size / MiB };
       },
       serviceProbe: ctx.service.server.probe,
       cpu: ctx.cpu,
       sql: ctx.sqlStats,
-      baselineProbe: ctx.baselineServer.probe,
+      baselineProbe: ctx.s3 ? undefined : ctx.baselineServer.probe,
     });
     ctx.shared.set('uploadedFile', uploaded);
     return [
-      finishRow(DIRECT, directMeasured, [`${2 * half} files of ${scale.directFileBytes / MiB} MiB per side in 2 rounds, ${scale.directConnections} at a time`]),
-      finishRow(SESSION, sessionMeasured, [`${size / MiB} MiB in ${parts} parts of ${scale.partBytes / MiB} MiB, one connection`]),
+      finishRow(DIRECT, directMeasured, [`${2 * half} files of ${scale.directFileBytes / MiB} MiB per side in 2 rounds, ${scale.directConnections} at a time`, ...storageNote(ctx)]),
+      finishRow(SESSION, sessionMeasured, [`${size / MiB} MiB in ${parts} parts of ${scale.partBytes / MiB} MiB, one connection`, ...storageNote(ctx)]),
     ];
   },
 };

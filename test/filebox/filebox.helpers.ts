@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { join } from 'node:path';
 import type { TestApp } from '../support/test-app.js';
 
 /** What the request helpers need of a service: its URL (an in-process TestApp, or a separate process). */
@@ -137,12 +135,6 @@ export async function download(t: Served, token: string, fileId: string, range?:
     path: `/filebox/files/${fileId}/content`,
     headers: { Authorization: `Bearer ${token}`, ...(range === undefined ? {} : { Range: range }) },
   });
-}
-
-/** Every regular file under DATA_DIR/files (blobs and temporaries). */
-export async function storedFiles(t: TestApp): Promise<string[]> {
-  const entries = await readdir(join(t.dataDir, 'files'), { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
 }
 
 export async function sql<T>(t: TestApp, text: string, values: unknown[] = []): Promise<T[]> {
