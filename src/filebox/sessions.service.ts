@@ -13,7 +13,7 @@ import type { CreateSessionDto, SessionRefView } from './dto/session.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
 import { FilesService } from './files.service.js';
 import { isUuid } from './ids.js';
-import { readMultipart, readValue } from './multipart.js';
+import { type FormPart, readMultipart, readValue } from './multipart.js';
 import { type PartHasher, SessionDigests } from './session-digests.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
@@ -76,7 +76,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     const form: PartForm = {};
     let hasher: PartHasher | undefined;
     try {
-      await readMultipart(request, 3, async (part) => {
+      const handle = async (part: FormPart): Promise<void> => {
         switch (part.name) {
           case 'number':
             if (form.number !== undefined) throw duplicate(part.name);
@@ -111,7 +111,11 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
               `unexpected field ${JSON.stringify(part.name ?? '')}: a part form holds number, partSize and filePart`,
             );
         }
-      });
+      };
+      // busboy hands over each field as it reaches it, before the handler of the one before has read its
+      // value: the fields are handled one after another, so that the file part knows number and partSize.
+      let earlier: Promise<void> = Promise.resolve();
+      await readMultipart(request, 3, (part) => (earlier = earlier.catch(() => undefined).then(() => handle(part))));
       const { number, declaredSize, storedSize } = form;
       if (number === undefined || declaredSize === undefined || storedSize === undefined) {
         throw FileboxErrors.invalidField('a part form must hold the fields number, partSize and filePart');
