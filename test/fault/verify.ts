@@ -115,11 +115,18 @@ export async function verifyAcknowledgedWrites(
   }
 
   // No half-written file is visible: every recorded file, acknowledged or not, has its whole content.
-  const rows = (await db.query<{ id: string; size: string; sha256: Buffer }>('SELECT id, size, sha256 FROM filebox_file'))
-    .rows;
+  const rows = (
+    await db.query<{ id: string; size: string; sha256: Buffer; part_keys: string[] | null }>(
+      'SELECT id, size, sha256, part_keys FROM filebox_file',
+    )
+  ).rows;
   const broken: string[] = [];
   for (const row of rows) {
-    const blob = await readFile(join(dataDir, 'files', 'objects', row.id)).catch(() => undefined);
+    // A direct upload is the blob named by its id; a session file is its part blobs in order.
+    const pieces = await Promise.all(
+      (row.part_keys ?? [row.id]).map((key) => readFile(join(dataDir, 'files', 'objects', key)).catch(() => undefined)),
+    );
+    const blob = pieces.every((piece) => piece !== undefined) ? Buffer.concat(pieces as Buffer[]) : undefined;
     if (!blob || blob.length !== Number(row.size) || sha256(blob) !== row.sha256.toString('hex')) broken.push(row.id);
   }
   expect(broken).toEqual([]);
