@@ -258,14 +258,17 @@ function createS3Client(s3: S3Config, logger: Logger): S3Client {
   });
 }
 
-/** Content of unknown length: S3 multipart upload, `partBytes` buffered per part, two parts in flight. */
+/**
+ * Content of unknown length: S3 multipart upload of `partBytes` parts, one part in flight while the next
+ * fills (two parts in memory per upload: two in flight measured +121 MiB for two 50 MiB uploads at a time).
+ */
 async function uploadInParts(
   client: S3Client,
   params: { Bucket: string; Key: string; Body: Readable; ContentType: string },
   partBytes: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const upload = new Upload({ client, params, partSize: partBytes, queueSize: 2, leavePartsOnError: false });
+  const upload = new Upload({ client, params, partSize: partBytes, queueSize: 1, leavePartsOnError: false });
   const onAbort = () => void upload.abort().catch(() => undefined);
   signal.addEventListener('abort', onAbort, { once: true });
   try {
