@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { waitSecondsOf } from '../common/http/long-poll.js';
+import { PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CollectionsService } from './collections.service.js';
-import type { ObjectChangeView } from './dto/object.dto.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
+import { LongPoll } from '../database/long-poll.js';
+import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { ObjectErrors } from './objects.errors.js';
 
@@ -49,12 +52,17 @@ const PRUNE_BATCH = 10_000;
 export class ChangesService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ChangesService.name);
   private stopPruning?: () => void;
+  /** Followers waiting for a change, by collection id. */
+  private readonly feedSignals: LongPoll;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: ObjectsRepository,
     private readonly collections: CollectionsService,
-  ) {}
+    bus: InvalidationBus,
+  ) {
+    this.feedSignals = new LongPoll(bus, 'feed');
+  }
 
   onModuleInit(): void {
     this.stopPruning = schedulePeriodicJob('ChangesPruning', this.config.jobIntervalSeconds, () => this.prune());
@@ -64,21 +72,33 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     this.stopPruning?.();
   }
 
-  /** wire-contract §3.2: a next link after the last change on every non-empty page, none on an empty one. */
-  async page(collectionName: string, query: PageQueryDto): Promise<PageResult<ObjectChangeView>> {
+  /**
+   * wire-contract §3.2: a next link after the last change on every non-empty page, none on an empty one.
+   * With `wait`, an empty page is held until a change of the collection commits on any instance.
+   */
+  async page(collectionName: string, query: ChangesQueryDto, gone?: AbortSignal): Promise<PageResult<ObjectChangeView>> {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     if (page.cursor === undefined) throw ObjectErrors.cursorRequired();
     const cursor = decodeCursor(page.cursor, isChangesCursor);
     if (cursor.c !== collection.id) throw ObjectErrors.foreignCursor();
-    const { lastSeq, prunedSeq, rows } = await this.repository.changesAfter(collection.id, cursor.s, page.limit);
-    // Never issued: positions only ever come from a committed last_seq.
-    if (cursor.s > lastSeq) throw ObjectErrors.unknownCursor();
-    if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
+    const options = { waitSeconds: waitSecondsOf(query.wait), gone, ready: (items: unknown[]) => items.length > 0 };
+    const rows = await this.feedSignals.poll(String(collection.id), options, async () => {
+      const { lastSeq, prunedSeq, rows } = await this.repository.changesAfter(collection.id, cursor.s, page.limit);
+      // Never issued: positions only ever come from a committed last_seq.
+      if (cursor.s > lastSeq) throw ObjectErrors.unknownCursor();
+      if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
+      return rows;
+    });
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
     const items = rows.map(({ operation, object: { type, keys, context } }) => ({ operation, object: { type, keys, context } }));
     const next = rows.length > 0 ? encodeChangesCursor(collection.id, Number(rows[rows.length - 1].position)) : undefined;
     return new PageResult(items, next);
+  }
+
+  /** After a commit that wrote changes of the collection: wakes its long-polling followers on every instance. */
+  announce(collectionId: number): void {
+    this.feedSignals.signal(String(collectionId));
   }
 
   /** Removes change records older than CHANGES_RETENTION_DAYS; run by the periodic job, public for tests. */

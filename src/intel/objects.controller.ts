@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
+import { ClientGone } from '../common/http/long-poll.js';
 import { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
@@ -107,7 +108,8 @@ export class ObjectsController {
       'first. Start from the `rel="related"` link of the first objects page. A non-empty page links the position ' +
       'after its last change in `rel="next"`; an empty page has no link: everything is delivered, so keep your last ' +
       'cursor, wait, and ask again with it. A cursor older than the retention window is 422 `CursorOutOfRange`: ' +
-      'list the objects again.',
+      'list the objects again. With `wait` (0 to 60 seconds) an empty page is held until a change ' +
+      'of the collection commits (on any instance) or the wait runs out.',
   })
   @ApiOkResponse({
     type: [ObjectChangeView],
@@ -115,11 +117,11 @@ export class ObjectsController {
     description: 'A page; every non-empty page links the position after its last change in `Link: rel="next"`.',
   })
   @ApiErrors({
-    400: 'InvalidQueryArgument: the cursor missing, malformed, ahead of the feed or of another collection; a bad limit.',
+    400: 'InvalidQueryArgument: the cursor missing, malformed, ahead of the feed or of another collection; a bad limit or wait.',
     404: 'NotFound: no collection has this name.',
     422: 'CursorOutOfRange: changes after the cursor were pruned; list the objects again.',
   })
-  changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto) {
-    return this.changes.page(params.collection_id, query);
+  changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto, @ClientGone() gone: AbortSignal) {
+    return this.changes.page(params.collection_id, query, gone);
   }
 }

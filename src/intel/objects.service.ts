@@ -6,7 +6,7 @@ import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
 import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import { encodeChangesCursor } from './changes.service.js';
+import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import type { DeleteObjectQueryDto, ObjectView } from './dto/object.dto.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
@@ -19,6 +19,7 @@ export class ObjectsService {
     private readonly repository: ObjectsRepository,
     private readonly collections: CollectionsService,
     private readonly schemas: SchemaRegistryService,
+    private readonly changes: ChangesService,
   ) {}
 
   /** Add or upsert (decisions §7). */
@@ -34,14 +35,18 @@ export class ObjectsService {
     // produced exactly this answer and no change record.
     const planned = planAdd(object, await this.repository.findHits(this.dataSource, collection.id, keys, contextJson));
     if (planned === null) return;
-    if (planned.kind === 'insert' && (await this.repository.insertIfKeysFree(collection.id, planned))) return;
+    if (planned.kind === 'insert' && (await this.repository.insertIfKeysFree(collection.id, planned))) {
+      this.changes.announce(collection.id);
+      return;
+    }
 
-    await this.dataSource.transaction(async (manager) => {
+    const written = await this.dataSource.transaction(async (manager) => {
       await this.repository.lockCollection(manager, collection.id);
       // Decided again under the lock: another writer may have changed these objects since the pre-check.
       const write = planAdd(object, await this.repository.findHits(manager, collection.id, keys, contextJson));
-      if (write) await this.repository.write(manager, collection.id, write);
+      return write !== null && (await this.repository.write(manager, collection.id, write));
     });
+    if (written) this.changes.announce(collection.id);
   }
 
   /**
@@ -64,7 +69,7 @@ export class ObjectsService {
     if ((await this.repository.findHits(this.dataSource, collection.id, [key], null)).length === 0) return;
     // One statement: it takes the collection lock first, and if a concurrent delete won the race it
     // deletes and records nothing (the sequence number it took is then simply unused).
-    await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
+    if (await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key })) this.changes.announce(collection.id);
   }
 
   /** Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot. */

@@ -5,6 +5,7 @@ import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
+import { ChangesService } from '../changes.service.js';
 import { type CollectionRecord, CollectionsService } from '../collections.service.js';
 import { ObjectsRepository } from '../objects.repository.js';
 import { ObjectsService } from '../objects.service.js';
@@ -71,6 +72,7 @@ export class BatchService {
     private readonly objects: ObjectsService,
     private readonly objectsRepository: ObjectsRepository,
     private readonly repository: BatchRepository,
+    private readonly changes: ChangesService,
   ) {}
 
   async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
@@ -100,6 +102,7 @@ export class BatchService {
       if (error instanceof AtomicRejection) throw rejection(error.outcomes);
       throw error;
     }
+    if (plan.changes.length > 0) this.changes.announce(collection.id);
     return report(plan.outcomes);
   }
 

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../common/indicators/indicators.js';
 import { MAX_INPUT_KEY_LENGTH } from '../../common/indicators/object-form.dto.js';
+import { WaitQuery } from '../../common/http/long-poll.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { CHANGE_OPERATIONS, type ChangeOperation } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
@@ -58,6 +59,9 @@ export class ChangesQueryDto extends PageQueryDto {
     description: 'Feed position: `rel="related"` of the first listing page, then `rel="next"` of the previous changes page.',
   })
   declare cursor?: string;
+
+  @WaitQuery()
+  wait?: string;
 }
 
 export const LISTING_LINK_HEADER = {
