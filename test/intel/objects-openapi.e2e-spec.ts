@@ -120,7 +120,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(JSON.stringify(list.responses['200'].headers)).toContain('rel=\\"related\\"');
 
     const changes = document.paths[`${OBJECTS}/changes`].get;
-    expect(params(changes)).toEqual(['path:collection_id!', 'query:cursor!', 'query:limit']);
+    expect(params(changes)).toEqual(['path:collection_id!', 'query:cursor!', 'query:limit', 'query:wait']);
     const feed = resolve(changes.responses['200'].content!['application/json'].schema);
     expect(feed.type).toBe('array');
     const change = resolve(feed.items!);
