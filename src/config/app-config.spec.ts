@@ -20,6 +20,7 @@ describe('loadConfig (decisions §1)', () => {
       embeddedPgSettings: {},
       databasePoolSize: 24,
       server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
+      expiryIntervalSeconds: 30,
     });
   });
 
@@ -43,6 +44,7 @@ describe('loadConfig (decisions §1)', () => {
       REQUEST_TIMEOUT_SECONDS: '30',
       KEEP_ALIVE_TIMEOUT_SECONDS: '65',
       MAX_CONNECTIONS: '50',
+      EXPIRY_INTERVAL_SECONDS: '7',
     });
     expect(config).toEqual({
       port: 9000,
@@ -60,6 +62,7 @@ describe('loadConfig (decisions §1)', () => {
       embeddedPgSettings: { shared_buffers: '2GB', work_mem: '16MB', random_page_cost: '1.5' },
       databasePoolSize: 4,
       server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
+      expiryIntervalSeconds: 7,
     });
   });
 
@@ -85,6 +88,7 @@ describe('loadConfig (decisions §1)', () => {
     ['FILEBOX_MAX_FILE_BYTES', '1e9'],
     ['JOB_INTERVAL_SECONDS', '0'],
     ['DATABASE_WAIT_SECONDS', '3601'],
+    ['EXPIRY_INTERVAL_SECONDS', '0'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['ADMIN_API_KEY', 'short'],
     ['EMBEDDED_PG_SETTINGS', 'shared_buffers'],

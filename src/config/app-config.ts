@@ -36,6 +36,8 @@ export interface ServerLimits {
   keepAliveTimeoutSeconds: number;
   /** Connections beyond this many open ones are closed on arrival. */
   maxConnections: number;
+  /** How often the expiry job removes expired objects (each with a `Remove` change, reason Expired). */
+  expiryIntervalSeconds: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -92,6 +94,7 @@ export function loadConfig(env: Env): AppConfig {
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
     server: serverLimits(env),
+    expiryIntervalSeconds: integer(env, 'EXPIRY_INTERVAL_SECONDS', 30, 1),
   };
 }
 

@@ -4,11 +4,11 @@ import { waitSecondsOf } from '../common/http/long-poll.js';
 import { PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { CollectionsService } from './collections.service.js';
+import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
-import { ObjectsRepository } from './objects.repository.js';
+import { ObjectsRepository, storedObject } from './objects.repository.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
@@ -91,14 +91,22 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
       return rows;
     });
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
-    const items = rows.map(({ operation, object: { type, keys, context } }) => ({ operation, object: { type, keys, context } }));
+    const items = rows.map(({ operation, object, reason }) => ({
+      operation,
+      object: storedObject(object),
+      ...(reason !== null && { reason }),
+    }));
     const next = rows.length > 0 ? encodeChangesCursor(collection.id, Number(rows[rows.length - 1].position)) : undefined;
     return new PageResult(items, next);
   }
 
-  /** After a commit that wrote changes of the collection: wakes its long-polling followers on every instance. */
-  announce(collectionId: number): void {
-    this.feedSignals.signal(String(collectionId));
+  /**
+   * After the commit of `written` change records of the collection (and only then): wakes its
+   * long-polling followers on every instance. Every writer of change records calls it.
+   */
+  announce(collection: Pick<CollectionRecord, 'id'>, written: number): void {
+    if (written === 0) return;
+    this.feedSignals.signal(String(collection.id));
   }
 
   /** Removes change records older than CHANGES_RETENTION_DAYS; run by the periodic job, public for tests. */

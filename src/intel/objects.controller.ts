@@ -3,7 +3,6 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ClientGone } from '../common/http/long-poll.js';
-import { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
 import {
@@ -12,6 +11,7 @@ import {
   CollectionIdParamDto,
   DeleteObjectQueryDto,
   LISTING_LINK_HEADER,
+  ObjectAddDto,
   ObjectChangeView,
   ObjectView,
 } from './dto/object.dto.js';
@@ -40,11 +40,13 @@ export class ObjectsController {
       'context is replaced and the new keys are added to it (an `Update` change); otherwise a new object is stored ' +
       '(`Add`). Keys naming two objects, or a key whose type the object has with another value, are 422 ' +
         '`KeySetConflict`. Sending an object exactly as stored ' +
-      'writes nothing and makes no change record.',
+      'writes nothing and makes no change record. Optional `expiresAt` (in the future) sets when the object ' +
+      'expires; without it the collection\'s `objectTTLSeconds` applies from this write (each add then moves the ' +
+      'expiry: an `Update`). An expired object is gone: adding its keys again creates it anew (`Add`).',
   })
   @ApiNoContentResponse({ description: 'Stored (or already stored as sent).' })
   @ApiErrors({
-    400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256).',
+    400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256), expiresAt malformed or not in the future.',
     404: 'NotFound: no collection has this name.',
     413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
     422:
@@ -52,7 +54,7 @@ export class ObjectsController {
       'object type. KeySetConflict: the keys name two stored objects, or clash with a key of the stored one. SchemaCheckFail: the object does ' +
       'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
   })
-  add(@Param() params: CollectionIdParamDto, @Body() form: ObjectFormDto) {
+  add(@Param() params: CollectionIdParamDto, @Body() form: ObjectAddDto) {
     return this.objects.add(params.collection_id, form);
   }
 

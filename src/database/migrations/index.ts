@@ -6,6 +6,7 @@ import { CreateTasks1763800003000 } from './1763800003000-CreateTasks.js';
 import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResourceChildrenIndex.js';
 import { AddObjectKeyNetwork1763800013000 } from './1763800013000-AddObjectKeyNetwork.js';
 import { KeyFirstObjectKeyIndex1763800021300 } from './1763800021300-KeyFirstObjectKeyIndex.js';
+import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   AddObjectKeyNetwork1763800013000,
   AddResourceChildrenIndex1763800020000,
   KeyFirstObjectKeyIndex1763800021300,
+  ObjectExpiry1763800030000,
 ];

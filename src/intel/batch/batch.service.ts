@@ -3,11 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
-import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
+import { ObjectAddDto } from '../dto/object.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
 import { ChangesService } from '../changes.service.js';
 import { type CollectionRecord, CollectionsService } from '../collections.service.js';
-import { ObjectsRepository } from '../objects.repository.js';
+import { ObjectsRepository, type WrittenChange } from '../objects.repository.js';
 import { ObjectsService } from '../objects.service.js';
 import { type BatchPlan, type ItemOutcome, planBatch, type PreparedItem } from './batch-plan.js';
 import { parseBatch } from './batch-body.js';
@@ -88,13 +88,17 @@ export class BatchService {
     if (keys.length === 0) return report(planBatch(items, []).outcomes);
 
     let plan: BatchPlan;
+    let expired: WrittenChange[] = [];
     try {
       plan = await this.dataSource.transaction(async (manager) => {
         // The lock before the read: every decision below is made on the state no other writer can change
         // until this transaction commits (see ObjectsRepository.lockCollection).
         await this.objectsRepository.lockCollection(manager, collection.id);
-        const decided = planBatch(items, await this.repository.owners(manager, collection.id, keys));
+        // Expired owners are gone: removed (Expired) first, so their keys are free for the items.
+        const owners = await this.repository.owners(manager, collection.id, keys);
+        const decided = planBatch(items, owners.filter((owner) => !owner.expired));
         if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
+        expired = await this.objects.expireHits(manager, collection.id, owners);
         await this.repository.apply(manager, collection.id, decided);
         return decided;
       });
@@ -102,7 +106,7 @@ export class BatchService {
       if (error instanceof AtomicRejection) throw rejection(error.outcomes);
       throw error;
     }
-    if (plan.changes.length > 0) this.changes.announce(collection.id);
+    this.changes.announce(collection, expired.length + plan.changes.length);
     return report(plan.outcomes);
   }
 
@@ -113,7 +117,7 @@ export class BatchService {
         const item = (await this.validation.transform(raw, { type: 'body', metatype: RemoveItemDto })) as RemoveItemDto;
         return { kind: 'remove', key: normalizeKey({ type: item.remove.type, value: item.remove.value }) };
       }
-      const form = (await this.validation.transform(raw, { type: 'body', metatype: ObjectFormDto })) as ObjectFormDto;
+      const form = (await this.validation.transform(raw, { type: 'body', metatype: ObjectAddDto })) as ObjectAddDto;
       return { kind: 'add', object: await this.objects.prepare(collection, form) };
     } catch (error) {
       if (error instanceof ApiError) return { kind: 'failed', error };
