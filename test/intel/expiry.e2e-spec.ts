@@ -164,6 +164,35 @@ describe('object expiry', () => {
     expect(remaining).toEqual([domain('own.example', { expiresAt: '2099-01-01T00:00:00.000Z' }), domain('forever.example')]);
   });
 
+  it('lookup, network search and batches honour expiry; a batch re-add of an expired object is an Add', async () => {
+    await createCollection(a, 'batched');
+    const { changesCursor } = await listAll(a, 'batched');
+    const soon = inMs(800);
+    const batch = (items: object[]) =>
+      a.http().post('/intel/collections/batched/objects/batch').set('X-Api-Key', a.adminKey).send(items);
+    const ip = (value: string, extra: Record<string, unknown> = {}) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value }], context: {}, ...extra });
+    const added = await batch([ip('192.0.2.1', { expiresAt: soon }), ip('192.0.2.2', { expiresAt: '2099-01-01T00:00:00Z' }), ip('192.0.2.3', { expiresAt: 'soon' })]);
+    expect(added.status).toBe(200);
+    expect(added.body).toMatchObject({ added: 2, failed: 1 });
+    expect(added.body.items[2].error.code).toBe('InvalidData');
+    const lookup = () =>
+      a.http().post('/intel/lookup').set('X-Api-Key', a.adminKey).send({ keys: [{ type: 'IPAddress', value: '192.0.2.1' }], collections: ['batched'] });
+    const network = () => a.http().get('/intel/collections/batched/objects/network?within=192.0.2.0/24').set('X-Api-Key', a.adminKey);
+    expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: ip('192.0.2.1', { expiresAt: soon }) }]);
+    expect((await network()).body).toHaveLength(2);
+
+    await sleep(Date.parse(soon) - Date.now() + 50);
+    expect((await lookup()).body[0].matches).toEqual([]);
+    expect((await network()).body).toEqual([ip('192.0.2.2', { expiresAt: '2099-01-01T00:00:00.000Z' })]);
+    // Re-added by a batch before the job ran: removed (Expired), then created anew.
+    expect((await batch([ip('192.0.2.1')])).body).toMatchObject({ added: 1 });
+    await runJobOnBoth();
+    const summary = (await changesAfter('batched', changesCursor)).map(
+      (change) => `${change.operation}${change.reason ? `(${change.reason})` : ''} ${change.object.keys[0].value}`,
+    );
+    expect(summary).toEqual(['Add 192.0.2.1', 'Add 192.0.2.2', 'Remove(Expired) 192.0.2.1', 'Add 192.0.2.1']);
+  });
+
   it('wakes a long-polling follower with the expiry', async () => {
     await createCollection(a, 'woken');
     const soon = inMs(500);
