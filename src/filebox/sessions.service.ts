@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { ContentMeter } from './content-meter.js';
+import { type ContentDigests, ContentMeter } from './content-meter.js';
 import type { FileRefView } from './dto/file.dto.js';
 import type { CreateSessionDto, SessionRefView } from './dto/session.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
@@ -121,6 +121,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     const fileId = randomUUID();
     let assembled = false;
     let consumedParts: string[] = [];
+    let digests: ContentDigests | undefined;
     let result: string;
     try {
       result = await this.dataSource.transaction(async (manager) => {
@@ -144,7 +145,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
           meter,
         );
         assembled = true;
-        await this.files.record(manager, fileId, null, await meter.digests());
+        digests = await meter.digests();
+        await this.files.record(manager, fileId, null, digests);
         await manager.query(
           `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
           [sessionId, fileId],
@@ -158,6 +160,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       throw error;
     }
     await this.discard(consumedParts);
+    if (result === fileId && digests) this.files.announceStored(fileId, null, digests);
     return { fileID: result };
   }
 

@@ -15,5 +15,7 @@ import { TasksService } from './tasks.service.js';
   imports: [TypeOrmModule.forFeature([TaskEntity]), SchemaRegistryModule, FileboxModule],
   controllers: [InsightSchemasController, TasksController, TaskQueueController],
   providers: [TasksRepository, TaskAnnouncer, TasksService, TaskQueueService],
+  // For extensions (src/extensions/index.ts).
+  exports: [TasksService],
 })
 export class InsightModule {}

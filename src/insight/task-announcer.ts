@@ -1,13 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { DomainEvents } from '../common/events/domain-events.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll, type LongPollOptions } from '../database/long-poll.js';
+import type { TaskParamsView } from './dto/task.dto.js';
+import type { TaskResult } from './entities/task.entity.js';
 
 /** The one key of the queue topic: executors wait for "a task may be takeable", not for a given task. */
 const QUEUE_KEY = 'pending';
 
 /**
- * What happens to tasks after it committed: wakes the long-polls waiting for it on every instance.
- * Every task write calls it after its statement, and only then.
+ * What happens to tasks, after it committed: wakes the long-polls waiting for it on every instance and
+ * emits the domain events. Every task write calls it after its statement, and only then.
  */
 @Injectable()
 export class TaskAnnouncer {
@@ -16,7 +19,10 @@ export class TaskAnnouncer {
   /** Readers waiting for a task to leave Pending, by task id. */
   private readonly tasks: LongPoll;
 
-  constructor(bus: InvalidationBus) {
+  constructor(
+    bus: InvalidationBus,
+    private readonly events: DomainEvents,
+  ) {
     this.queue = new LongPoll(bus, 'task-queue');
     this.tasks = new LongPoll(bus, 'task');
   }
@@ -31,12 +37,19 @@ export class TaskAnnouncer {
     return this.tasks.poll(id, options, check);
   }
 
-  registered(): void {
+  registered(taskID: string, params: TaskParamsView): void {
     this.queue.signal(QUEUE_KEY);
+    this.events.emit('insight.task.registered', { taskID, params });
   }
 
-  /** Completed or Failed (by its executor, or at the delivery limit). */
-  finished(id: string): void {
-    this.tasks.signal(id);
+  completed(taskID: string, result: TaskResult): void {
+    this.tasks.signal(taskID);
+    this.events.emit('insight.task.completed', { taskID, result });
+  }
+
+  /** Failed by its executor, or at the delivery limit. */
+  failed(taskID: string, error: { code: string; message: string }): void {
+    this.tasks.signal(taskID);
+    this.events.emit('insight.task.failed', { taskID, error });
   }
 }

@@ -46,7 +46,7 @@ export class TaskQueueService {
           this.config.taskLeaseSeconds,
           deliveryLimitError(this.config.taskMaxDeliveries),
         );
-        for (const id of failed) this.announcer.finished(id);
+        for (const id of failed) this.announcer.failed(id, deliveryLimitError(this.config.taskMaxDeliveries));
         // Only a waiting take needs to know when the next lease ends; a plain one stays one statement.
         const inMs = taken.length === 0 && waitSeconds > 0 ? await this.tasks.nextTakeableInMs(this.config.taskMaxDeliveries) : null;
         return { rows: taken, takeableAt: inMs === null ? undefined : Date.now() + inMs };
@@ -73,7 +73,7 @@ export class TaskQueueService {
     const stored = await this.tasks.complete(id, this.config.taskMaxDeliveries, normalized);
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
-    this.announcer.finished(id);
+    this.announcer.completed(id, normalized);
   }
 
   async fail({ taskID, error }: FailTaskDto): Promise<void> {
@@ -81,7 +81,7 @@ export class TaskQueueService {
     const stored = await this.tasks.fail(id, this.config.taskMaxDeliveries, error);
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
-    this.announcer.finished(id);
+    this.announcer.failed(id, { code: error.code, message: error.message });
   }
 
   /** The task's schema when it may take a report now; TaskNotFound or InvalidState otherwise. */

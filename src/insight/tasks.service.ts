@@ -46,8 +46,9 @@ export class TasksService {
     ]);
     if (!schemaExists) throw SchemaRegistryErrors.schemaNotFound('insight', schemaID);
     if (!fileExists) throw InsightErrors.fileNotFound(fileId!);
-    const taskID = await this.tasks.insert({ schemaId: schemaID, objectKeys: keys, fileId });
-    this.announcer.registered();
+    const task = { schemaId: schemaID, objectKeys: keys, fileId };
+    const taskID = await this.tasks.insert(task);
+    this.announcer.registered(taskID, paramsView(task));
     return { taskID };
   }
 

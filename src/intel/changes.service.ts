@@ -5,10 +5,11 @@ import { PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
+import { DomainEvents } from '../common/events/domain-events.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
-import { ObjectsRepository, storedObject } from './objects.repository.js';
+import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
@@ -45,6 +46,11 @@ export function encodeChangesCursor(collectionId: number, seq: number): string {
  * one unused), which no reader relies on. The price is that writers of one collection serialise on the
  * lock, each for one short statement or transaction; writers of different collections do not meet.
  */
+/** A collection as announcements need it. */
+type Announced = Pick<CollectionRecord, 'id' | 'name'>;
+
+const OBJECT_EVENTS = ['intel.object.added', 'intel.object.updated', 'intel.object.removed'] as const;
+
 /** Oldest expired change records removed per pruning statement. */
 const PRUNE_BATCH = 10_000;
 
@@ -59,6 +65,7 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: ObjectsRepository,
     private readonly collections: CollectionsService,
+    private readonly events: DomainEvents,
     bus: InvalidationBus,
   ) {
     this.feedSignals = new LongPoll(bus, 'feed');
@@ -101,12 +108,39 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * After the commit of `written` change records of the collection (and only then): wakes its
-   * long-polling followers on every instance. Every writer of change records calls it.
+   * After the commit of change records of the collection (and only then), with what ObjectsRepository
+   * wrote: wakes its long-polling followers on every instance and emits the domain events. Every writer
+   * of change records calls it (or `announceRecorded`).
    */
-  announce(collection: Pick<CollectionRecord, 'id'>, written: number): void {
-    if (written === 0) return;
+  announce(collection: Announced, changes: WrittenChange[]): void {
+    if (changes.length === 0) return;
     this.feedSignals.signal(String(collection.id));
+    for (const change of changes) this.emit(collection.name, change);
+  }
+
+  /**
+   * `announce` for a write that does not hold its changes in hand (a batch): the `count` records up to
+   * sequence number `lastSeq`. They are read back only when someone listens to object events, after
+   * the response, and a failure to read them is only logged.
+   */
+  announceRecorded(collection: Announced, count: number, lastSeq: number): void {
+    if (count === 0) return;
+    this.feedSignals.signal(String(collection.id));
+    if (!OBJECT_EVENTS.some((name) => this.events.has(name))) return;
+    void this.repository
+      .changesAfter(collection.id, lastSeq - count, count)
+      .then(({ rows }) => {
+        for (const { operation, object, reason } of rows) {
+          this.emit(collection.name, { operation, object: storedObject(object), ...(reason !== null && { reason }) });
+        }
+      })
+      .catch((error: unknown) => this.logger.error(`object events of a batch not delivered: ${String(error)}`));
+  }
+
+  private emit(collection: string, { operation, object, reason }: WrittenChange): void {
+    if (operation === 'Add') this.events.emit('intel.object.added', { collection, object });
+    else if (operation === 'Update') this.events.emit('intel.object.updated', { collection, object });
+    else this.events.emit('intel.object.removed', { collection, object, reason: reason ?? 'Deleted' });
   }
 
   /** Removes change records older than CHANGES_RETENTION_DAYS; run by the periodic job, public for tests. */

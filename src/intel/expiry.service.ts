@@ -38,7 +38,7 @@ export class ExpiryService implements OnModuleInit, OnModuleDestroy {
       const batch = await this.repository.expireDue(EXPIRY_BATCH);
       if (batch === undefined || batch.removed.length === 0) break; // another instance runs it, or done
       total += batch.removed.length;
-      this.changes.announce(batch.collection, batch.removed.length);
+      this.changes.announce(batch.collection, batch.removed);
     }
     if (total > 0) this.logger.log(`removed ${total} expired objects`);
   }

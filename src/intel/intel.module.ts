@@ -27,5 +27,7 @@ import { SchemasController } from './schemas.controller.js';
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
   providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
+  // For extensions (src/extensions/index.ts).
+  exports: [CollectionsService, ObjectsService],
 })
 export class IntelModule {}

@@ -39,7 +39,7 @@ export class ObjectsService {
       if (planned === null) return;
       if (planned.kind === 'insert') {
         const inserted = await this.repository.insertIfKeysFree(collection.id, planned);
-        if (inserted) return this.changes.announce(collection, 1);
+        if (inserted) return this.changes.announce(collection, [inserted]);
       }
     }
 
@@ -52,7 +52,7 @@ export class ObjectsService {
       const change = write && (await this.repository.write(manager, collection.id, write));
       return change ? [...removed, change] : removed;
     });
-    this.changes.announce(collection, written.length);
+    this.changes.announce(collection, written);
   }
 
   /**
@@ -87,7 +87,7 @@ export class ObjectsService {
     // One statement: it takes the collection lock first, and if a concurrent delete won the race it
     // deletes and records nothing (the sequence number it took is then simply unused).
     const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
-    if (removed) this.changes.announce(collection, 1);
+    if (removed) this.changes.announce(collection, [removed]);
   }
 
   /** Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot. */

@@ -51,7 +51,7 @@ const APPLY = `
                WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, n)
         JOIN ctx ON ctx.i = c.c`)}
     )
-    SELECT 1`;
+    SELECT last_seq AS "lastSeq" FROM seq`;
 
 /** The plan as APPLY's parameters ($3 onwards): each context JSON text once, referred to by its position (from 1). */
 function applyParameters(plan: BatchPlan): unknown[] {
@@ -101,14 +101,19 @@ export class BatchRepository {
     );
   }
 
-  /** Writes the plan's net effect and its change records; the caller holds the collection lock. */
-  async apply(manager: EntityManager, collectionId: number, plan: BatchPlan): Promise<void> {
+  /**
+   * Writes the plan's net effect and its change records; the caller holds the collection lock. Returns
+   * the sequence number of the last record, or null when the plan records none.
+   */
+  async apply(manager: EntityManager, collectionId: number, plan: BatchPlan): Promise<number | null> {
     if (plan.deletes.length > 0) {
       await manager.query(`DELETE FROM intel_object WHERE collection_id = $1 AND id = ANY($2::bigint[])`, [
         collectionId,
         plan.deletes,
       ]);
     }
-    if (plan.changes.length > 0) await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    if (plan.changes.length === 0) return null;
+    const [{ lastSeq }]: { lastSeq: string }[] = await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    return Number(lastSeq);
   }
 }

@@ -89,6 +89,7 @@ export class BatchService {
 
     let plan: BatchPlan;
     let expired: WrittenChange[] = [];
+    let lastSeq: number | null = null;
     try {
       plan = await this.dataSource.transaction(async (manager) => {
         // The lock before the read: every decision below is made on the state no other writer can change
@@ -99,14 +100,15 @@ export class BatchService {
         const decided = planBatch(items, owners.filter((owner) => !owner.expired));
         if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
         expired = await this.objects.expireHits(manager, collection.id, owners);
-        await this.repository.apply(manager, collection.id, decided);
+        lastSeq = await this.repository.apply(manager, collection.id, decided);
         return decided;
       });
     } catch (error) {
       if (error instanceof AtomicRejection) throw rejection(error.outcomes);
       throw error;
     }
-    this.changes.announce(collection, expired.length + plan.changes.length);
+    this.changes.announce(collection, expired);
+    if (lastSeq !== null) this.changes.announceRecorded(collection, plan.changes.length, lastSeq);
     return report(plan.outcomes);
   }
 
