@@ -21,6 +21,8 @@ describe('loadConfig (decisions §1)', () => {
       databasePoolSize: 24,
       server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
       expiryIntervalSeconds: 30,
+      extensions: [],
+      extensionSettings: {},
     });
   });
 
@@ -45,6 +47,8 @@ describe('loadConfig (decisions §1)', () => {
       KEEP_ALIVE_TIMEOUT_SECONDS: '65',
       MAX_CONNECTIONS: '50',
       EXPIRY_INTERVAL_SECONDS: '7',
+      EXTENSIONS: 'package.json, tsconfig.json',
+      EXT_SOMETHING: 'for an extension',
     });
     expect(config).toEqual({
       port: 9000,
@@ -63,6 +67,8 @@ describe('loadConfig (decisions §1)', () => {
       databasePoolSize: 4,
       server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
       expiryIntervalSeconds: 7,
+      extensions: [resolve('package.json'), resolve('tsconfig.json')],
+      extensionSettings: { EXT_SOMETHING: 'for an extension' },
     });
   });
 
@@ -89,6 +95,7 @@ describe('loadConfig (decisions §1)', () => {
     ['JOB_INTERVAL_SECONDS', '0'],
     ['DATABASE_WAIT_SECONDS', '3601'],
     ['EXPIRY_INTERVAL_SECONDS', '0'],
+    ['EXTENSIONS', 'no/such/extension.js'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['ADMIN_API_KEY', 'short'],
     ['EMBEDDED_PG_SETTINGS', 'shared_buffers'],
