@@ -6,7 +6,8 @@ import { createCollection, expectCode, listAll } from '../intel/objects.helpers.
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-async function eventually(check: () => boolean | Promise<boolean>, attempts = 250): Promise<boolean> {
+/** Polls `check` every 20 ms, up to 20 s: generous, since the whole suite shares two cores. */
+async function eventually(check: () => boolean | Promise<boolean>, attempts = 1000): Promise<boolean> {
   for (let attempt = 0; attempt < attempts; attempt++) {
     if (await check()) return true;
     await new Promise((resolve) => setTimeout(resolve, 20));
