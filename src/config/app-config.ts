@@ -26,6 +26,12 @@ export interface AppConfig {
   databasePoolSize: number;
   /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
   server: ServerLimits;
+  /** How often the expiry job removes expired objects (each with a `Remove` change, reason Expired). */
+  expiryIntervalSeconds: number;
+  /** Extension module files (absolute paths), loaded at start in this order. */
+  extensions: string[];
+  /** Every `EXT_*` setting, for extensions (injected as EXTENSION_SETTINGS). */
+  extensionSettings: Readonly<Record<string, string>>;
 }
 
 export interface ServerLimits {
@@ -37,12 +43,6 @@ export interface ServerLimits {
   keepAliveTimeoutSeconds: number;
   /** Connections beyond this many open ones are closed on arrival. */
   maxConnections: number;
-  /** How often the expiry job removes expired objects (each with a `Remove` change, reason Expired). */
-  expiryIntervalSeconds: number;
-  /** Extension module files (absolute paths), loaded at start in this order. */
-  extensions: string[];
-  /** Every `EXT_*` setting, for extensions (injected as EXTENSION_SETTINGS). */
-  extensionSettings: Readonly<Record<string, string>>;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
