@@ -99,11 +99,11 @@ export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `n
 // src/intel/lookup/lookup.service.ts — LOOKUP ($1 key types, $2 values, $3 reads all, $4 readable resource ids,
 // $5 collection names or null).
 export const LOOKUP = `
-  SELECT q.i, c.name AS collection, o.type, o.keys, o.context
+  SELECT q.i, c.name AS collection, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
     JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
     JOIN intel_collection c ON c.id = k.collection_id
-    JOIN intel_object o ON o.id = k.object_id
+    JOIN intel_object o ON o.id = k.object_id AND (o.expires_at IS NULL OR o.expires_at > now())
    WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
    ORDER BY q.i, c.name`;
 
@@ -112,8 +112,9 @@ export const LOOKUP = `
 export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
             SELECT k.object_id FROM intel_object_key k
              WHERE k.collection_id = $1 AND k.network <<= $2::inet AND k.object_id > $3
+               AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())
           ),
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
-          SELECT o.id AS position, o.type, o.keys, o.context
+          SELECT o.id AS position, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
             FROM page JOIN intel_object o ON o.id = page.object_id
            ORDER BY page.object_id`;
