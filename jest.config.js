@@ -3,9 +3,10 @@
 export default {
   testEnvironment: 'node',
   rootDir: '.',
-  testMatch: ['<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/src/**/*.spec.ts'],
+  testMatch: ['<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/src/**/*.spec.ts', '<rootDir>/examples/**/*.e2e-spec.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // The extensions' import of the service's public surface resolves to its source under test.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^intel-data-service/extensions$': '<rootDir>/src/extensions/index.ts' },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',

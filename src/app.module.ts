@@ -8,6 +8,9 @@ import { RateLimitInterceptor } from './common/rate-limit/rate-limit.interceptor
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { EventsModule } from './common/events/domain-events.js';
+import { ExtensionApiModule } from './extensions/extension-api.module.js';
+import { loadExtension } from './extensions/extension-loader.js';
 import { DatabaseModule } from './database/database.module.js';
 import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -25,11 +28,15 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(config.databaseUrl, config.databasePoolSize),
+        EventsModule,
         HealthModule,
         AuthModule,
         FileboxModule,
         IntelModule,
         InsightModule,
+        ExtensionApiModule.forRoot(config.extensionSettings),
+        // Loaded last: an extension builds on everything above.
+        ...config.extensions.map(loadExtension),
       ],
       // Registered through APP_* tokens so that tests built from AppModule get exactly the production stack.
       providers: [

@@ -78,11 +78,11 @@ export const row3: RowModule = {
     const directId = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [direct.name])).rows[0] as { id: number }).id;
     const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
       const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
-      const hits = await client.query(FIND_HITS, [directId, ['DomainName'], [object.value], object.contextJson]);
+      const hits = await client.query(FIND_HITS, [directId, ['DomainName'], [object.value], object.contextJson, true, null]);
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
       // A new object: one autocommitted statement (ObjectsService.add → insertIfKeysFree).
-      const written = await client.query(INSERT_OBJECT, [directId, 'DomainName', object.keysJson, object.contextJson]);
-      if ((written.rows[0] as { written: number }).written !== 1) throw new Error(`object ${object.value} was not written`);
+      const written = await client.query(INSERT_OBJECT, [directId, 'DomainName', object.keysJson, object.contextJson, null, null]);
+      if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>
       dbLoad({ pool: ctx.baselinePool, concurrency: scale.connections, durationS: seconds, step: (worker) => rawAdd(pick())(worker) });

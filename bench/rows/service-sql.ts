@@ -5,33 +5,39 @@
  * each constant names its source.
  */
 
-// src/intel/objects.repository.ts — ObjectsRepository.findHits.
-export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext"
+// src/intel/objects.repository.ts — ObjectsRepository.findHits (LIVE('o') expanded); $5 compare the
+// expiry (true: the add carries a fixed one or none), $6 that expiry (null: none).
+export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
+              CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
+              NOT (o.expires_at IS NULL OR o.expires_at > now()) AS expired
          FROM intel_object o
         WHERE o.id IN (SELECT k.object_id FROM intel_object_key k
                          JOIN unnest($2::text[], $3::text[]) AS q(type, value)
                            ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`;
 
-// src/intel/objects.repository.ts — WRITES.insert (NEXT_SEQ, ADD_KEYS('$3') and recordingChange('Add') expanded, with
-// nextSeqs and insertChanges of src/intel/change-records.ts);
-// ObjectsService.add runs it autocommitted (insertIfKeysFree) when the unlocked pre-check found no object.
-// $1 collection id, $2 type, $3 keys JSON, $4 context JSON.
+// src/intel/objects.repository.ts — WRITES.insert (NEXT_SEQ, expiresAt('$5', '$6'), ADD_KEYS('$3') and
+// recordingChange('Add') expanded, with nextSeqs, objectJson, isoUtc and insertChanges of
+// src/intel/change-records.ts); ObjectsService.add runs it autocommitted (insertIfKeysFree) when the unlocked
+// pre-check found no object. $1 collection id, $2 type, $3 keys JSON, $4 context JSON, $5 expiresAt, $6 TTL.
+const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 export const INSERT_OBJECT = `
     WITH seq AS (UPDATE intel_collection SET last_seq = last_seq + 1 WHERE id = $1::int RETURNING last_seq),
     obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context) SELECT $1::int, $2::text, $3::jsonb, $4::jsonb FROM seq
-      RETURNING id, type, keys, context
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
+      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, COALESCE($5::timestamptz, date_trunc('milliseconds', now()) + make_interval(secs => $6::int)) FROM seq
+      RETURNING id, type, keys, context, expires_at
     ),
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($3::jsonb) AS k(type text, value text)
     ),
     change AS (
-      INSERT INTO intel_change (collection_id, seq, operation, object)
-      SELECT $1::int, c.seq, c.operation, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
-        FROM (SELECT seq.last_seq, 'Add', obj.type, obj.keys, obj.context FROM obj, seq) AS c(seq, operation, type, keys, context)
+      INSERT INTO intel_change (collection_id, seq, operation, reason, object)
+      SELECT $1::int, c.seq, c.operation, c.reason, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
+    || CASE WHEN c.expires_at IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('expiresAt', to_char(c.expires_at AT TIME ZONE 'UTC', ${ISO_UTC})) END
+        FROM (SELECT seq.last_seq, 'Add', NULL::text, obj.type, obj.keys, obj.context, obj.expires_at FROM obj, seq) AS c(seq, operation, reason, type, keys, context, expires_at)
     )
-    SELECT count(*)::int AS written FROM obj`;
+    SELECT obj.type, obj.keys, obj.context, to_char(obj.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM obj`;
 
 /** src/intel/objects.repository.ts — withFeedBounds(page): a keyset page joined to the collection's feed bounds. */
 function withFeedBounds(page: string): string {
@@ -43,11 +49,14 @@ function withFeedBounds(page: string): string {
 }
 
 // src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1).
-export const LIST_PAGE = withFeedBounds(`SELECT id AS position, type, keys, context FROM intel_object
-        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 ORDER BY collection_id, id LIMIT $3`);
+export const LIST_PAGE = withFeedBounds(`SELECT id AS position, intel_object.type, intel_object.keys, intel_object.context, to_char(intel_object.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM intel_object
+        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND (intel_object.expires_at IS NULL OR intel_object.expires_at > now())
+        ORDER BY collection_id, id LIMIT $3`);
 
 // src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit).
-export const CHANGES_AFTER = withFeedBounds(`SELECT seq AS position, operation, object FROM intel_change
+export const CHANGES_AFTER = withFeedBounds(`SELECT seq AS position, operation, object,
+              CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason
+         FROM intel_change
         WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`);
 
 // src/insight/tasks.repository.ts — TAKE ($1 limit, $2 max deliveries, $3 lease seconds, $4/$5 exhausted error).
@@ -57,6 +66,7 @@ export const TAKE_TASKS = `
      WHERE id IN (SELECT id FROM insight_task
                    WHERE state = 'Pending' AND lease_expires_at <= now() AND deliveries >= $2
                    FOR UPDATE SKIP LOCKED)
+    RETURNING id
   ), picked AS (
     SELECT id FROM insight_task
      WHERE state = 'Pending' AND (lease_expires_at IS NULL OR (lease_expires_at <= now() AND deliveries < $2))
@@ -70,9 +80,12 @@ export const TAKE_TASKS = `
      WHERE t.id = picked.id
     RETURNING t.id, t.created_at, t.schema_id, t.object_keys, t.file_id
   )
-  SELECT id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId"
+  SELECT false AS exhausted, id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys",
+         file_id AS "fileId"
     FROM taken
-   ORDER BY created_at, id`;
+  UNION ALL
+  SELECT true, id, NULL, NULL, NULL, NULL FROM exhausted
+   ORDER BY "createdAt", id`;
 
 // src/insight/tasks.repository.ts — OPEN_FOR_REPORT and TasksRepository.complete ($2 max deliveries).
 export const COMPLETE_TASK = `UPDATE insight_task SET state = 'Completed', result = $3 WHERE id = $1 AND state = 'Pending' AND deliveries > 0 AND (lease_expires_at > now() OR deliveries < $2)`;
@@ -86,11 +99,11 @@ export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `n
 // src/intel/lookup/lookup.service.ts — LOOKUP ($1 key types, $2 values, $3 reads all, $4 readable resource ids,
 // $5 collection names or null).
 export const LOOKUP = `
-  SELECT q.i, c.name AS collection, o.type, o.keys, o.context
+  SELECT q.i, c.name AS collection, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
     JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
     JOIN intel_collection c ON c.id = k.collection_id
-    JOIN intel_object o ON o.id = k.object_id
+    JOIN intel_object o ON o.id = k.object_id AND (o.expires_at IS NULL OR o.expires_at > now())
    WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
    ORDER BY q.i, c.name`;
 
@@ -99,8 +112,9 @@ export const LOOKUP = `
 export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
             SELECT k.object_id FROM intel_object_key k
              WHERE k.collection_id = $1 AND k.network <<= $2::inet AND k.object_id > $3
+               AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())
           ),
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
-          SELECT o.id AS position, o.type, o.keys, o.context
+          SELECT o.id AS position, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
             FROM page JOIN intel_object o ON o.id = page.object_id
            ORDER BY page.object_id`;

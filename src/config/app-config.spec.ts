@@ -21,6 +21,9 @@ describe('loadConfig (decisions §1)', () => {
       databasePoolSize: 24,
       server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
       fileboxStorage: { kind: 'local' },
+      expiryIntervalSeconds: 30,
+      extensions: [],
+      extensionSettings: {},
     });
   });
 
@@ -44,6 +47,9 @@ describe('loadConfig (decisions §1)', () => {
       REQUEST_TIMEOUT_SECONDS: '30',
       KEEP_ALIVE_TIMEOUT_SECONDS: '65',
       MAX_CONNECTIONS: '50',
+      EXPIRY_INTERVAL_SECONDS: '7',
+      EXTENSIONS: 'package.json, tsconfig.json',
+      EXT_SOMETHING: 'for an extension',
     });
     expect(config).toEqual({
       port: 9000,
@@ -62,6 +68,9 @@ describe('loadConfig (decisions §1)', () => {
       databasePoolSize: 4,
       server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
       fileboxStorage: { kind: 'local' },
+      expiryIntervalSeconds: 7,
+      extensions: [resolve('package.json'), resolve('tsconfig.json')],
+      extensionSettings: { EXT_SOMETHING: 'for an extension' },
     });
   });
 
@@ -134,6 +143,8 @@ describe('loadConfig (decisions §1)', () => {
     ['FILEBOX_MAX_FILE_BYTES', '1e9'],
     ['JOB_INTERVAL_SECONDS', '0'],
     ['DATABASE_WAIT_SECONDS', '3601'],
+    ['EXPIRY_INTERVAL_SECONDS', '0'],
+    ['EXTENSIONS', 'no/such/extension.js'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['ADMIN_API_KEY', 'short'],
     ['EMBEDDED_PG_SETTINGS', 'shared_buffers'],

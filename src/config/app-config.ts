@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { StartupError } from '../common/startup-error.js';
 import { parsePgSettings, type PgSettings } from '../database/embedded-tuning.js';
@@ -27,6 +28,12 @@ export interface AppConfig {
   server: ServerLimits;
   /** FILEBOX_STORAGE: where file content lives (extensions §6). */
   fileboxStorage: FileboxStorageConfig;
+  /** How often the expiry job removes expired objects (each with a `Remove` change, reason Expired). */
+  expiryIntervalSeconds: number;
+  /** Extension module files (absolute paths), loaded at start in this order. */
+  extensions: string[];
+  /** Every `EXT_*` setting, for extensions (injected as EXTENSION_SETTINGS). */
+  extensionSettings: Readonly<Record<string, string>>;
 }
 
 export interface ServerLimits {
@@ -87,6 +94,19 @@ function pgSettings(env: Env, name: string): PgSettings {
   }
 }
 
+/** EXTENSIONS: comma-separated module files, relative to the working directory; each must exist. */
+function extensionFiles(env: Env): string[] {
+  const raw = optionalString(env, 'EXTENSIONS');
+  if (raw === undefined) return [];
+  return raw.split(',').map((entry) => {
+    const path = resolve(entry.trim());
+    if (entry.trim() === '' || !existsSync(path) || !statSync(path).isFile()) {
+      throw new ConfigError(`EXTENSIONS names "${entry.trim()}", which is not a file`);
+    }
+    return path;
+  });
+}
+
 export function loadConfig(env: Env): AppConfig {
   const databaseUrl = optionalString(env, 'DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
@@ -112,6 +132,11 @@ export function loadConfig(env: Env): AppConfig {
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
     server: serverLimits(env),
+    expiryIntervalSeconds: integer(env, 'EXPIRY_INTERVAL_SECONDS', 30, 1),
+    extensions: extensionFiles(env),
+    extensionSettings: Object.freeze(
+      Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('EXT_') && entry[1] !== undefined)),
+    ),
     fileboxStorage: fileboxStorage(env),
   };
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
-import type { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 const CHANNEL = 'ids_invalidation';
@@ -11,16 +12,25 @@ export interface InvalidationListener {
   invalidate(key: string): void;
   /** Notifications may have been missed: drop everything. */
   reset(): void;
+  /** The application is shutting down: no notification will follow. */
+  close?(): void;
+  /** Requests held waiting for this topic (long-polls). */
+  waiting?(): number;
 }
 
 /**
- * Cross-instance cache invalidation over PostgreSQL LISTEN/NOTIFY, so that process caches never outlive a
- * change made through any instance.
+ * The one cross-instance notification channel, over PostgreSQL LISTEN/NOTIFY on one dedicated connection
+ * per instance. It carries two kinds of `topic:key` messages:
  *
- * Notifications are sent inside the writing transaction (`publish(manager, ...)`), so they are delivered
- * exactly when the change commits. Caches may serve entries only while `trusted` is true: the LISTEN
- * connection is up. When it drops, every listener is reset and caching pauses until LISTEN is established
- * again, so a missed notification can never leave a stale entry behind.
+ * - cache invalidations (InvalidatedCache), sent inside the writing transaction (`publish(manager, ...)`),
+ *   so they are delivered exactly when the change commits. Caches may serve entries only while `trusted`
+ *   is true: the LISTEN connection is up. When it drops, every listener is reset and caching pauses until
+ *   LISTEN is established again, so a missed notification can never leave a stale entry behind.
+ * - wake-ups of long-polls (LongPoll), sent after the commit (`signal`): applied on this instance at once and
+ *   sent to the others on the LISTEN connection itself, coalesced, so a write pays no extra round trip in
+ *   its transaction, and committing writers of different collections do not serialise on PostgreSQL's
+ *   notification queue lock (held from NOTIFY to the end of the commit). A wake-up lost with a crashed
+ *   instance only delays a waiter until its deadline, when it answers from a fresh read anyway.
  */
 @Injectable()
 export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
@@ -32,8 +42,14 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
   private reconnectTimer?: NodeJS.Timeout;
   /** Bumped on every invalidation and reset: a cache fill that started before a bump must not be stored. */
   private epoch = 0;
+  /** Wake-ups waiting to be sent to the other instances (`topic:key`); sent together on the next turn. */
+  private readonly outgoing = new Set<string>();
+  private flushing = false;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.connect();
@@ -41,6 +57,7 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
+    for (const listener of this.listeners.values()) listener.close?.();
     clearTimeout(this.reconnectTimer);
     this.listening = false;
     await this.client?.end().catch(() => undefined);
@@ -61,6 +78,13 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
     return this.listening && epoch === this.epoch;
   }
 
+  /** Long-polling requests held right now, all topics. */
+  get waiters(): number {
+    let count = 0;
+    for (const listener of this.listeners.values()) count += listener.waiting?.() ?? 0;
+    return count;
+  }
+
   /** Listens for invalidations of keys `<topic>:...`. One listener per topic. */
   register(topic: string, listener: InvalidationListener): void {
     this.listeners.set(topic, listener);
@@ -77,18 +101,50 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
     this.listeners.get(topic)?.invalidate(key);
   }
 
+  /**
+   * After a commit: `topic:key` changed. Listeners on this instance hear it now; the other instances as soon
+   * as the LISTEN connection can send it (or, while it is down, a pooled one).
+   */
+  signal(topic: string, key: string): void {
+    this.listeners.get(topic)?.invalidate(key);
+    this.outgoing.add(`${topic}:${key}`);
+    if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    while (this.outgoing.size > 0 && !this.closing) {
+      const payloads = [...this.outgoing];
+      this.outgoing.clear();
+      const sql = 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p';
+      try {
+        if (this.listening && this.client) await this.client.query(sql, [CHANNEL, payloads]);
+        else await this.dataSource.query(sql, [CHANNEL, payloads]);
+      } catch (error) {
+        this.logger.warn(`wake-ups not sent to other instances: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    this.flushing = false;
+  }
+
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'ids-invalidation' });
     client.on('notification', (message) => {
+      // Our own wake-ups, sent on this very connection, were applied when signalled.
+      if (message.processId === backendPid) return;
       const payload = message.payload ?? '';
       const split = payload.indexOf(':');
       if (split > 0) this.invalidateLocally(payload.slice(0, split), payload.slice(split + 1));
     });
+    let backendPid: number | undefined;
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     this.client = client;
     try {
       await client.connect();
+      backendPid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       await client.query(`LISTEN ${CHANNEL}`);
       this.listening = true;
     } catch (error) {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DomainEvents } from '../common/events/domain-events.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
@@ -42,6 +43,7 @@ export class FilesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly events: DomainEvents,
   ) {}
 
   /** For other modules (insight task parameters): does this file exist? A malformed id names nothing. */
@@ -87,7 +89,13 @@ export class FilesService {
       if (stored) await discardUnrecorded(this.storage, fileId, error);
       throw error;
     }
+    this.announceStored(fileId, stored.name, stored.digests);
     return { fileID: fileId };
+  }
+
+  /** After the commit that recorded a new file (direct upload or session completion): its domain event. */
+  announceStored(fileId: string, name: string | null, digests: ContentDigests): void {
+    this.events.emit('filebox.file.stored', { fileID: fileId, name, size: digests.size, sha256: digests.sha256.toString('hex') });
   }
 
   /**

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { ContentMeter } from './content-meter.js';
+import { type ContentDigests, ContentMeter } from './content-meter.js';
 import type { FileRefView } from './dto/file.dto.js';
 import type { CreateSessionDto, SessionRefView } from './dto/session.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
@@ -144,6 +144,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    */
   async complete(sessionId: string): Promise<FileRefView> {
     const fileId = randomUUID();
+    let digests: ContentDigests | undefined;
     const result = await this.dataSource.transaction(async (manager) => {
       const session = await this.findSession(manager, sessionId, true);
       if (session.file_id !== null) return session.file_id;
@@ -166,7 +167,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
         const rest = this.files.content(fileId, layout, resumed.hashed * session.part_size, size - 1);
         await pipeline(rest, this.files.meter(resumed.digests), discardAll());
       }
-      await this.files.record(manager, fileId, null, { size, ...(await resumed.digests.digests()) }, layout);
+      digests = { size, ...(await resumed.digests.digests()) };
+      await this.files.record(manager, fileId, null, digests, layout);
       await manager.query(
         `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
         [sessionId, fileId],
@@ -176,6 +178,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       return fileId;
     });
     this.digests.forget(sessionId);
+    if (result === fileId && digests) this.files.announceStored(fileId, null, digests);
     return { fileID: result };
   }
 

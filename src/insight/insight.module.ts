@@ -4,6 +4,7 @@ import { FileboxModule } from '../filebox/filebox.module.js';
 import { SchemaRegistryModule } from '../schema-registry/schema-registry.module.js';
 import { TaskEntity } from './entities/task.entity.js';
 import { InsightSchemasController } from './schemas.controller.js';
+import { TaskAnnouncer } from './task-announcer.js';
 import { TaskQueueController } from './task-queue.controller.js';
 import { TaskQueueService } from './task-queue.service.js';
 import { TasksController } from './tasks.controller.js';
@@ -13,6 +14,8 @@ import { TasksService } from './tasks.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([TaskEntity]), SchemaRegistryModule, FileboxModule],
   controllers: [InsightSchemasController, TasksController, TaskQueueController],
-  providers: [TasksRepository, TasksService, TaskQueueService],
+  providers: [TasksRepository, TaskAnnouncer, TasksService, TaskQueueService],
+  // For extensions (src/extensions/index.ts).
+  exports: [TasksService],
 })
 export class InsightModule {}

@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
+import { ClientGone } from '../common/http/long-poll.js';
 import { CompleteTaskDto, FailTaskDto, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
 import { TaskQueueService } from './task-queue.service.js';
 
@@ -19,12 +20,13 @@ export class TaskQueueController {
       'For executors: leases up to `limit` (1 to 1000) pending tasks, oldest first, and returns them. A leased task ' +
       'stays `Pending` but no other executor receives it until its lease (`TASK_LEASE_SECONDS`) runs out; then it ' +
       'can be taken again, and after `TASK_MAX_DELIVERIES` expired leases it fails with `DeliveryLimitExceeded`. ' +
-      'Report each task with `completed-tasks` or `failed-tasks`. `[]` means nothing waits.',
+      'Report each task with `completed-tasks` or `failed-tasks`. `[]` means nothing waits. With `wait` (0 to 60 seconds) an empty queue holds the request until a task ' +
+      'can be taken (registered on any instance, or a lease ran out) or the wait runs out.',
   })
   @ApiOkResponse({ type: [TaskQueueItemView], description: 'The leased tasks, oldest first; `[]` when none wait.' })
-  @ApiErrors({ 400: 'InvalidData: limit is not an integer from 1 to 1000.' })
-  take(@Body() form: TakeTasksDto) {
-    return this.queue.take(form);
+  @ApiErrors({ 400: 'InvalidData: limit is not an integer from 1 to 1000, or wait not from 0 to 60.' })
+  take(@Body() form: TakeTasksDto, @ClientGone() gone: AbortSignal) {
+    return this.queue.take(form, gone);
   }
 
   @Post('completed-tasks')

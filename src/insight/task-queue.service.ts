@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
+import { waitSecondsOf } from '../common/http/long-poll.js';
 import { normalizeKeySet } from '../common/indicators/index.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import type { CompleteTaskDto, FailTaskDto, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
 import type { TaskResult } from './entities/task.entity.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
+import { TaskAnnouncer } from './task-announcer.js';
 import { paramsView } from './tasks.service.js';
 import { TasksRepository } from './tasks.repository.js';
 
@@ -25,14 +27,30 @@ export class TaskQueueService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tasks: TasksRepository,
     private readonly schemas: SchemaRegistryService,
+    private readonly announcer: TaskAnnouncer,
   ) {}
 
-  async take({ limit }: TakeTasksDto): Promise<TaskQueueItemView[]> {
-    const rows = await this.tasks.take(
-      limit,
-      this.config.taskMaxDeliveries,
-      this.config.taskLeaseSeconds,
-      deliveryLimitError(this.config.taskMaxDeliveries),
+  /**
+   * With `wait`, an empty take is repeated when a task is registered (on any instance) or a running lease
+   * ends, until one can be taken or the wait runs out. Each try is one atomic take, so racing executors
+   * never share a task.
+   */
+  async take({ limit, wait }: TakeTasksDto, gone?: AbortSignal): Promise<TaskQueueItemView[]> {
+    const waitSeconds = waitSecondsOf(wait);
+    const { rows } = await this.announcer.pollQueue(
+      { waitSeconds, gone, ready: ({ rows }) => rows.length > 0, changesAt: ({ takeableAt }) => takeableAt },
+      async () => {
+        const { taken, failed } = await this.tasks.take(
+          limit,
+          this.config.taskMaxDeliveries,
+          this.config.taskLeaseSeconds,
+          deliveryLimitError(this.config.taskMaxDeliveries),
+        );
+        for (const id of failed) this.announcer.failed(id, deliveryLimitError(this.config.taskMaxDeliveries));
+        // Only a waiting take needs to know when the next lease ends; a plain one stays one statement.
+        const inMs = taken.length === 0 && waitSeconds > 0 ? await this.tasks.nextTakeableInMs(this.config.taskMaxDeliveries) : null;
+        return { rows: taken, takeableAt: inMs === null ? undefined : Date.now() + inMs };
+      },
     );
     for (const row of rows) this.memoize(row.id, row.schemaId);
     return rows.map((row) => ({ id: row.id, createdAt: row.createdAt, params: paramsView(row) }));
@@ -55,6 +73,7 @@ export class TaskQueueService {
     const stored = await this.tasks.complete(id, this.config.taskMaxDeliveries, normalized);
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
+    this.announcer.completed(id, normalized);
   }
 
   async fail({ taskID, error }: FailTaskDto): Promise<void> {
@@ -62,6 +81,7 @@ export class TaskQueueService {
     const stored = await this.tasks.fail(id, this.config.taskMaxDeliveries, error);
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
+    this.announcer.failed(id, { code: error.code, message: error.message });
   }
 
   /** The task's schema when it may take a report now; TaskNotFound or InvalidState otherwise. */

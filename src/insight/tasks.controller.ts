@@ -2,6 +2,7 @@ import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
+import { ApiWaitQuery, ClientGone, WaitSeconds } from '../common/http/long-poll.js';
 import { RegisterTaskDto, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
 import { TasksService } from './tasks.service.js';
 
@@ -36,11 +37,13 @@ export class TasksController {
     description:
       'Returns the task with its `params` and `state`: `Pending` (waiting or being executed), `Completed` with the ' +
       'normalised `result`, or `Failed` with the executor\'s `error` `{code, message}`; a task whose leases ran out ' +
-      '`TASK_MAX_DELIVERIES` times fails with code `DeliveryLimitExceeded`. Poll it until the state is final.',
+      '`TASK_MAX_DELIVERIES` times fails with code `DeliveryLimitExceeded`. Poll it until the state is final, or pass `wait` (0 to 60 seconds): a Pending task then holds the ' +
+      'request until it is Completed or Failed (on any instance) or the wait runs out.',
   })
+  @ApiWaitQuery()
   @ApiOkResponse({ type: TaskView })
-  @ApiErrors({ 404: 'NotFound: no task has this id (or the id is not a UUID).' })
-  view(@Param() params: TaskIdParamDto) {
-    return this.tasks.view(params);
+  @ApiErrors({ 400: 'InvalidQueryArgument: wait not from 0 to 60.', 404: 'NotFound: no task has this id (or the id is not a UUID).' })
+  view(@Param() params: TaskIdParamDto, @WaitSeconds() wait: number, @ClientGone() gone: AbortSignal) {
+    return this.tasks.view(params, wait, gone);
   }
 }

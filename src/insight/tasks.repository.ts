@@ -16,6 +16,8 @@ export interface TaskRow extends TaskParamsRow {
   deliveries: number;
   /** The last lease has run out (judged by the database clock, like every lease decision). */
   leaseExpired: boolean;
+  /** Milliseconds until the running lease ends; null without a running lease. */
+  leaseEndsInMs: number | null;
   result: TaskResult | null;
   errorCode: string | null;
   errorMessage: string | null;
@@ -37,12 +39,14 @@ const OPEN_FOR_REPORT = `state = 'Pending' AND deliveries > 0 AND (lease_expires
 // 1. tasks whose last allowed lease ran out become Failed (DeliveryLimitExceeded); no timer needed;
 // 2. up to $1 takeable tasks, oldest first, are locked, skipping rows other executors hold right now;
 // 3. they are leased for $3 seconds. Conditions 1 and 2 are disjoint, so no row is touched twice.
+// The rows failed in step 1 come back too (without params), for their announcements.
 const TAKE = `
   WITH exhausted AS (
     UPDATE insight_task SET state = 'Failed', error_code = $4, error_message = $5
      WHERE id IN (SELECT id FROM insight_task
                    WHERE state = 'Pending' AND lease_expires_at <= now() AND deliveries >= $2
                    FOR UPDATE SKIP LOCKED)
+    RETURNING id
   ), picked AS (
     SELECT id FROM insight_task
      WHERE state = 'Pending' AND (lease_expires_at IS NULL OR (lease_expires_at <= now() AND deliveries < $2))
@@ -56,9 +60,12 @@ const TAKE = `
      WHERE t.id = picked.id
     RETURNING t.id, t.created_at, t.schema_id, t.object_keys, t.file_id
   )
-  SELECT id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId"
+  SELECT false AS exhausted, id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys",
+         file_id AS "fileId"
     FROM taken
-   ORDER BY created_at, id`;
+  UNION ALL
+  SELECT true, id, NULL, NULL, NULL, NULL FROM exhausted
+   ORDER BY "createdAt", id`;
 
 /** Statements of the task table; every one is a single statement, atomic on its own. */
 @Injectable()
@@ -76,7 +83,10 @@ export class TasksRepository {
   async find(id: string): Promise<TaskRow | undefined> {
     const rows: TaskRow[] = await this.dataSource.query(
       `SELECT id, schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId", state, deliveries,
-              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired", result,
+              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired",
+              CASE WHEN lease_expires_at > now() THEN ceil(extract(epoch FROM lease_expires_at - now()) * 1000)::float8 END
+                AS "leaseEndsInMs",
+              result,
               error_code AS "errorCode", error_message AS "errorMessage"
          FROM insight_task WHERE id = $1`,
       [id],
@@ -84,14 +94,41 @@ export class TasksRepository {
     return rows[0];
   }
 
-  /** Leases up to `limit` tasks; `exhausted` is the error recorded on tasks past the delivery limit. */
+  /**
+   * Leases up to `limit` tasks; `exhausted` is the error recorded on tasks past the delivery limit, whose
+   * ids come back as `failed`.
+   */
   async take(
     limit: number,
     maxDeliveries: number,
     leaseSeconds: number,
     exhausted: { code: string; message: string },
-  ): Promise<QueueRow[]> {
-    return this.dataSource.query(TAKE, [limit, maxDeliveries, leaseSeconds, exhausted.code, exhausted.message]);
+  ): Promise<{ taken: QueueRow[]; failed: string[] }> {
+    const rows: (QueueRow & { exhausted: boolean })[] = await this.dataSource.query(TAKE, [
+      limit,
+      maxDeliveries,
+      leaseSeconds,
+      exhausted.code,
+      exhausted.message,
+    ]);
+    return {
+      taken: rows.filter((row) => !row.exhausted).map(({ exhausted: _, ...row }) => row),
+      failed: rows.filter((row) => row.exhausted).map((row) => row.id),
+    };
+  }
+
+  /**
+   * Milliseconds until a running lease ends that will make its task takeable again (not one at the delivery
+   * limit), or null when none runs. Judged by the database clock, like every lease decision.
+   */
+  async nextTakeableInMs(maxDeliveries: number): Promise<number | null> {
+    const [{ ms }]: { ms: number | null }[] = await this.dataSource.query(
+      `SELECT ceil(extract(epoch FROM min(lease_expires_at) - now()) * 1000)::float8 AS ms
+         FROM insight_task
+        WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < $1`,
+      [maxDeliveries],
+    );
+    return ms;
   }
 
   /** The schema of a task open for a report; `open` false when the task may not take one now. */

@@ -7,7 +7,8 @@ import { SchemaRegistryService } from '../schema-registry/schema-registry.servic
 import type { RegisterTaskDto, TaskIdParamDto, TaskParamsView, TaskRegistrationView, TaskView } from './dto/task.dto.js';
 import { UUID_PATTERN } from './dto/task.dto.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
-import { TaskParamsRow, TasksRepository } from './tasks.repository.js';
+import { TaskAnnouncer } from './task-announcer.js';
+import { TaskParamsRow, type TaskRow, TasksRepository } from './tasks.repository.js';
 
 /** The `params` of the task view and of queue items: absent parts are omitted, never null. */
 export function paramsView(row: TaskParamsRow): TaskParamsView {
@@ -26,6 +27,7 @@ export class TasksService {
     private readonly tasks: TasksRepository,
     private readonly schemas: SchemaRegistryService,
     private readonly files: FilesService,
+    private readonly announcer: TaskAnnouncer,
   ) {}
 
   /** Checks in order: keys (format, then set), schema, file; nothing is stored unless all pass. */
@@ -44,13 +46,31 @@ export class TasksService {
     ]);
     if (!schemaExists) throw SchemaRegistryErrors.schemaNotFound('insight', schemaID);
     if (!fileExists) throw InsightErrors.fileNotFound(fileId!);
-    const taskID = await this.tasks.insert({ schemaId: schemaID, objectKeys: keys, fileId });
+    const task = { schemaId: schemaID, objectKeys: keys, fileId };
+    const taskID = await this.tasks.insert(task);
+    this.announcer.registered(taskID, paramsView(task));
     return { taskID };
   }
 
-  async view({ task_id }: TaskIdParamDto): Promise<TaskView> {
-    const row = UUID_PATTERN.test(task_id) ? await this.tasks.find(task_id) : undefined;
-    if (!row) throw InsightErrors.taskViewNotFound(task_id);
+  /** With `wait`, a Pending task is read again when it finishes (on any instance), within the wait. */
+  async view({ task_id }: TaskIdParamDto, waitSeconds = 0, gone?: AbortSignal): Promise<TaskView> {
+    if (!UUID_PATTERN.test(task_id)) throw InsightErrors.taskViewNotFound(task_id);
+    const id = task_id.toLowerCase();
+    const { view } = await this.announcer.pollTask(
+      id,
+      { waitSeconds, gone, ready: ({ view }) => view.state !== 'Pending', changesAt: ({ changesAt }) => changesAt },
+      async () => {
+        const row = await this.tasks.find(id);
+        if (!row) throw InsightErrors.taskViewNotFound(task_id);
+        // A task on its last delivery turns Failed when that lease ends, with no commit to announce it.
+        const lastLease = row.leaseEndsInMs !== null && row.deliveries >= this.config.taskMaxDeliveries;
+        return { view: this.viewOf(row), changesAt: lastLease ? Date.now() + row.leaseEndsInMs! : undefined };
+      },
+    );
+    return view;
+  }
+
+  private viewOf(row: TaskRow): TaskView {
     const view: TaskView = { id: row.id, params: paramsView(row), state: row.state };
     // Past its last allowed lease the task is Failed, whether or not a take has recorded it yet.
     if (row.state === 'Pending' && row.leaseExpired && row.deliveries >= this.config.taskMaxDeliveries) {

@@ -24,6 +24,8 @@ export interface CollectionRecord {
   name: string;
   schemaId: string;
   resourceId: number;
+  /** Objects written without their own expiry expire this long after the write; null: never. */
+  objectTtlSeconds: number | null;
 }
 
 /** The cached row: the record plus its version (the tag). */
@@ -36,6 +38,10 @@ function isNameTaken(error: unknown): boolean {
   if (!(error instanceof QueryFailedError)) return false;
   const driverError = error.driverError as { code?: string; constraint?: string };
   return driverError.code === '23505' && NAME_CONSTRAINTS.has(driverError.constraint ?? '');
+}
+
+function collectionView(name: string, schemaID: string, objectTtlSeconds: number | null): CollectionView {
+  return { name, schemaID, ...(objectTtlSeconds !== null && { objectTTLSeconds: objectTtlSeconds }) };
 }
 
 @Injectable()
@@ -59,8 +65,8 @@ export class CollectionsService {
         if (!(await this.schemas.exists('intel', form.schemaID, manager))) throw SchemaRegistryErrors.schemaNotFound('intel', form.schemaID);
         const resource = await this.resources.createChild(manager, 'intel', form.name);
         await manager.query(
-          `INSERT INTO intel_collection (name, schema_id, version, resource_id) VALUES ($1, $2, 1, $3)`,
-          [form.name, form.schemaID, resource.id],
+          `INSERT INTO intel_collection (name, schema_id, version, resource_id, object_ttl_seconds) VALUES ($1, $2, 1, $3, $4)`,
+          [form.name, form.schemaID, resource.id, form.objectTTLSeconds ?? null],
         );
       });
     } catch (error) {
@@ -73,19 +79,20 @@ export class CollectionsService {
 
   /** 404 NotFound when absent. */
   async findByName(name: string): Promise<CollectionRecord> {
-    const { id, schemaId, resourceId } = await this.row(name);
-    return { id, name, schemaId, resourceId };
+    const { id, schemaId, resourceId, objectTtlSeconds } = await this.row(name);
+    return { id, name, schemaId, resourceId, objectTtlSeconds };
   }
 
   async view(name: string): Promise<TaggedResult<CollectionView>> {
     const row = await this.row(name);
-    return new TaggedResult({ name: row.name, schemaID: row.schemaId }, row.version);
+    return new TaggedResult(collectionView(row.name, row.schemaId, row.objectTtlSeconds), row.version);
   }
 
   private async row(name: string): Promise<CollectionRow> {
     const row = await this.rows.get(name, async () => {
       const found: CollectionRow[] = await this.dataSource.query(
-        `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId", version
+        `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId", version,
+                object_ttl_seconds AS "objectTtlSeconds"
            FROM intel_collection WHERE name = $1`,
         [name],
       );
@@ -101,21 +108,28 @@ export class CollectionsService {
     return this.schemas.view('intel', collection.schemaId);
   }
 
-  /** `{}` and the current schemaID change nothing and keep the tag; a real change increments it. */
+  /**
+   * `{}` and the current values change nothing and keep the tag; a real change increments it.
+   * `objectTTLSeconds: null` removes the time to live.
+   */
   async update(name: string, ifMatch: string, form: UpdateCollectionDto): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const rows: { schemaId: string; version: number }[] = await manager.query(
-        `SELECT schema_id AS "schemaId", version FROM intel_collection WHERE name = $1 FOR UPDATE`,
+      const rows: { schemaId: string; version: number; ttl: number | null }[] = await manager.query(
+        `SELECT schema_id AS "schemaId", version, object_ttl_seconds AS ttl FROM intel_collection WHERE name = $1 FOR UPDATE`,
         [name],
       );
       if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
       assertTagMatches(ifMatch, rows[0].version);
       const schemaId = form.schemaID ?? rows[0].schemaId;
-      if (schemaId === rows[0].schemaId) return;
-      if (!(await this.schemas.exists('intel', schemaId, manager))) throw SchemaRegistryErrors.schemaNotFound('intel', schemaId);
+      const ttl = form.objectTTLSeconds === undefined ? rows[0].ttl : form.objectTTLSeconds;
+      if (schemaId === rows[0].schemaId && ttl === rows[0].ttl) return;
+      if (schemaId !== rows[0].schemaId && !(await this.schemas.exists('intel', schemaId, manager))) {
+        throw SchemaRegistryErrors.schemaNotFound('intel', schemaId);
+      }
       await manager.query(
-        `UPDATE intel_collection SET schema_id = $2, version = version + 1, updated_at = now() WHERE name = $1`,
-        [name, schemaId],
+        `UPDATE intel_collection SET schema_id = $2, object_ttl_seconds = $3, version = version + 1, updated_at = now()
+          WHERE name = $1`,
+        [name, schemaId, ttl],
       );
       await this.rows.publish(manager, name);
     });
@@ -138,14 +152,14 @@ export class CollectionsService {
     const page = pageRequestOf(query);
     const afterId = afterIdFromCursor(page.cursor);
     const { readsAll, readable } = this.readScope(principal);
-    const rows: (CollectionView & { id: number })[] = await this.dataSource.query(
-      `SELECT id, name, schema_id AS "schemaID" FROM intel_collection
+    const rows: { id: number; name: string; schemaID: string; ttl: number | null }[] = await this.dataSource.query(
+      `SELECT id, name, schema_id AS "schemaID", object_ttl_seconds AS ttl FROM intel_collection
         WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
       [afterId, readsAll, readable, page.limit + 1],
     );
     const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
     return new PageResult(
-      items.map(({ name, schemaID }) => ({ name, schemaID })),
+      items.map(({ name, schemaID, ttl }) => collectionView(name, schemaID, ttl)),
       next,
     );
   }

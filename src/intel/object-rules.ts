@@ -1,6 +1,6 @@
 import { KEY_TYPES, normalizeKeySet, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
-import type { KeyHit, ObjectWrite } from './objects.repository.js';
+import type { Expiry, KeyHit, ObjectWrite } from './objects.repository.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /**
@@ -27,14 +27,41 @@ export interface PreparedObject {
   context: Record<string, unknown>;
   /** The same context as JSON text, as it is written. */
   contextJson: string;
+  /** When the written object expires. */
+  expiry: Expiry;
 }
 
-/** Normalises the keys (InvalidKeyFormat, InvalidKeySet) and refuses contexts jsonb cannot hold (InvalidData). */
-export function prepareObject(form: ObjectFormDto): PreparedObject {
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The expiry of an add: its own `expiresAt` (already of the RFC 3339 form; here a real, future moment,
+ * kept to milliseconds), else the collection's time to live from this write, else none.
+ */
+export function expiryOf(expiresAt: string | null | undefined, ttlSeconds: number | null): Expiry {
+  if (expiresAt == null) return { at: null, ttlSeconds };
+  const [year, month, day, hour, minute, second] = expiresAt.split(/[-T:.Z+]/).map(Number);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const offset = /([+-])(\d{2}):(\d{2})$/.exec(expiresAt);
+  const valid =
+    month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && !leap ? 28 : DAYS_IN_MONTH[month - 1]) &&
+    hour <= 23 && minute <= 59 && second <= 59 && (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59));
+  // Date parses at most milliseconds: further digits are cut first.
+  const at = valid ? new Date(expiresAt.replace(/(\.\d{3})\d+/, '$1')) : undefined;
+  if (!at || Number.isNaN(at.getTime())) throw ObjectErrors.invalidExpiresAt('expiresAt is not a valid date-time');
+  if (at.getTime() <= Date.now()) throw ObjectErrors.invalidExpiresAt('expiresAt must be in the future');
+  return { at: at.toISOString(), ttlSeconds: null };
+}
+
+/**
+ * Normalises the keys (InvalidKeyFormat, InvalidKeySet), refuses contexts jsonb cannot hold and expiries
+ * that are not future moments (InvalidData); `ttlSeconds` is the collection's time to live.
+ */
+export function prepareObject(form: ObjectFormDto & { expiresAt?: string | null }, ttlSeconds: number | null): PreparedObject {
+  const expiry = expiryOf(form.expiresAt, ttlSeconds);
   const keys = sortKeys(normalizeKeySet(form.type, form.keys));
   const contextJson = JSON.stringify(form.context);
   if (UNSTORABLE_ESCAPE.test(contextJson)) throw ObjectErrors.unstorableContext();
-  return { type: form.type, keys, context: form.context, contextJson };
+  return { type: form.type, keys, context: form.context, contextJson, expiry };
 }
 
 /** The instance a collection's schema validates: the whole object as it will be stored (decisions §6). */
@@ -48,8 +75,8 @@ export function schemaInstance(object: PreparedObject): Record<string, unknown> 
  * clash with one.
  */
 export function planAdd(object: PreparedObject, hits: KeyHit[]): ObjectWrite | null {
-  const { keys, contextJson: context } = object;
-  if (hits.length === 0) return { kind: 'insert', type: object.type, keys, context };
+  const { keys, contextJson: context, expiry } = object;
+  if (hits.length === 0) return { kind: 'insert', type: object.type, keys, context, expiry };
   if (hits.length > 1) throw ObjectErrors.keySetConflict('the keys belong to two or more different objects');
   const [hit] = hits;
   const clash = keys.find((key) => hit.keys.some((own) => own.type === key.type && own.value !== key.value));
@@ -57,6 +84,7 @@ export function planAdd(object: PreparedObject, hits: KeyHit[]): ObjectWrite | n
     throw ObjectErrors.keySetConflict(`the object already has a different ${clash.type} key than "${clash.value}"`);
   }
   const newKeys = keys.filter((key) => !hit.keys.some((own) => own.type === key.type));
-  if (newKeys.length === 0 && hit.sameContext) return null;
-  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context };
+  // A time to live always moves the expiry (sameExpiry is null then): such an add is an Update.
+  if (newKeys.length === 0 && hit.sameContext && hit.sameExpiry) return null;
+  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context, expiry };
 }

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
-import { ObjectFormDto } from '../common/indicators/object-form.dto.js';
+import { ClientGone } from '../common/http/long-poll.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
 import {
@@ -11,6 +11,7 @@ import {
   CollectionIdParamDto,
   DeleteObjectQueryDto,
   LISTING_LINK_HEADER,
+  ObjectAddDto,
   ObjectChangeView,
   ObjectView,
 } from './dto/object.dto.js';
@@ -39,11 +40,13 @@ export class ObjectsController {
       'context is replaced and the new keys are added to it (an `Update` change); otherwise a new object is stored ' +
       '(`Add`). Keys naming two objects, or a key whose type the object has with another value, are 422 ' +
         '`KeySetConflict`. Sending an object exactly as stored ' +
-      'writes nothing and makes no change record.',
+      'writes nothing and makes no change record. Optional `expiresAt` (in the future) sets when the object ' +
+      'expires; without it the collection\'s `objectTTLSeconds` applies from this write (each add then moves the ' +
+      'expiry: an `Update`). An expired object is gone: adding its keys again creates it anew (`Add`).',
   })
   @ApiNoContentResponse({ description: 'Stored (or already stored as sent).' })
   @ApiErrors({
-    400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256).',
+    400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256), expiresAt malformed or not in the future.',
     404: 'NotFound: no collection has this name.',
     413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
     422:
@@ -51,7 +54,7 @@ export class ObjectsController {
       'object type. KeySetConflict: the keys name two stored objects, or clash with a key of the stored one. SchemaCheckFail: the object does ' +
       'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
   })
-  add(@Param() params: CollectionIdParamDto, @Body() form: ObjectFormDto) {
+  add(@Param() params: CollectionIdParamDto, @Body() form: ObjectAddDto) {
     return this.objects.add(params.collection_id, form);
   }
 
@@ -107,7 +110,8 @@ export class ObjectsController {
       'first. Start from the `rel="related"` link of the first objects page. A non-empty page links the position ' +
       'after its last change in `rel="next"`; an empty page has no link: everything is delivered, so keep your last ' +
       'cursor, wait, and ask again with it. A cursor older than the retention window is 422 `CursorOutOfRange`: ' +
-      'list the objects again.',
+      'list the objects again. With `wait` (0 to 60 seconds) an empty page is held until a change ' +
+      'of the collection commits (on any instance) or the wait runs out.',
   })
   @ApiOkResponse({
     type: [ObjectChangeView],
@@ -115,11 +119,11 @@ export class ObjectsController {
     description: 'A page; every non-empty page links the position after its last change in `Link: rel="next"`.',
   })
   @ApiErrors({
-    400: 'InvalidQueryArgument: the cursor missing, malformed, ahead of the feed or of another collection; a bad limit.',
+    400: 'InvalidQueryArgument: the cursor missing, malformed, ahead of the feed or of another collection; a bad limit or wait.',
     404: 'NotFound: no collection has this name.',
     422: 'CursorOutOfRange: changes after the cursor were pruned; list the objects again.',
   })
-  changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto) {
-    return this.changes.page(params.collection_id, query);
+  changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto, @ClientGone() gone: AbortSignal) {
+    return this.changes.page(params.collection_id, query, gone);
   }
 }

@@ -8,6 +8,7 @@ export const ObjectErrors = {
   cursorRequired: () => CommonErrors.invalidQuery('cursor is required: take it from the object listing or a changes page'),
   foreignCursor: () => CommonErrors.invalidQuery('the cursor belongs to another collection'),
   unknownCursor: () => CommonErrors.invalidQuery('malformed cursor'),
+  invalidExpiresAt: (message: string) => CommonErrors.invalidData(message),
   unstorableContext: () =>
     CommonErrors.invalidData('context strings may not contain NUL characters or unpaired UTF-16 surrogates'),
 };

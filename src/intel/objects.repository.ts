@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
-import { insertChanges, nextSeqs } from './change-records.js';
-import type { ChangeOperation } from './entities/change.entity.js';
+import { expiresAt, insertChanges, isoUtc, nextSeqs } from './change-records.js';
+import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -11,19 +11,62 @@ export interface KeyHit {
   keys: ObjectKey[];
   /** Its stored context equals the submitted one (jsonb equality); null when no context was given. */
   sameContext: boolean | null;
+  /** Its expiry equals the submitted fixed one (both none included); null when the add moves it (a TTL). */
+  sameExpiry: boolean | null;
+  /** Past its expiry: logically gone, removed (Remove, Expired) before anything else is decided. */
+  expired: boolean;
+}
+
+/**
+ * When a written object expires: at a fixed moment (its own `expiresAt`, ISO text), `ttlSeconds` after the
+ * write (the collection's time to live), or never (both null).
+ */
+export interface Expiry {
+  at: string | null;
+  ttlSeconds: number | null;
 }
 
 /** One write of the object add/delete rules; `context` is JSON text. */
 export type ObjectWrite =
-  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string }
-  | { kind: 'update'; objectId: string; keys: ObjectKey[]; newKeys: ObjectKey[]; context: string }
+  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
+  | { kind: 'update'; objectId: string; keys: ObjectKey[]; newKeys: ObjectKey[]; context: string; expiry: Expiry }
   | { kind: 'remove'; key: ObjectKey };
 
 export interface StoredObject {
   type: ObjectType;
   keys: ObjectKey[];
   context: Record<string, unknown>;
+  /** ISO 8601 UTC with milliseconds; absent when the object never expires. */
+  expiresAt?: string;
 }
+
+/** A change record as written, for what is announced after the commit. */
+export interface WrittenChange {
+  operation: ChangeOperation;
+  object: StoredObject;
+  /** Set on `Remove` only. */
+  reason?: RemoveReason;
+}
+
+/** A written object's columns as the statements return them. */
+interface RawObject {
+  type: ObjectType;
+  keys: ObjectKey[];
+  context: Record<string, unknown>;
+  expiresAt: string | null;
+}
+
+/** The object view of a row: fields in the view's order (type, keys, context, expiresAt when set). */
+export function storedObject({ type, keys, context, expiresAt }: RawObject | StoredObject): StoredObject {
+  return { type, keys, context, ...(expiresAt != null && { expiresAt }) };
+}
+
+/** The written object's columns, as every write statement returns them. */
+const WRITTEN_OBJECT = (row: string) =>
+  `${row}.type, ${row}.keys, ${row}.context, ${isoUtc(`${row}.expires_at`)} AS "expiresAt"`;
+
+/** Live objects only: an expired one is gone from every read at once, before the expiry job removes it. */
+export const LIVE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > now())`;
 
 /** Ids of the objects of collection $1 that own any of the keys ($2 types, $3 values, in pairs). */
 export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM intel_object_key k
@@ -32,6 +75,8 @@ export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM intel_object_key k
 
 /** Advisory lock key held by the one instance pruning the change feed. */
 const PRUNE_LOCK = 7_240_002;
+/** Advisory lock key held by the one instance running the expiry job. */
+const EXPIRY_LOCK = 7_240_014;
 
 /**
  * Every write statement first takes the collection's next sequence number. The UPDATE locks the
@@ -42,13 +87,14 @@ const PRUNE_LOCK = 7_240_002;
  */
 const NEXT_SEQ = nextSeqs('1');
 
-/** The change record, built from what `obj` RETURNING says was stored; yields the number of objects written. */
-function recordingChange(operation: ChangeOperation): string {
+/** The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row). */
+function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null): string {
+  const why = reason === null ? 'NULL::text' : `'${reason}'`;
   return `,
     change AS (
-      ${insertChanges(`SELECT seq.last_seq, '${operation}', obj.type, obj.keys, obj.context FROM obj, seq`)}
+      ${insertChanges(`SELECT seq.last_seq, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj, seq`)}
     )
-    SELECT count(*)::int AS written FROM obj`;
+    SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
 
 const ADD_KEYS = (keysParam: string) => `,
@@ -61,31 +107,65 @@ const WRITES: Record<ObjectWrite['kind'], string> = {
   insert: `
     WITH ${NEXT_SEQ},
     obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context) SELECT $1::int, $2::text, $3::jsonb, $4::jsonb FROM seq
-      RETURNING id, type, keys, context
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
+      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM seq
+      RETURNING id, type, keys, context, expires_at
     )${ADD_KEYS('$3')}${recordingChange('Add')}`,
   update: `
     WITH ${NEXT_SEQ},
     obj AS (
-      UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb FROM seq WHERE o.id = $2::bigint
-      RETURNING o.id, o.type, o.keys, o.context
+      UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
+        FROM seq WHERE o.id = $2::bigint
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at
     )${ADD_KEYS('$5')}${recordingChange('Update')}`,
-  // The key rows go with the object (ON DELETE CASCADE).
+  // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
+  // job (or the next add of its keys) removes it, with reason Expired.
   remove: `
     WITH ${NEXT_SEQ},
     obj AS (
       DELETE FROM intel_object o USING intel_object_key k, seq
        WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
-      RETURNING o.id, o.type, o.keys, o.context
-    )${recordingChange('Remove')}`,
+         AND ${LIVE('o')}
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+    )${recordingChange('Remove', 'Deleted')}`,
 };
+
+/**
+ * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
+ * first, with one `Remove` change each (reason Expired) numbered after the collection's last change.
+ * Run only under the collection's write lock (lockCollection), so that the numbers are the next ones; an
+ * object another writer already removed is simply not found again, so each expiry is recorded once.
+ */
+const EXPIRE = `
+  WITH gone AS (
+    DELETE FROM intel_object o
+     WHERE o.id IN (SELECT id FROM intel_object
+                     WHERE collection_id = $1::int AND expires_at <= now() AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
+                     ORDER BY id LIMIT $3)
+    RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+  ), numbered AS (
+    SELECT gone.*, row_number() OVER (ORDER BY gone.id) AS n, count(*) OVER () AS total FROM gone
+  ), ${nextSeqs('(SELECT count(*) FROM gone)')},
+  change AS (
+    ${insertChanges(`SELECT seq.last_seq - numbered.total + numbered.n, 'Remove', 'Expired', numbered.type, numbered.keys,
+                            numbered.context, numbered.expires_at
+                       FROM numbered, seq`)}
+  )
+  SELECT ${WRITTEN_OBJECT('numbered')} FROM numbered ORDER BY n`;
 
 function writeParams(write: ObjectWrite): unknown[] {
   switch (write.kind) {
     case 'insert':
-      return [write.type, JSON.stringify(write.keys), write.context];
+      return [write.type, JSON.stringify(write.keys), write.context, write.expiry.at, write.expiry.ttlSeconds];
     case 'update':
-      return [write.objectId, JSON.stringify(write.keys), write.context, JSON.stringify(write.newKeys)];
+      return [
+        write.objectId,
+        JSON.stringify(write.keys),
+        write.context,
+        JSON.stringify(write.newKeys),
+        write.expiry.at,
+        write.expiry.ttlSeconds,
+      ];
     case 'remove':
       return [write.key.type, write.key.value];
   }
@@ -103,18 +183,31 @@ function isKeyTaken(error: unknown): boolean {
 export class ObjectsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The objects any of `keys` belongs to (at most one per key, by the primary key of intel_object_key). */
+  /**
+   * The objects any of `keys` belongs to (at most one per key, by the primary key of intel_object_key),
+   * expired ones included (flagged). The expiry is compared only when the add would not move it.
+   */
   async findHits(
     runner: DataSource | EntityManager,
     collectionId: number,
     keys: ObjectKey[],
     context: string | null,
+    expiry: Expiry | null = null,
   ): Promise<KeyHit[]> {
     return runner.query(
-      `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext"
+      `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
+              CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
+              NOT ${LIVE('o')} AS expired
          FROM intel_object o
         WHERE o.id IN (${OWNING_OBJECT_IDS})`,
-      [collectionId, keys.map((key) => key.type), keys.map((key) => key.value), context],
+      [
+        collectionId,
+        keys.map((key) => key.type),
+        keys.map((key) => key.value),
+        context,
+        expiry !== null && expiry.ttlSeconds === null,
+        expiry?.at ?? null,
+      ],
     );
   }
 
@@ -128,23 +221,57 @@ export class ObjectsRepository {
     await manager.query(`SELECT 1 FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`, [collectionId]);
   }
 
-  /** Applies one write with its change record, in one statement; false when it found nothing to write. */
-  async write(runner: DataSource | EntityManager, collectionId: number, write: ObjectWrite): Promise<boolean> {
-    const rows: { written: number }[] = await runner.query(WRITES[write.kind], [collectionId, ...writeParams(write)]);
-    return rows[0].written === 1;
+  /** Applies one write with its change record, in one statement; null when it found nothing to write. */
+  async write(runner: DataSource | EntityManager, collectionId: number, write: ObjectWrite): Promise<WrittenChange | null> {
+    const rows: RawObject[] = await runner.query(WRITES[write.kind], [collectionId, ...writeParams(write)]);
+    if (rows.length === 0) return null;
+    const operation = write.kind === 'insert' ? 'Add' : write.kind === 'update' ? 'Update' : 'Remove';
+    return { operation, object: storedObject(rows[0]), ...(operation === 'Remove' && { reason: 'Deleted' as const }) };
+  }
+
+  /**
+   * Removes expired objects of the collection (`ids`, or any, up to `limit`) with their `Remove` (Expired)
+   * records. The caller holds the collection lock (lockCollection) in `manager`'s transaction.
+   */
+  async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number): Promise<WrittenChange[]> {
+    const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit]);
+    return rows.map((row) => ({ operation: 'Remove', object: storedObject(row), reason: 'Expired' }));
+  }
+
+  /**
+   * One batch of the expiry job, in its own transaction: up to `limit` expired objects of the collection
+   * holding the oldest expired object. Undefined when another instance runs the job right now.
+   */
+  async expireDue(limit: number): Promise<{ collection: { id: number; name: string }; removed: WrittenChange[] } | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      // One expiry job at a time across instances (the pruner's pattern): two would only queue on the
+      // same collection locks. Exactly-once does not rest on it: a removed object cannot be removed again.
+      const [{ locked }]: { locked: boolean }[] = await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+        EXPIRY_LOCK,
+      ]);
+      if (!locked) return undefined;
+      const due: { id: number; name: string }[] = await manager.query(
+        `SELECT c.id, c.name FROM intel_collection c
+          WHERE c.id = (SELECT collection_id FROM intel_object
+                         WHERE expires_at IS NOT NULL AND expires_at <= now() ORDER BY expires_at LIMIT 1)`,
+      );
+      if (due.length === 0) return { collection: { id: 0, name: '' }, removed: [] };
+      await this.lockCollection(manager, due[0].id);
+      return { collection: due[0], removed: await this.expire(manager, due[0].id, null, limit) };
+    });
   }
 
   /**
    * The insert of a new object as a single autocommitted statement (one round trip, the lock held only
    * for that statement). No existence check is needed inside it: the key rows' primary key is checked
    * against committed and in-flight rows alike, so a key taken since the caller looked makes the whole
-   * statement fail and roll back; that answers false and the caller decides again under the lock.
+   * statement fail and roll back; that answers null and the caller decides again under the lock.
    */
-  async insertIfKeysFree(collectionId: number, write: ObjectWrite & { kind: 'insert' }): Promise<boolean> {
+  async insertIfKeysFree(collectionId: number, write: ObjectWrite & { kind: 'insert' }): Promise<WrittenChange | null> {
     try {
       return await this.write(this.dataSource, collectionId, write);
     } catch (error) {
-      if (isKeyTaken(error)) return false;
+      if (isKeyTaken(error)) return null;
       throw error;
     }
   }
@@ -163,9 +290,12 @@ export class ObjectsRepository {
    * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan.
    */
   listPage(collectionId: number, afterId: number, limit: number) {
-    return this.withFeedBounds<StoredObject>(
-      `SELECT id AS position, type, keys, context FROM intel_object
-        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 ORDER BY collection_id, id LIMIT $3`,
+    // Expired objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk
+    // and its bound stay as they are).
+    return this.withFeedBounds<RawObject>(
+      `SELECT id AS position, ${WRITTEN_OBJECT('intel_object')} FROM intel_object
+        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}
+        ORDER BY collection_id, id LIMIT $3`,
       collectionId,
       afterId,
       limit,
@@ -174,8 +304,11 @@ export class ObjectsRepository {
 
   /** Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq. */
   changesAfter(collectionId: number, afterSeq: number, limit: number) {
-    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject }>(
-      `SELECT seq AS position, operation, object FROM intel_change
+    // Remove records written before reasons were recorded were all explicit deletes.
+    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>(
+      `SELECT seq AS position, operation, object,
+              CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason
+         FROM intel_change
         WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
       collectionId,
       afterSeq,

@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { normalizeKey } from '../common/indicators/indicators.js';
-import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
 import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import { encodeChangesCursor } from './changes.service.js';
-import type { DeleteObjectQueryDto, ObjectView } from './dto/object.dto.js';
+import { ChangesService, encodeChangesCursor } from './changes.service.js';
+import type { DeleteObjectQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
-import { ObjectsRepository } from './objects.repository.js';
+import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
 
 @Injectable()
 export class ObjectsService {
@@ -19,10 +18,11 @@ export class ObjectsService {
     private readonly repository: ObjectsRepository,
     private readonly collections: CollectionsService,
     private readonly schemas: SchemaRegistryService,
+    private readonly changes: ChangesService,
   ) {}
 
   /** Add or upsert (decisions §7). */
-  async add(collectionName: string, form: ObjectFormDto): Promise<void> {
+  async add(collectionName: string, form: ObjectAddDto): Promise<void> {
     // 404 first, as for the change feed: an unknown collection is not a question of the object's keys.
     const collection = await this.collections.findByName(collectionName);
     const object = await this.prepare(collection, form);
@@ -32,16 +32,36 @@ export class ObjectsService {
     // re-send) or a conflict, answer now without taking the collection lock. That is safe because the
     // request may be ordered at the moment of this read: a serial execution at that point would have
     // produced exactly this answer and no change record.
-    const planned = planAdd(object, await this.repository.findHits(this.dataSource, collection.id, keys, contextJson));
-    if (planned === null) return;
-    if (planned.kind === 'insert' && (await this.repository.insertIfKeysFree(collection.id, planned))) return;
+    // A key of an expired object needs the lock: that object is removed (Expired) first.
+    const hits = await this.repository.findHits(this.dataSource, collection.id, keys, contextJson, object.expiry);
+    if (!hits.some((hit) => hit.expired)) {
+      const planned = planAdd(object, hits);
+      if (planned === null) return;
+      if (planned.kind === 'insert') {
+        const inserted = await this.repository.insertIfKeysFree(collection.id, planned);
+        if (inserted) return this.changes.announce(collection, [inserted]);
+      }
+    }
 
-    await this.dataSource.transaction(async (manager) => {
+    const written = await this.dataSource.transaction(async (manager) => {
       await this.repository.lockCollection(manager, collection.id);
       // Decided again under the lock: another writer may have changed these objects since the pre-check.
-      const write = planAdd(object, await this.repository.findHits(manager, collection.id, keys, contextJson));
-      if (write) await this.repository.write(manager, collection.id, write);
+      const current = await this.repository.findHits(manager, collection.id, keys, contextJson, object.expiry);
+      const removed = await this.expireHits(manager, collection.id, current);
+      const write = planAdd(object, current.filter((hit) => !hit.expired));
+      const change = write && (await this.repository.write(manager, collection.id, write));
+      return change ? [...removed, change] : removed;
     });
+    this.changes.announce(collection, written);
+  }
+
+  /**
+   * Under the collection lock: removes (Remove, Expired) the expired objects among `hits`, so that their
+   * keys are free and a re-add creates the object anew (`Add`). Shared with batches.
+   */
+  async expireHits(manager: EntityManager, collectionId: number, hits: { id: string; expired: boolean }[]): Promise<WrittenChange[]> {
+    const expired = hits.filter((hit) => hit.expired).map((hit) => hit.id);
+    return expired.length === 0 ? [] : this.repository.expire(manager, collectionId, expired, expired.length);
   }
 
   /**
@@ -50,8 +70,8 @@ export class ObjectsService {
    * object differs from it only by keys it already had, which passed the key-set rules, and error
    * locations then point into what the client sent.
    */
-  async prepare(collection: CollectionRecord, form: ObjectFormDto): Promise<PreparedObject> {
-    const object = prepareObject(form);
+  async prepare(collection: CollectionRecord, form: ObjectAddDto): Promise<PreparedObject> {
+    const object = prepareObject(form, collection.objectTtlSeconds);
     await this.schemas.validate('intel', collection.schemaId, schemaInstance(object));
     return object;
   }
@@ -61,10 +81,13 @@ export class ObjectsService {
     const collection = await this.collections.findByName(collectionName);
     const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
     // Same reasoning as the add pre-check: absent now means the delete may be ordered now, as a no-op.
-    if ((await this.repository.findHits(this.dataSource, collection.id, [key], null)).length === 0) return;
+    // An expired object is absent already (its Remove, Expired, comes from the expiry job).
+    const hits = await this.repository.findHits(this.dataSource, collection.id, [key], null);
+    if (hits.every((hit) => hit.expired)) return;
     // One statement: it takes the collection lock first, and if a concurrent delete won the race it
     // deletes and records nothing (the sequence number it took is then simply unused).
-    await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
+    const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
+    if (removed) this.changes.announce(collection, [removed]);
   }
 
   /** Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot. */
@@ -74,7 +97,7 @@ export class ObjectsService {
     const afterId = afterIdFromCursor(page.cursor);
     const { lastSeq, rows } = await this.repository.listPage(collection.id, afterId, page.limit + 1);
     const { items, next } = sliceAfterId(rows, page.limit, (row) => Number(row.position));
-    const views = items.map(({ type, keys, context }) => ({ type, keys, context }));
+    const views = items.map(storedObject);
     const related =
       page.cursor === undefined
         ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq) }

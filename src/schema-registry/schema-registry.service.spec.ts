@@ -32,7 +32,7 @@ function fakeTable(row: { version: number; document: Record<string, unknown> } |
     },
   } as unknown as DataSource;
   // A bus that never connected is never trusted: versions are read from the (fake) table every time.
-  const bus = new InvalidationBus({} as AppConfig);
+  const bus = new InvalidationBus({} as AppConfig, dataSource);
   return { service: new SchemaRegistryService(dataSource, bus), documentReads };
 }
 

@@ -62,7 +62,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     expect(changes).toEqual([
       { operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { size: 1 } } },
       { operation: 'Add', object: a },
-      { operation: 'Remove', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(9) }], context: { size: 9 } } },
+      { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(9) }], context: { size: 9 } } },
       { operation: 'Update', object: merged },
     ]);
     expect((await listAll(t, c, 100)).objects).toEqual([merged, a]);

@@ -91,7 +91,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     expect((await followAll(t, c, changesCursor)).changes).toEqual([
       { operation: 'Add', object: { type: 'File', keys: [both[0]], context: { size: 1 } } },
       { operation: 'Update', object: { type: 'File', keys: both, context: { size: 2 } } },
-      { operation: 'Remove', object: { type: 'File', keys: both, context: { size: 2 } } },
+      { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: both, context: { size: 2 } } },
     ]);
   });
 

@@ -69,7 +69,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(params(search)).toEqual(['path:collection_id!', 'query:contains', 'query:cursor', 'query:limit', 'query:within']);
     const page = resolve(search.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
-    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(Object.keys(search.responses['200'].headers ?? {})).toEqual(['Link']);
     expectErrors(search, ['400', '401', '403', '404', '429']);
   });
@@ -93,7 +93,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
   it('POST: the object form in, 204 out; DELETE: the key in the query, 204 out', () => {
     const post = document.paths[OBJECTS].post;
     const form = resolve(post.requestBody!.content['application/json'].schema);
-    expect(Object.keys(form.properties!).sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(form.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(form.required?.sort()).toEqual(['keys', 'type']);
     expect(resolve(form.properties!.type).enum).toEqual(['File', 'DomainName', 'URL', 'IPAddress', 'IPNetwork']);
     const key = resolve(form.properties!.keys.items!);
@@ -114,19 +114,19 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);
-    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(view.required?.sort()).toEqual(['context', 'keys', 'type']);
     expect(Object.keys(list.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(JSON.stringify(list.responses['200'].headers)).toContain('rel=\\"related\\"');
 
     const changes = document.paths[`${OBJECTS}/changes`].get;
-    expect(params(changes)).toEqual(['path:collection_id!', 'query:cursor!', 'query:limit']);
+    expect(params(changes)).toEqual(['path:collection_id!', 'query:cursor!', 'query:limit', 'query:wait']);
     const feed = resolve(changes.responses['200'].content!['application/json'].schema);
     expect(feed.type).toBe('array');
     const change = resolve(feed.items!);
-    expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation']);
+    expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation', 'reason']);
     expect(resolve(change.properties!.operation).enum).toEqual(['Add', 'Update', 'Remove']);
-    expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(Object.keys(changes.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(Object.keys(changes.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '422']));
   });

@@ -313,8 +313,8 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual([]);
       expect(after.changes).toEqual([
-        { operation: 'Remove', object: before.objects[0] },
-        { operation: 'Remove', object: before.objects[1] },
+        { operation: 'Remove', reason: 'Deleted', object: before.objects[0] },
+        { operation: 'Remove', reason: 'Deleted', object: before.objects[1] },
       ]);
       expect(before.objects[0].context).toEqual({ size: 4 });
     });

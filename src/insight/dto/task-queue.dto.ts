@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { WaitBody } from '../../common/http/long-poll.js';
 import { InsightObjectFormDto } from './insight-object.dto.js';
 import { TaskParamsView, UUID_PATTERN } from './task.dto.js';
 
@@ -12,6 +13,9 @@ export class TakeTasksDto {
   @Min(1)
   @Max(MAX_TAKE)
   limit: number;
+
+  @WaitBody()
+  wait?: number;
 }
 
 /** What both reports carry: the task they are about. */

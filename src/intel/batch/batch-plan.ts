@@ -2,7 +2,7 @@ import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.j
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ChangeOperation } from '../entities/change.entity.js';
 import { planAdd, type PreparedObject } from '../object-rules.js';
-import type { KeyHit } from '../objects.repository.js';
+import type { Expiry, KeyHit } from '../objects.repository.js';
 
 /** A batch item after the checks that need no lock: what to do, or why it already failed. */
 export type PreparedItem =
@@ -22,6 +22,10 @@ export interface OwningObject {
   type: ObjectType;
   keys: ObjectKey[];
   context: Record<string, unknown>;
+  /** Its expiry (ISO text) or null. */
+  expiresAt: string | null;
+  /** Past its expiry: removed (Expired) before the batch is planned, never one of its owners. */
+  expired: boolean;
 }
 
 /** A change record of the batch, in order: the object's state after it (its last state for a Remove). */
@@ -30,6 +34,7 @@ export interface PlannedChange {
   type: ObjectType;
   keys: ObjectKey[];
   contextJson: string;
+  expiry: Expiry;
 }
 
 /** What the batch leaves in the tables: the net effect of all its items on every object they touched. */
@@ -39,9 +44,9 @@ export interface BatchPlan {
   /** Stored objects that end up removed. */
   deletes: string[];
   /** Stored objects that end up with other keys or another context; `newKeys` are keys they did not have. */
-  updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string }[];
+  updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string; expiry: Expiry }[];
   /** Objects created by the batch that still exist at its end. */
-  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string }[];
+  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry }[];
 }
 
 /** An object as the items see it while the batch is replayed. */
@@ -54,6 +59,7 @@ interface Tracked {
   storedKeys: ObjectKey[];
   context: unknown;
   contextJson: string;
+  expiry: Expiry;
   present: boolean;
   changed: boolean;
 }
@@ -98,6 +104,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       storedKeys: owner.keys,
       context: owner.context,
       contextJson: JSON.stringify(owner.context),
+      expiry: { at: owner.expiresAt, ttlSeconds: null },
       present: true,
       changed: false,
     };
@@ -107,7 +114,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
   const byId = new Map(tracked.map((object) => [object.id, object]));
   const changes: PlannedChange[] = [];
   const record = (operation: ChangeOperation, object: Tracked) =>
-    changes.push({ operation, type: object.type, keys: object.keys, contextJson: object.contextJson });
+    changes.push({ operation, type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry });
 
   const outcomes = items.map((item): ItemOutcome => {
     if (item.kind === 'failed') return { status: 'Failed', error: item.error };
@@ -121,7 +128,16 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     }
     const { object: submitted } = item;
     const hitObjects = [...new Set(submitted.keys.map((key) => byKey.get(keyId(key))).filter((o) => o !== undefined))];
-    const hits: KeyHit[] = hitObjects.map((o) => ({ id: o.id, keys: o.keys, sameContext: sameJson(o.context, submitted.context) }));
+    // As the single add decides: a time to live always moves the expiry; a fixed one (or none) is compared.
+    const sameExpiry = (o: Tracked) =>
+      submitted.expiry.ttlSeconds !== null ? null : o.expiry.ttlSeconds === null && o.expiry.at === submitted.expiry.at;
+    const hits: KeyHit[] = hitObjects.map((o) => ({
+      id: o.id,
+      keys: o.keys,
+      sameContext: sameJson(o.context, submitted.context),
+      sameExpiry: sameExpiry(o),
+      expired: false,
+    }));
     let write;
     try {
       write = planAdd(submitted, hits);
@@ -139,6 +155,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
         storedKeys: [],
         context: submitted.context,
         contextJson: write.context,
+        expiry: write.expiry,
         present: true,
         changed: true,
       };
@@ -150,7 +167,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     }
     if (write.kind !== 'update') throw new Error(`planAdd returned a ${write.kind}`);
     const object = byId.get(write.objectId)!;
-    Object.assign(object, { keys: write.keys, context: submitted.context, contextJson: write.context, changed: true });
+    Object.assign(object, { keys: write.keys, context: submitted.context, contextJson: write.context, expiry: write.expiry, changed: true });
     for (const key of write.newKeys) byKey.set(keyId(key), object);
     record('Update', object);
     return { status: 'Updated' };
@@ -162,9 +179,9 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     else if (object.stored && object.changed) {
       const had = new Set(object.storedKeys.map(keyId));
       const newKeys = object.keys.filter((key) => !had.has(keyId(key)));
-      plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson });
+      plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson, expiry: object.expiry });
     } else if (!object.stored && object.present) {
-      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson });
+      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry });
     }
   }
   return plan;

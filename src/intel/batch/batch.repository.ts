@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
-import { insertChanges, nextSeqs } from '../change-records.js';
-import { OWNING_OBJECT_IDS } from '../objects.repository.js';
+import { expiresAt, insertChanges, isoUtc, nextSeqs } from '../change-records.js';
+import { LIVE, OWNING_OBJECT_IDS } from '../objects.repository.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
 
 /**
@@ -16,14 +16,15 @@ import type { BatchPlan, OwningObject } from './batch-plan.js';
  * which fires at the end of the deleting statement, and a later item may re-add one of those keys.
  * $1 collection id, $2 number of changes, $3 contexts (JSON text); updates $4 ids, $5 keys (JSON), $6
  * context positions; new key rows of updated objects $7 ids, $8 types, $9 values; inserts $10 types, $11
- * keys (JSON), $12 context positions; changes $13 operations, $14 types, $15 keys (JSON), $16 context positions.
+ * keys (JSON), $12 context positions; changes $13 operations, $14 types, $15 keys (JSON), $16 context positions;
+ * expiries (a fixed moment, or a TTL in seconds) of updates $17/$18, inserts $19/$20, changes $21/$22.
  */
 const APPLY = `
     WITH ${nextSeqs('$2::int')},
     ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest($3::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
-      UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context
-        FROM unnest($4::bigint[], $5::text[], $6::int[]) AS u(id, keys, c) JOIN ctx ON ctx.i = u.c
+      UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')}
+        FROM unnest($4::bigint[], $5::text[], $6::int[], $17::timestamptz[], $18::int[]) AS u(id, keys, c, at, ttl) JOIN ctx ON ctx.i = u.c
        WHERE o.id = u.id AND o.collection_id = $1::int
     ),
     upd_keys AS (
@@ -31,22 +32,26 @@ const APPLY = `
       SELECT $1::int, k.type, k.value, k.id FROM unnest($7::bigint[], $8::text[], $9::text[]) AS k(id, type, value)
     ),
     new_obj AS MATERIALIZED (
-      SELECT nextval(pg_get_serial_sequence('intel_object', 'id')) AS id, n.type, n.keys::jsonb AS keys, ctx.context
-        FROM unnest($10::text[], $11::text[], $12::int[]) AS n(type, keys, c) JOIN ctx ON ctx.i = n.c
+      SELECT nextval(pg_get_serial_sequence('intel_object', 'id')) AS id, n.type, n.keys::jsonb AS keys, ctx.context,
+             ${expiresAt('n.at', 'n.ttl')} AS expires_at
+        FROM unnest($10::text[], $11::text[], $12::int[], $19::timestamptz[], $20::int[]) AS n(type, keys, c, at, ttl) JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context) SELECT id, $1::int, type, keys, context FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at)
+      SELECT id, $1::int, type, keys, context, expires_at FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, new_obj.id FROM new_obj, jsonb_to_recordset(new_obj.keys) AS k(type text, value text)
     ),
     change AS (
-      ${insertChanges(`SELECT seq.last_seq - $2::int + c.n, c.operation, c.type, c.keys::jsonb, ctx.context
-        FROM seq, unnest($13::text[], $14::text[], $15::text[], $16::int[]) WITH ORDINALITY AS c(operation, type, keys, c, n)
+      ${insertChanges(`SELECT seq.last_seq - $2::int + c.n, c.operation, CASE WHEN c.operation = 'Remove' THEN 'Deleted' END,
+                              c.type, c.keys::jsonb, ctx.context, ${expiresAt('c.at', 'c.ttl')}
+        FROM seq, unnest($13::text[], $14::text[], $15::text[], $16::int[], $21::timestamptz[], $22::int[])
+               WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, n)
         JOIN ctx ON ctx.i = c.c`)}
     )
-    SELECT 1`;
+    SELECT last_seq AS "lastSeq" FROM seq`;
 
 /** The plan as APPLY's parameters ($3 onwards): each context JSON text once, referred to by its position (from 1). */
 function applyParameters(plan: BatchPlan): unknown[] {
@@ -72,6 +77,14 @@ function applyParameters(plan: BatchPlan): unknown[] {
     plan.changes.map((c) => c.type),
     plan.changes.map((c) => keysJson(c.keys)),
     plan.changes.map((c) => position(c.contextJson)),
+    // Expiries: each row computes its own in the one statement (same now()), so an object and its change
+    // record agree.
+    plan.updates.map((u) => u.expiry.at),
+    plan.updates.map((u) => u.expiry.ttlSeconds),
+    plan.inserts.map((n) => n.expiry.at),
+    plan.inserts.map((n) => n.expiry.ttlSeconds),
+    plan.changes.map((c) => c.expiry.at),
+    plan.changes.map((c) => c.expiry.ttlSeconds),
   ];
   return [[...contexts.keys()], ...columns];
 }
@@ -82,19 +95,25 @@ export class BatchRepository {
   /** The stored objects any of `keys` belongs to, with their whole state (the batch replays over it). */
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
-      `SELECT o.id, o.type, o.keys, o.context FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
+      `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE('o')} AS expired
+         FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
     );
   }
 
-  /** Writes the plan's net effect and its change records; the caller holds the collection lock. */
-  async apply(manager: EntityManager, collectionId: number, plan: BatchPlan): Promise<void> {
+  /**
+   * Writes the plan's net effect and its change records; the caller holds the collection lock. Returns
+   * the sequence number of the last record, or null when the plan records none.
+   */
+  async apply(manager: EntityManager, collectionId: number, plan: BatchPlan): Promise<number | null> {
     if (plan.deletes.length > 0) {
       await manager.query(`DELETE FROM intel_object WHERE collection_id = $1 AND id = ANY($2::bigint[])`, [
         collectionId,
         plan.deletes,
       ]);
     }
-    if (plan.changes.length > 0) await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    if (plan.changes.length === 0) return null;
+    const [{ lastSeq }]: { lastSeq: string }[] = await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    return Number(lastSeq);
   }
 }

@@ -3,10 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
-import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
+import { ObjectAddDto } from '../dto/object.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
+import { ChangesService } from '../changes.service.js';
 import { type CollectionRecord, CollectionsService } from '../collections.service.js';
-import { ObjectsRepository } from '../objects.repository.js';
+import { ObjectsRepository, type WrittenChange } from '../objects.repository.js';
 import { ObjectsService } from '../objects.service.js';
 import { type BatchPlan, type ItemOutcome, planBatch, type PreparedItem } from './batch-plan.js';
 import { parseBatch } from './batch-body.js';
@@ -71,6 +72,7 @@ export class BatchService {
     private readonly objects: ObjectsService,
     private readonly objectsRepository: ObjectsRepository,
     private readonly repository: BatchRepository,
+    private readonly changes: ChangesService,
   ) {}
 
   async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
@@ -86,20 +88,27 @@ export class BatchService {
     if (keys.length === 0) return report(planBatch(items, []).outcomes);
 
     let plan: BatchPlan;
+    let expired: WrittenChange[] = [];
+    let lastSeq: number | null = null;
     try {
       plan = await this.dataSource.transaction(async (manager) => {
         // The lock before the read: every decision below is made on the state no other writer can change
         // until this transaction commits (see ObjectsRepository.lockCollection).
         await this.objectsRepository.lockCollection(manager, collection.id);
-        const decided = planBatch(items, await this.repository.owners(manager, collection.id, keys));
+        // Expired owners are gone: removed (Expired) first, so their keys are free for the items.
+        const owners = await this.repository.owners(manager, collection.id, keys);
+        const decided = planBatch(items, owners.filter((owner) => !owner.expired));
         if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
-        await this.repository.apply(manager, collection.id, decided);
+        expired = await this.objects.expireHits(manager, collection.id, owners);
+        lastSeq = await this.repository.apply(manager, collection.id, decided);
         return decided;
       });
     } catch (error) {
       if (error instanceof AtomicRejection) throw rejection(error.outcomes);
       throw error;
     }
+    this.changes.announce(collection, expired);
+    if (lastSeq !== null) this.changes.announceRecorded(collection, plan.changes.length, lastSeq);
     return report(plan.outcomes);
   }
 
@@ -110,7 +119,7 @@ export class BatchService {
         const item = (await this.validation.transform(raw, { type: 'body', metatype: RemoveItemDto })) as RemoveItemDto;
         return { kind: 'remove', key: normalizeKey({ type: item.remove.type, value: item.remove.value }) };
       }
-      const form = (await this.validation.transform(raw, { type: 'body', metatype: ObjectFormDto })) as ObjectFormDto;
+      const form = (await this.validation.transform(raw, { type: 'body', metatype: ObjectAddDto })) as ObjectAddDto;
       return { kind: 'add', object: await this.objects.prepare(collection, form) };
     } catch (error) {
       if (error instanceof ApiError) return { kind: 'failed', error };

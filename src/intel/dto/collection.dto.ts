@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 
 /**
@@ -8,6 +9,28 @@ import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
  */
 export const COLLECTION_NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9._~-]{1,128}$/;
 const NAME_MESSAGE = 'must be 1-128 URL-safe characters (A-Z a-z 0-9 . _ ~ -), not "." or ".."';
+
+/** The largest time to live: the column is a 32-bit integer (about 68 years). */
+const MAX_TTL_SECONDS = 2_147_483_647;
+const TTL_MESSAGE = `objectTTLSeconds must be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}, or null`;
+
+/** `objectTTLSeconds`: absent = unchanged (PATCH) or none (registration); null = none. */
+const ObjectTtlSeconds = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_TTL_SECONDS,
+      nullable: true,
+      description:
+        'Objects added without their own `expiresAt` expire this many seconds after their last add or update. ' +
+        'Applies to writes made after it is set; `null` removes it.',
+    }),
+    ValidateIf((_, value) => value !== undefined && value !== null),
+    IsInt({ message: TTL_MESSAGE }),
+    Min(1, { message: TTL_MESSAGE }),
+    Max(MAX_TTL_SECONDS, { message: TTL_MESSAGE }),
+  );
 
 export class CreateCollectionDto {
   @ApiProperty({ pattern: COLLECTION_NAME_PATTERN.source })
@@ -19,6 +42,9 @@ export class CreateCollectionDto {
   @IsString()
   @Matches(SCHEMA_ID_PATTERN, { message: 'schemaID must be a schema identifier' })
   schemaID: string;
+
+  @ObjectTtlSeconds()
+  objectTTLSeconds?: number | null;
 }
 
 export class UpdateCollectionDto {
@@ -27,6 +53,9 @@ export class UpdateCollectionDto {
   @IsString()
   @Matches(SCHEMA_ID_PATTERN, { message: 'schemaID must be a schema identifier' })
   schemaID?: string;
+
+  @ObjectTtlSeconds()
+  objectTTLSeconds?: number | null;
 }
 
 export class CollectionNameParamDto {
@@ -46,4 +75,7 @@ export class CollectionView {
 
   @ApiProperty()
   schemaID: string;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'The time to live of objects without their own `expiresAt`; absent: none.' })
+  objectTTLSeconds?: number;
 }

@@ -1,9 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../common/indicators/indicators.js';
-import { MAX_INPUT_KEY_LENGTH } from '../../common/indicators/object-form.dto.js';
+import { MAX_INPUT_KEY_LENGTH, ObjectFormDto } from '../../common/indicators/object-form.dto.js';
+import { WaitQuery } from '../../common/http/long-poll.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
-import { CHANGE_OPERATIONS, type ChangeOperation } from '../entities/change.entity.js';
+import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
 export class CollectionIdParamDto {
@@ -24,6 +25,26 @@ export class DeleteObjectQueryDto {
   objectKey: string;
 }
 
+/** RFC 3339 date-time with an explicit offset; the calendar and "in the future" are checked by the service. */
+export const EXPIRES_AT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** The body of `POST .../objects`: the indicator object form plus its optional expiry. */
+export class ObjectAddDto extends ObjectFormDto {
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    format: 'date-time',
+    example: '2030-01-01T00:00:00Z',
+    description:
+      'When the object expires (RFC 3339 with `Z` or an offset; kept to milliseconds); must be in the future. ' +
+      "Absent or null: the collection's `objectTTLSeconds` after this add, or never.",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(EXPIRES_AT_PATTERN, { message: 'expiresAt must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })
+  expiresAt?: string | null;
+}
+
 export class ObjectKeyView {
   @ApiProperty({ enum: KEY_TYPES })
   type: KeyType;
@@ -41,6 +62,12 @@ export class ObjectView {
 
   @ApiProperty({ type: 'object', additionalProperties: true })
   context: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the object expires (UTC, milliseconds): its own `expiresAt`, or the collection\'s `objectTTLSeconds` after its last add. Absent: never.',
+  })
+  expiresAt?: string;
 }
 
 export class ObjectChangeView {
@@ -49,6 +76,12 @@ export class ObjectChangeView {
 
   @ApiProperty({ type: ObjectView, description: 'The object after the change; its last state for `Remove`.' })
   object: ObjectView;
+
+  @ApiPropertyOptional({
+    enum: REMOVE_REASONS,
+    description: 'On `Remove` only: `Deleted` (an explicit delete) or `Expired` (removed at its expiry).',
+  })
+  reason?: RemoveReason;
 }
 
 /** The feed query: `cursor` is required (400 InvalidQueryArgument when missing or empty). */
@@ -58,6 +91,9 @@ export class ChangesQueryDto extends PageQueryDto {
     description: 'Feed position: `rel="related"` of the first listing page, then `rel="next"` of the previous changes page.',
   })
   declare cursor?: string;
+
+  @WaitQuery()
+  wait?: string;
 }
 
 export const LISTING_LINK_HEADER = {

@@ -17,6 +17,10 @@ export class CollectionEntity {
   version: number;
 
   /** The collection's resource (a child of `intel`), which permissions on the collection refer to. */
+  /** Objects without their own expiresAt expire this long after their last add; null: never. */
+  @Column({ name: 'object_ttl_seconds', type: 'integer', nullable: true })
+  objectTtlSeconds: number | null;
+
   @Column({ name: 'resource_id', type: 'integer', unique: true })
   resourceId: number;
 

@@ -20,4 +20,8 @@ export class ObjectEntity {
 
   @Column({ type: 'jsonb' })
   context: Record<string, unknown>;
+
+  /** Past this moment the object is gone (hidden at once, removed by the expiry job); null: never. */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
 }

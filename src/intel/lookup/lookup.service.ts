@@ -5,7 +5,8 @@ import { ApiError } from '../../common/errors/api-error.js';
 import type { Principal } from '../../common/guard/access.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import { CollectionsService } from '../collections.service.js';
-import type { StoredObject } from '../objects.repository.js';
+import { isoUtc } from '../change-records.js';
+import { LIVE, type StoredObject, storedObject } from '../objects.repository.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 
 /**
@@ -15,11 +16,11 @@ import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.
  * collections; only the objects of readable collections are then read.
  */
 const LOOKUP = `
-  SELECT q.i, c.name AS collection, o.type, o.keys, o.context
+  SELECT q.i, c.name AS collection, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
     JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
     JOIN intel_collection c ON c.id = k.collection_id
-    JOIN intel_object o ON o.id = k.object_id
+    JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
    WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
    ORDER BY q.i, c.name`;
 
@@ -58,10 +59,10 @@ export class LookupService {
             query.collections ?? null,
           ]);
     const matches = new Map<number, LookupMatchView[]>();
-    for (const { i, collection, type, keys: objectKeys, context } of rows) {
+    for (const { i, collection, ...object } of rows) {
       const position = Number(i);
       if (!matches.has(position)) matches.set(position, []);
-      matches.get(position)!.push({ collection, object: { type, keys: objectKeys, context } });
+      matches.get(position)!.push({ collection, object: storedObject(object) });
     }
     return entries.map(({ key, error }) =>
       error

@@ -7,7 +7,8 @@ import { afterIdFromCursor, sliceAfterId } from '../../common/pagination/cursor.
 import { PageResult, pageRequestOf } from '../../common/pagination/page.js';
 import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
-import type { StoredObject } from '../objects.repository.js';
+import { isoUtc } from '../change-records.js';
+import { type StoredObject, storedObject } from '../objects.repository.js';
 import type { NetworkQueryDto } from './network.dto.js';
 
 /**
@@ -23,9 +24,11 @@ function page(condition: string): string {
   return `WITH hits AS MATERIALIZED (
             SELECT k.object_id FROM intel_object_key k
              WHERE k.collection_id = $1 AND ${condition} AND k.object_id > $3
+               -- Expired objects are gone (hidden at once, before the expiry job removes them).
+               AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())
           ),
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
-          SELECT o.id AS position, o.type, o.keys, o.context
+          SELECT o.id AS position, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"
             FROM page JOIN intel_object o ON o.id = page.object_id
            ORDER BY page.object_id`;
 }
@@ -72,9 +75,6 @@ export class NetworkService {
       request.limit + 1,
     ]);
     const { items, next } = sliceAfterId(rows, request.limit, (row) => Number(row.position));
-    return new PageResult(
-      items.map(({ type, keys, context }) => ({ type, keys, context })),
-      next,
-    );
+    return new PageResult(items.map(storedObject), next);
   }
 }

@@ -1,0 +1,45 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ChangesService } from './changes.service.js';
+import { ObjectsRepository } from './objects.repository.js';
+
+/** Expired objects removed per transaction (one collection at a time). */
+const EXPIRY_BATCH = 1000;
+
+/**
+ * Indicator lifecycle: removes expired objects, each with a `Remove` change (reason Expired) in the
+ * feed's order, so followers learn of the expiry as a change. Listings hide an expired object from the
+ * moment it expires; this job makes it a change. One instance runs it at a time (advisory lock).
+ */
+@Injectable()
+export class ExpiryService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(ExpiryService.name);
+  private stop?: () => void;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: ObjectsRepository,
+    private readonly changes: ChangesService,
+  ) {}
+
+  onModuleInit(): void {
+    this.stop = schedulePeriodicJob('ObjectExpiry', this.config.expiryIntervalSeconds, () => this.expireDue());
+  }
+
+  onModuleDestroy(): void {
+    this.stop?.();
+  }
+
+  /** Removes every object expired by now, in batches; run by the periodic job, public for tests. */
+  async expireDue(): Promise<void> {
+    let total = 0;
+    for (;;) {
+      const batch = await this.repository.expireDue(EXPIRY_BATCH);
+      if (batch === undefined || batch.removed.length === 0) break; // another instance runs it, or done
+      total += batch.removed.length;
+      this.changes.announce(batch.collection, batch.removed);
+    }
+    if (total > 0) this.logger.log(`removed ${total} expired objects`);
+  }
+}

@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ExpiryService } from '../../src/intel/expiry.service.js';
+import { cursorOf, parseLinks } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createCollection, expectCode, listAll } from './objects.helpers.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const domain = (name: string, extra: Record<string, unknown> = {}) => ({
+  type: 'DomainName',
+  keys: [{ type: 'DomainName', value: name }],
+  context: {},
+  ...extra,
+});
+const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+/** Indicator lifecycle: expiresAt, objectTTLSeconds, hiding, the expiry job and its Remove (Expired) changes. */
+describe('object expiry', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    // The job never runs by itself here: the tests run it, on both instances at once.
+    a = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' });
+    b = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' }, a);
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const add = (collection: string, body: object) =>
+    a.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', a.adminKey).send(body);
+  const remove = (collection: string, value: string) =>
+    a
+      .http()
+      .delete(`/intel/collections/${collection}/objects?objectKeyType=DomainName&objectKey=${value}`)
+      .set('X-Api-Key', a.adminKey);
+  const changesAfter = async (collection: string, cursor: string) => {
+    const response = await a
+      .http()
+      .get(`/intel/collections/${collection}/objects/changes?cursor=${cursor}&limit=1000`)
+      .set('X-Api-Key', a.adminKey);
+    expect(response.status).toBe(200);
+    return response.body as { operation: string; reason?: string; object: { keys: { value: string }[]; expiresAt?: string } }[];
+  };
+  const runJobOnBoth = () => Promise.all([a.app.get(ExpiryService).expireDue(), b.app.get(ExpiryService).expireDue()]);
+
+  it('refuses an expiresAt that is malformed or not in the future, changing nothing', async () => {
+    await createCollection(a, 'bad-expiry');
+    const bad = ['2020-01-01T00:00:00Z', inMs(-1000), '2030-13-01T00:00:00Z', '2031-02-29T00:00:00Z', '2030-01-01',
+      '2030-01-01T00:00:00', '2030-01-01 00:00:00Z', 'tomorrow', 1893456000, '2030-01-01T24:00:00Z', '2030-01-01T00:00:00+24:00'];
+    for (const expiresAt of bad) {
+      expectCode(await add('bad-expiry', domain('bad.example', { expiresAt })), 400, 'InvalidData');
+    }
+    expect((await listAll(a, 'bad-expiry')).objects).toEqual([]);
+  });
+
+  it('shows expiresAt (UTC, milliseconds) in listings and the feed; an offset is converted', async () => {
+    await createCollection(a, 'shown');
+    const { changesCursor } = await listAll(a, 'shown');
+    expect((await add('shown', domain('later.example', { expiresAt: '2099-06-01T12:00:00.123456+02:00' }))).status).toBe(204);
+    expect((await add('shown', domain('never.example'))).status).toBe(204);
+    const { objects } = await listAll(a, 'shown');
+    expect(objects).toEqual([domain('later.example', { expiresAt: '2099-06-01T10:00:00.123Z' }), domain('never.example')]);
+    const changes = await changesAfter('shown', changesCursor);
+    expect(changes.map((change) => change.object)).toEqual(objects);
+    // Re-sending the same expiry is a no-op; a new one is an Update.
+    expect((await add('shown', domain('later.example', { expiresAt: '2099-06-01T10:00:00.123Z' }))).status).toBe(204);
+    expect((await add('shown', domain('later.example', { expiresAt: '2099-07-01T00:00:00Z' }))).status).toBe(204);
+    const next = await changesAfter('shown', changesCursor);
+    expect(next.slice(2).map((change) => [change.operation, change.object.expiresAt])).toEqual([['Update', '2099-07-01T00:00:00.000Z']]);
+  });
+
+  it('hides an expired object at once, removes it exactly once with two instances running the job, and a re-add is an Add', async () => {
+    await createCollection(a, 'lifecycle');
+    const { changesCursor } = await listAll(a, 'lifecycle');
+    const soon = inMs(1000);
+    for (const name of ['e1.example', 'e2.example', 'e3.example', 'again.example', 'gone.example']) {
+      expect((await add('lifecycle', domain(name, { expiresAt: soon }))).status).toBe(204);
+    }
+    expect((await add('lifecycle', domain('kept.example'))).status).toBe(204);
+    expect((await remove('lifecycle', 'kept.example')).status).toBe(204);
+    expect((await add('lifecycle', domain('kept.example'))).status).toBe(204);
+    await sleep(Date.parse(soon) - Date.now() + 50);
+
+    // Gone from the listing before any job ran; deleting it is deleting nothing.
+    expect((await listAll(a, 'lifecycle')).objects).toEqual([domain('kept.example')]);
+    expect((await remove('lifecycle', 'gone.example')).status).toBe(204);
+    // Its keys are free again: the expired object is removed first (Expired), then created anew.
+    expect((await add('lifecycle', domain('again.example'))).status).toBe(204);
+
+    await runJobOnBoth();
+    await runJobOnBoth();
+    const changes = await changesAfter('lifecycle', changesCursor);
+    const summary = changes.map((change) => `${change.operation}${change.reason ? `(${change.reason})` : ''} ${change.object.keys[0].value}`);
+    expect(summary.slice(0, 8)).toEqual([
+      'Add e1.example',
+      'Add e2.example',
+      'Add e3.example',
+      'Add again.example',
+      'Add gone.example',
+      'Add kept.example',
+      'Remove(Deleted) kept.example',
+      'Add kept.example',
+    ]);
+    expect(summary.slice(8, 10)).toEqual(['Remove(Expired) again.example', 'Add again.example']);
+    expect(summary.slice(10).sort()).toEqual(
+      ['Remove(Expired) e1.example', 'Remove(Expired) e2.example', 'Remove(Expired) e3.example', 'Remove(Expired) gone.example'].sort(),
+    );
+    // The Remove carries the object's last state, expiry included.
+    expect(changes[8].object.expiresAt).toBe(soon);
+    expect((await listAll(a, 'lifecycle')).objects).toEqual([domain('kept.example'), domain('again.example')]);
+  });
+
+  it('objectTTLSeconds: set at registration and by PATCH with tag rules; objects expire that long after their last add', async () => {
+    const schema = await a.http().post('/intel/schemas').set('X-Api-Key', a.adminKey).send({ schemaID: 'ttl-any', type: 'object' });
+    expect(schema.status).toBe(201);
+    for (const objectTTLSeconds of [0, -1, 1.5, '60', 2 ** 31, true]) {
+      const refused = await a.http().post('/intel/collections').set('X-Api-Key', a.adminKey).send({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds });
+      expectCode(refused, 400, 'InvalidData');
+    }
+    const created = await a.http().post('/intel/collections').set('X-Api-Key', a.adminKey).send({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600 });
+    expect(created.status).toBe(201);
+    const view = await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey);
+    expect(view.body).toEqual({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600 });
+    const patch = (body: object, tag: string) =>
+      a.http().patch('/intel/collections/ttl').set('X-Api-Key', a.adminKey).set('If-Match', tag).send(body);
+    const tagOf = async () => (await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).headers.etag as string;
+
+    // The same value keeps the tag; a change moves it; a stale tag is refused; bad values change nothing.
+    const tag1 = view.headers.etag as string;
+    expect((await patch({ objectTTLSeconds: 3600 }, tag1)).status).toBe(204);
+    expect(await tagOf()).toBe(tag1);
+    expectCode(await patch({ objectTTLSeconds: 0 }, tag1), 400, 'InvalidData');
+    expect((await patch({ objectTTLSeconds: 2 }, tag1)).status).toBe(204);
+    const tag2 = await tagOf();
+    expect(tag2).not.toBe(tag1);
+    expectCode(await patch({ objectTTLSeconds: 5 }, tag1), 412, 'ResourceModified');
+
+    const { changesCursor } = await listAll(a, 'ttl');
+    const before = Date.now();
+    expect((await add('ttl', domain('ttl.example'))).status).toBe(204);
+    const [listed] = (await listAll(a, 'ttl')).objects as { expiresAt?: string }[];
+    const expiresAt = Date.parse(listed.expiresAt!);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 2000 - 1000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 2000 + 1000);
+    // Its own expiresAt wins over the time to live.
+    expect((await add('ttl', domain('own.example', { expiresAt: '2099-01-01T00:00:00Z' }))).status).toBe(204);
+
+    // Re-adding moves the expiry: an Update. `null` clears the TTL for later writes.
+    await sleep(5);
+    expect((await add('ttl', domain('ttl.example'))).status).toBe(204);
+    expect((await patch({ objectTTLSeconds: null }, tag2)).status).toBe(204);
+    expect((await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).body).toEqual({ name: 'ttl', schemaID: 'ttl-any' });
+    expect((await add('ttl', domain('forever.example'))).status).toBe(204);
+
+    await sleep(2100);
+    await runJobOnBoth();
+    const summary = (await changesAfter('ttl', changesCursor)).map(
+      (change) => `${change.operation}${change.reason ? `(${change.reason})` : ''} ${change.object.keys[0].value}`,
+    );
+    expect(summary).toEqual(['Add ttl.example', 'Add own.example', 'Update ttl.example', 'Add forever.example', 'Remove(Expired) ttl.example']);
+    const remaining = (await listAll(a, 'ttl')).objects;
+    expect(remaining).toEqual([domain('own.example', { expiresAt: '2099-01-01T00:00:00.000Z' }), domain('forever.example')]);
+  });
+
+  it('lookup, network search and batches honour expiry; a batch re-add of an expired object is an Add', async () => {
+    await createCollection(a, 'batched');
+    const { changesCursor } = await listAll(a, 'batched');
+    const soon = inMs(800);
+    const batch = (items: object[]) =>
+      a.http().post('/intel/collections/batched/objects/batch').set('X-Api-Key', a.adminKey).send(items);
+    const ip = (value: string, extra: Record<string, unknown> = {}) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value }], context: {}, ...extra });
+    const added = await batch([ip('192.0.2.1', { expiresAt: soon }), ip('192.0.2.2', { expiresAt: '2099-01-01T00:00:00Z' }), ip('192.0.2.3', { expiresAt: 'soon' })]);
+    expect(added.status).toBe(200);
+    expect(added.body).toMatchObject({ added: 2, failed: 1 });
+    expect(added.body.items[2].error.code).toBe('InvalidData');
+    const lookup = () =>
+      a.http().post('/intel/lookup').set('X-Api-Key', a.adminKey).send({ keys: [{ type: 'IPAddress', value: '192.0.2.1' }], collections: ['batched'] });
+    const network = () => a.http().get('/intel/collections/batched/objects/network?within=192.0.2.0/24').set('X-Api-Key', a.adminKey);
+    expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: ip('192.0.2.1', { expiresAt: soon }) }]);
+    expect((await network()).body).toHaveLength(2);
+
+    await sleep(Date.parse(soon) - Date.now() + 50);
+    expect((await lookup()).body[0].matches).toEqual([]);
+    expect((await network()).body).toEqual([ip('192.0.2.2', { expiresAt: '2099-01-01T00:00:00.000Z' })]);
+    // Re-added by a batch before the job ran: removed (Expired), then created anew.
+    expect((await batch([ip('192.0.2.1')])).body).toMatchObject({ added: 1 });
+    await runJobOnBoth();
+    const summary = (await changesAfter('batched', changesCursor)).map(
+      (change) => `${change.operation}${change.reason ? `(${change.reason})` : ''} ${change.object.keys[0].value}`,
+    );
+    expect(summary).toEqual(['Add 192.0.2.1', 'Add 192.0.2.2', 'Remove(Expired) 192.0.2.1', 'Add 192.0.2.1']);
+  });
+
+  it('wakes a long-polling follower with the expiry', async () => {
+    await createCollection(a, 'woken');
+    const soon = inMs(500);
+    expect((await add('woken', domain('short.example', { expiresAt: soon }))).status).toBe(204);
+    const { changesCursor } = await listAll(a, 'woken');
+    const waiting = b
+      .http()
+      .get(`/intel/collections/woken/objects/changes?cursor=${changesCursor}&wait=30`)
+      .set('X-Api-Key', b.adminKey)
+      .then((response) => response);
+    await sleep(Date.parse(soon) - Date.now() + 50);
+    await a.app.get(ExpiryService).expireDue();
+    const response = await waiting;
+    expect(response.body).toEqual([{ operation: 'Remove', reason: 'Expired', object: domain('short.example', { expiresAt: soon }) }]);
+    expect(cursorOf(parseLinks(response.headers.link as string).next)).toEqual(expect.any(String));
+  });
+});
