@@ -20,6 +20,10 @@ describe('loadConfig (decisions §1)', () => {
       embeddedPgSettings: {},
       databasePoolSize: 24,
       server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
+      metricsPort: 9464,
+      logLevel: 'info',
+      logFormat: 'json',
+      shutdownGraceSeconds: 10,
     });
   });
 
@@ -43,6 +47,10 @@ describe('loadConfig (decisions §1)', () => {
       REQUEST_TIMEOUT_SECONDS: '30',
       KEEP_ALIVE_TIMEOUT_SECONDS: '65',
       MAX_CONNECTIONS: '50',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'silent',
+      LOG_FORMAT: 'pretty',
+      SHUTDOWN_GRACE_SECONDS: '0',
     });
     expect(config).toEqual({
       port: 9000,
@@ -60,6 +68,10 @@ describe('loadConfig (decisions §1)', () => {
       embeddedPgSettings: { shared_buffers: '2GB', work_mem: '16MB', random_page_cost: '1.5' },
       databasePoolSize: 4,
       server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
+      metricsPort: 0,
+      logLevel: 'silent',
+      logFormat: 'pretty',
+      shutdownGraceSeconds: 0,
     });
   });
 
@@ -98,6 +110,12 @@ describe('loadConfig (decisions §1)', () => {
     ['REQUEST_TIMEOUT_SECONDS', '5m'],
     ['KEEP_ALIVE_TIMEOUT_SECONDS', '0'],
     ['MAX_CONNECTIONS', '0'],
+    ['METRICS_PORT', '65536'],
+    ['METRICS_PORT', 'on'],
+    ['LOG_LEVEL', 'verbose'],
+    ['LOG_LEVEL', 'INFO\nx'],
+    ['LOG_FORMAT', 'text'],
+    ['SHUTDOWN_GRACE_SECONDS', '5s'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

@@ -25,6 +25,13 @@ export interface AppConfig {
   databasePoolSize: number;
   /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
   server: ServerLimits;
+  /** Port of the separate `GET /metrics` listener (Prometheus text); 0 turns metrics off. */
+  metricsPort: number;
+  logLevel: LogLevel;
+  /** `json`: one JSON object per line, for log pipelines; `pretty`: coloured lines for a terminal. */
+  logFormat: LogFormat;
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before their connections are cut. */
+  shutdownGraceSeconds: number;
 }
 
 export interface ServerLimits {
@@ -37,6 +44,11 @@ export interface ServerLimits {
   /** Connections beyond this many open ones are closed on arrival. */
   maxConnections: number;
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
@@ -52,6 +64,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = optionalString(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
 }
 
 function optionalString(env: Env, name: string): string | undefined {
@@ -92,6 +111,10 @@ export function loadConfig(env: Env): AppConfig {
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
     server: serverLimits(env),
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3600),
   };
 }
 
