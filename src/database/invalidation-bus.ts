@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import pg from 'pg';
+import type { Counter } from 'prom-client';
 import type { EntityManager } from 'typeorm';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 const CHANNEL = 'ids_invalidation';
@@ -33,7 +35,10 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
   /** Bumped on every invalidation and reset: a cache fill that started before a bump must not be stored. */
   private epoch = 0;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.connect();
@@ -64,6 +69,11 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
   /** Listens for invalidations of keys `<topic>:...`. One listener per topic. */
   register(topic: string, listener: InvalidationListener): void {
     this.listeners.set(topic, listener);
+  }
+
+  /** The hit and miss counters of the cache on `topic` (`ids_cache_lookups_total`). */
+  lookupCounters(topic: string): { hit: Counter.Internal; miss: Counter.Internal } {
+    return { hit: this.metrics.cacheLookups.labels(topic, 'hit'), miss: this.metrics.cacheLookups.labels(topic, 'miss') };
   }
 
   /** Announces, inside the writing transaction, that `topic:key` changes when it commits. */

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ContentMeter } from './content-meter.js';
 import type { FileRefView } from './dto/file.dto.js';
@@ -40,6 +41,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly files: FilesService,
+    private readonly metrics: Metrics,
   ) {}
 
   onModuleInit(): void {
@@ -106,6 +108,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       if (storedSize !== declaredSize) throw sizeMismatch(declaredSize, storedSize);
       this.checkImpliedSize(number, storedSize, partSize);
       await this.commitPart(sessionId, number, storedSize, key);
+      this.metrics.uploadedBytes.inc(storedSize);
     } catch (error) {
       if (form.storedSize !== undefined) await discardUnrecorded(this.storage, key, error);
       throw error;

@@ -6,6 +6,7 @@ import { TaskEntity } from './entities/task.entity.js';
 import { InsightSchemasController } from './schemas.controller.js';
 import { TaskQueueController } from './task-queue.controller.js';
 import { TaskQueueService } from './task-queue.service.js';
+import { TaskMetrics } from './task-metrics.js';
 import { TasksController } from './tasks.controller.js';
 import { TasksRepository } from './tasks.repository.js';
 import { TasksService } from './tasks.service.js';
@@ -13,6 +14,6 @@ import { TasksService } from './tasks.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([TaskEntity]), SchemaRegistryModule, FileboxModule],
   controllers: [InsightSchemasController, TasksController, TaskQueueController],
-  providers: [TasksRepository, TasksService, TaskQueueService],
+  providers: [TasksRepository, TasksService, TaskQueueService, TaskMetrics],
 })
 export class InsightModule {}

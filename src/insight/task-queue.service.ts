@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { normalizeKeySet } from '../common/indicators/index.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
@@ -25,6 +26,7 @@ export class TaskQueueService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tasks: TasksRepository,
     private readonly schemas: SchemaRegistryService,
+    private readonly metrics: Metrics,
   ) {}
 
   async take({ limit }: TakeTasksDto): Promise<TaskQueueItemView[]> {
@@ -35,6 +37,7 @@ export class TaskQueueService {
       deliveryLimitError(this.config.taskMaxDeliveries),
     );
     for (const row of rows) this.memoize(row.id, row.schemaId);
+    this.metrics.tasksTaken.inc(rows.length);
     return rows.map((row) => ({ id: row.id, createdAt: row.createdAt, params: paramsView(row) }));
   }
 
@@ -55,6 +58,7 @@ export class TaskQueueService {
     const stored = await this.tasks.complete(id, this.config.taskMaxDeliveries, normalized);
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
+    this.metrics.tasksCompleted.inc();
   }
 
   async fail({ taskID, error }: FailTaskDto): Promise<void> {
@@ -62,6 +66,7 @@ export class TaskQueueService {
     const stored = await this.tasks.fail(id, this.config.taskMaxDeliveries, error);
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
+    this.metrics.tasksFailed.inc();
   }
 
   /** The task's schema when it may take a report now; TaskNotFound or InvalidState otherwise. */

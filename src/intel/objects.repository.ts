@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { insertChanges, nextSeqs } from './change-records.js';
 import type { ChangeOperation } from './entities/change.entity.js';
 
@@ -57,6 +58,8 @@ const ADD_KEYS = (keysParam: string) => `,
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
     )`;
 
+const OPERATION_OF: Record<ObjectWrite['kind'], ChangeOperation> = { insert: 'Add', update: 'Update', remove: 'Remove' };
+
 const WRITES: Record<ObjectWrite['kind'], string> = {
   insert: `
     WITH ${NEXT_SEQ},
@@ -101,7 +104,10 @@ function isKeyTaken(error: unknown): boolean {
 /** The SQL of objects and their change feed. Every statement here is one round trip. */
 @Injectable()
 export class ObjectsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly metrics: Metrics,
+  ) {}
 
   /** The objects any of `keys` belongs to (at most one per key, by the primary key of intel_object_key). */
   async findHits(
@@ -128,10 +134,16 @@ export class ObjectsRepository {
     await manager.query(`SELECT 1 FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`, [collectionId]);
   }
 
-  /** Applies one write with its change record, in one statement; false when it found nothing to write. */
+  /**
+   * Applies one write with its change record, in one statement; false when it found nothing to write.
+   * Counted as written when the statement wrote (a rare rollback of the caller's transaction after it is not
+   * subtracted).
+   */
   async write(runner: DataSource | EntityManager, collectionId: number, write: ObjectWrite): Promise<boolean> {
     const rows: { written: number }[] = await runner.query(WRITES[write.kind], [collectionId, ...writeParams(write)]);
-    return rows[0].written === 1;
+    const written = rows[0].written === 1;
+    if (written) this.metrics.changesWritten.labels(OPERATION_OF[write.kind]).inc();
+    return written;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
+import { Metrics } from '../../common/metrics/metrics.js';
 import { insertChanges, nextSeqs } from '../change-records.js';
 import { OWNING_OBJECT_IDS } from '../objects.repository.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
@@ -79,6 +80,8 @@ function applyParameters(plan: BatchPlan): unknown[] {
 /** The SQL of batches; every method is one round trip, run by BatchService inside its transaction. */
 @Injectable()
 export class BatchRepository {
+  constructor(private readonly metrics: Metrics) {}
+
   /** The stored objects any of `keys` belongs to, with their whole state (the batch replays over it). */
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
@@ -95,6 +98,9 @@ export class BatchRepository {
         plan.deletes,
       ]);
     }
-    if (plan.changes.length > 0) await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    if (plan.changes.length > 0) {
+      await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+      for (const change of plan.changes) this.metrics.changesWritten.labels(change.operation).inc();
+    }
   }
 }
