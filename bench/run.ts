@@ -5,6 +5,7 @@
  *
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
  *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
+ *                            [--service-env "LOG_LEVEL=silent METRICS_PORT=0"]
  *   node bench/.build/run.js --scale [--sizes 10k,100k,1M,10M]   (how cost grows with data: bench/scale.ts)
  *
  * DATABASE_URL (optional) must name a throwaway database: the bench seeds data into it. Without it the
@@ -49,6 +50,8 @@ interface Options {
   /** The scale mode instead of the rows (bench/scale.ts), at these sizes. */
   scale: boolean;
   sizes?: string;
+  /** Settings for the service process on top of the bench's (e.g. logs and metrics off, for their cost). */
+  serviceEnv: Record<string, string>;
   repoRoot: string;
 }
 
@@ -73,6 +76,7 @@ function parseOptions(argv: string[]): Options {
     profile: false,
     serviceNodeArgs: [],
     scale: false,
+    serviceEnv: {},
     repoRoot,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -92,8 +96,15 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--service-node-args') options.serviceNodeArgs = value().split(/\s+/).filter(Boolean);
     else if (arg === '--scale') options.scale = true;
     else if (arg === '--sizes') options.sizes = value();
+    else if (arg === '--service-env') {
+      for (const pair of value().split(/\s+/).filter(Boolean)) {
+        const split = pair.indexOf('=');
+        if (split < 1) throw new Error(`--service-env takes NAME=value pairs, got ${pair}`);
+        options.serviceEnv[pair.slice(0, split)] = pair.slice(split + 1);
+      }
+    }
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] | --scale [--sizes 10k,100k,1M,10M]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--service-env "LOG_LEVEL=silent"] | --scale [--sizes 10k,100k,1M,10M]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -166,6 +177,7 @@ async function main(): Promise<number> {
       runDir,
       repoRoot: options.repoRoot,
       nodeArgs: [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
+      extraEnv: options.serviceEnv,
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();
@@ -233,6 +245,7 @@ async function main(): Promise<number> {
       /** 1-minute load average before and after: a busy machine shows here. */
       loadAverage: { before: loadBefore[0], after: os.loadavg()[0] },
       database: db && { kind: db.kind, serverVersion: db.serverVersion, settings: db.settings },
+      serviceEnv: options.serviceEnv,
       scale,
     },
     rows: results,
