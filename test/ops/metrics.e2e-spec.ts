@@ -54,7 +54,7 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(sampleOf(after.families, 'ids_http_requests_in_flight')).toBe(0);
   });
 
-  it('counts change-feed writes, cache lookups and reports the database pool', async () => {
+  it('counts change-feed writes (single and batch), cache lookups and reports the database pool', async () => {
     await createCollection(t, 'metrics-feed');
     const before = await metrics();
     const add = (value: string) =>
@@ -69,11 +69,20 @@ describe('GET /metrics on METRICS_PORT', () => {
       .delete(`/intel/collections/metrics-feed/objects?objectKeyType=MD5Hash&objectKey=${'0'.repeat(31)}1`)
       .set('X-Api-Key', t.adminKey);
     expect(removed.status).toBe(204);
+    const batch = await t
+      .http()
+      .post('/intel/collections/metrics-feed/objects/batch')
+      .set('X-Api-Key', t.adminKey)
+      .send([
+        { type: 'File', keys: [{ type: 'MD5Hash', value: '0'.repeat(31) + '3' }] },
+        { remove: { type: 'MD5Hash', value: '0'.repeat(31) + '2' } },
+      ]);
+    expect(batch.status).toBe(200);
     const after = await metrics();
     const delta = (name: string, labels: Record<string, string> = {}) =>
       sampleOf(after.families, name, labels) - sampleOf(before.families, name, labels);
-    expect(delta('ids_changes_written_total', { operation: 'Add' })).toBe(2);
-    expect(delta('ids_changes_written_total', { operation: 'Remove' })).toBe(1);
+    expect(delta('ids_changes_written_total', { operation: 'Add' })).toBe(3);
+    expect(delta('ids_changes_written_total', { operation: 'Remove' })).toBe(2);
     // Each write looked the collection up in its cache; the admin key's record is cached too.
     expect(delta('ids_cache_lookups_total', { cache: 'collection', result: 'hit' }) + delta('ids_cache_lookups_total', { cache: 'collection', result: 'miss' })).toBeGreaterThanOrEqual(3);
     expect(delta('ids_cache_lookups_total', { cache: 'key', result: 'hit' })).toBeGreaterThanOrEqual(1);
