@@ -4,7 +4,7 @@ import { complete, fail, registerSchema, registerTask, take } from '../insight/i
 import { createCollection } from '../intel/objects.helpers.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { type MetricFamily, sampleOf, scrape } from '../support/prometheus.js';
-import { freePort } from '../support/service-process.js';
+import { freePort } from '../support/processes.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('GET /metrics on METRICS_PORT', () => {

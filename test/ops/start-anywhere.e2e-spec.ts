@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chmod, cp, lstat, mkdir, mkdtemp, readdir, realpath, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startServiceProcess } from '../support/service-process.js';
+import { startService } from '../support/processes.js';
 
 const isRoot = process.getuid?.() === 0;
 if (!isRoot) {
@@ -50,13 +50,9 @@ if (!isRoot) {
     const dataParent = await mkdtemp(join(tmpdir(), 'ids-data-root-'));
     await chmod(dataParent, 0o755);
     try {
-      const service = await startServiceProcess({
-        script: join(app, 'dist/main.js'),
-        cwd: app,
-        env: { DATABASE_URL: undefined, TMPDIR: temp, DATA_DIR: join(dataParent, 'data') },
-      });
+      const service = await startService({ TMPDIR: temp, DATA_DIR: join(dataParent, 'data') }, { main: join(app, 'dist/main.js'), cwd: app });
       expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
-      expect(await service.stop()).toBe(0);
+      expect((await service.stop()).code).toBe(0);
       const [cache] = (await readdir(temp)).filter((name) => name.startsWith('intel-data-service-postgres-'));
       const info = await lstat(join(temp, cache));
       expect({ directory: info.isDirectory(), uid: info.uid, mode: info.mode & 0o777 }).toEqual({ directory: true, uid: 0, mode: 0o755 });
@@ -67,20 +63,16 @@ if (!isRoot) {
   });
 
   it('refuses a DATA_DIR inside the closed directory with a one-line message saying what to do', async () => {
-    const service = await startServiceProcess({
-      script: join(app, 'dist/main.js'),
-      cwd: app,
-      env: { DATABASE_URL: undefined, TMPDIR: temp, DATA_DIR: join(app, 'data') },
-      noWait: true,
-    });
-    expect(await service.exited).toBe(1);
-    await service.stop();
-    const lines = service.stderr().split('\n').filter(Boolean);
-    expect(lines).toEqual([
-      `Start-up failed: the embedded PostgreSQL runs as the system user "postgres" (PostgreSQL refuses to run as root), ` +
-        `which cannot enter ${closed} on the way to ${join(app, 'data')}: set DATA_DIR to a directory outside it ` +
-        `(e.g. DATA_DIR=/var/lib/intel-data-service), let others pass through it (chmod o+x ${closed}), run as a non-root ` +
-        'user, or set DATABASE_URL',
-    ]);
+    const start = startService({ TMPDIR: temp, DATA_DIR: join(app, 'data') }, { main: join(app, 'dist/main.js'), cwd: app });
+    // Exit code 1 and exactly this one line on stderr.
+    await expect(start).rejects.toThrow(
+      new Error(
+        'the service exited (1) before listening: ' +
+          `Start-up failed: the embedded PostgreSQL runs as the system user "postgres" (PostgreSQL refuses to run as root), ` +
+          `which cannot enter ${closed} on the way to ${join(app, 'data')}: set DATA_DIR to a directory outside it ` +
+          `(e.g. DATA_DIR=/var/lib/intel-data-service), let others pass through it (chmod o+x ${closed}), run as a non-root ` +
+          'user, or set DATABASE_URL\n',
+      ),
+    );
   });
 });

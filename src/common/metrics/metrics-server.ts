@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createServer, type Server } from 'node:http';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { StartupError } from '../startup-error.js';
@@ -6,10 +6,11 @@ import { Metrics } from './metrics.js';
 
 /**
  * `GET /metrics` in the Prometheus text format on its own listener (METRICS_PORT), apart from the API: it
- * needs no key and should be reachable only by the scraper. Closed last, after the API has drained.
+ * needs no key and should be reachable only by the scraper. Opened at module init, so that a taken port
+ * stops start-up before the bootstrap hooks (an admin key printed); closed last, after the API has drained.
  */
 @Injectable()
-export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class MetricsServer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Metrics');
   private server?: Server;
 
@@ -18,7 +19,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
     private readonly metrics: Metrics,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  async onModuleInit(): Promise<void> {
     const port = this.config.metricsPort;
     if (port === 0) return;
     const server = createServer((request, response) => {
