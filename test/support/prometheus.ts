@@ -24,10 +24,11 @@ const SAMPLE = new RegExp(`^(${NAME})(?:\\{(.*)\\})? (\\S+)(?: (-?\\d+))?$`);
 const LABEL_PAIR = new RegExp(`^(${LABEL})="((?:[^"\\\\\\n]|\\\\[\\\\"n])*)"`);
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
+/** Values as Prometheus reads them (Go's ParseFloat): decimals, and Inf/NaN in any letter case. */
 function parseValue(raw: string, line: string): number {
-  if (raw === '+Inf') return Infinity;
-  if (raw === '-Inf') return -Infinity;
-  if (raw === 'NaN') return NaN;
+  if (/^\+?inf(inity)?$/i.test(raw)) return Infinity;
+  if (/^-inf(inity)?$/i.test(raw)) return -Infinity;
+  if (/^nan$/i.test(raw)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) throw new Error(`not a number in: ${line}`);
   return Number(raw);
 }
