@@ -6,6 +6,7 @@
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
  *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
  *                            [--storage local|s3]
+ *                            [--service-env "LOG_LEVEL=silent METRICS_PORT=0"]
  *   node bench/.build/run.js --scale [--sizes 10k,100k,1M,10M]   (how cost grows with data: bench/scale.ts)
  *
  * `--storage s3` starts an S3-compatible server (s3rver) in its own process, runs the service with
@@ -55,6 +56,8 @@ interface Options {
   scale: boolean;
   sizes?: string;
   storage: 'local' | 's3';
+  /** Settings for the service process on top of the bench's (e.g. logs and metrics off, for their cost). */
+  serviceEnv: Record<string, string>;
   repoRoot: string;
 }
 
@@ -80,6 +83,7 @@ function parseOptions(argv: string[]): Options {
     serviceNodeArgs: [],
     scale: false,
     storage: 'local',
+    serviceEnv: {},
     repoRoot,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -104,8 +108,15 @@ function parseOptions(argv: string[]): Options {
     }
     else if (arg === '--scale') options.scale = true;
     else if (arg === '--sizes') options.sizes = value();
+    else if (arg === '--service-env') {
+      for (const pair of value().split(/\s+/).filter(Boolean)) {
+        const split = pair.indexOf('=');
+        if (split < 1) throw new Error(`--service-env takes NAME=value pairs, got ${pair}`);
+        options.serviceEnv[pair.slice(0, split)] = pair.slice(split + 1);
+      }
+    }
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] | --scale [--sizes 10k,100k,1M,10M]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -183,7 +194,7 @@ async function main(): Promise<number> {
       databaseUrl: db.serviceUrl,
       runDir,
       repoRoot: options.repoRoot,
-      extraEnv: s3?.serviceEnv(),
+      extraEnv: { ...s3?.serviceEnv(), ...options.serviceEnv },
       nodeArgs: [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
@@ -254,6 +265,7 @@ async function main(): Promise<number> {
       /** 1-minute load average before and after: a busy machine shows here. */
       loadAverage: { before: loadBefore[0], after: os.loadavg()[0] },
       database: db && { kind: db.kind, serverVersion: db.serverVersion, settings: db.settings },
+      serviceEnv: options.serviceEnv,
       scale,
     },
     rows: results,

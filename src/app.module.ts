@@ -4,6 +4,9 @@ import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ApiKeyGuard } from './common/guard/api-key.guard.js';
 import { ResultInterceptor } from './common/http/result.interceptor.js';
+import { LoggingModule } from './common/logging/logging.module.js';
+import type { RootLogger } from './common/logging/logger.js';
+import { MetricsModule } from './common/metrics/metrics.module.js';
 import { RateLimitInterceptor } from './common/rate-limit/rate-limit.interceptor.js';
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
@@ -22,11 +25,14 @@ export type ResolvedConfig = AppConfig & { databaseUrl: string };
 
 @Module({})
 export class AppModule {
-  static forRoot(config: ResolvedConfig): DynamicModule {
+  /** `logger`: the process's logger when main.ts made one already (it logs before the application exists). */
+  static forRoot(config: ResolvedConfig, logger?: RootLogger): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config, logger),
+        MetricsModule,
         DatabaseModule.forRoot(config.databaseUrl, config.databasePoolSize),
         EventsModule,
         HealthModule,

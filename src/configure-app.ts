@@ -5,6 +5,10 @@ import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
 import { applyServerLimits } from './common/http/server-limits.js';
+import { ROOT_LOGGER } from './common/logging/logger.js';
+import { requestLogging } from './common/logging/request-logging.js';
+import { httpMetrics } from './common/metrics/http-metrics.js';
+import { Metrics } from './common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 
@@ -16,6 +20,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.disable('x-powered-by');
   // Tags are ours (versions), never Express's body hashes.
   app.set('etag', false);
+  // Before the body parser, so that refused bodies also get a request id, a log line and a timing.
+  app.use(requestLogging(app.get(ROOT_LOGGER)));
+  if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });

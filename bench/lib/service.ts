@@ -39,6 +39,8 @@ export async function startService(options: {
   const dataDir = join(options.runDir, 'service-data');
   await mkdir(dataDir, { recursive: true });
   const port = await freePort();
+  // Metrics on, as in production, on a port of its own run (the default one may be taken on this machine).
+  const metricsPort = await freePort();
   const adminKey = randomBytes(32).toString('base64url');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -48,6 +50,7 @@ export async function startService(options: {
     DATA_DIR: dataDir,
     ADMIN_API_KEY: adminKey,
     DATABASE_URL: options.databaseUrl,
+    METRICS_PORT: String(metricsPort),
     ...options.extraEnv,
   };
   const server = spawnNode(

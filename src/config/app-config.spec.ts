@@ -24,6 +24,10 @@ describe('loadConfig (decisions §1)', () => {
       expiryIntervalSeconds: 30,
       extensions: [],
       extensionSettings: {},
+      metricsPort: 9464,
+      logLevel: 'info',
+      logFormat: 'json',
+      shutdownGraceSeconds: 10,
     });
   });
 
@@ -50,6 +54,10 @@ describe('loadConfig (decisions §1)', () => {
       EXPIRY_INTERVAL_SECONDS: '7',
       EXTENSIONS: 'package.json, tsconfig.json',
       EXT_SOMETHING: 'for an extension',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'silent',
+      LOG_FORMAT: 'pretty',
+      SHUTDOWN_GRACE_SECONDS: '0',
     });
     expect(config).toEqual({
       port: 9000,
@@ -71,6 +79,10 @@ describe('loadConfig (decisions §1)', () => {
       expiryIntervalSeconds: 7,
       extensions: [resolve('package.json'), resolve('tsconfig.json')],
       extensionSettings: { EXT_SOMETHING: 'for an extension' },
+      metricsPort: 0,
+      logLevel: 'silent',
+      logFormat: 'pretty',
+      shutdownGraceSeconds: 0,
     });
   });
 
@@ -158,6 +170,12 @@ describe('loadConfig (decisions §1)', () => {
     ['REQUEST_TIMEOUT_SECONDS', '5m'],
     ['KEEP_ALIVE_TIMEOUT_SECONDS', '0'],
     ['MAX_CONNECTIONS', '0'],
+    ['METRICS_PORT', '65536'],
+    ['METRICS_PORT', 'on'],
+    ['LOG_LEVEL', 'verbose'],
+    ['LOG_LEVEL', 'INFO\nx'],
+    ['LOG_FORMAT', 'text'],
+    ['SHUTDOWN_GRACE_SECONDS', '5s'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

@@ -34,6 +34,13 @@ export interface AppConfig {
   extensions: string[];
   /** Every `EXT_*` setting, for extensions (injected as EXTENSION_SETTINGS). */
   extensionSettings: Readonly<Record<string, string>>;
+  /** Port of the separate `GET /metrics` listener (Prometheus text); 0 turns metrics off. */
+  metricsPort: number;
+  logLevel: LogLevel;
+  /** `json`: one JSON object per line, for log pipelines; `pretty`: coloured lines for a terminal. */
+  logFormat: LogFormat;
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before their connections are cut. */
+  shutdownGraceSeconds: number;
 }
 
 export interface ServerLimits {
@@ -64,6 +71,10 @@ export type FileboxStorageConfig =
       /** Static keys when both variables are set; otherwise the SDK's default provider chain. */
       credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
     };
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
@@ -79,6 +90,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = optionalString(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw as T;
 }
 
 function optionalString(env: Env, name: string): string | undefined {
@@ -138,6 +156,10 @@ export function loadConfig(env: Env): AppConfig {
       Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('EXT_') && entry[1] !== undefined)),
     ),
     fileboxStorage: fileboxStorage(env),
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
+    shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3600),
   };
 }
 

@@ -2,6 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions } from './data-source-options.js';
 import { InvalidationBus } from './invalidation-bus.js';
+import { PoolMetrics } from './pool-metrics.js';
 
 @Global()
 @Module({})
@@ -18,7 +19,7 @@ export class DatabaseModule {
           retryAttempts: 3,
         }),
       ],
-      providers: [InvalidationBus],
+      providers: [InvalidationBus, PoolMetrics],
       exports: [InvalidationBus],
     };
   }

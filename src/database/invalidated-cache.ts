@@ -13,11 +13,13 @@ const MAX_ENTRIES = 10_000;
  */
 export class InvalidatedCache<Value> {
   private readonly entries = new Map<string, { value: Value; cachedAt: number }>();
+  private readonly lookups: ReturnType<InvalidationBus['lookupCounters']>;
 
   constructor(
     private readonly bus: InvalidationBus,
     private readonly topic: string,
   ) {
+    this.lookups = bus.lookupCounters(topic);
     bus.register(topic, {
       invalidate: (key) => this.entries.delete(key),
       reset: () => this.entries.clear(),
@@ -26,7 +28,11 @@ export class InvalidatedCache<Value> {
 
   async get(key: string, load: () => Promise<Value | undefined>): Promise<Value | undefined> {
     const entry = this.entries.get(key);
-    if (entry && this.bus.trusted && Date.now() - entry.cachedAt < MAX_AGE_MS) return entry.value;
+    if (entry && this.bus.trusted && Date.now() - entry.cachedAt < MAX_AGE_MS) {
+      this.lookups.hit.inc();
+      return entry.value;
+    }
+    this.lookups.miss.inc();
     const epoch = this.bus.currentEpoch;
     const value = await load();
     if (value !== undefined && this.bus.stillCurrent(epoch)) {

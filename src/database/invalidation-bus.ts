@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import pg from 'pg';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { Counter } from 'prom-client';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 const CHANNEL = 'ids_invalidation';
@@ -49,6 +51,7 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly metrics: Metrics,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -88,6 +91,11 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
   /** Listens for invalidations of keys `<topic>:...`. One listener per topic. */
   register(topic: string, listener: InvalidationListener): void {
     this.listeners.set(topic, listener);
+  }
+
+  /** The hit and miss counters of the cache on `topic` (`ids_cache_lookups_total`). */
+  lookupCounters(topic: string): { hit: Counter.Internal; miss: Counter.Internal } {
+    return { hit: this.metrics.cacheLookups.labels(topic, 'hit'), miss: this.metrics.cacheLookups.labels(topic, 'miss') };
   }
 
   /** Announces, inside the writing transaction, that `topic:key` changes when it commits. */

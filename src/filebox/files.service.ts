@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DataSource, EntityManager } from 'typeorm';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ContentMeter, type ContentDigests } from './content-meter.js';
 import { StreamDigests } from './digest-worker.js';
@@ -44,6 +45,7 @@ export class FilesService {
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly events: DomainEvents,
+    private readonly metrics: Metrics,
   ) {}
 
   /** For other modules (insight task parameters): does this file exist? A malformed id names nothing. */
@@ -85,6 +87,7 @@ export class FilesService {
       if (!stored) throw FileboxErrors.expectedOneFile();
       if (stored.digests.size === 0) throw FileboxErrors.emptyFile();
       await this.record(this.dataSource.manager, fileId, stored.name, stored.digests);
+      this.metrics.uploadedBytes.inc(stored.digests.size);
     } catch (error) {
       if (stored) await discardUnrecorded(this.storage, fileId, error);
       throw error;
@@ -147,12 +150,16 @@ export class FilesService {
       response.status(200);
     }
     response.setHeader('Content-Length', String(span.end - span.start + 1));
+    let sent = 0;
+    content.on('data', (chunk: Buffer) => (sent += chunk.length));
     try {
       // pipeline destroys the read stream (closing its descriptor) when the client goes away.
       await pipeline(content, response);
     } catch (error) {
       if (CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) return; // nothing left to answer
       throw error; // a storage failure mid-stream: the filter logs it and cuts the connection
+    } finally {
+      this.metrics.downloadedBytes.inc(sent);
     }
   }
 

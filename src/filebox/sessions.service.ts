@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DataSource, EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { type ContentDigests, ContentMeter } from './content-meter.js';
 import type { FileRefView } from './dto/file.dto.js';
@@ -44,6 +45,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly files: FilesService,
     private readonly digests: SessionDigests,
+    private readonly metrics: Metrics,
   ) {}
 
   onModuleInit(): void {
@@ -124,6 +126,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       if (storedSize !== declaredSize) throw sizeMismatch(declaredSize, storedSize);
       this.checkImpliedSize(number, storedSize, partSize);
       await this.commitPart(sessionId, number, storedSize, key);
+      this.metrics.uploadedBytes.inc(storedSize);
     } catch (error) {
       hasher?.digests.discard();
       if (form.storedSize !== undefined) await discardUnrecorded(this.storage, key, error);

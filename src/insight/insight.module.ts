@@ -7,6 +7,7 @@ import { InsightSchemasController } from './schemas.controller.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { TaskQueueController } from './task-queue.controller.js';
 import { TaskQueueService } from './task-queue.service.js';
+import { TaskMetrics } from './task-metrics.js';
 import { TasksController } from './tasks.controller.js';
 import { TasksRepository } from './tasks.repository.js';
 import { TasksService } from './tasks.service.js';
@@ -14,7 +15,7 @@ import { TasksService } from './tasks.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([TaskEntity]), SchemaRegistryModule, FileboxModule],
   controllers: [InsightSchemasController, TasksController, TaskQueueController],
-  providers: [TasksRepository, TaskAnnouncer, TasksService, TaskQueueService],
+  providers: [TasksRepository, TaskAnnouncer, TasksService, TaskQueueService, TaskMetrics],
   // For extensions (src/extensions/index.ts).
   exports: [TasksService],
 })

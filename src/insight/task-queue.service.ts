@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import { waitSecondsOf } from '../common/http/long-poll.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { normalizeKeySet } from '../common/indicators/index.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
@@ -28,6 +29,7 @@ export class TaskQueueService {
     private readonly tasks: TasksRepository,
     private readonly schemas: SchemaRegistryService,
     private readonly announcer: TaskAnnouncer,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -53,6 +55,7 @@ export class TaskQueueService {
       },
     );
     for (const row of rows) this.memoize(row.id, row.schemaId);
+    this.metrics.tasksTaken.inc(rows.length);
     return rows.map((row) => ({ id: row.id, createdAt: row.createdAt, params: paramsView(row) }));
   }
 
@@ -74,6 +77,7 @@ export class TaskQueueService {
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
     this.announcer.completed(id, normalized);
+    this.metrics.tasksCompleted.inc();
   }
 
   async fail({ taskID, error }: FailTaskDto): Promise<void> {
@@ -82,6 +86,7 @@ export class TaskQueueService {
     this.schemaOfTask.delete(id);
     if (!stored) throw await this.refusal(id);
     this.announcer.failed(id, { code: error.code, message: error.message });
+    this.metrics.tasksFailed.inc();
   }
 
   /** The task's schema when it may take a report now; TaskNotFound or InvalidState otherwise. */

@@ -131,6 +131,19 @@ export class TasksRepository {
     return ms;
   }
 
+  /**
+   * Open tasks: leased (a lease running now) and pending (never taken, or their lease ran out). Reads only the
+   * partial queue index's rows (state = 'Pending'), not the completed and failed history.
+   */
+  async countOpen(): Promise<{ pending: number; leased: number }> {
+    const [row]: { pending: number; leased: number }[] = await this.dataSource.query(
+      `SELECT count(*) FILTER (WHERE lease_expires_at > now())::int AS leased,
+              count(*) FILTER (WHERE lease_expires_at IS NULL OR lease_expires_at <= now())::int AS pending
+         FROM insight_task WHERE state = 'Pending'`,
+    );
+    return row;
+  }
+
   /** The schema of a task open for a report; `open` false when the task may not take one now. */
   async reportTarget(id: string, maxDeliveries: number): Promise<{ schemaId: string; open: boolean } | undefined> {
     const rows: { schemaId: string; open: boolean }[] = await this.dataSource.query(

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
 import { expiresAt, insertChanges, isoUtc, nextSeqs } from './change-records.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
+import { Metrics } from '../common/metrics/metrics.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -181,7 +182,10 @@ function isKeyTaken(error: unknown): boolean {
 /** The SQL of objects and their change feed. Every statement here is one round trip. */
 @Injectable()
 export class ObjectsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly metrics: Metrics,
+  ) {}
 
   /**
    * The objects any of `keys` belongs to (at most one per key, by the primary key of intel_object_key),
@@ -226,6 +230,7 @@ export class ObjectsRepository {
     const rows: RawObject[] = await runner.query(WRITES[write.kind], [collectionId, ...writeParams(write)]);
     if (rows.length === 0) return null;
     const operation = write.kind === 'insert' ? 'Add' : write.kind === 'update' ? 'Update' : 'Remove';
+    this.metrics.changesWritten.labels(operation).inc();
     return { operation, object: storedObject(rows[0]), ...(operation === 'Remove' && { reason: 'Deleted' as const }) };
   }
 
@@ -235,6 +240,7 @@ export class ObjectsRepository {
    */
   async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number): Promise<WrittenChange[]> {
     const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit]);
+    if (rows.length > 0) this.metrics.changesWritten.labels('Remove').inc(rows.length);
     return rows.map((row) => ({ operation: 'Remove', object: storedObject(row), reason: 'Expired' }));
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import type { AppConfig } from '../config/app-config.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { FULL_REPORT_MAX_CHARS, MAX_REPORTED_VIOLATIONS, SchemaRegistryService } from './schema-registry.service.js';
@@ -32,7 +33,7 @@ function fakeTable(row: { version: number; document: Record<string, unknown> } |
     },
   } as unknown as DataSource;
   // A bus that never connected is never trusted: versions are read from the (fake) table every time.
-  const bus = new InvalidationBus({} as AppConfig, dataSource);
+  const bus = new InvalidationBus({} as AppConfig, dataSource, new Metrics({ metricsPort: 0 } as AppConfig));
   return { service: new SchemaRegistryService(dataSource, bus), documentReads };
 }
 

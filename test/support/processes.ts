@@ -15,10 +15,13 @@ export interface Finished {
   stderr: string;
 }
 
-/** Environment of a child: the caller's settings only, on top of PATH and the like (no inherited service settings). */
+/**
+ * Environment of a child: the caller's settings only, on top of PATH and the like (no inherited service
+ * settings). Metrics are off unless asked for: processes running side by side cannot all have port 9464.
+ */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, TMPDIR, LANG } = process.env;
-  return { PATH, HOME, TMPDIR, LANG, NODE_ENV: 'production', ...env };
+  return { PATH, HOME, TMPDIR, LANG, NODE_ENV: 'production', METRICS_PORT: '0', ...env };
 }
 
 /** Runs `node dist/<entry> ...args` to its end. */
@@ -44,10 +47,17 @@ export interface RunningService {
   stop(): Promise<Finished>;
 }
 
-/** Starts `node dist/main.js` on a free port; resolves once it listens, rejects if it exits first. */
-export async function startService(env: Record<string, string>): Promise<RunningService> {
+/**
+ * Starts `node dist/main.js` (or another build's `main`, run from `cwd`) on a free port; resolves once it
+ * listens, rejects if it exits first.
+ */
+export async function startService(
+  env: Record<string, string>,
+  build: { main?: string; cwd?: string } = {},
+): Promise<RunningService> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, [build.main ?? 'dist/main.js'], {
+    cwd: build.cwd,
     env: childEnv({ PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -35,7 +35,14 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
   const databaseUrl = sharing?.databaseUrl ?? settings.DATABASE_URL ?? (await createDatabase());
   const dataDir = await mkdtemp(join(tmpdir(), 'ids-data-'));
   const adminKey = sharing?.adminKey ?? randomBytes(32).toString('base64url');
-  const config: AppConfig = loadConfig({ ...settings, DATA_DIR: dataDir, ADMIN_API_KEY: adminKey });
+  // Quiet by default (request lines are info) and no metrics listener unless a test asks for one.
+  const config: AppConfig = loadConfig({
+    LOG_LEVEL: 'warn',
+    METRICS_PORT: '0',
+    ...settings,
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: adminKey,
+  });
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot({ ...config, databaseUrl })],
   }).compile();

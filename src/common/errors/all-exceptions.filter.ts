@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../../database/connection-failure.js';
 import { NotModified } from '../http/result.interceptor.js';
+import { routeTemplate } from '../http/route-template.js';
 import { ApiError, CommonErrors, ErrorCode } from './api-error.js';
 
 /** During an outage every request fails alike: one log line per this interval says so. */
@@ -68,9 +69,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const error = exception instanceof ApiError ? exception : (this.databaseUnavailable(exception) ?? fromForeign(exception));
 
     if (!error) {
-      this.logger.error(
-        `${request.method} ${request.originalUrl}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
-      );
+      // Through the request's logger when there is one: the line then carries the request id.
+      if (request.log) {
+        request.log.error({ err: exception }, `${request.method} ${routeTemplate(request)} failed`);
+      } else {
+        this.logger.error(
+          `${request.method} ${request.path}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+        );
+      }
     }
     const answer = error ?? new ApiError('InternalError', 'internal error');
 

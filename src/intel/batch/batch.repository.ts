@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { expiresAt, insertChanges, isoUtc, nextSeqs } from '../change-records.js';
 import { LIVE, OWNING_OBJECT_IDS } from '../objects.repository.js';
+import { Metrics } from '../../common/metrics/metrics.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
 
 /**
@@ -92,6 +93,8 @@ function applyParameters(plan: BatchPlan): unknown[] {
 /** The SQL of batches; every method is one round trip, run by BatchService inside its transaction. */
 @Injectable()
 export class BatchRepository {
+  constructor(private readonly metrics: Metrics) {}
+
   /** The stored objects any of `keys` belongs to, with their whole state (the batch replays over it). */
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
@@ -114,6 +117,7 @@ export class BatchRepository {
     }
     if (plan.changes.length === 0) return null;
     const [{ lastSeq }]: { lastSeq: string }[] = await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    for (const change of plan.changes) this.metrics.changesWritten.labels(change.operation).inc();
     return Number(lastSeq);
   }
 }

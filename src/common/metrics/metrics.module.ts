@@ -1,0 +1,8 @@
+import { Global, Module } from '@nestjs/common';
+import { Metrics } from './metrics.js';
+import { MetricsServer } from './metrics-server.js';
+
+/** The application's metrics (injectable everywhere as `Metrics`) and their listener. */
+@Global()
+@Module({ providers: [Metrics, MetricsServer], exports: [Metrics] })
+export class MetricsModule {}
