@@ -155,6 +155,9 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
       log(`seeding to ${size.toLocaleString('en')} objects`);
       await seed(pool, collectionId, seeded + 1, size - added);
       seeded = size - added;
+      // The figures are labelled with `size`: the collection must hold exactly that many objects.
+      const { rows: counted } = await pool.query(`SELECT count(*)::int AS n FROM intel_object WHERE collection_id = $1`, [collectionId]);
+      if (counted[0].n !== size) throw new Error(`the collection holds ${counted[0].n} objects, not ${size}`);
       await pool.query('VACUUM ANALYZE intel_object, intel_object_key, intel_change');
       const path = '/intel/collections/scale/objects';
       const addMs = await timed(SAMPLES, (i) =>
