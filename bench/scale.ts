@@ -149,12 +149,16 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
       await pool.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
     }
     const results: SizeResult[] = [];
+    // Objects seeded by SQL (named d1…d<seeded>, bursts included) and added over HTTP: together the size.
     let seeded = 0;
     let added = 0;
     for (const size of sizes) {
       log(`seeding to ${size.toLocaleString('en')} objects`);
       await seed(pool, collectionId, seeded + 1, size - added);
       seeded = size - added;
+      // The figures are labelled with `size`: the collection must hold exactly that many objects.
+      const { rows: counted } = await pool.query(`SELECT count(*)::int AS n FROM intel_object WHERE collection_id = $1`, [collectionId]);
+      if (counted[0].n !== size) throw new Error(`the collection holds ${counted[0].n} objects, not ${size}`);
       await pool.query('VACUUM ANALYZE intel_object, intel_object_key, intel_change');
       const path = '/intel/collections/scale/objects';
       const addMs = await timed(SAMPLES, (i) =>
@@ -194,7 +198,6 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
       };
       log(JSON.stringify(result));
       results.push(result);
-      added += burst;
     }
     const table = [
       '| objects | add (ms) | first page (ms) | feed tail page (ms) | lookup 1 key (ms) | page into unseen burst (ms) | listing buffers per page: first / into burst | bytes per object |',

@@ -4,6 +4,7 @@ import { AdminKeysService } from '../auth/admin-keys.service.js';
 import { ApiKeyRepository } from '../auth/api-key.repository.js';
 import { loadConfigFromEnv } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
+import { runMigrationsExclusively } from '../database/run-migrations.js';
 import { openAdminDatabase } from '../startup/database-access.js';
 import { failureReason } from '../startup/failure-reason.js';
 
@@ -46,15 +47,10 @@ async function migrationStates(dataSource: DataSource): Promise<{ name: string; 
   ];
 }
 
-async function migrate(dataSource: DataSource): Promise<string[]> {
-  const applied = await dataSource.runMigrations({ transaction: 'each' });
-  return applied.map((migration) => migration.name);
-}
-
 const COMMANDS: Record<string, (dataSource: DataSource) => Promise<void>> = {
   'create-admin-key': async (dataSource) => {
     // A database the service never started on has no tables yet: bring it up to date as a start would.
-    for (const name of await migrate(dataSource)) note(`applied migration ${name}`);
+    for (const name of await runMigrationsExclusively(dataSource)) note(`applied migration ${name}`);
     const { id, key } = await new AdminKeysService(dataSource, new ApiKeyRepository(dataSource)).create(
       'admin (npm run admin -- create-admin-key)',
     );
@@ -65,7 +61,7 @@ const COMMANDS: Record<string, (dataSource: DataSource) => Promise<void>> = {
     for (const { name, state } of await migrationStates(dataSource)) print(`${state.padEnd(8)} ${name}`);
   },
   migrate: async (dataSource) => {
-    const applied = await migrate(dataSource);
+    const applied = await runMigrationsExclusively(dataSource);
     for (const name of applied) print(`applied  ${name}`);
     if (applied.length === 0) print('no pending migrations');
   },

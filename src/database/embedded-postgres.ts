@@ -230,7 +230,7 @@ async function startServer(
       if (output.includes('database system is ready to accept connections')) resolve();
     });
     child.once('error', reject);
-    child.once('exit', () => reject(new StartupError(`the embedded PostgreSQL did not start: ${reasonIn(output)}`)));
+    child.once('exit', () => reject(new StartupError(`the embedded PostgreSQL in ${args[1]} did not start: ${reasonIn(output)}`)));
   });
   return child;
 }

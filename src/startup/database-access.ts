@@ -31,7 +31,12 @@ async function startEmbedded(config: AppConfig, log: (message: string) => void):
     log(`Embedded PostgreSQL settings for ${(memory / 2 ** 30).toFixed(1)} GiB of memory: ${describeSettings(settings)}`);
     // Loaded only when used, so that an image running against an external database can omit the binaries.
     const { EmbeddedDatabase } = await import('../database/embedded-postgres.js');
-    const embedded = await EmbeddedDatabase.start(directory, { settings });
+    const embedded = await EmbeddedDatabase.start(directory, { settings }).catch((error: unknown) => {
+      // The overrides are the likeliest cause of a refused start: name them beside PostgreSQL's words.
+      const overrides = describeSettings(config.embeddedPgSettings);
+      if (error instanceof StartupError && overrides !== '') throw new StartupError(`${error.message} (EMBEDDED_PG_SETTINGS: ${overrides})`);
+      throw error;
+    });
     return {
       url: embedded.url,
       description: `the embedded PostgreSQL in ${directory}`,

@@ -31,6 +31,32 @@ describe('the admin CLI on DATABASE_URL', () => {
     expect((await admin(['migrate'], env)).stdout).toBe('no pending migrations\n');
   });
 
+  it('two instances and the CLI migrating one fresh database at once: none loses a race, each migration applied once', async () => {
+    const env = { DATABASE_URL: await createDatabase() };
+    // A start that lost a race over a migration went through the connection retries, logging an error.
+    const logged: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      logged.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof process.stderr.write;
+    let apps: TestApp[] = [];
+    try {
+      const [started, cli] = await Promise.all([
+        Promise.all([createTestApp(env), createTestApp(env)]),
+        admin(['migrate'], env),
+      ]);
+      apps = started;
+      expect(cli.code).toBe(0);
+      expect(logged.join('')).not.toMatch(/Unable to connect|already exists/);
+      const { rows } = await apps[0].db.query(`SELECT name FROM typeorm_migrations ORDER BY id`);
+      expect(rows.map((row: { name: string }) => row.name)).toEqual(MIGRATIONS.map((migration) => migration.name));
+    } finally {
+      process.stderr.write = write;
+      await Promise.all(apps.map((other) => other.close()));
+    }
+  });
+
   it('create-admin-key prints a new admin key alone on its last line; the service accepts it for every area', async () => {
     const run = await admin(['create-admin-key'], { DATABASE_URL: app.databaseUrl });
     expect(run.code).toBe(0);

@@ -57,6 +57,20 @@ describe('start-up failures of the built service (real processes)', () => {
   it('a bad setting', async () => {
     expectOneLineFailure(await runBuilt('main.js', [], { PORT: 'http' }), 'PORT must be a whole number');
   });
+
+  it('a parameter PostgreSQL refuses in EMBEDDED_PG_SETTINGS is named, with what PostgreSQL said', async () => {
+    const directory = await dataDir();
+    try {
+      const run = await runBuilt('main.js', [], { PORT: String(await freePort()), DATA_DIR: directory, EMBEDDED_PG_SETTINGS: 'shared_bufers=1GB' });
+      expect(run.code).toBe(1);
+      // Progress went to stdout (the cluster was being started); the failure is the one line on stderr.
+      expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^Start-up failed: the embedded PostgreSQL in .* did not start: /)]);
+      expect(run.stderr).toContain('unrecognized configuration parameter "shared_bufers"');
+      expect(run.stderr).toContain('EMBEDDED_PG_SETTINGS');
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the embedded PostgreSQL of a DATA_DIR: one instance at a time, and the admin CLI on it', () => {

@@ -1,0 +1,27 @@
+import type { DataSource } from 'typeorm';
+
+/** Held while migrations run; no other lock of the service uses this number. */
+const MIGRATIONS_LOCK = 7_240_002;
+
+/**
+ * Applies the pending migrations, one migrator at a time across every process on the database. TypeORM
+ * takes no lock of its own: instances starting together (or an admin `migrate` beside a start) each saw
+ * the same migrations pending and ran them at once, and all but one failed ("relation already exists").
+ * A session advisory lock on a connection of its own serialises them; whoever comes second finds nothing
+ * pending. Returns the names of the migrations this call applied.
+ */
+export async function runMigrationsExclusively(dataSource: DataSource): Promise<string[]> {
+  const lock = dataSource.createQueryRunner();
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATIONS_LOCK]);
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      return applied.map((migration) => migration.name);
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATIONS_LOCK]);
+    }
+  } finally {
+    await lock.release();
+  }
+}
