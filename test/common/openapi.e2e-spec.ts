@@ -107,6 +107,14 @@ describe('OpenAPI document: conventions every operation follows', () => {
     expect(Object.keys(limited.headers ?? {})).toContain('Retry-After');
   });
 
+  it('documents 413 on every operation that takes a JSON body', () => {
+    const missing = operations
+      .filter(([, op]) => op.requestBody?.content['application/json'] && !op.responses['413'])
+      .map(([name]) => name);
+    expect(missing).toEqual([]);
+    expect(operations.find(([name]) => name === 'POST /intel/collections')![1].responses['413']).toBeDefined();
+  });
+
   it('gives every error response the ErrorBody schema {code, message, details}', () => {
     const bare = operations.flatMap(([name, op]) =>
       Object.entries(op.responses)
