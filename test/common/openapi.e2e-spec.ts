@@ -91,11 +91,11 @@ describe('OpenAPI document: conventions every operation follows', () => {
     expect((document as unknown as { security: unknown }).security).toEqual([{ bearer: [] }, { apiKey: [] }]);
   });
 
-  it('documents 401 on every operation that needs credentials, and 403 and 429 on every one that needs a permission', () => {
+  it('documents 401 and 503 on every operation that needs credentials, and 403 and 429 on every one that needs a permission', () => {
     const missing = operations
       .filter(([name]) => !PUBLIC.includes(name))
       .flatMap(([name, op]) => {
-        const wanted = NO_PERMISSION.includes(name) ? ['401'] : ['401', '403', '429'];
+        const wanted = NO_PERMISSION.includes(name) ? ['401', '503'] : ['401', '403', '429', '503'];
         return wanted.filter((status) => !op.responses[status]).map((status) => `${name} ${status}`);
       });
     expect(missing).toEqual([]);
@@ -105,6 +105,8 @@ describe('OpenAPI document: conventions every operation follows', () => {
     }
     const limited = operations.find(([name]) => name === 'POST /insight/tasks')![1].responses['429'];
     expect(Object.keys(limited.headers ?? {})).toContain('Retry-After');
+    const unavailable = operations.find(([name]) => name === 'GET /auth/token')![1].responses['503'];
+    expect(Object.keys(unavailable.headers ?? {})).toEqual(['Retry-After']);
   });
 
   it('documents 413 on every operation that takes a JSON body', () => {

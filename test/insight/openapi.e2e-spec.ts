@@ -86,9 +86,9 @@ describe('OpenAPI document: schemas, collections and insight', () => {
       expect(Object.keys(success.headers ?? {}).sort()).toEqual([...(endpoint.headers ?? [])].sort());
 
       // The error statuses, each with the {code, message, details?} body: the endpoint's own, and those of its
-      // access rule (400 for X-Api-Version, 401; 403 and 429 where a permission is needed), and 413 for a JSON body.
+      // access rule (400 for X-Api-Version, 401, 503; 403 and 429 where a permission is needed), and 413 for a JSON body.
       const errorStatuses = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
-      const access = endpoint.path === '/intel/collections' && endpoint.method === 'get' ? ['400', '401'] : ['400', '401', '403', '429'];
+      const access = endpoint.path === '/intel/collections' && endpoint.method === 'get' ? ['400', '401', '503'] : ['400', '401', '403', '429', '503'];
       const common = [...access, ...(endpoint.request ? ['413'] : [])];
       expect(errorStatuses.sort()).toEqual([...new Set([...endpoint.errors, ...common])].sort());
       for (const status of errorStatuses) {
