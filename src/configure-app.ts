@@ -9,11 +9,10 @@ import { ROOT_LOGGER } from './common/logging/logger.js';
 import { requestLogging } from './common/logging/request-logging.js';
 import { httpMetrics } from './common/metrics/http-metrics.js';
 import { Metrics } from './common/metrics/metrics.js';
+import { JSON_BODY_LIMIT_MIB } from './common/validation/json-body.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 
-/** JSON bodies above this are refused with 413 (decisions §5). */
-export const JSON_BODY_LIMIT = '16mb';
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
@@ -25,7 +24,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);
 

@@ -11,7 +11,7 @@ import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
-import { IfMatch } from '../common/tags/tag.js';
+import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';
 import {
   ETAG_HEADER,
   IF_MATCH_HEADER,
@@ -79,6 +79,7 @@ export class CollectionsController {
       'do not leak.',
   })
   @ApiOkResponse({ type: CollectionView, headers: ETAG_HEADER })
+  @ApiConditionalGet()
   @ApiErrors({ 404: 'NotFound: no collection has this name.' })
   view(@Param() params: CollectionNameParamDto) {
     return this.collections.view(params.collectionName);
@@ -93,6 +94,7 @@ export class CollectionsController {
       'version in `ETag`: what every object written now is validated against.',
   })
   @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, headers: ETAG_HEADER, description: "The schema's document and tag." })
+  @ApiConditionalGet()
   @ApiErrors({ 404: 'NotFound: no collection has this name.' })
   schema(@Param() params: CollectionNameParamDto) {
     return this.collections.schemaOf(params.collectionName);

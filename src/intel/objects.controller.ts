@@ -48,7 +48,6 @@ export class ObjectsController {
   @ApiErrors({
     400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256), expiresAt malformed or not in the future.',
     404: 'NotFound: no collection has this name.',
-    413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
     422:
       'InvalidKeyFormat: a key value its type does not allow. InvalidKeySet: no keys, or keys that do not fit the ' +
       'object type. KeySetConflict: the keys name two stored objects, or clash with a key of the stored one. SchemaCheckFail: the object does ' +

@@ -11,7 +11,7 @@ import {
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
-import { IfMatch } from '../common/tags/tag.js';
+import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';
 import {
   ETAG_HEADER,
   IF_MATCH_HEADER,
@@ -85,6 +85,7 @@ export function schemasControllerFor(namespace: SchemaNamespace, className: stri
         '`If-Match` to replace the schema, or in `If-None-Match` to get 304 while it is unchanged.',
     })
     @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, headers: ETAG_HEADER, description: 'The document as registered.' })
+    @ApiConditionalGet()
     @ApiErrors({ 404: 'NotFound: no schema has this id.' })
     view(@Param() params: SchemaIdParamDto) {
       return this.registry.view(namespace, params.schema_id);

@@ -82,7 +82,7 @@ describe('OpenAPI document: conventions every operation follows', () => {
 
   it('stands alone: no reference to documents outside the repository', async () => {
     const text = (await t.http().get('/openapi.json')).text;
-    expect(text).not.toMatch(/§|\.\.\/shared|wire-contract|decisions\.md|interface-spec/);
+    expect(text).not.toMatch(/\.\.\/shared|\/work\/shared|wire-contract|interface-spec|decisions(\.md| §)|extensions(\.md| §)/);
   });
 
   it('marks the health operations, and only them, as needing no credentials', () => {
@@ -91,11 +91,11 @@ describe('OpenAPI document: conventions every operation follows', () => {
     expect((document as unknown as { security: unknown }).security).toEqual([{ bearer: [] }, { apiKey: [] }]);
   });
 
-  it('documents 401 on every operation that needs credentials, and 403 and 429 on every one that needs a permission', () => {
+  it('documents 401 and 503 on every operation that needs credentials, and 403 and 429 on every one that needs a permission', () => {
     const missing = operations
       .filter(([name]) => !PUBLIC.includes(name))
       .flatMap(([name, op]) => {
-        const wanted = NO_PERMISSION.includes(name) ? ['401'] : ['401', '403', '429'];
+        const wanted = NO_PERMISSION.includes(name) ? ['401', '503'] : ['401', '403', '429', '503'];
         return wanted.filter((status) => !op.responses[status]).map((status) => `${name} ${status}`);
       });
     expect(missing).toEqual([]);
@@ -105,6 +105,16 @@ describe('OpenAPI document: conventions every operation follows', () => {
     }
     const limited = operations.find(([name]) => name === 'POST /insight/tasks')![1].responses['429'];
     expect(Object.keys(limited.headers ?? {})).toContain('Retry-After');
+    const unavailable = operations.find(([name]) => name === 'GET /auth/token')![1].responses['503'];
+    expect(Object.keys(unavailable.headers ?? {})).toEqual(['Retry-After']);
+  });
+
+  it('documents 413 on every operation that takes a JSON body', () => {
+    const missing = operations
+      .filter(([, op]) => op.requestBody?.content['application/json'] && !op.responses['413'])
+      .map(([name]) => name);
+    expect(missing).toEqual([]);
+    expect(operations.find(([name]) => name === 'POST /intel/collections')![1].responses['413']).toBeDefined();
   });
 
   it('gives every error response the ErrorBody schema {code, message, details}', () => {

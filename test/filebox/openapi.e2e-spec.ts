@@ -46,7 +46,7 @@ describe('OpenAPI document: filebox', () => {
       const fields = part.requestBody!.content['multipart/form-data'].schema;
       expect(fields.required).toEqual(['number', 'partSize', 'filePart']);
       expect(fields.properties!.filePart).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }));
-      expect(Object.keys(part.responses).sort()).toEqual(['204', '400', '401', '403', '404', '413', '422', '429', '507']);
+      expect(Object.keys(part.responses).sort()).toEqual(['204', '400', '401', '403', '404', '413', '422', '429', '503', '507']);
       expect(part.responses['204'].content).toBeUndefined();
       expect(part.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['path:sessionID']);
     }
@@ -74,6 +74,6 @@ describe('OpenAPI document: filebox', () => {
       expect(get.responses[status].content?.['application/octet-stream'].schema).toEqual({ type: 'string', format: 'binary' });
     }
     expect(headers(get, '416')).toEqual(['Content-Range']);
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '206', '400', '401', '403', '404', '416', '429']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '206', '400', '401', '403', '404', '416', '429', '503']);
   });
 });

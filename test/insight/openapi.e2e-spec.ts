@@ -22,13 +22,13 @@ const ENDPOINTS: {
   ...['intel', 'insight'].flatMap((area) => [
     { method: 'post', path: `/${area}/schemas`, status: '201', request: ['schemaID'], response: ['schemaID'], errors: ['400', '409'] },
     { method: 'get', path: `/${area}/schemas`, status: '200', response: ['schemaID', 'title'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'], errors: ['400'] },
-    { method: 'get', path: `/${area}/schemas/{schema_id}`, status: '200', response: ['schemaID'], params: ['path:schema_id'], headers: ['ETag'], errors: ['404'] },
+    { method: 'get', path: `/${area}/schemas/{schema_id}`, status: '200', response: ['schemaID'], params: ['path:schema_id', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
     { method: 'put', path: `/${area}/schemas/{schema_id}`, status: '204', request: ['schemaID'], params: ['path:schema_id', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
   ]),
   { method: 'post', path: '/intel/collections', status: '201', request: ['name', 'schemaID'], response: ['name'], errors: ['400', '409', '422'] },
   { method: 'get', path: '/intel/collections', status: '200', response: ['name', 'schemaID'], array: true, params: ['query:cursor', 'query:limit'], headers: ['Link'], errors: ['400'] },
-  { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName'], headers: ['ETag'], errors: ['404'] },
-  { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName'], headers: ['ETag'], errors: ['404'] },
+  { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
+  { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
   { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
   { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'], errors: ['400', '422', '429'] },
   { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error'], params: ['path:task_id', 'query:wait'], errors: ['400', '404'] },
@@ -86,10 +86,11 @@ describe('OpenAPI document: schemas, collections and insight', () => {
       expect(Object.keys(success.headers ?? {}).sort()).toEqual([...(endpoint.headers ?? [])].sort());
 
       // The error statuses, each with the {code, message, details?} body: the endpoint's own, and those of its
-      // access rule (400 for X-Api-Version, 401; 403 and 429 where a permission is needed).
+      // access rule (400 for X-Api-Version, 401, 503; 403 and 429 where a permission is needed), and 413 for a JSON body.
       const errorStatuses = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
-      const access = endpoint.path === '/intel/collections' && endpoint.method === 'get' ? ['400', '401'] : ['400', '401', '403', '429'];
-      expect(errorStatuses.sort()).toEqual([...new Set([...endpoint.errors, ...access])].sort());
+      const access = endpoint.path === '/intel/collections' && endpoint.method === 'get' ? ['400', '401', '503'] : ['400', '401', '403', '429', '503'];
+      const common = [...access, ...(endpoint.request ? ['413'] : [])];
+      expect(errorStatuses.sort()).toEqual([...new Set([...endpoint.errors, ...common])].sort());
       for (const status of errorStatuses) {
         expect(propertiesOf(operation.responses[status].content!['application/json'].schema)).toEqual(['code', 'details', 'message']);
       }

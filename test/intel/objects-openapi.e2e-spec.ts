@@ -59,7 +59,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     const item = resolve(report.properties!.items.items!);
     expect(resolve(item.properties!.status).enum).toEqual(['Added', 'Updated', 'Unchanged', 'Removed', 'Absent', 'Failed', 'NotApplied']);
     expect(Object.keys(resolve(item.properties!.error).properties!).sort()).toEqual(['code', 'details', 'message']);
-    expectErrors(batch, ['400', '401', '403', '404', '413', '415', '422', '429']);
+    expectErrors(batch, ['400', '401', '403', '404', '413', '415', '422', '429', '503']);
   });
 
   it('GET network: within or contains with the page parameters; a page of objects; every error with its body', () => {
@@ -71,7 +71,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(page.type).toBe('array');
     expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(Object.keys(search.responses['200'].headers ?? {})).toEqual(['Link']);
-    expectErrors(search, ['400', '401', '403', '404', '429']);
+    expectErrors(search, ['400', '401', '403', '404', '429', '503']);
   });
 
   it('POST /intel/lookup: keys and optional collections in; one result per key out; every error with its body', () => {
@@ -87,7 +87,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches']);
     const match = resolve(resolve(result.properties!.matches).items!);
     expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object']);
-    expectErrors(lookup, ['400', '401', '413']);
+    expectErrors(lookup, ['400', '401', '413', '503']);
   });
 
   it('POST: the object form in, 204 out; DELETE: the key in the query, 204 out', () => {

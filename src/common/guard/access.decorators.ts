@@ -27,13 +27,21 @@ const UNAUTHORIZED =
   'Unauthorized: credentials are missing, malformed, unknown, expired or revoked. With a bearer token, get a new ' +
   'one from `GET /auth/token` and repeat the request.';
 
+/** Every route that takes credentials reads the database (the key, then its own work). */
+const DATABASE_UNAVAILABLE = {
+  description:
+    'ServiceUnavailable: the database does not answer (within a few seconds); the service recovers by itself ' +
+    'when it returns. Retry after `Retry-After` seconds.',
+  headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+};
+
 /** The OpenAPI security of routes that take a bearer token or an API key. */
 const CredentialsDoc = () => applyDecorators(ApiBearerAuth(), ApiSecurity('apiKey'));
 
 /** No credentials needed (health). Every route must opt out explicitly: the guard fails closed. */
 export const Public = () =>
   applyDecorators(
-    // Declares no OpenAPI security: the document marks such operations `security: []` (configure-app.ts).
+    // Declares no OpenAPI security: the document marks such operations `security: []` (openapi-document.ts).
     SetMetadata(ACCESS_RULE, { kind: 'public' } satisfies AccessRule),
     ApiErrors({ 400: VERSION_ERROR }),
   );
@@ -46,6 +54,7 @@ export const ApiKeyOnly = () =>
     ApiErrors({
       400: VERSION_ERROR,
       401: 'Unauthorized: no `X-Api-Key`, or the key is unknown, expired or revoked (a bearer token is not accepted here).',
+      503: DATABASE_UNAVAILABLE,
     }),
   );
 
@@ -54,7 +63,7 @@ export const Authenticated = () =>
   applyDecorators(
     SetMetadata(ACCESS_RULE, { kind: 'authenticated' } satisfies AccessRule),
     CredentialsDoc(),
-    ApiErrors({ 400: VERSION_ERROR, 401: UNAUTHORIZED }),
+    ApiErrors({ 400: VERSION_ERROR, 401: UNAUTHORIZED, 503: DATABASE_UNAVAILABLE }),
   );
 
 /** The route requires `action` on `resource` (decisions §3 rule, including `*Children` on the direct parent). */
@@ -72,6 +81,7 @@ export const RequirePermission = (resource: ResourceRef, action: RouteAction) =>
           'UTC day; a refused request is not counted). Retry after `Retry-After` seconds.',
         headers: RATE_LIMIT_HEADERS,
       },
+      503: DATABASE_UNAVAILABLE,
     }),
   );
 

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { JSON_BODY_LIMIT_MIB } from '../validation/json-body.js';
 
 /**
  * The OpenAPI document served at `/openapi.json`, generated from the controllers' decorators: the access
@@ -29,7 +30,28 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       .build(),
   );
   markPublicOperations(document);
+  documentJsonBodyLimit(document);
   return document;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * The JSON body parser is global (configure-app.ts): every operation that takes a JSON body can answer 413
+ * before its handler runs. Said here, in the one place that knows it, unless the operation documents its own.
+ */
+function documentJsonBodyLimit(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      const body = operation?.requestBody;
+      if (!operation || !body || !('content' in body) || !body.content['application/json'] || operation.responses['413']) continue;
+      operation.responses['413'] = {
+        description: `RequestEntityTooLarge: the JSON body is larger than ${JSON_BODY_LIMIT_MIB} MiB.`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+      };
+    }
+  }
 }
 
 /**
@@ -39,7 +61,7 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
  */
 function markPublicOperations(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
-    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const) {
+    for (const method of METHODS) {
       const operation = item[method];
       if (operation && !operation.security?.length) operation.security = [];
     }

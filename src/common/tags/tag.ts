@@ -1,4 +1,5 @@
-import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { ApiHeader, ApiResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CommonErrors } from '../errors/api-error.js';
 
@@ -14,6 +15,17 @@ export class TaggedResult<T> {
     readonly version: number,
   ) {}
 }
+
+/** OpenAPI for a GET that returns a `TaggedResult`: the optional `If-None-Match` and its 304 answer. */
+export const ApiConditionalGet = () =>
+  applyDecorators(
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description: 'A tag from an earlier `ETag`: while it is still the current one the answer is 304 without a body.',
+    }),
+    ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.' }),
+  );
 
 /** `@IfMatch() tag: string`: the raw `If-Match` header, required (400 BadRequest when missing or empty). */
 export const IfMatch = createParamDecorator((_data: unknown, context: ExecutionContext): string => {

@@ -1,3 +1,6 @@
+/** JSON bodies above this many MiB are refused with 413 by the body parser (configure-app.ts). */
+export const JSON_BODY_LIMIT_MIB = 16;
+
 /**
  * JSON bodies nested deeper than this are refused for every endpoint: storing one, validating it against a
  * schema and serialising it again all recurse, and a few thousand levels exhaust the stack (a 500).
