@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable } from './connection-failure.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -14,6 +14,7 @@ describe('isDatabaseUnavailable', () => {
     ['a connection exception (08006)', withCode('08006')],
     ['no connection slot (53300)', withCode('53300')],
     ['a transaction whose connection failed', new QueryRunnerProviderAlreadyReleasedError()],
+    ['a query on a transaction whose connection failed', new QueryRunnerAlreadyReleasedError()],
   ])('is true for %s', (_, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

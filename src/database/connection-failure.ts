@@ -1,4 +1,4 @@
-import { QueryFailedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /** Network failures reaching the database (the error's `code` as Node's sockets and DNS report it). */
 const NETWORK_CODES = new Set([
@@ -30,8 +30,10 @@ const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when tryin
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   // TypeORM releases a transaction's connection on its own only when that connection failed (seen when
-  // PostgreSQL is killed during a session completion).
-  if (error instanceof QueryRunnerProviderAlreadyReleasedError) return true;
+  // PostgreSQL is killed during a session completion); the next query on it then fails with one of these.
+  if (error instanceof QueryRunnerProviderAlreadyReleasedError || error instanceof QueryRunnerAlreadyReleasedError) {
+    return true;
+  }
   const cause = error instanceof QueryFailedError ? (error.driverError as unknown) : error;
   if (typeof cause !== 'object' || cause === null) return false;
   const { code, message, errors } = cause as { code?: unknown; message?: unknown; errors?: unknown };

@@ -180,25 +180,29 @@ function replaced(value: unknown, path: (string | number)[], by: unknown): unkno
   return copy;
 }
 
-/** A plausible value with exactly one place spoiled: each field's own handling of hostile input is reached. */
+/** Characters no store, log or parser should take unexamined, appended to a text that was otherwise fine. */
+const NASTY_TAILS = ['\u0000', '\u0000', '\u0000', '\ud800', '\udc00', '\u202e', '\r\n', '\uffff', "'"];
+
+/**
+ * A plausible value with exactly one place spoiled, so that each field's own handling of hostile input is
+ * reached: either any place replaced by a hostile value, or one of its texts with a nasty character appended.
+ */
 function oneSpoiled(document: OpenApiDocument, schema: SchemaObject): fc.Arbitrary<unknown> {
-  // A string keeps its text with a character no store or log should take appended, or is replaced outright.
-  const spoil = fc.oneof(
-    { arbitrary: fc.oneof(hostileString, hostileNumber, anyJson).map((by) => () => by), weight: 3 },
-    {
-      arbitrary: fc
-        .constantFrom('\u0000', '\u0000', '\u0000', '\ud800', '\udc00', '\u202e', '\r\n', '\uffff', "'")
-        .map((tail) => (was: unknown) => (typeof was === 'string' ? was + tail : tail)),
-      weight: 3,
-    },
-  );
+  const replace = fc.tuple(fc.nat(), fc.oneof(hostileString, hostileNumber, anyJson));
+  const append = fc.tuple(fc.nat(), fc.constantFrom(...NASTY_TAILS));
   // Every field present, so that any of them can be the spoiled one.
-  return fc.tuple(plausible(document, schema, true), fc.nat(), spoil).map(([value, pick, by]) => {
-    const all = places(value);
-    const path = all[pick % all.length];
-    const was = path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], value);
-    return replaced(value, path, by(was));
-  });
+  return fc
+    .tuple(plausible(document, schema, true), fc.oneof(replace.map((spoil) => ['replace', ...spoil] as const), append.map((spoil) => ['append', ...spoil] as const)))
+    .map(([value, [mode, pick, by]]) => {
+      const at = (path: (string | number)[]) => path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], value);
+      const all = places(value);
+      const texts = all.filter((path) => typeof at(path) === 'string');
+      if (mode === 'append' && texts.length > 0) {
+        const path = texts[pick % texts.length];
+        return replaced(value, path, `${at(path) as string}${by as string}`);
+      }
+      return replaced(value, all[pick % all.length], by);
+    });
 }
 
 /** Bodies no parser should trust: broken JSON, deep nesting, prototype keys, non-UTF-8 bytes. */
@@ -226,7 +230,7 @@ const brokenJson: fc.Arbitrary<Buffer> = fc.oneof(
 
 const headerValue = fc.string({ unit: fc.constantFrom(...'\t !"#$%&\'()*+,-./0123456789:;<=>?@AZaz[\\]^_`{|}~é'), maxLength: 40 });
 
-/** Extra headers of the kinds the service reads, with hostile values (on one request in four). */
+/** Extra headers of the kinds the service reads, with hostile values (on one request in six). */
 const someHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
   {
     'If-Match': fc.oneof(headerValue, fc.constantFrom('*', '"1"', '"0"', 'W/"1"', '"99999999999999999999"')),
@@ -239,7 +243,7 @@ const someHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
   },
   { requiredKeys: [] },
 );
-const extraHeaders = fc.oneof({ arbitrary: fc.constant({}), weight: 3 }, { arbitrary: someHeaders, weight: 1 });
+const extraHeaders = fc.oneof({ arbitrary: fc.constant({}), weight: 5 }, { arbitrary: someHeaders, weight: 1 });
 
 const contentTypes = fc.constantFrom(
   'text/plain',
@@ -334,14 +338,14 @@ export function requestsFor(
     if (content['application/json']) {
       body = fc.oneof(
         ...[
-          { arbitrary: oneSpoiled(document, content['application/json'].schema), weight: 4 },
+          { arbitrary: oneSpoiled(document, content['application/json'].schema), weight: 6 },
           { arbitrary: plausible(document, content['application/json'].schema), weight: 1 },
-          { arbitrary: shaped(document, content['application/json'].schema), weight: 3 },
+          { arbitrary: shaped(document, content['application/json'].schema), weight: 2 },
         ].map(({ arbitrary, weight }) => ({
           arbitrary: arbitrary.map((value) => ({ body: Buffer.from(JSON.stringify(value) ?? 'null'), type: 'application/json' })),
           weight,
         })),
-        { arbitrary: fc.tuple(brokenJson, fc.oneof(fc.constant('application/json'), contentTypes)).map(([raw, type]) => ({ body: raw, type })), weight: 2 },
+        { arbitrary: fc.tuple(brokenJson, fc.oneof(fc.constant('application/json'), contentTypes)).map(([raw, type]) => ({ body: raw, type })), weight: 1 },
       );
     } else if (content['multipart/form-data']) {
       const fields = Object.keys(resolve(document, content['multipart/form-data'].schema).properties ?? {});
