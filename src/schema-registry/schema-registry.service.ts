@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { SCHEMA_ID_PATTERN, type SchemaCommonView, type SchemaRegistrationView } from './dto/schema.dto.js';
+import { safePattern } from './safe-pattern.js';
 import { SchemaRegistryErrors, type SchemaViolation } from './schema-registry.errors.js';
 
 export type SchemaNamespace = 'intel' | 'insight';
@@ -41,10 +42,11 @@ interface Validator {
 /**
  * Strict mode is off on purpose: in 2020-12 unknown keywords (our own `schemaID`, vendor `x-*` fields) and
  * unknown formats are annotations, so rejecting them would refuse valid documents. `addUsedSchema: false`
- * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`.
+ * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`. Patterns run on
+ * a linear-time engine (see safePattern).
  */
 function createAjv(allErrors: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors, strict: false, addUsedSchema: false, logger: false });
+  const ajv = new Ajv2020({ allErrors, strict: false, addUsedSchema: false, logger: false, code: { regExp: safePattern } });
   addFormats.default(ajv);
   return ajv;
 }
