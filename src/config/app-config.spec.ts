@@ -21,6 +21,7 @@ describe('loadConfig (decisions §1)', () => {
       databasePoolSize: 24,
       server: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 600, keepAliveTimeoutSeconds: 5, maxConnections: 1000 },
       fileboxStorage: { kind: 'local' },
+      pageMaxBytes: 8388608,
     });
   });
 
@@ -44,6 +45,7 @@ describe('loadConfig (decisions §1)', () => {
       REQUEST_TIMEOUT_SECONDS: '30',
       KEEP_ALIVE_TIMEOUT_SECONDS: '65',
       MAX_CONNECTIONS: '50',
+      PAGE_MAX_BYTES: '65536',
     });
     expect(config).toEqual({
       port: 9000,
@@ -62,6 +64,7 @@ describe('loadConfig (decisions §1)', () => {
       databasePoolSize: 4,
       server: { headersTimeoutSeconds: 2, requestTimeoutSeconds: 30, keepAliveTimeoutSeconds: 65, maxConnections: 50 },
       fileboxStorage: { kind: 'local' },
+      pageMaxBytes: 65536,
     });
   });
 

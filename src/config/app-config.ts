@@ -21,6 +21,8 @@ export interface AppConfig {
   jobIntervalSeconds: number;
   /** EMBEDDED_PG_SETTINGS: overrides of the embedded PostgreSQL's machine-derived settings. */
   embeddedPgSettings: PgSettings;
+  /** Most bytes of one page of any list (its JSON array); one item larger than this still goes out alone. */
+  pageMaxBytes: number;
   /** Largest number of pooled PostgreSQL connections of this instance. */
   databasePoolSize: number;
   /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
@@ -112,6 +114,7 @@ export function loadConfig(env: Env): AppConfig {
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
     server: serverLimits(env),
+    pageMaxBytes: integer(env, 'PAGE_MAX_BYTES', 8 * 1024 * 1024, 1024),
     fileboxStorage: fileboxStorage(env),
   };
 }

@@ -77,8 +77,7 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
     const items = rows.map(({ operation, object: { type, keys, context } }) => ({ operation, object: { type, keys, context } }));
-    const next = rows.length > 0 ? encodeChangesCursor(collection.id, Number(rows[rows.length - 1].position)) : undefined;
-    return new PageResult(items, next);
+    return new PageResult(items, (index) => encodeChangesCursor(collection.id, Number(rows[index].position)), rows.length > 0);
   }
 
   /** Removes change records older than CHANGES_RETENTION_DAYS; run by the periodic job, public for tests. */
