@@ -7,7 +7,7 @@ import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResour
 import { AddObjectKeyNetwork1763800013000 } from './1763800013000-AddObjectKeyNetwork.js';
 import { KeyFirstObjectKeyIndex1763800021300 } from './1763800021300-KeyFirstObjectKeyIndex.js';
 import { FileboxFileParts1763800022000 } from './1763800022000-FileboxFileParts.js';
-import { AddPageBytes1763800011000 } from './1763800011000-AddPageBytes.js';
+import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -23,5 +23,5 @@ export const MIGRATIONS = [
   AddResourceChildrenIndex1763800020000,
   KeyFirstObjectKeyIndex1763800021300,
   FileboxFileParts1763800022000,
-  AddPageBytes1763800011000,
+  AddPageBytes1763800022500,
 ];

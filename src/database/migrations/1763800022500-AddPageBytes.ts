@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-export class AddPageBytes1763800011000 implements MigrationInterface {
-  name = 'AddPageBytes1763800011000';
+export class AddPageBytes1763800022500 implements MigrationInterface {
+  name = 'AddPageBytes1763800022500';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     // The size of a row as JSON text, for pages bounded in bytes (sizeBoundedPage): adding up the sizes of
