@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Principal, type ResourceAction, type ResourceNode } from '../common/guard/access.js';
-import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
-import { PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
+import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
@@ -105,8 +105,7 @@ export class ApiKeysService {
       afterIdFromCursor(page.cursor),
       page.limit + 1,
     );
-    const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
-    return new PageResult(items.map(toView), next);
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(row.id), toView);
   }
 
   async revoke(params: ApiKeyIdParamDto): Promise<void> {

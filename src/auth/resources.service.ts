@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, type BuiltinResource, type ResourceNode } from '../common/guard/access.js';
-import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
-import { PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
+import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { AuthErrors } from './auth.errors.js';
 import type { ListResourcesQueryDto, ResourceView } from './dto/resource.dto.js';
 
@@ -75,12 +75,11 @@ export class ResourcesService {
         ORDER BY COALESCE(parent_id, 0), id LIMIT $3`,
       [parentId ?? 0, afterId, page.limit + 1],
     );
-    const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
-    return new PageResult(
-      items.map((row) =>
-        row.parentId === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, parent: { id: row.parentId } },
-      ),
-      next,
+    return keysetPage(
+      rows,
+      page.limit,
+      (row) => afterIdCursor(row.id),
+      (row) => (row.parentId === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, parent: { id: row.parentId } }),
     );
   }
 }

@@ -28,6 +28,7 @@ describe('loadConfig (decisions §1)', () => {
       logLevel: 'info',
       logFormat: 'json',
       shutdownGraceSeconds: 10,
+      pageMaxBytes: 8388608,
     });
   });
 
@@ -58,6 +59,7 @@ describe('loadConfig (decisions §1)', () => {
       LOG_LEVEL: 'silent',
       LOG_FORMAT: 'pretty',
       SHUTDOWN_GRACE_SECONDS: '0',
+      PAGE_MAX_BYTES: '65536',
     });
     expect(config).toEqual({
       port: 9000,
@@ -83,6 +85,7 @@ describe('loadConfig (decisions §1)', () => {
       logLevel: 'silent',
       logFormat: 'pretty',
       shutdownGraceSeconds: 0,
+      pageMaxBytes: 65536,
     });
   });
 

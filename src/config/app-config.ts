@@ -22,6 +22,8 @@ export interface AppConfig {
   jobIntervalSeconds: number;
   /** EMBEDDED_PG_SETTINGS: overrides of the embedded PostgreSQL's machine-derived settings. */
   embeddedPgSettings: PgSettings;
+  /** Most bytes of one page of any list (its JSON array); one item larger than this still goes out alone. */
+  pageMaxBytes: number;
   /** Largest number of pooled PostgreSQL connections of this instance. */
   databasePoolSize: number;
   /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
@@ -155,6 +157,7 @@ export function loadConfig(env: Env): AppConfig {
     extensionSettings: Object.freeze(
       Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('EXT_') && entry[1] !== undefined)),
     ),
+    pageMaxBytes: integer(env, 'PAGE_MAX_BYTES', 8 * 1024 * 1024, 1024),
     fileboxStorage: fileboxStorage(env),
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

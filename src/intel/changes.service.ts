@@ -103,8 +103,7 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
       object: storedObject(object),
       ...(reason !== null && { reason }),
     }));
-    const next = rows.length > 0 ? encodeChangesCursor(collection.id, Number(rows[rows.length - 1].position)) : undefined;
-    return new PageResult(items, next);
+    return new PageResult(items, (index) => encodeChangesCursor(collection.id, Number(rows[index].position)), rows.length > 0);
   }
 
   /**

@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { ResourcesService } from '../auth/resources.service.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
-import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
-import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
+import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { InvalidatedCache } from '../database/invalidated-cache.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
@@ -157,10 +157,6 @@ export class CollectionsService {
         WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
       [afterId, readsAll, readable, page.limit + 1],
     );
-    const { items, next } = sliceAfterId(rows, page.limit, (row) => row.id);
-    return new PageResult(
-      items.map(({ name, schemaID, ttl }) => collectionView(name, schemaID, ttl)),
-      next,
-    );
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(row.id), ({ name, schemaID, ttl }) => collectionView(name, schemaID, ttl));
   }
 }

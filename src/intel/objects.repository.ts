@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
 import { expiresAt, insertChanges, isoUtc, nextSeqs } from './change-records.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { Metrics } from '../common/metrics/metrics.js';
+import type { SizedRow } from '../common/pagination/page.js';
+import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -185,6 +188,7 @@ export class ObjectsRepository {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: Metrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -293,29 +297,46 @@ export class ObjectsRepository {
    * id > $2` the planner could walk the primary key and filter (a young collection's first page read
    * every row of the older ones: 3829 buffers beside 100k objects, against 4), or, once the cursor lay
    * beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the primary
-   * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan.
+   * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Bounded by size
+   * as well (PAGE_MAX_BYTES, see sizeBoundedPage).
    */
   listPage(collectionId: number, afterId: number, limit: number) {
     // Expired objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk
     // and its bound stay as they are).
     return this.withFeedBounds<RawObject>(
-      `SELECT id AS position, ${WRITTEN_OBJECT('intel_object')} FROM intel_object
-        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}
-        ORDER BY collection_id, id LIMIT $3`,
+      sizeBoundedPage(
+        {
+          select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
+          from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}`,
+          orderBy: 'collection_id, id',
+          rowBytes: 'row_bytes',
+        },
+        '$3',
+        '$4',
+      ),
       collectionId,
       afterId,
       limit,
     );
   }
 
-  /** Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq. */
+  /**
+   * Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq.
+   * Bounded by size as well (PAGE_MAX_BYTES, see sizeBoundedPage).
+   */
   changesAfter(collectionId: number, afterSeq: number, limit: number) {
     // Remove records written before reasons were recorded were all explicit deletes.
     return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>(
-      `SELECT seq AS position, operation, object,
-              CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason
-         FROM intel_change
-        WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      sizeBoundedPage(
+        {
+          select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+          from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
+          orderBy: 'seq',
+          rowBytes: 'row_bytes',
+        },
+        '$3',
+        '$4',
+      ),
       collectionId,
       afterSeq,
       limit,
@@ -323,9 +344,9 @@ export class ObjectsRepository {
   }
 
   /**
-   * Up to `limit` rows of `page` (a keyset SELECT over collection $1 after position $2, limit $3, whose
-   * key is aliased `position`) together with the collection's feed bounds, in ONE statement: a statement
-   * sees one snapshot, so the bounds are exactly those of the rows, without a REPEATABLE READ
+   * Up to `limit` rows of `page` (a keyset SELECT over collection $1 after position $2, limit $3, byte cap
+   * $4, whose key is aliased `position`) together with the collection's feed bounds, in ONE statement: a
+   * statement sees one snapshot, so the bounds are exactly those of the rows, without a REPEATABLE READ
    * transaction's extra round trips.
    */
   private async withFeedBounds<Row>(
@@ -333,14 +354,14 @@ export class ObjectsRepository {
     collectionId: number,
     after: number,
     limit: number,
-  ): Promise<{ lastSeq: number; prunedSeq: number; rows: (Row & { position: string })[] }> {
-    const rows: ({ lastSeq: string; prunedSeq: string; position: string | null } & Row)[] = await this.dataSource.query(
+  ): Promise<{ lastSeq: number; prunedSeq: number; rows: (Row & SizedRow & { position: string })[] }> {
+    const rows: ({ lastSeq: string; prunedSeq: string; position: string | null } & Row & SizedRow)[] = await this.dataSource.query(
       `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", r.*
          FROM intel_collection c
          LEFT JOIN (${page}) r ON true
         WHERE c.id = $1::int
         ORDER BY r.position`,
-      [collectionId, after, limit],
+      [collectionId, after, limit, this.config.pageMaxBytes],
     );
     return {
       lastSeq: Number(rows[0].lastSeq),

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { normalizeKey } from '../common/indicators/indicators.js';
-import { afterIdFromCursor, sliceAfterId } from '../common/pagination/cursor.js';
-import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
+import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
+import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
+import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import type { DeleteObjectQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
@@ -96,12 +97,16 @@ export class ObjectsService {
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
     const { lastSeq, rows } = await this.repository.listPage(collection.id, afterId, page.limit + 1);
-    const { items, next } = sliceAfterId(rows, page.limit, (row) => Number(row.position));
-    const views = items.map(storedObject);
     const related =
       page.cursor === undefined
         ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq) }
         : undefined;
-    return new PageResult(views, next, related);
+    return keysetPage(
+      rows,
+      page.limit,
+      (row) => afterIdCursor(Number(row.position)),
+      storedObject,
+      related,
+    );
   }
 }

@@ -10,6 +10,13 @@ export interface SchemaViolation {
 
 export const SchemaRegistryErrors = {
   invalidDocument: (message: string) => new ApiError('InvalidData', message),
+  unsupportedPattern: (pattern: string, reason: string) =>
+    new ApiError(
+      'InvalidData',
+      `the pattern ${JSON.stringify(pattern)} is not supported: schema patterns run on a linear-time engine (RE2 syntax), ` +
+        `which has no backreferences, lookahead or lookbehind (${reason})`,
+      { pattern },
+    ),
   duplicate: (schemaId: string) => new ApiError('DuplicateSchema', `schema ${schemaId} already exists`),
   notFound: (schemaId: string) => new ApiError('NotFound', `schema ${schemaId} does not exist`),
   schemaIdChanged: (pathId: string, bodyId: string) =>

@@ -34,7 +34,7 @@ function fakeTable(row: { version: number; document: Record<string, unknown> } |
   } as unknown as DataSource;
   // A bus that never connected is never trusted: versions are read from the (fake) table every time.
   const bus = new InvalidationBus({} as AppConfig, dataSource, new Metrics({ metricsPort: 0 } as AppConfig));
-  return { service: new SchemaRegistryService(dataSource, bus), documentReads };
+  return { service: new SchemaRegistryService(dataSource, bus, {} as AppConfig), documentReads };
 }
 
 async function errorOf(promise: Promise<unknown>): Promise<ApiError> {

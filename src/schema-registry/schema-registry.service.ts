@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -6,10 +6,13 @@ import { InvalidatedCache } from '../database/invalidated-cache.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { type PageQueryDto, PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf, type SizedRow } from '../common/pagination/page.js';
+import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { SCHEMA_ID_PATTERN, type SchemaCommonView, type SchemaRegistrationView } from './dto/schema.dto.js';
+import { safePattern } from './safe-pattern.js';
 import { SchemaRegistryErrors, type SchemaViolation } from './schema-registry.errors.js';
 
 export type SchemaNamespace = 'intel' | 'insight';
@@ -41,10 +44,11 @@ interface Validator {
 /**
  * Strict mode is off on purpose: in 2020-12 unknown keywords (our own `schemaID`, vendor `x-*` fields) and
  * unknown formats are annotations, so rejecting them would refuse valid documents. `addUsedSchema: false`
- * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`.
+ * keeps a document's `$id` out of the shared instance, so two schemas may carry the same `$id`. Patterns run on
+ * a linear-time engine (see safePattern).
  */
 function createAjv(allErrors: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors, strict: false, addUsedSchema: false, logger: false });
+  const ajv = new Ajv2020({ allErrors, strict: false, addUsedSchema: false, logger: false, code: { regExp: safePattern } });
   addFormats.default(ajv);
   return ajv;
 }
@@ -95,6 +99,7 @@ export class SchemaRegistryService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     bus: InvalidationBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.versions = new InvalidatedCache(bus, 'schema');
   }
@@ -151,14 +156,22 @@ export class SchemaRegistryService {
     const page = pageRequestOf(query);
     // '' sorts before every id: schema_id is COLLATE "C", so the keyset order is plain byte order.
     const after = page.cursor === undefined ? '' : decodeCursor(page.cursor, isSchemaCursor).s;
-    const rows: SchemaCommonView[] = await this.dataSource.query(
-      `SELECT schema_id AS "schemaID", title FROM schemas
-        WHERE namespace = $1 AND schema_id > $2 ORDER BY schema_id LIMIT $3`,
-      [namespace, after, page.limit + 1],
+    // Titles are free text of any length, so the fetch is bounded by size too (octet_length of text reads
+    // only its header, never the value).
+    const rows: (SchemaCommonView & SizedRow)[] = await this.dataSource.query(
+      `${sizeBoundedPage(
+        {
+          select: 'schema_id AS "schemaID", title',
+          from: 'FROM schemas WHERE namespace = $1 AND schema_id > $2',
+          orderBy: 'schema_id',
+          rowBytes: 'octet_length(schema_id) + octet_length(title)',
+        },
+        '$3',
+        '$4',
+      )} ORDER BY "schemaID"`,
+      [namespace, after, page.limit + 1, this.config.pageMaxBytes],
     );
-    if (rows.length <= page.limit) return new PageResult(rows);
-    const items = rows.slice(0, page.limit);
-    return new PageResult(items, encodeCursor({ s: items[items.length - 1].schemaID }));
+    return keysetPage(rows, page.limit, (row) => encodeCursor({ s: row.schemaID }), ({ schemaID, title }) => ({ schemaID, title }));
   }
 
   /**

@@ -121,7 +121,7 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
       [NETWORK_SEARCHES.within, '11.0.0.0/16', 675],
       [NETWORK_SEARCHES.contains, '11.0.3.7', 0],
     ] as const) {
-      const [{ 'QUERY PLAN': [plan] }] = (await t.db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, [netId, value, 0, 101])).rows;
+      const [{ 'QUERY PLAN': [plan] }] = (await t.db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, [netId, value, 0, 101, 8 * 1024 * 1024])).rows;
       const scans: { node: string; relation: string; rows: number }[] = [];
       const indexes = new Set<string>();
       const walk = (node: PlanNode) => {

@@ -418,7 +418,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         const query = dataSource.query.bind(dataSource);
         const sent: [string, unknown[]][] = [];
         dataSource.query = ((sql: string, parameters?: unknown[]) => {
-          if (sql.includes('FROM intel_object\n')) sent.push([sql, parameters ?? []]);
+          if (/FROM intel_object\s+WHERE \(collection_id, id\) >/.test(sql)) sent.push([sql, parameters ?? []]);
           return query(sql, parameters);
         }) as typeof dataSource.query;
         try {

@@ -40,9 +40,7 @@ export function afterIdFromCursor(raw: string | undefined): number {
   return raw === undefined ? 0 : decodeCursor(raw, isAfterIdCursor).a;
 }
 
-/** Builds a page from `limit + 1` rows fetched in id order: the extra row only says a next page exists. */
-export function sliceAfterId<T>(rows: T[], limit: number, idOf: (row: T) => number): { items: T[]; next?: string } {
-  if (rows.length <= limit) return { items: rows };
-  const items = rows.slice(0, limit);
-  return { items, next: encodeCursor({ a: idOf(items[items.length - 1]) }) };
+/** The cursor of the common form: the page after the row with this id. */
+export function afterIdCursor(id: number): string {
+  return encodeCursor({ a: id });
 }

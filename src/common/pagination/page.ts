@@ -34,13 +34,44 @@ export function pageRequestOf(query: PageQueryDto): PageRequest {
   return { limit, cursor: query.cursor === '' ? undefined : query.cursor };
 }
 
-/** A page of items. The global result interceptor sends `items` as a bare array plus the `Link` header. */
+/**
+ * A page of items. The global result interceptor sends `items` as a bare JSON array plus the `Link` header,
+ * cutting the page short where its serialised size would pass PAGE_MAX_BYTES (a short page is allowed by the
+ * paging rules: the client follows the next link whatever the page's length).
+ */
 export class PageResult<T> {
   constructor(
     readonly items: T[],
-    /** Cursor of the next page; absent on the last page. */
-    readonly nextCursor?: string,
+    /** The cursor that continues right after `items[index]`: the next link of a page cut after that item. */
+    readonly cursorAfter: (index: number) => string,
+    /**
+     * Whether the page, when sent whole, still gets a next link: more rows exist (or may: the fetch was cut
+     * by size), or the change feed's rule (a next link on every non-empty page).
+     */
+    readonly hasNext: boolean,
     /** A `rel="related"` link (the changes cursor of the object listing). */
     readonly related?: { path: string; cursor: string },
   ) {}
+}
+
+/** What a keyset query bounded by size (sizeBoundedPage) adds to its rows. */
+export interface SizedRow {
+  /** On the last row fetched: the byte cap was reached there, so rows after it may have been left out. */
+  pageFull?: boolean;
+}
+
+/**
+ * A page from keyset rows fetched in cursor order with `limit + 1` as their LIMIT: the extra row only says
+ * that a next page exists, as does a fetch that the byte cap cut short.
+ */
+export function keysetPage<Row extends object, T>(
+  rows: Row[],
+  limit: number,
+  cursorAfter: (row: Row) => string,
+  view: (row: Row) => T,
+  related?: PageResult<T>['related'],
+): PageResult<T> {
+  const items = rows.slice(0, limit);
+  const hasNext = rows.length > limit || (rows[rows.length - 1] as SizedRow | undefined)?.pageFull === true;
+  return new PageResult(items.map(view), (index) => cursorAfter(items[index]), hasNext, related);
 }

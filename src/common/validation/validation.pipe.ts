@@ -19,6 +19,8 @@ function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
   });
 }
 
+const UNSTORABLE_TEXT_MESSAGE = 'text may not contain U+0000 or an unpaired UTF-16 surrogate (the database cannot store them)';
+
 const CODE_BY_SOURCE: Record<string, ErrorCode> = {
   body: 'InvalidData',
   query: 'InvalidQueryArgument',
@@ -45,8 +47,9 @@ export class AppValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body') {
-      // Names are checked only where the base pipe would strip them: bodies validated through a DTO.
-      const problem = inspectJsonBody(value, this.toValidate(metadata));
+      // Names and text are checked only where the base pipe validates: bodies validated through a DTO.
+      const validated = this.toValidate(metadata);
+      const problem = inspectJsonBody(value, { attributeNames: validated, text: validated });
       if (problem?.kind === 'tooDeep') {
         throw new ApiError('InvalidData', `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
       }
@@ -60,6 +63,16 @@ export class AppValidationPipe extends ValidationPipe {
           { InstanceLocation: problem.pointer },
         );
       }
+      if (problem?.kind === 'unstorableText') {
+        throw new ApiError('InvalidData', `${UNSTORABLE_TEXT_MESSAGE} (at ${problem.pointer || '/'})`, {
+          InstanceLocation: problem.pointer,
+        });
+      }
+    }
+    // Query and path values reach text columns (filters, names, keys) whether or not a DTO declares them.
+    const inUrl = metadata.type === 'query' || metadata.type === 'param';
+    if (inUrl && inspectJsonBody(value, { attributeNames: false, text: true })?.kind === 'unstorableText') {
+      throw new ApiError(CODE_BY_SOURCE[metadata.type], `${metadata.type === 'query' ? 'query' : 'path'} ${UNSTORABLE_TEXT_MESSAGE}`);
     }
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && !isPlainObject(value)) {
       throw new ApiError('InvalidData', 'the request body must be a JSON object');

@@ -7,6 +7,7 @@ import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResour
 import { AddObjectKeyNetwork1763800013000 } from './1763800013000-AddObjectKeyNetwork.js';
 import { KeyFirstObjectKeyIndex1763800021300 } from './1763800021300-KeyFirstObjectKeyIndex.js';
 import { FileboxFileParts1763800022000 } from './1763800022000-FileboxFileParts.js';
+import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 
 /**
@@ -23,5 +24,6 @@ export const MIGRATIONS = [
   AddResourceChildrenIndex1763800020000,
   KeyFirstObjectKeyIndex1763800021300,
   FileboxFileParts1763800022000,
+  AddPageBytes1763800022500,
   ObjectExpiry1763800030000,
 ];

@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError, CommonErrors } from '../../common/errors/api-error.js';
 import { normalizeKey } from '../../common/indicators/indicators.js';
-import { afterIdFromCursor, sliceAfterId } from '../../common/pagination/cursor.js';
-import { PageResult, pageRequestOf } from '../../common/pagination/page.js';
+import { afterIdCursor, afterIdFromCursor } from '../../common/pagination/cursor.js';
+import { keysetPage, type PageResult, pageRequestOf, type SizedRow } from '../../common/pagination/page.js';
+import { sizeBoundedPage } from '../../common/pagination/size-bounded-page.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
 import { isoUtc } from '../change-records.js';
@@ -18,7 +20,8 @@ import type { NetworkQueryDto } from './network.dto.js';
  * (MATERIALIZED) on purpose. Unfenced, for a LIMIT PostgreSQL may walk the key table's object_id index in
  * page order filtering every row, or merge-join the matches with the whole object table in id order
  * (both measured on 40k rows): each is a scan of every collection. Fenced, it reads the matching index
- * entries, sorts only their object ids for the page, and fetches those page rows by primary key.
+ * entries, sorts only their object ids for the page, and fetches those page rows by primary key, as many
+ * as fit in the byte cap $5 (see sizeBoundedPage).
  */
 function page(condition: string): string {
   return `WITH hits AS MATERIALIZED (
@@ -28,9 +31,17 @@ function page(condition: string): string {
                AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())
           ),
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
-          SELECT o.id AS position, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"
-            FROM page JOIN intel_object o ON o.id = page.object_id
-           ORDER BY page.object_id`;
+          ${sizeBoundedPage(
+            {
+              select: `o.id AS position, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"`,
+              from: 'FROM page JOIN intel_object o ON o.id = page.object_id',
+              orderBy: 'page.object_id',
+              rowBytes: 'o.row_bytes',
+            },
+            '$4',
+            '$5',
+          )}
+          ORDER BY position`;
 }
 
 export const NETWORK_SEARCHES = {
@@ -57,6 +68,7 @@ export class NetworkService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly collections: CollectionsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async search(collectionName: string, query: NetworkQueryDto): Promise<PageResult<ObjectView>> {
@@ -68,13 +80,13 @@ export class NetworkService {
     const mode = query.within !== undefined ? 'within' : 'contains';
     const network = networkArgument(mode, (query.within ?? query.contains)!);
     const afterId = afterIdFromCursor(request.cursor);
-    const rows: (StoredObject & { position: string })[] = await this.dataSource.query(NETWORK_SEARCHES[mode], [
+    const rows: (StoredObject & SizedRow & { position: string })[] = await this.dataSource.query(NETWORK_SEARCHES[mode], [
       collection.id,
       network,
       afterId,
       request.limit + 1,
+      this.config.pageMaxBytes,
     ]);
-    const { items, next } = sliceAfterId(rows, request.limit, (row) => Number(row.position));
-    return new PageResult(items.map(storedObject), next);
+    return keysetPage(rows, request.limit, (row) => afterIdCursor(Number(row.position)), storedObject);
   }
 }
