@@ -48,7 +48,8 @@ export class ServiceProcess {
   /** Starts the process (again) and resolves once it answers HTTP. */
   async restart(): Promise<void> {
     // Only what the service needs: no setting of the developer's environment leaks in.
-    const env = { PATH: process.env.PATH ?? '', ...this.settings, PORT: String(this.port), ADMIN_API_KEY: this.adminKey };
+    // No metrics listener: its fixed default port would collide between services of parallel test files.
+    const env = { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...this.settings, PORT: String(this.port), ADMIN_API_KEY: this.adminKey };
     const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.output = '';

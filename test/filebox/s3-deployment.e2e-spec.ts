@@ -105,7 +105,7 @@ describe('filebox on S3 with several instances', () => {
   it('refuses to start on an unusable FILEBOX_STORAGE with a one-line message', async () => {
     const main = join(process.cwd(), 'dist', 'main.js');
     // NODE_NO_WARNINGS: the AWS SDK's notice about this Node line is not the service's output.
-    const base = { PATH: process.env.PATH ?? '', NODE_NO_WARNINGS: '1', DATABASE_URL: a.databaseUrl, PORT: '0', ADMIN_API_KEY: a.adminKey };
+    const base = { PATH: process.env.PATH ?? '', NODE_NO_WARNINGS: '1', METRICS_PORT: '0', DATABASE_URL: a.databaseUrl, PORT: '0', ADMIN_API_KEY: a.adminKey };
     const cases: Record<string, string>[] = [
       { FILEBOX_STORAGE: 's3:/no-bucket' },
       { ...a.settings, FILEBOX_STORAGE: 's3://no-such-bucket-here' },
