@@ -150,16 +150,15 @@ export class FilesService {
       response.status(200);
     }
     response.setHeader('Content-Length', String(span.end - span.start + 1));
-    let sent = 0;
-    content.on('data', (chunk: Buffer) => (sent += chunk.length));
+    // Counted as each chunk is handed to the response, so the counter has moved before the client holds
+    // the last byte (a scrape right after a download sees it).
+    content.on('data', (chunk: Buffer) => this.metrics.downloadedBytes.inc(chunk.length));
     try {
       // pipeline destroys the read stream (closing its descriptor) when the client goes away.
       await pipeline(content, response);
     } catch (error) {
       if (CLIENT_GONE.has((error as NodeJS.ErrnoException).code ?? '')) return; // nothing left to answer
       throw error; // a storage failure mid-stream: the filter logs it and cuts the connection
-    } finally {
-      this.metrics.downloadedBytes.inc(sent);
     }
   }
 
