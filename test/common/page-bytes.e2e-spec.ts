@@ -81,6 +81,38 @@ describe('pages bounded in bytes as well as in items', () => {
     expect(walked.pages.slice(0, -1).every((page) => page.count > 0)).toBe(true);
   });
 
+  it('POST /intel/lookup answers keys in order while their matches start within the cap; the rest are answered when asked again', async () => {
+    type Entry = { key: { value: string }; error?: { code: string; message: string }; matches: { collection: string; object: unknown }[] };
+    const found: string[] = [];
+    let pending = [...added];
+    let requests = 0;
+    while (pending.length > 0 && requests++ < 30) {
+      const response = await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: pending.map((value) => ({ type: 'MD5Hash', value })) });
+      expect(response.status).toBe(200);
+      const entries = response.body as Entry[];
+      expect(entries.map((entry) => entry.key.value)).toEqual(pending);
+      // Answered keys come first (the first one always, even alone past the cap), the others after them.
+      const answered = entries.findIndex((entry) => entry.error !== undefined);
+      const cut = answered === -1 ? entries.length : answered;
+      expect(cut).toBeGreaterThanOrEqual(1);
+      for (const entry of entries.slice(cut)) {
+        expect(entry).toEqual({ key: entry.key, error: { code: 'RequestEntityTooLarge', message: expect.stringContaining('another request') }, matches: [] });
+      }
+      for (const entry of entries.slice(0, cut)) {
+        expect(entry.matches.map((match) => [match.collection, keyOf(match.object)])).toEqual([['big', entry.key.value]]);
+        found.push(entry.key.value);
+      }
+      // Every answered key but the last started within the cap (sizes are estimated from the stored JSON,
+      // so the views' few wrapping bytes per match are allowed on top).
+      expect(Buffer.byteLength(JSON.stringify(entries.slice(0, cut - 1)))).toBeLessThanOrEqual(CAP + 1024);
+      pending = pending.slice(cut);
+    }
+    expect(found).toEqual(added);
+    // About three objects of 1 MiB per answer of 3 MiB: several keys per request, never all at once.
+    expect(requests).toBeGreaterThan(3);
+    expect(requests).toBeLessThan(added.length);
+  });
+
   it('bounds the schema list too (titles are free text)', async () => {
     for (const id of ['t1', 't2', 't3', 't4', 't5']) {
       const response = await t.http().post('/insight/schemas').set('X-Api-Key', t.adminKey).send({ schemaID: id, title: id.repeat(MiB / 2) });

@@ -19,7 +19,8 @@ export class LookupController {
     description:
       'Each key is normalised as a stored key is; a malformed one gets its own `error` (InvalidKeyFormat) and no ' +
       'matches. Only collections the caller may read are searched (Read on the collection, or ReadChildren on ' +
-      '`intel`); others are skipped silently, also when named in `collections`. One entry per key, in order.',
+      '`intel`); others are skipped silently, also when named in `collections`. One entry per key, in order. The answer ' +
+      'is bounded by PAGE_MAX_BYTES: keys past it get their own `error` (RequestEntityTooLarge) and are asked again.',
   })
   @ApiOkResponse({ type: [LookupResultView] })
   @ApiErrors({
