@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { AdminKeysService } from '../auth/admin-keys.service.js';
 import { ApiKeyRepository } from '../auth/api-key.repository.js';
-import { loadConfigFromEnv } from '../config/app-config.js';
+import { type AppConfig, loadConfigFromEnv } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { runMigrationsExclusively } from '../database/run-migrations.js';
 import { openAdminDatabase } from '../startup/database-access.js';
@@ -47,11 +47,11 @@ async function migrationStates(dataSource: DataSource): Promise<{ name: string; 
   ];
 }
 
-const COMMANDS: Record<string, (dataSource: DataSource) => Promise<void>> = {
-  'create-admin-key': async (dataSource) => {
+const COMMANDS: Record<string, (dataSource: DataSource, config: AppConfig) => Promise<void>> = {
+  'create-admin-key': async (dataSource, config) => {
     // A database the service never started on has no tables yet: bring it up to date as a start would.
     for (const name of await runMigrationsExclusively(dataSource)) note(`applied migration ${name}`);
-    const { id, key } = await new AdminKeysService(dataSource, new ApiKeyRepository(dataSource)).create(
+    const { id, key } = await new AdminKeysService(dataSource, new ApiKeyRepository(config, dataSource)).create(
       'admin (npm run admin -- create-admin-key)',
     );
     note(`Created admin key ${id}. It is shown only this once:`);
@@ -82,7 +82,7 @@ async function main(args: string[]): Promise<number> {
     const dataSource = await new DataSource(dataSourceOptions(database.url, config.databasePoolSize)).initialize();
     try {
       note(`on ${database.description}`);
-      await COMMANDS[args[0]](dataSource);
+      await COMMANDS[args[0]](dataSource, config);
     } finally {
       await dataSource.destroy();
     }

@@ -1,7 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ResourceAction } from '../common/guard/access.js';
+import type { SizedRow } from '../common/pagination/page.js';
+import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
 /** A key with everything authentication and the key view need, loaded in one statement. */
@@ -16,16 +19,18 @@ export interface ApiKeyRecord {
   limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
 }
 
-const SELECT_KEY = `
-  SELECT k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
+/** The columns of a key record, over `auth_api_key k`. */
+const KEY_COLUMNS = `
+  k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
          k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt",
          COALESCE((SELECT json_agg(json_build_object('resourceId', p.resource_id, 'actions', p.actions)
                                    ORDER BY p.resource_id)
                      FROM auth_permission p WHERE p.key_id = k.id), '[]') AS permissions,
          COALESCE((SELECT json_agg(json_build_object('id', l.id, 'resourceId', l.resource_id,
                                                      'action', l.action, 'limit', l.max_requests) ORDER BY l.id)
-                     FROM auth_request_limit l WHERE l.key_id = k.id), '[]') AS limits
-    FROM auth_api_key k`;
+                     FROM auth_request_limit l WHERE l.key_id = k.id), '[]') AS limits`;
+
+const SELECT_KEY = `SELECT ${KEY_COLUMNS} FROM auth_api_key k`;
 
 const FIND_BY_HASH = new PreparedStatement<ApiKeyRecord>('auth_key_by_hash', `${SELECT_KEY} WHERE k.key_hash = $1`);
 const FIND_BY_ID = new PreparedStatement<ApiKeyRecord>('auth_key_by_id', `${SELECT_KEY} WHERE k.id = $1`);
@@ -40,7 +45,10 @@ export interface NewApiKey {
 
 @Injectable()
 export class ApiKeyRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
 
   /** Requests with `X-Api-Key` whose key is not cached run this: prepared (see PreparedStatement). */
   async findByHash(keyHash: Buffer): Promise<ApiKeyRecord | undefined> {
@@ -60,10 +68,22 @@ export class ApiKeyRepository {
       params.push(`%${filter.description.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
       where.push(`k.description ILIKE $${params.length}`);
     }
-    const rows: ApiKeyRecord[] = await this.dataSource.query(
-      `${SELECT_KEY} WHERE ${where.join(' AND ')} ORDER BY k.id LIMIT $2`,
-      params,
+    // Bounded by size as well (PAGE_MAX_BYTES), so that a fetch holds at most the cap plus one key: a key
+    // may carry 1,000 permissions and 1,000 limits (about 100 bytes each in the view) beside its description.
+    params.push(this.config.pageMaxBytes);
+    const page = sizeBoundedPage(
+      {
+        select: KEY_COLUMNS,
+        from: `FROM auth_api_key k WHERE ${where.join(' AND ')}`,
+        orderBy: 'k.id',
+        rowBytes: `(COALESCE(octet_length(k.description), 0) + 200
+                    + 100 * ((SELECT count(*) FROM auth_permission p WHERE p.key_id = k.id)
+                             + (SELECT count(*) FROM auth_request_limit l WHERE l.key_id = k.id)))`,
+      },
+      '$2',
+      `$${params.length}`,
     );
+    const rows: (ApiKeyRecord & SizedRow)[] = await this.dataSource.query(`${page} ORDER BY id`, params);
     return rows;
   }
 
