@@ -22,6 +22,8 @@ export interface AppConfig {
   jobIntervalSeconds: number;
   /** EMBEDDED_PG_SETTINGS: overrides of the embedded PostgreSQL's machine-derived settings. */
   embeddedPgSettings: PgSettings;
+  /** As root: where the embedded cluster goes when its `postgres` user cannot reach DATA_DIR (cluster-location.ts). */
+  embeddedPgFallbackDir: string;
   /** Most bytes of one page of any list (its JSON array); one item larger than this still goes out alone. */
   pageMaxBytes: number;
   /** Largest number of pooled PostgreSQL connections of this instance. */
@@ -150,6 +152,7 @@ export function loadConfig(env: Env): AppConfig {
     fileboxMaxFileBytes: integer(env, 'FILEBOX_MAX_FILE_BYTES', 1073741824, 1),
     jobIntervalSeconds: integer(env, 'JOB_INTERVAL_SECONDS', 300, 1),
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
+    embeddedPgFallbackDir: resolve(optionalString(env, 'EMBEDDED_PG_FALLBACK_DIR') ?? '/var/lib/intel-data-service'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
     server: serverLimits(env),
     expiryIntervalSeconds: integer(env, 'EXPIRY_INTERVAL_SECONDS', 30, 1),

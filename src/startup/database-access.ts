@@ -1,6 +1,6 @@
-import { join } from 'node:path';
 import { StartupError } from '../common/startup-error.js';
 import type { AppConfig } from '../config/app-config.js';
+import { clusterLocation, existingClusterDirectory } from '../database/cluster-location.js';
 import { describeSettings, tunedSettings, visibleMemoryBytes } from '../database/embedded-tuning.js';
 import { DataDirLock, liveHolder } from './data-dir-lock.js';
 import { databaseAddress, waitForDatabase } from './database-wait.js';
@@ -23,8 +23,9 @@ async function external(url: string, waitSeconds: number): Promise<DatabaseAcces
 async function startEmbedded(config: AppConfig, log: (message: string) => void): Promise<DatabaseAccess> {
   const { dataDir } = config;
   const lock = DataDirLock.acquire(dataDir);
-  const directory = join(dataDir, 'pg');
   try {
+    const { directory, notice, record } = await clusterLocation(dataDir, config.embeddedPgFallbackDir);
+    if (notice !== undefined) log(notice);
     log(`DATABASE_URL is not set: starting the embedded PostgreSQL in ${directory}`);
     const memory = visibleMemoryBytes();
     const settings = { ...tunedSettings(memory), ...config.embeddedPgSettings };
@@ -37,6 +38,7 @@ async function startEmbedded(config: AppConfig, log: (message: string) => void):
       if (error instanceof StartupError && overrides !== '') throw new StartupError(`${error.message} (EMBEDDED_PG_SETTINGS: ${overrides})`);
       throw error;
     });
+    await record?.();
     return {
       url: embedded.url,
       description: `the embedded PostgreSQL in ${directory}`,
@@ -67,7 +69,7 @@ export async function openAdminDatabase(config: AppConfig, log: (message: string
   if (config.databaseUrl !== undefined) return external(config.databaseUrl, config.databaseWaitSeconds);
   const holder = liveHolder(config.dataDir);
   if (holder === undefined) return startEmbedded(config, log);
-  const directory = join(config.dataDir, 'pg');
+  const directory = await existingClusterDirectory(config.dataDir);
   const { EmbeddedDatabase } = await import('../database/embedded-postgres.js');
   const url = await EmbeddedDatabase.runningUrl(directory);
   if (url === undefined) {
