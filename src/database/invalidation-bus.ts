@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import pg from 'pg';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Counter } from 'prom-client';
+import { type Counter, Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
@@ -52,7 +52,18 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    const waiters = () => this.waiters;
+    // Read at scrape time from the long-polls themselves: nothing to keep in step on the request path.
+    new Gauge({
+      name: 'ids_longpoll_waiters',
+      help: 'Long-poll requests currently waiting',
+      registers: [metrics.registry],
+      collect() {
+        this.set(waiters());
+      },
+    });
+  }
 
   async onModuleInit(): Promise<void> {
     await this.connect();

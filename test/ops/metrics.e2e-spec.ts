@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { download, uploadFile } from '../filebox/filebox.helpers.js';
 import { complete, fail, registerSchema, registerTask, take } from '../insight/insight-support.js';
-import { createCollection } from '../intel/objects.helpers.js';
+import { createCollection, listAll } from '../intel/objects.helpers.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { type MetricFamily, sampleOf, scrape } from '../support/prometheus.js';
 import { freePort } from '../support/processes.js';
@@ -130,6 +130,35 @@ describe('GET /metrics on METRICS_PORT', () => {
       up: 100_000,
       down: 101_000,
     });
+  });
+
+  it('reports long-poll requests while they wait (ids_longpoll_waiters)', async () => {
+    await createCollection(t, 'metrics-polled');
+    const { changesCursor } = await listAll(t, 'metrics-polled');
+    const waiters = async () => sampleOf((await metrics()).families, 'ids_longpoll_waiters');
+    expect(await waiters()).toBe(0);
+    const waiting = t
+      .http()
+      .get(`/intel/collections/metrics-polled/objects/changes?cursor=${changesCursor}&wait=60`)
+      .set('X-Api-Key', t.adminKey)
+      .then((response) => response);
+    // The request parks once its first read found nothing: scrape until the gauge shows it (no fixed sleep).
+    let seen = 0;
+    for (let attempt = 0; attempt < 1000 && seen !== 1; attempt++) {
+      seen = await waiters();
+      if (seen !== 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(seen).toBe(1);
+    const added = await t
+      .http()
+      .post('/intel/collections/metrics-polled/objects')
+      .set('X-Api-Key', t.adminKey)
+      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: 'f'.repeat(32) }] });
+    expect(added.status).toBe(204);
+    const answered = await waiting;
+    expect({ status: answered.status, changes: (answered.body as unknown[]).length }).toEqual({ status: 200, changes: 1 });
+    // The waiter was released before the answer was sent.
+    expect(await waiters()).toBe(0);
   });
 
   it('keeps a registry per application: a second one in the same process counts on its own', async () => {

@@ -5,8 +5,8 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 /**
  * The metric families of the service, on a registry of this application's own (tests run several
  * applications in one process; the global registry would refuse the second). Areas count through these
- * fields; families read from the database at scrape time (pool, task queue) are registered by their owners
- * on `registry`.
+ * fields; families read at scrape time (pool, task queue, long-poll waiters) are registered by their owners on
+ * `registry`.
  */
 @Injectable()
 export class Metrics {
@@ -60,13 +60,6 @@ export class Metrics {
   readonly downloadedBytes = new Counter({
     name: 'ids_filebox_downloaded_bytes_total',
     help: 'File content bytes sent in downloads',
-    registers: [this.registry],
-  });
-
-  /** Requests parked until there is something to answer (long-poll): inc when one parks, dec when it leaves. */
-  readonly longPollWaiters = new Gauge({
-    name: 'ids_longpoll_waiters',
-    help: 'Long-poll requests currently waiting',
     registers: [this.registry],
   });
 
