@@ -73,7 +73,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * it (replacing an earlier upload of the number atomically), and the old blob goes.
    */
   async uploadPart(sessionId: string, request: Request): Promise<void> {
-    const partSize = (await this.openSession(this.dataSource.manager, sessionId, false)).part_size;
+    const partSize = (await this.openSession(sessionId)).part_size;
     const key = randomUUID();
     const form: PartForm = {};
     let hasher: PartHasher | undefined;
@@ -219,8 +219,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** A session that still takes parts. */
-  private async openSession(manager: EntityManager, sessionId: string, lock: boolean): Promise<SessionRow> {
-    const session = await this.findSession(manager, sessionId, lock);
+  private async openSession(sessionId: string): Promise<SessionRow> {
+    const session = await this.findSession(this.dataSource.manager, sessionId, false);
     if (session.file_id !== null) throw FileboxErrors.sessionCompleted();
     return session;
   }
@@ -236,8 +236,16 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   private async commitPart(sessionId: string, number: number, size: number, key: string): Promise<void> {
     const replaced = await this.dataSource.transaction(async (manager) => {
-      // Locked so that a part cannot slip in while the session is being completed.
-      await this.openSession(manager, sessionId, true);
+      // One statement locks the session row (so that a part cannot slip in while the session is being
+      // completed) and records the activity. The upsert below runs after the lock is held, so its snapshot
+      // sees a concurrent upload of the same number that committed first, and retires that blob.
+      const [session]: Pick<SessionRow, 'file_id'>[] = await manager.query(
+        `WITH touched AS (UPDATE filebox_upload_session SET last_activity_at = now() WHERE id = $1 RETURNING file_id)
+         SELECT file_id FROM touched`,
+        [sessionId],
+      );
+      if (!session) throw FileboxErrors.sessionNotFound();
+      if (session.file_id !== null) throw FileboxErrors.sessionCompleted();
       const [row]: { replaced: string | null }[] = await manager.query(
         `WITH previous AS (
            SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 AND number = $2
@@ -248,7 +256,6 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
          RETURNING (SELECT storage_key::text FROM previous) AS replaced`,
         [sessionId, number, size, key],
       );
-      await manager.query(`UPDATE filebox_upload_session SET last_activity_at = now() WHERE id = $1`, [sessionId]);
       return row.replaced;
     });
     if (replaced !== null) await this.discard([replaced]);
