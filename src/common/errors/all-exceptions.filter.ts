@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../../database/connection-failure.js';
 import { NotModified } from '../http/result.interceptor.js';
 import { routeTemplate } from '../http/route-template.js';
+import { requestLog } from '../logging/request-logging.js';
 import { ApiError, CommonErrors, ErrorCode } from './api-error.js';
 
 /** During an outage every request fails alike: one log line per this interval says so. */
@@ -70,8 +71,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
     if (!error) {
       // Through the request's logger when there is one: the line then carries the request id.
-      if (request.log) {
-        request.log.error({ err: exception }, `${request.method} ${routeTemplate(request)} failed`);
+      const log = requestLog(request);
+      if (log) {
+        log.error({ err: exception }, `${request.method} ${routeTemplate(request)} failed`);
       } else {
         this.logger.error(
           `${request.method} ${request.path}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
