@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
 import { download, uploadFile } from '../filebox/filebox.helpers.js';
 import { complete, fail, registerSchema, registerTask, take } from '../insight/insight-support.js';
 import { createCollection, listAll } from '../intel/objects.helpers.js';
@@ -11,6 +12,14 @@ describe('GET /metrics on METRICS_PORT', () => {
   let t: TestApp;
   let metricsPort: number;
   const metrics = () => scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+  /** Scrapes every 20 ms until `condition` holds (true) or 20 s have passed (false): the suite shares two cores. */
+  const scrapeUntil = async (condition: (families: Map<string, MetricFamily>) => boolean): Promise<boolean> => {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      if (condition((await metrics()).families)) return true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return false;
+  };
 
   beforeAll(async () => {
     metricsPort = await freePort();
@@ -143,12 +152,7 @@ describe('GET /metrics on METRICS_PORT', () => {
       .set('X-Api-Key', t.adminKey)
       .then((response) => response);
     // The request parks once its first read found nothing: scrape until the gauge shows it (no fixed sleep).
-    let seen = 0;
-    for (let attempt = 0; attempt < 1000 && seen !== 1; attempt++) {
-      seen = await waiters();
-      if (seen !== 1) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(seen).toBe(1);
+    expect(await scrapeUntil((families) => sampleOf(families, 'ids_longpoll_waiters') === 1)).toBe(true);
     const added = await t
       .http()
       .post('/intel/collections/metrics-polled/objects')
@@ -159,6 +163,32 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect({ status: answered.status, changes: (answered.body as unknown[]).length }).toEqual({ status: 200, changes: 1 });
     // The waiter was released before the answer was sent.
     expect(await waiters()).toBe(0);
+  });
+
+  it('counts a request whose client left before the answer as status "aborted", and releases its wait', async () => {
+    await createCollection(t, 'metrics-left');
+    const { changesCursor } = await listAll(t, 'metrics-left');
+    const route = { method: 'GET', route: '/intel/collections/:collection_id/objects/changes', status: 'aborted' };
+    const before = sampleOf((await metrics()).families, 'ids_http_request_duration_seconds', route);
+    const address = new URL(t.url);
+    const request = http.get({
+      host: address.hostname,
+      port: address.port,
+      path: `/intel/collections/metrics-left/objects/changes?cursor=${changesCursor}&wait=60`,
+      headers: { 'X-Api-Key': t.adminKey },
+      agent: false,
+    });
+    request.on('error', () => undefined);
+    expect(await scrapeUntil((families) => sampleOf(families, 'ids_longpoll_waiters') === 1)).toBe(true);
+    request.destroy();
+    expect(
+      await scrapeUntil(
+        (families) =>
+          sampleOf(families, 'ids_http_request_duration_seconds', route) === before + 1 &&
+          sampleOf(families, 'ids_longpoll_waiters') === 0 &&
+          sampleOf(families, 'ids_http_requests_in_flight') === 0,
+      ),
+    ).toBe(true);
   });
 
   it('keeps a registry per application: a second one in the same process counts on its own', async () => {
