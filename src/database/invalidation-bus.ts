@@ -8,6 +8,13 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 const CHANNEL = 'ids_invalidation';
 const RECONNECT_DELAY_MS = 1000;
+/**
+ * How long a wake-up for the other instances waits for more to go with it. Sent on the next turn instead, a
+ * busy queue sent one NOTIFY per two task completions (BENCHMARKS.md, row 6), each a round trip that costs the
+ * service about as much CPU as the completion's own statement. Waiters on other instances hear of a commit
+ * this much later; those on this instance are woken at once, as before.
+ */
+const WAKE_UP_BATCH_MS = 5;
 
 export interface InvalidationListener {
   /** A committed change made `key` stale on some instance (this one included). */
@@ -29,7 +36,7 @@ export interface InvalidationListener {
  *   is true: the LISTEN connection is up. When it drops, every listener is reset and caching pauses until
  *   LISTEN is established again, so a missed notification can never leave a stale entry behind.
  * - wake-ups of long-polls (LongPoll), sent after the commit (`signal`): applied on this instance at once and
- *   sent to the others on the LISTEN connection itself, coalesced, so a write pays no extra round trip in
+ *   sent to the others on the LISTEN connection itself, coalesced over a few milliseconds, so a write pays no extra round trip in
  *   its transaction, and committing writers of different collections do not serialise on PostgreSQL's
  *   notification queue lock (held from NOTIFY to the end of the commit). A wake-up lost with a crashed
  *   instance only delays a waiter until its deadline, when it answers from a fresh read anyway.
@@ -44,7 +51,7 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
   private reconnectTimer?: NodeJS.Timeout;
   /** Bumped on every invalidation and reset: a cache fill that started before a bump must not be stored. */
   private epoch = 0;
-  /** Wake-ups waiting to be sent to the other instances (`topic:key`); sent together on the next turn. */
+  /** Wake-ups waiting to be sent to the other instances (`topic:key`); sent together after WAKE_UP_BATCH_MS. */
   private readonly outgoing = new Set<string>();
   private flushing = false;
 
@@ -129,7 +136,7 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
     this.outgoing.add(`${topic}:${key}`);
     if (!this.flushing) {
       this.flushing = true;
-      setImmediate(() => void this.flush());
+      setTimeout(() => void this.flush(), WAKE_UP_BATCH_MS).unref();
     }
   }
 

@@ -1,5 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ApiError, ErrorCode } from '../errors/api-error.js';
+import { compiledValidation } from './compiled-validation.js';
 import { inspectJsonBody, MAX_JSON_DEPTH } from './json-body.js';
 
 interface FieldError {
@@ -33,6 +34,12 @@ const CODE_BY_SOURCE: Record<string, ErrorCode> = {
  */
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
+  /**
+   * Bodies the compiled fast path accepts skip class-validator; false leaves every body to the library (the
+   * reference compiled-validation.spec.ts holds the fast path to).
+   */
+  protected readonly compiled: boolean = true;
+
   constructor() {
     super({
       transform: true,
@@ -77,6 +84,9 @@ export class AppValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && !isPlainObject(value)) {
       throw new ApiError('InvalidData', 'the request body must be a JSON object');
     }
+    // Only what class-validator would accept as it is; everything else takes the library's path below.
+    const fast = metadata.type === 'body' && this.compiled && metadata.metatype && this.toValidate(metadata) && compiledValidation(metadata.metatype)?.(value);
+    if (fast) return fast;
     try {
       return await super.transform(value, metadata);
     } catch (error) {
