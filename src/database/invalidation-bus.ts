@@ -109,9 +109,10 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
     return { hit: this.metrics.cacheLookups.labels(topic, 'hit'), miss: this.metrics.cacheLookups.labels(topic, 'miss') };
   }
 
-  /** Announces, inside the writing transaction, that `topic:key` changes when it commits. */
-  async publish(manager: EntityManager, topic: string, key: string): Promise<void> {
-    await manager.query('SELECT pg_notify($1, $2)', [CHANNEL, `${topic}:${key}`]);
+  /** Announces, inside the writing transaction, that `topic:key` (each of `keys`) changes when it commits. */
+  async publish(manager: EntityManager, topic: string, keys: string | string[]): Promise<void> {
+    const payloads = (Array.isArray(keys) ? keys : [keys]).map((key) => `${topic}:${key}`);
+    await manager.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [CHANNEL, payloads]);
   }
 
   /** Applies an invalidation on this instance at once (before its own notification comes back). */
