@@ -66,6 +66,8 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
   /** Passes that start once `running` ends: what a caller arriving during a pass waits for. */
   private queued?: Promise<void>;
   private stopSafetyPasses?: () => void;
+  /** The periodic check in progress, awaited on shutdown like the passes. */
+  private checking?: Promise<void>;
   private closing = false;
 
   constructor(
@@ -75,13 +77,14 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     this.kick();
-    this.stopSafetyPasses = schedulePeriodicJob('ChangeSequencer', SAFETY_PASS_SECONDS, () => this.numberLeftovers());
+    this.stopSafetyPasses = schedulePeriodicJob('ChangeSequencer', SAFETY_PASS_SECONDS, () => (this.checking = this.numberLeftovers()));
   }
 
+  /** No pass starts any more; the ones under way finish before the database connections close. */
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
     this.stopSafetyPasses?.();
-    await Promise.allSettled([this.running, this.queued]);
+    await Promise.allSettled([this.checking, this.running, this.queued]);
   }
 
   /** After a commit that recorded changes: number them soon, without waiting. */
@@ -95,6 +98,7 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
    * the call is then numbered (by that pass or an earlier one, here or on another instance).
    */
   settled(): Promise<void> {
+    if (this.closing) return this.running ?? Promise.resolve();
     if (!this.running) {
       this.running = this.passes().finally(() => {
         this.running = undefined;

@@ -49,7 +49,8 @@ async function sameObjectsWorkload(apps: TestApp[], collection: string): Promise
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed / 2147483648;
     };
-    const item = (op: number, i: number) => {
+    type Key = { type: string; value: string };
+    const item = (op: number, i: number): { remove: Key } | { type: string; keys: Key[]; context: Origin } => {
       const key = { type: 'MD5Hash', value: md5(Math.floor(random() * POOL)) };
       return random() < 0.25 ? { remove: key } : { type: 'File', keys: [key], context: { w: id, op, i } };
     };
