@@ -242,7 +242,7 @@ export class ObjectsRepository {
 
   /**
    * Removes expired objects of the collection (`ids`, or any, up to `limit`) with their `Remove` (Expired)
-   * records. The caller holds the collection lock (lockCollection) in `manager`'s transaction.
+   * records. The caller holds the collection's exclusive writer lock (lockCollection) in `manager`'s transaction.
    */
   async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number): Promise<WrittenChange[]> {
     const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit]);

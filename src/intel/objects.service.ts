@@ -32,8 +32,8 @@ export class ObjectsService {
     const { keys, contextJson } = object;
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
-    // re-send) or a conflict, answer now without taking the collection lock. That is safe because the
-    // request may be ordered at the moment of this read: a serial execution at that point would have
+    // re-send) or a conflict, answer now without taking the collection's writer lock. That is safe because
+    // the request may be ordered at the moment of this read: a serial execution at that point would have
     // produced exactly this answer and no change record.
     // A key of an expired object needs the lock: that object is removed (Expired) first.
     const hits = await this.repository.findHits(this.dataSource, collection.id, keys, contextJson, object.expiry);
@@ -59,7 +59,7 @@ export class ObjectsService {
   }
 
   /**
-   * Under the collection lock: removes (Remove, Expired) the expired objects among `hits`, so that their
+   * Under the collection's exclusive writer lock: removes (Remove, Expired) the expired objects among `hits`, so that their
    * keys are free and a re-add creates the object anew (`Add`). Shared with batches.
    */
   async expireHits(manager: EntityManager, collectionId: number, hits: { id: string; expired: boolean }[]): Promise<WrittenChange[]> {
