@@ -18,6 +18,8 @@ export interface InvalidationListener {
   close?(): void;
   /** Requests held waiting for this topic (long-polls). */
   waiting?(): number;
+  /** The topic only wakes waiters (long-polls): its notifications make no cached value stale. */
+  wakeOnly?: boolean;
 }
 
 /**
@@ -117,8 +119,10 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
 
   /** Applies an invalidation on this instance at once (before its own notification comes back). */
   invalidateLocally(topic: string, key: string): void {
-    this.epoch++;
-    this.listeners.get(topic)?.invalidate(key);
+    const listener = this.listeners.get(topic);
+    // A wake-up (a feed numbered, a task registered) leaves cache fills in progress valid.
+    if (!listener?.wakeOnly) this.epoch++;
+    listener?.invalidate(key);
   }
 
   /**
