@@ -30,6 +30,7 @@ export const INSERT_OBJECT = `
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($3::jsonb) AS k(type text, value text)
+       ORDER BY k.type, k.value
     ),
     change AS (
       INSERT INTO intel_change (collection_id, operation, reason, object)

@@ -100,10 +100,16 @@ function recordingChange(operation: ChangeOperation, reason: RemoveReason | null
     SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
 
+/**
+ * The key rows of a written object, inserted in one order whatever the order the client sent: two inserts
+ * under the shared writer lock naming the same keys then meet on the first of them (one waits, then fails
+ * as a taken key) instead of each holding a key the other waits for (a deadlock).
+ */
 const ADD_KEYS = (keysParam: string) => `,
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
+       ORDER BY k.type, k.value
     )`;
 
 /**
