@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { type ChangeBody, canonical, createCollection, listAll, md5, type ObjectViewBody, replay } from './objects.helpers.js';
+import { type ChangeBody, canonical, createCollection, followAll, listAll, md5, type ObjectViewBody, replay, sha1 } from './objects.helpers.js';
 
 /** Few objects, so that nearly every write hits an object other clients are writing at the same moment. */
 const POOL = 3;
@@ -152,6 +152,29 @@ describe('change feed: concurrent writes of the same objects', () => {
   it('one instance: single writes, batches and deletes of the same objects; a follower sees each change once, per object in commit order', async () => {
     await createCollection(a, 'same-one');
     await sameObjectsWorkload([a], 'same-one');
+  });
+
+  it('concurrent adds of one new object naming its keys in opposite orders: all succeed, one Add each', async () => {
+    await createCollection(a, 'same-keys');
+    const { changesCursor } = await listAll(a, 'same-keys');
+    const pairs = Array.from({ length: 6 }, (_, n) => [
+      { type: 'MD5Hash', value: md5(1000 + n) },
+      { type: 'SHA1Hash', value: sha1(1000 + n) },
+    ]);
+    const responses = await Promise.all(
+      pairs.flatMap((keys) =>
+        Array.from({ length: 6 }, (_, i) =>
+          fetch(`${a.url}/intel/collections/same-keys/objects`, {
+            method: 'POST',
+            headers: { 'X-Api-Key': a.adminKey, 'Content-Type': 'application/json' },
+            body: JSON.stringify({ type: 'File', keys: i % 2 === 0 ? keys : [...keys].reverse(), context: {} }),
+          }),
+        ),
+      ),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(36).fill(204));
+    const { changes } = await followAll(a, 'same-keys', changesCursor, 100);
+    expect(changes.map((change) => change.operation)).toEqual(Array(6).fill('Add'));
   });
 
   it('two instances on one database writing one collection: both followers see the same gap-free feed', async () => {
