@@ -19,7 +19,8 @@ export interface SeededFeed {
  * Seeds by direct SQL in the service's own tables (src/database/migrations/1763800002000-CreateObjects.ts),
  * exactly what `scale.feedItems` successful adds would have left: one intel_object row with its keys array
  * and 1 KB context, one intel_object_key row, one `Add` change with the object's state and consecutive
- * `seq`, and the collection's last_seq moved — all under the collection's feed lock, like a writer.
+ * `seq`, and the collection's last_seq moved — under a lock of the collection row, as the sequencer
+ * (src/intel/change-sequencer.ts) moves it.
  * Loading 100k objects through HTTP would take minutes; the measured paths (reads) go through HTTP.
  */
 export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
