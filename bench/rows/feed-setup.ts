@@ -4,6 +4,7 @@ import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule, type RowResult } from '../lib/row.js';
 import { createCollection } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
+import { PAGE_MAX_BYTES } from './service-sql.js';
 
 /** The large collection rows 4 and 5 read: `scale.feedItems` objects and as many `Add` changes. */
 export interface SeededFeed {
@@ -134,7 +135,7 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       concurrency: scale.readers,
       amount: scale.readers * walks * pagesPerWalk,
       step: async ({ index, client }) => {
-        const { rows } = await client.query(walkSpec.sql, [feed.collectionId, position[index], walkSpec.rowsPerPage]);
+        const { rows } = await client.query(walkSpec.sql, [feed.collectionId, position[index], walkSpec.rowsPerPage, PAGE_MAX_BYTES]);
         const positions = rows
           .filter((row: { position: string | null }) => row.position !== null)
           .map((row: { position: string }) => Number(row.position));

@@ -52,16 +52,42 @@ function withFeedBounds(page: string): string {
         ORDER BY r.position`;
 }
 
-// src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1).
-export const LIST_PAGE = withFeedBounds(`SELECT id AS position, intel_object.type, intel_object.keys, intel_object.context, to_char(intel_object.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM intel_object
-        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND (intel_object.expires_at IS NULL OR intel_object.expires_at > now())
-        ORDER BY collection_id, id LIMIT $3`);
+/** src/common/pagination/size-bounded-page.ts — sizeBoundedPage(parts, '$3', '$4'): a keyset page also bounded in bytes. */
+function sizeBoundedPage(select: string, from: string, orderBy: string): string {
+  return `SELECT * FROM (
+            SELECT ${select},
+                   sum(row_bytes) OVER page_order - (row_bytes) < $4 AS "startsWithin",
+                   sum(row_bytes) OVER page_order >= $4 AS "pageFull"
+              ${from}
+            WINDOW page_order AS (ORDER BY ${orderBy} ROWS UNBOUNDED PRECEDING)
+             ORDER BY ${orderBy}
+             LIMIT $3
+          ) sized
+          WHERE "startsWithin"`;
+}
 
-// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit).
-export const CHANGES_AFTER = withFeedBounds(`SELECT seq AS position, operation, object,
-              CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason
-         FROM intel_change
-        WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`);
+// src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1,
+// $4 PAGE_MAX_BYTES).
+export const LIST_PAGE = withFeedBounds(
+  sizeBoundedPage(
+    `id AS position, intel_object.type, intel_object.keys, intel_object.context, to_char(intel_object.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"`,
+    `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND (intel_object.expires_at IS NULL OR intel_object.expires_at > now())`,
+    'collection_id, id',
+  ),
+);
+
+// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit,
+// $4 PAGE_MAX_BYTES).
+export const CHANGES_AFTER = withFeedBounds(
+  sizeBoundedPage(
+    `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+    'FROM intel_change WHERE collection_id = $1 AND seq > $2',
+    'seq',
+  ),
+);
+
+/** The service's default PAGE_MAX_BYTES (src/config/app-config.ts), the byte bound of the statements above. */
+export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
 
 // src/insight/tasks.repository.ts — TAKE ($1 limit, $2 max deliveries, $3 lease seconds, $4/$5 exhausted error).
 export const TAKE_TASKS = `
