@@ -1,7 +1,8 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 
 /** Advisory lock key held by a numbering pass (any instance), and by the pruner (same rows). */
@@ -13,8 +14,6 @@ export const FEED_TOPIC = 'feed';
 /** Records numbered per statement at most: a backlog is numbered in short transactions. */
 const PASS_ROWS = 10_000;
 
-/** How often a pass runs even when nobody kicked (records left by an instance that died before its kick). */
-const SAFETY_PASS_SECONDS = 1;
 
 /**
  * CTEs numbering committed records, for a statement run after its transaction took SEQUENCER_LOCK (so its
@@ -55,8 +54,14 @@ const NUMBER_COMMITTED = `
  * pass runs per process and one more is queued while it runs, so kicks from many writers coalesce into
  * few passes; passes of several instances serialise on SEQUENCER_LOCK. A pass notifies the feed's
  * long-polls of the collections it numbered, inside its transaction (delivered on its commit, to every
- * instance). A timer runs a pass when records are found unnumbered (an instance died between its commit
- * and its kick).
+ * instance).
+ *
+ * Records left unnumbered by an instance that died between its commit and its kick are numbered by the
+ * next pass anywhere (any write's kick, start-up), by any reader of their collection (a feed read or first
+ * listing page that sees them waits for a pass), and at the latest by the periodic check
+ * (JOB_INTERVAL_SECONDS). A follower already waiting when that instance died learns of them at its wait's
+ * deadline, when it reads again: the same delay as for any wake-up lost with a crashed instance. The
+ * check is not frequent on purpose: it is a query on every instance, whether or not anything is written.
  */
 @Injectable()
 export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
@@ -65,25 +70,29 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
   private running?: Promise<void>;
   /** Passes that start once `running` ends: what a caller arriving during a pass waits for. */
   private queued?: Promise<void>;
-  private stopSafetyPasses?: () => void;
+  private stopChecks?: () => void;
   /** The periodic check in progress, awaited on shutdown like the passes. */
   private checking?: Promise<void>;
   private closing = false;
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly bus: InvalidationBus,
   ) {}
 
   onModuleInit(): void {
     this.kick();
-    this.stopSafetyPasses = schedulePeriodicJob('ChangeSequencer', SAFETY_PASS_SECONDS, () => (this.checking = this.numberLeftovers()));
+    this.stopChecks = schedulePeriodicJob('ChangeSequencer', this.config.jobIntervalSeconds, () => {
+      this.checking = this.numberLeftovers();
+      return this.checking;
+    });
   }
 
   /** No pass starts any more; the ones under way finish before the database connections close. */
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
-    this.stopSafetyPasses?.();
+    this.stopChecks?.();
     await Promise.allSettled([this.checking, this.running, this.queued]);
   }
 
