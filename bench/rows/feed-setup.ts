@@ -4,6 +4,7 @@ import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule, type RowResult } from '../lib/row.js';
 import { createCollection } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
+import { PAGE_MAX_BYTES } from './service-sql.js';
 
 /** The large collection rows 4 and 5 read: `scale.feedItems` objects and as many `Add` changes. */
 export interface SeededFeed {
@@ -19,7 +20,8 @@ export interface SeededFeed {
  * Seeds by direct SQL in the service's own tables (src/database/migrations/1763800002000-CreateObjects.ts),
  * exactly what `scale.feedItems` successful adds would have left: one intel_object row with its keys array
  * and 1 KB context, one intel_object_key row, one `Add` change with the object's state and consecutive
- * `seq`, and the collection's last_seq moved — all under the collection's feed lock, like a writer.
+ * `seq`, and the collection's last_seq moved — under a lock of the collection row, as the sequencer
+ * (src/intel/change-sequencer.ts) moves it.
  * Loading 100k objects through HTTP would take minutes; the measured paths (reads) go through HTTP.
  */
 export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
@@ -133,7 +135,7 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       concurrency: scale.readers,
       amount: scale.readers * walks * pagesPerWalk,
       step: async ({ index, client }) => {
-        const { rows } = await client.query(walkSpec.sql, [feed.collectionId, position[index], walkSpec.rowsPerPage]);
+        const { rows } = await client.query(walkSpec.sql, [feed.collectionId, position[index], walkSpec.rowsPerPage, PAGE_MAX_BYTES]);
         const positions = rows
           .filter((row: { position: string | null }) => row.position !== null)
           .map((row: { position: string }) => Number(row.position));

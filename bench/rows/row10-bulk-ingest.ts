@@ -14,7 +14,8 @@ const TARGET_OBJECTS_PER_S = 20_000;
 
 /**
  * The baseline's write: the same rows the service writes for a batch of new objects (objects, their key
- * rows and one `Add` change record each, numbered from the collection's counter under its row lock), by
+ * rows and one `Add` change record each, numbered from the collection's counter under its row lock, as
+ * the service did before its sequencer numbered records after the commit), by
  * the fastest means measured: one multi-row INSERT … SELECT FROM unnest per table in one statement, with
  * object ids drawn from the identity sequence. Not the service's statement on purpose (no parity check):
  * it is what a hand-written importer that knows every object is new would run.
@@ -39,7 +40,7 @@ const RAW_BULK_INSERT = `
  * Row 10: `POST /intel/collections/{c}/objects/batch`, `scale.batchClients` concurrent clients each sending
  * batches of `scale.batchItems` new DomainName objects (1 KB context, the row-3 objects) as a JSON array,
  * every answer checked to report all of them `Added`. Baseline: as many raw `pg` workers, each writing a
- * batch's rows in one transaction (the collection lock the service takes, then RAW_BULK_INSERT), into a
+ * batch's rows in one transaction (a lock of the collection row, then RAW_BULK_INSERT), into a
  * collection of its own so that both sides write into tables of the same size.
  */
 export const row10: RowModule = {

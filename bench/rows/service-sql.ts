@@ -15,49 +15,79 @@ export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameCon
                          JOIN unnest($2::text[], $3::text[]) AS q(type, value)
                            ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`;
 
-// src/intel/objects.repository.ts — WRITES.insert (NEXT_SEQ, expiresAt('$5', '$6'), ADD_KEYS('$3') and
-// recordingChange('Add') expanded, with nextSeqs, objectJson, isoUtc and insertChanges of
+// src/intel/objects.repository.ts — WRITES.insert (SHARED_WRITER_LOCK, expiresAt('$5', '$6'), ADD_KEYS('$3')
+// and recordingChange('Add') expanded, with objectJson, isoUtc and insertChanges of
 // src/intel/change-records.ts); ObjectsService.add runs it autocommitted (insertIfKeysFree) when the unlocked
 // pre-check found no object. $1 collection id, $2 type, $3 keys JSON, $4 context JSON, $5 expiresAt, $6 TTL.
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 export const INSERT_OBJECT = `
-    WITH seq AS (UPDATE intel_collection SET last_seq = last_seq + 1 WHERE id = $1::int RETURNING last_seq),
+    WITH lk AS (SELECT pg_advisory_xact_lock_shared(7240013, $1::int)),
     obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
-      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, COALESCE($5::timestamptz, date_trunc('milliseconds', now()) + make_interval(secs => $6::int)) FROM seq
+      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, COALESCE($5::timestamptz, date_trunc('milliseconds', now()) + make_interval(secs => $6::int)) FROM lk
       RETURNING id, type, keys, context, expires_at
     ),
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($3::jsonb) AS k(type text, value text)
+       ORDER BY k.type, k.value
     ),
     change AS (
-      INSERT INTO intel_change (collection_id, seq, operation, reason, object)
-      SELECT $1::int, c.seq, c.operation, c.reason, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
+      INSERT INTO intel_change (collection_id, operation, reason, object)
+      SELECT $1::int, c.operation, c.reason, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
     || CASE WHEN c.expires_at IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('expiresAt', to_char(c.expires_at AT TIME ZONE 'UTC', ${ISO_UTC})) END
-        FROM (SELECT seq.last_seq, 'Add', NULL::text, obj.type, obj.keys, obj.context, obj.expires_at FROM obj, seq) AS c(seq, operation, reason, type, keys, context, expires_at)
+        FROM (SELECT 1, 'Add', NULL::text, obj.type, obj.keys, obj.context, obj.expires_at FROM obj) AS c(n, operation, reason, type, keys, context, expires_at)
+       ORDER BY c.n
     )
     SELECT obj.type, obj.keys, obj.context, to_char(obj.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM obj`;
 
 /** src/intel/objects.repository.ts — withFeedBounds(page): a keyset page joined to the collection's feed bounds. */
 function withFeedBounds(page: string): string {
-  return `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", r.*
-         FROM intel_collection c
+  return `
+         SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq",
+                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
+           FROM intel_collection c
          LEFT JOIN (${page}) r ON true
         WHERE c.id = $1::int
         ORDER BY r.position`;
 }
 
-// src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1).
-export const LIST_PAGE = withFeedBounds(`SELECT id AS position, intel_object.type, intel_object.keys, intel_object.context, to_char(intel_object.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM intel_object
-        WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND (intel_object.expires_at IS NULL OR intel_object.expires_at > now())
-        ORDER BY collection_id, id LIMIT $3`);
+/** src/common/pagination/size-bounded-page.ts — sizeBoundedPage(parts, '$3', '$4'): a keyset page also bounded in bytes. */
+function sizeBoundedPage(select: string, from: string, orderBy: string): string {
+  return `SELECT * FROM (
+            SELECT ${select},
+                   sum(row_bytes) OVER page_order - (row_bytes) < $4 AS "startsWithin",
+                   sum(row_bytes) OVER page_order >= $4 AS "pageFull"
+              ${from}
+            WINDOW page_order AS (ORDER BY ${orderBy} ROWS UNBOUNDED PRECEDING)
+             ORDER BY ${orderBy}
+             LIMIT $3
+          ) sized
+          WHERE "startsWithin"`;
+}
 
-// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit).
-export const CHANGES_AFTER = withFeedBounds(`SELECT seq AS position, operation, object,
-              CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason
-         FROM intel_change
-        WHERE collection_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`);
+// src/intel/objects.repository.ts — ObjectsRepository.listPage ($1 collection, $2 after id, $3 = page limit + 1,
+// $4 PAGE_MAX_BYTES).
+export const LIST_PAGE = withFeedBounds(
+  sizeBoundedPage(
+    `id AS position, intel_object.type, intel_object.keys, intel_object.context, to_char(intel_object.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"`,
+    `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND (intel_object.expires_at IS NULL OR intel_object.expires_at > now())`,
+    'collection_id, id',
+  ),
+);
+
+// src/intel/objects.repository.ts — ObjectsRepository.changesAfter ($1 collection, $2 after seq, $3 = page limit,
+// $4 PAGE_MAX_BYTES).
+export const CHANGES_AFTER = withFeedBounds(
+  sizeBoundedPage(
+    `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+    'FROM intel_change WHERE collection_id = $1 AND seq > $2',
+    'seq',
+  ),
+);
+
+/** The service's default PAGE_MAX_BYTES (src/config/app-config.ts), the byte bound of the statements above. */
+export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
 
 // src/insight/tasks.repository.ts — TAKE ($1 limit, $2 max deliveries, $3 lease seconds, $4/$5 exhausted error).
 export const TAKE_TASKS = `

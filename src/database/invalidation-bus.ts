@@ -25,6 +25,8 @@ export interface InvalidationListener {
   close?(): void;
   /** Requests held waiting for this topic (long-polls). */
   waiting?(): number;
+  /** The topic only wakes waiters (long-polls): its notifications make no cached value stale. */
+  wakeOnly?: boolean;
 }
 
 /**
@@ -116,15 +118,18 @@ export class InvalidationBus implements OnModuleInit, OnModuleDestroy {
     return { hit: this.metrics.cacheLookups.labels(topic, 'hit'), miss: this.metrics.cacheLookups.labels(topic, 'miss') };
   }
 
-  /** Announces, inside the writing transaction, that `topic:key` changes when it commits. */
-  async publish(manager: EntityManager, topic: string, key: string): Promise<void> {
-    await manager.query('SELECT pg_notify($1, $2)', [CHANNEL, `${topic}:${key}`]);
+  /** Announces, inside the writing transaction, that `topic:key` (each of `keys`) changes when it commits. */
+  async publish(manager: EntityManager, topic: string, keys: string | string[]): Promise<void> {
+    const payloads = (Array.isArray(keys) ? keys : [keys]).map((key) => `${topic}:${key}`);
+    await manager.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [CHANNEL, payloads]);
   }
 
   /** Applies an invalidation on this instance at once (before its own notification comes back). */
   invalidateLocally(topic: string, key: string): void {
-    this.epoch++;
-    this.listeners.get(topic)?.invalidate(key);
+    const listener = this.listeners.get(topic);
+    // A wake-up (a feed numbered, a task registered) leaves cache fills in progress valid.
+    if (!listener?.wakeOnly) this.epoch++;
+    listener?.invalidate(key);
   }
 
   /**

@@ -72,6 +72,7 @@ export class LongPoll {
     private readonly topic: string,
   ) {
     bus.register(topic, {
+      wakeOnly: true,
       invalidate: (key) => this.wake(key),
       reset: () => this.wakeAll('signalled'),
       close: () => {

@@ -1,18 +1,38 @@
 /**
- * The one place where change records are numbered and written, for single writes, batches and expiries
- * alike (ObjectsRepository, BatchRepository). All build their statements from these fragments, so a rule
- * about recording a change (what is stored, what is signalled) is made here once. What is announced after
- * the commit (long-poll wake-ups, domain events) goes through ChangesService.announce, also once.
+ * The one place where change records are written, for single writes, batches and expiries alike
+ * (ObjectsRepository, BatchRepository). All build their statements from these fragments, so a rule about
+ * recording a change (what is stored, in which order) is made here once. What happens after the commit
+ * (the sequencer's kick, domain events) goes through ChangesService.announce, also once.
  *
- * Numbering: `nextSeqs` moves the collection's last_seq by the number of changes the statement records,
- * and takes the collection row lock until commit; see ChangesService for why that makes the feed
- * gap-free in commit order. A batch takes its whole range of numbers in one go, so single writes and
- * batches interleave on the same lock without gaps. $1 is the collection id in both fragments.
+ * A record is written without its feed position: it gets an `id` from an identity when it is inserted,
+ * and the sequencer (change-sequencer.ts) gives it its `seq` once it has committed. So writers of one
+ * collection share no counter and commit in parallel; see CONTRIBUTING.md, "The change feed".
+ *
+ * The collection's writer lock (an advisory lock per collection, in two modes) keeps the rules of
+ * decisions §7 race-free without a counter: writers that decide from what they read first (an add
+ * that updates or merges, a batch, the expiry job) take it EXCLUSIVE for their whole transaction
+ * (`lockCollection`); single statements that need no earlier read (the insert of an object whose keys
+ * were free, a delete) take it SHARED, so they run in parallel with each other but never in the middle
+ * of a decision. $1 is the collection id in every fragment.
  */
 
-/** CTE `seq(last_seq)`: the collection's newest sequence number after taking `count` (an SQL expression) more. */
-export function nextSeqs(count: string): string {
-  return `seq AS (UPDATE intel_collection SET last_seq = last_seq + ${count} WHERE id = $1::int RETURNING last_seq)`;
+/** Advisory lock class of the collection writer locks (two-key form: class, collection id). */
+export const WRITER_LOCK_CLASS = 7_240_013;
+
+/**
+ * CTE `lk`: the collection's writer lock in SHARED mode, to the end of the transaction. A statement
+ * selects FROM `lk` before it touches any row, which makes PostgreSQL take the lock first (data-modifying
+ * CTEs run in no guaranteed order otherwise).
+ */
+export const SHARED_WRITER_LOCK = `lk AS (SELECT pg_advisory_xact_lock_shared(${WRITER_LOCK_CLASS}, $1::int))`;
+
+/** The collection's writer lock in EXCLUSIVE mode, to the end of the transaction (one statement). */
+export const EXCLUSIVE_WRITER_LOCK = `SELECT pg_advisory_xact_lock(${WRITER_LOCK_CLASS}, $1::int)`;
+
+/** The ids of the change records one statement wrote (bigint, as text), first and last. */
+export interface RecordedIds {
+  firstId: string;
+  lastId: string;
 }
 
 /** Milliseconds, ISO 8601 in UTC: the form of `expiresAt` in every view (stored truncated to milliseconds). */
@@ -28,14 +48,20 @@ export function objectJson(row: string): string {
 }
 
 /**
- * The INSERT of change records from `rows`, a query yielding `(seq, operation, reason, type, keys, context,
- * expires_at)` per change: the object's state after the change (its last state for a Remove), and for a
- * Remove why it went (`Deleted` or `Expired`; NULL otherwise).
+ * The INSERT of change records from `rows`, a query yielding `(n, operation, reason, type, keys, context,
+ * expires_at)` per change: its order `n` within the statement, the object's state after the change (its
+ * last state for a Remove), and for a Remove why it went (`Deleted` or `Expired`; NULL otherwise).
+ *
+ * Ids are drawn in `n` order (the identity is evaluated above the sort), so the sequencer, which numbers
+ * by id, keeps a statement's records in that order. `rows` must read the written object from the writing
+ * CTE's RETURNING: then the id is drawn only once the writer holds the object's row, i.e. after every
+ * earlier writer of that object committed, and two changes of one object get ids in commit order.
  */
 export function insertChanges(rows: string): string {
-  return `INSERT INTO intel_change (collection_id, seq, operation, reason, object)
-      SELECT $1::int, c.seq, c.operation, c.reason, ${objectJson('c')}
-        FROM (${rows}) AS c(seq, operation, reason, type, keys, context, expires_at)`;
+  return `INSERT INTO intel_change (collection_id, operation, reason, object)
+      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}
+        FROM (${rows}) AS c(n, operation, reason, type, keys, context, expires_at)
+       ORDER BY c.n`;
 }
 
 /**

@@ -10,6 +10,8 @@ import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
 import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
+import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
+import type { RecordedIds } from './change-records.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
@@ -37,14 +39,15 @@ export function encodeChangesCursor(collectionId: number, seq: number): string {
 /**
  * The change feed and its retention.
  *
- * Gap-free in commit order: every write takes its sequence number with an UPDATE of the collection row
- * in the same transaction as the object and its change record (ObjectsRepository, NEXT_SEQ). That row
- * lock is held until commit, so the writer of change N+1 cannot even read the counter before change N is
- * committed and visible: sequence order is commit order, and a reader that sees N+1 already sees every
- * change below it. A cursor is "the last sequence number delivered", so a follower can never skip a
- * change that commits later. Numbers are increasing, not necessarily dense (a lost delete race leaves
- * one unused), which no reader relies on. The price is that writers of one collection serialise on the
- * lock, each for one short statement or transaction; writers of different collections do not meet.
+ * Positions are given by the ChangeSequencer to committed records only, per collection, contiguously
+ * and together with the collection's last_seq, so a reader that sees position N sees every position
+ * below it: the feed is gap-free, and a cursor ("the last position delivered") never skips a change
+ * that is numbered later. Two changes of one object are numbered in their commit order. See
+ * CONTRIBUTING.md, "The change feed".
+ *
+ * Read-your-writes: a feed read, and the first listing page (which issues the changes cursor), first make
+ * sure every change committed before them is numbered: when the collection has unnumbered records, they
+ * wait for a pass that started after they looked (`caughtUp`).
  */
 /** A collection as announcements need it. */
 type Announced = Pick<CollectionRecord, 'id' | 'name'>;
@@ -66,9 +69,10 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     private readonly repository: ObjectsRepository,
     private readonly collections: CollectionsService,
     private readonly events: DomainEvents,
+    private readonly sequencer: ChangeSequencer,
     bus: InvalidationBus,
   ) {
-    this.feedSignals = new LongPoll(bus, 'feed');
+    this.feedSignals = new LongPoll(bus, FEED_TOPIC);
   }
 
   onModuleInit(): void {
@@ -81,7 +85,7 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * wire-contract §3.2: a next link after the last change on every non-empty page, none on an empty one.
-   * With `wait`, an empty page is held until a change of the collection commits on any instance.
+   * With `wait`, an empty page is held until a change of the collection is numbered (on any instance).
    */
   async page(collectionName: string, query: ChangesQueryDto, gone?: AbortSignal): Promise<PageResult<ObjectChangeView>> {
     const page = pageRequestOf(query);
@@ -90,8 +94,12 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     const cursor = decodeCursor(page.cursor, isChangesCursor);
     if (cursor.c !== collection.id) throw ObjectErrors.foreignCursor();
     const options = { waitSeconds: waitSecondsOf(query.wait), gone, ready: (items: unknown[]) => items.length > 0 };
+    const read = () => this.repository.changesAfter(collection.id, cursor.s, page.limit);
+    let first = true;
     const rows = await this.feedSignals.poll(String(collection.id), options, async () => {
-      const { lastSeq, prunedSeq, rows } = await this.repository.changesAfter(collection.id, cursor.s, page.limit);
+      // Later checks follow a wake-up, which the sequencer sends once it has numbered.
+      const { lastSeq, prunedSeq, rows } = first ? await this.caughtUp(read) : await read();
+      first = false;
       // Never issued: positions only ever come from a committed last_seq.
       if (cursor.s > lastSeq) throw ObjectErrors.unknownCursor();
       if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
@@ -107,31 +115,40 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
+   * `read` (a statement that also says whether the collection has unnumbered change records), made
+   * after every change committed before the call is numbered: when some are pending, it waits for a
+   * numbering pass that started after the first read, and reads again.
+   */
+  async caughtUp<Result extends { pending: boolean }>(read: () => Promise<Result>): Promise<Result> {
+    const result = await read();
+    if (!result.pending) return result;
+    await this.sequencer.settled();
+    return read();
+  }
+
+  /**
    * After the commit of change records of the collection (and only then), with what ObjectsRepository
-   * wrote: wakes its long-polling followers on every instance and emits the domain events. Every writer
-   * of change records calls it (or `announceRecorded`).
+   * wrote: kicks the sequencer (which numbers them and wakes the long-polling followers on every
+   * instance) and emits the domain events. Every writer of change records calls it (or `announceRecorded`).
    */
   announce(collection: Announced, changes: WrittenChange[]): void {
     if (changes.length === 0) return;
-    this.feedSignals.signal(String(collection.id));
+    this.sequencer.kick();
     for (const change of changes) this.emit(collection.name, change);
   }
 
   /**
-   * `announce` for a write that does not hold its changes in hand (a batch): the `count` records up to
-   * sequence number `lastSeq`. They are read back only when someone listens to object events, after
+   * `announce` for a write that does not hold its changes in hand (a batch): the records with ids
+   * `recorded.firstId` to `lastId`. They are read back only when someone listens to object events, after
    * the response, and a failure to read them is only logged.
    */
-  announceRecorded(collection: Announced, count: number, lastSeq: number): void {
-    if (count === 0) return;
-    this.feedSignals.signal(String(collection.id));
+  announceRecorded(collection: Announced, recorded: RecordedIds): void {
+    this.sequencer.kick();
     if (!OBJECT_EVENTS.some((name) => this.events.has(name))) return;
     void this.repository
-      .changesAfter(collection.id, lastSeq - count, count)
-      .then(({ rows }) => {
-        for (const { operation, object, reason } of rows) {
-          this.emit(collection.name, { operation, object: storedObject(object), ...(reason !== null && { reason }) });
-        }
+      .changesWritten(collection.id, recorded.firstId, recorded.lastId)
+      .then((changes) => {
+        for (const change of changes) this.emit(collection.name, change);
       })
       .catch((error: unknown) => this.logger.error(`object events of a batch not delivered: ${String(error)}`));
   }

@@ -8,6 +8,7 @@ import { SchemaRegistryModule } from '../schema-registry/schema-registry.module.
 import { CollectionsController } from './collections.controller.js';
 import { CollectionsService } from './collections.service.js';
 import { ChangesService } from './changes.service.js';
+import { ChangeSequencer } from './change-sequencer.js';
 import { ExpiryService } from './expiry.service.js';
 import { ChangeEntity } from './entities/change.entity.js';
 import { CollectionEntity } from './entities/collection.entity.js';
@@ -26,7 +27,7 @@ import { SchemasController } from './schemas.controller.js';
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
   // For extensions (src/extensions/index.ts).
   exports: [CollectionsService, ObjectsService],
 })

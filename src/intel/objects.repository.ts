@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
-import { expiresAt, insertChanges, isoUtc, nextSeqs } from './change-records.js';
+import { EXCLUSIVE_WRITER_LOCK, expiresAt, insertChanges, isoUtc, SHARED_WRITER_LOCK } from './change-records.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import type { SizedRow } from '../common/pagination/page.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { SEQUENCER_LOCK } from './change-sequencer.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -77,57 +78,67 @@ export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM intel_object_key k
                          JOIN unnest($2::text[], $3::text[]) AS q(type, value)
                            ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value`;
 
+/** A feed read that also numbers the collection's committed changes (ChangeSequencer.numberAndRead). */
+export interface Numbering {
+  manager: EntityManager;
+  /** The numbering CTEs for the statement (collection $1). */
+  ctes: string;
+}
+
 /** Advisory lock key held by the one instance pruning the change feed. */
 const PRUNE_LOCK = 7_240_002;
 /** Advisory lock key held by the one instance running the expiry job. */
 const EXPIRY_LOCK = 7_240_014;
-
-/**
- * Every write statement first takes the collection's next sequence number. The UPDATE locks the
- * collection row until the transaction commits, so numbers are handed out in commit order (the feed's
- * gap-freeness rests on this; see ChangesService). `obj` selects FROM `seq`, which makes PostgreSQL take
- * that lock before touching any other row (data-modifying CTEs run in no guaranteed order otherwise), so
- * all writers lock in the same order and cannot deadlock. $1 = collection id.
- */
-const NEXT_SEQ = nextSeqs('1');
 
 /** The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row). */
 function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null): string {
   const why = reason === null ? 'NULL::text' : `'${reason}'`;
   return `,
     change AS (
-      ${insertChanges(`SELECT seq.last_seq, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj, seq`)}
+      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj`)}
     )
     SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
 
+/**
+ * The key rows of a written object, inserted in one order whatever the order the client sent: two inserts
+ * under the shared writer lock naming the same keys then meet on the first of them (one waits, then fails
+ * as a taken key) instead of each holding a key the other waits for (a deadlock).
+ */
 const ADD_KEYS = (keysParam: string) => `,
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
+       ORDER BY k.type, k.value
     )`;
 
+/**
+ * Every write statement first takes the collection's writer lock in shared mode (`lk`, see
+ * change-records.ts): a single insert or delete runs beside other single writes but never inside a
+ * decision made under the exclusive lock. The update statement runs under that exclusive lock already
+ * (the shared request of the same transaction does not wait for it). $1 = collection id.
+ */
 const WRITES: Record<ObjectWrite['kind'], string> = {
   insert: `
-    WITH ${NEXT_SEQ},
+    WITH ${SHARED_WRITER_LOCK},
     obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
-      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM seq
+      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
       RETURNING id, type, keys, context, expires_at
     )${ADD_KEYS('$3')}${recordingChange('Add')}`,
   update: `
-    WITH ${NEXT_SEQ},
+    WITH ${SHARED_WRITER_LOCK},
     obj AS (
       UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
-        FROM seq WHERE o.id = $2::bigint
+        FROM lk WHERE o.id = $2::bigint
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at
     )${ADD_KEYS('$5')}${recordingChange('Update')}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
   // job (or the next add of its keys) removes it, with reason Expired.
   remove: `
-    WITH ${NEXT_SEQ},
+    WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      DELETE FROM intel_object o USING intel_object_key k, seq
+      DELETE FROM intel_object o USING intel_object_key k, lk
        WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
          AND ${LIVE('o')}
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at
@@ -136,9 +147,9 @@ const WRITES: Record<ObjectWrite['kind'], string> = {
 
 /**
  * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
- * first, with one `Remove` change each (reason Expired) numbered after the collection's last change.
- * Run only under the collection's write lock (lockCollection), so that the numbers are the next ones; an
- * object another writer already removed is simply not found again, so each expiry is recorded once.
+ * first, with one `Remove` change each (reason Expired), recorded in that order. Run only under the
+ * collection's exclusive writer lock (lockCollection); an object another writer already removed is
+ * simply not found again, so each expiry is recorded once.
  */
 const EXPIRE = `
   WITH gone AS (
@@ -147,15 +158,11 @@ const EXPIRE = `
                      WHERE collection_id = $1::int AND expires_at <= now() AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
                      ORDER BY id LIMIT $3)
     RETURNING o.id, o.type, o.keys, o.context, o.expires_at
-  ), numbered AS (
-    SELECT gone.*, row_number() OVER (ORDER BY gone.id) AS n, count(*) OVER () AS total FROM gone
-  ), ${nextSeqs('(SELECT count(*) FROM gone)')},
+  ),
   change AS (
-    ${insertChanges(`SELECT seq.last_seq - numbered.total + numbered.n, 'Remove', 'Expired', numbered.type, numbered.keys,
-                            numbered.context, numbered.expires_at
-                       FROM numbered, seq`)}
+    ${insertChanges(`SELECT gone.id, 'Remove', 'Expired', gone.type, gone.keys, gone.context, gone.expires_at FROM gone`)}
   )
-  SELECT ${WRITTEN_OBJECT('numbered')} FROM numbered ORDER BY n`;
+  SELECT ${WRITTEN_OBJECT('gone')} FROM gone ORDER BY gone.id`;
 
 function writeParams(write: ObjectWrite): unknown[] {
   switch (write.kind) {
@@ -220,13 +227,14 @@ export class ObjectsRepository {
   }
 
   /**
-   * Takes the collection's write lock for the rest of the transaction, before the caller reads the objects
-   * its decision depends on. Under READ COMMITTED every later statement gets a snapshot taken after the
-   * lock was granted, so it sees everything the previous holder committed. FOR NO KEY UPDATE conflicts
-   * with other writers of the collection but not with the foreign-key checks of inserts.
+   * Takes the collection's writer lock in exclusive mode for the rest of the transaction, before the
+   * caller reads the objects its decision depends on. Under READ COMMITTED every later statement gets a
+   * snapshot taken after the lock was granted, so it sees everything the previous holder committed, and
+   * no other writer of the collection (single inserts and deletes take the lock shared) runs until this
+   * transaction ends. It does not lock the collection row: the sequencer moves its last_seq meanwhile.
    */
   async lockCollection(manager: EntityManager, collectionId: number): Promise<void> {
-    await manager.query(`SELECT 1 FROM intel_collection WHERE id = $1 FOR NO KEY UPDATE`, [collectionId]);
+    await manager.query(EXCLUSIVE_WRITER_LOCK, [collectionId]);
   }
 
   /** Applies one write with its change record, in one statement; null when it found nothing to write. */
@@ -240,7 +248,7 @@ export class ObjectsRepository {
 
   /**
    * Removes expired objects of the collection (`ids`, or any, up to `limit`) with their `Remove` (Expired)
-   * records. The caller holds the collection lock (lockCollection) in `manager`'s transaction.
+   * records. The caller holds the collection's exclusive writer lock (lockCollection) in `manager`'s transaction.
    */
   async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number): Promise<WrittenChange[]> {
     const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit]);
@@ -272,8 +280,8 @@ export class ObjectsRepository {
   }
 
   /**
-   * The insert of a new object as a single autocommitted statement (one round trip, the lock held only
-   * for that statement). No existence check is needed inside it: the key rows' primary key is checked
+   * The insert of a new object as a single autocommitted statement (one round trip, the shared writer
+   * lock held only for that statement, beside other inserts). No existence check is needed inside it: the key rows' primary key is checked
    * against committed and in-flight rows alike, so a key taken since the caller looked makes the whole
    * statement fail and roll back; that answers null and the caller decides again under the lock.
    */
@@ -300,7 +308,7 @@ export class ObjectsRepository {
    * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Bounded by size
    * as well (PAGE_MAX_BYTES, see sizeBoundedPage).
    */
-  listPage(collectionId: number, afterId: number, limit: number) {
+  listPage(collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
     // Expired objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk
     // and its bound stay as they are).
     return this.withFeedBounds<RawObject>(
@@ -317,6 +325,7 @@ export class ObjectsRepository {
       collectionId,
       afterId,
       limit,
+      numbering,
     );
   }
 
@@ -344,28 +353,52 @@ export class ObjectsRepository {
   }
 
   /**
+   * The change records of collection `collectionId` with ids `firstId` to `lastId`, in id order: what one
+   * statement under the collection's exclusive writer lock recorded (a batch), read back after its
+   * commit, numbered or not yet.
+   */
+  async changesWritten(collectionId: number, firstId: string, lastId: string): Promise<WrittenChange[]> {
+    const rows: { operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }[] = await this.dataSource.query(
+      `SELECT operation, object, reason FROM intel_change WHERE collection_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id`,
+      [collectionId, firstId, lastId],
+    );
+    return rows.map(({ operation, object, reason }) => ({ operation, object: storedObject(object), ...(reason !== null && { reason }) }));
+  }
+
+  /**
    * Up to `limit` rows of `page` (a keyset SELECT over collection $1 after position $2, limit $3, byte cap
    * $4, whose key is aliased `position`) together with the collection's feed bounds, in ONE statement: a
    * statement sees one snapshot, so the bounds are exactly those of the rows, without a REPEATABLE READ
-   * transaction's extra round trips.
+   * transaction's extra round trips. `pending`: the collection has committed change records the sequencer
+   * has not numbered yet (a look at the small partial index of unnumbered records).
+   *
+   * With `numbering` (ChangeSequencer.numberAndRead) the same statement also numbers every committed record
+   * of the collection, and `lastSeq` counts them: the rows and the bounds then cover exactly the changes
+   * committed before the statement's snapshot, none of them unnumbered.
    */
   private async withFeedBounds<Row>(
     page: string,
     collectionId: number,
     after: number,
     limit: number,
-  ): Promise<{ lastSeq: number; prunedSeq: number; rows: (Row & SizedRow & { position: string })[] }> {
-    const rows: ({ lastSeq: string; prunedSeq: string; position: string | null } & Row & SizedRow)[] = await this.dataSource.query(
-      `SELECT c.last_seq AS "lastSeq", c.pruned_seq AS "prunedSeq", r.*
-         FROM intel_collection c
-         LEFT JOIN (${page}) r ON true
-        WHERE c.id = $1::int
-        ORDER BY r.position`,
-      [collectionId, after, limit, this.config.pageMaxBytes],
-    );
+    numbering?: Numbering,
+  ): Promise<{ lastSeq: number; prunedSeq: number; pending: boolean; rows: (Row & SizedRow & { position: string })[] }> {
+    const runner = numbering?.manager ?? this.dataSource;
+    const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] =
+      await runner.query(
+        `${numbering ? `WITH ${numbering.ctes}` : ''}
+         SELECT c.last_seq ${numbering ? '+ (SELECT count(*) FROM unnumbered)' : ''} AS "lastSeq", c.pruned_seq AS "prunedSeq",
+                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
+           FROM intel_collection c
+           LEFT JOIN (${page}) r ON true
+          WHERE c.id = $1::int
+          ORDER BY r.position`,
+        [collectionId, after, limit, this.config.pageMaxBytes],
+      );
     return {
       lastSeq: Number(rows[0].lastSeq),
       prunedSeq: Number(rows[0].prunedSeq),
+      pending: rows[0].pending,
       rows: rows.filter((row): row is typeof row & { position: string } => row.position !== null),
     };
   }
@@ -386,12 +419,15 @@ export class ObjectsRepository {
         [PRUNE_LOCK],
       );
       if (!locked) return undefined;
+      // Pruning moves pruned_seq on the collection rows the sequencer moves last_seq on; one after the
+      // other, their multi-row updates cannot lock those rows in opposite orders (a deadlock).
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEQUENCER_LOCK]);
       // At most `batchSize` of the oldest expired records per statement, so that a long backlog is removed
       // in short transactions instead of one huge delete.
       const rows: { removed: number }[] = await manager.query(
         `WITH expired AS (
            SELECT collection_id, seq FROM intel_change
-            WHERE created_at < now() - make_interval(days => $1)
+            WHERE created_at < now() - make_interval(days => $1) AND seq IS NOT NULL
             ORDER BY created_at LIMIT $2
          ),
          cut AS (SELECT collection_id, max(seq) AS seq FROM expired GROUP BY collection_id),

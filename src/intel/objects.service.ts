@@ -7,6 +7,7 @@ import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import { ChangesService, encodeChangesCursor } from './changes.service.js';
+import { ChangeSequencer } from './change-sequencer.js';
 import type { DeleteObjectQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
@@ -20,6 +21,7 @@ export class ObjectsService {
     private readonly collections: CollectionsService,
     private readonly schemas: SchemaRegistryService,
     private readonly changes: ChangesService,
+    private readonly sequencer: ChangeSequencer,
   ) {}
 
   /** Add or upsert (decisions §7). */
@@ -30,8 +32,8 @@ export class ObjectsService {
     const { keys, contextJson } = object;
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
-    // re-send) or a conflict, answer now without taking the collection lock. That is safe because the
-    // request may be ordered at the moment of this read: a serial execution at that point would have
+    // re-send) or a conflict, answer now without taking the collection's writer lock. That is safe because
+    // the request may be ordered at the moment of this read: a serial execution at that point would have
     // produced exactly this answer and no change record.
     // A key of an expired object needs the lock: that object is removed (Expired) first.
     const hits = await this.repository.findHits(this.dataSource, collection.id, keys, contextJson, object.expiry);
@@ -57,7 +59,7 @@ export class ObjectsService {
   }
 
   /**
-   * Under the collection lock: removes (Remove, Expired) the expired objects among `hits`, so that their
+   * Under the collection's exclusive writer lock: removes (Remove, Expired) the expired objects among `hits`, so that their
    * keys are free and a re-add creates the object anew (`Add`). Shared with batches.
    */
   async expireHits(manager: EntityManager, collectionId: number, hits: { id: string; expired: boolean }[]): Promise<WrittenChange[]> {
@@ -85,18 +87,29 @@ export class ObjectsService {
     // An expired object is absent already (its Remove, Expired, comes from the expiry job).
     const hits = await this.repository.findHits(this.dataSource, collection.id, [key], null);
     if (hits.every((hit) => hit.expired)) return;
-    // One statement: it takes the collection lock first, and if a concurrent delete won the race it
-    // deletes and records nothing (the sequence number it took is then simply unused).
+    // One statement under the shared writer lock: if a concurrent delete won the race it deletes and
+    // records nothing.
     const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
     if (removed) this.changes.announce(collection, [removed]);
   }
 
-  /** Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot. */
+  /**
+   * Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot
+   * (decisions §8: the page plus the changes after the cursor make the collection, exactly). When its
+   * snapshot holds changes not numbered yet, the page is read again by a statement that numbers them in
+   * the same snapshot (ChangeSequencer.numberAndRead), so that the cursor follows exactly what the page shows.
+   */
   async list(collectionName: string, query: PageQueryDto): Promise<PageResult<ObjectView>> {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
-    const { lastSeq, rows } = await this.repository.listPage(collection.id, afterId, page.limit + 1);
+    let listed = await this.repository.listPage(collection.id, afterId, page.limit + 1);
+    if (page.cursor === undefined && listed.pending) {
+      listed = await this.sequencer.numberAndRead(collection.id, (manager, ctes) =>
+        this.repository.listPage(collection.id, afterId, page.limit + 1, { manager, ctes }),
+      );
+    }
+    const { lastSeq, rows } = listed;
     const related =
       page.cursor === undefined
         ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq) }

@@ -5,6 +5,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ERROR_STATUS } from '../../src/common/errors/api-error.js';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
+import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
 import { sdkPartFields, uploadFile, uploadPart, openSession } from '../filebox/filebox.helpers.js';
 import { createCollection, md5 } from '../intel/objects.helpers.js';
 import { createKey, cursorOf, parseLinks, tokenFor } from '../support/factories.js';
@@ -20,6 +21,8 @@ const SEED = 20261123;
  * as json, not jsonb: a json column may hold a \u0000 escape, which jsonb cannot.
  */
 async function fingerprint(t: TestApp): Promise<Record<string, string>> {
+  // Change records are numbered after the answer: the state of earlier requests includes their numbers.
+  await t.app.get(ChangeSequencer).settled();
   const tables = (
     await t.db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables

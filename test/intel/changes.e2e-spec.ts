@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
 import { ChangesService } from '../../src/intel/changes.service.js';
 import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
@@ -27,6 +28,9 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
   afterAll(async () => {
     await t.close();
   });
+
+  /** Every change committed so far has its feed position (tests that age records by seq need them numbered). */
+  const numbered = () => t.app.get(ChangeSequencer).settled();
 
   let collectionCount = 0;
   async function freshCollection(): Promise<string> {
@@ -194,6 +198,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     const startB = (await listAll(t, b)).changesCursor;
     await addFile(a, 1);
     await addFile(b, 1);
+    await numbered();
     await db.query(
       `UPDATE intel_change SET created_at = now() - interval '31 days'
         WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1)`,
@@ -207,6 +212,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
   it('prunes a backlog in batches of the oldest records, each batch moving the pruned position forward', async () => {
     const c = await freshCollection();
     for (let n = 1; n <= 5; n++) await addFile(c, n);
+    await numbered();
     const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
     await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1`, [id]);
     const position = async () =>
@@ -225,6 +231,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
   it('skips pruning while another instance holds the pruning lock', async () => {
     const c = await freshCollection();
     await addFile(c, 1);
+    await numbered();
     const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
     await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1`, [id]);
     const other = new pg.Client({ connectionString: t.databaseUrl });
@@ -249,6 +256,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     const c = await freshCollection();
     const { changesCursor: start } = await listAll(t, c);
     for (let n = 1; n <= 4; n++) await addFile(c, n);
+    await numbered();
     const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
     await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1 AND seq <= 2`, [id]);
 

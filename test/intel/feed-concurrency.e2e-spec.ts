@@ -34,7 +34,7 @@ describe('change feed under concurrent writers', () => {
 
   /**
    * One writer: a deterministic mix of adds (new objects and updates), merges that may conflict, and deletes.
-   * Every third writer sends them as batches of 1–6 items instead, which take the feed lock once for all
+   * Every third writer sends them as batches of 1–6 items instead, which take the collection's writer lock once for all
    * their changes and so interleave with the single writes.
    */
   async function writer(id: number): Promise<string[]> {

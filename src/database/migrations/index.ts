@@ -9,6 +9,7 @@ import { KeyFirstObjectKeyIndex1763800021300 } from './1763800021300-KeyFirstObj
 import { FileboxFileParts1763800022000 } from './1763800022000-FileboxFileParts.js';
 import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
+import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -26,4 +27,5 @@ export const MIGRATIONS = [
   FileboxFileParts1763800022000,
   AddPageBytes1763800022500,
   ObjectExpiry1763800030000,
+  SequencedChanges1763800040000,
 ];

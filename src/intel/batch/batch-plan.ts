@@ -90,7 +90,8 @@ export function sameJson(a: unknown, b: unknown): boolean {
  * Replays the items in order over the stored objects their keys name, with exactly the rules of the
  * single endpoints (`planAdd` for an add; a remove of an absent key is a success without a change), so
  * that two items naming the same object behave as two single requests in that order. Pure: the caller
- * reads `owners` under the collection lock and writes the returned net effect before releasing it.
+ * reads `owners` under the collection's exclusive writer lock and writes the returned net effect before
+ * releasing it.
  */
 export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchPlan {
   const byKey = new Map<string, Tracked>();

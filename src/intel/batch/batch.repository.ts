@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
-import { expiresAt, insertChanges, isoUtc, nextSeqs } from '../change-records.js';
+import { expiresAt, insertChanges, isoUtc, type RecordedIds } from '../change-records.js';
 import { LIVE, OWNING_OBJECT_IDS } from '../objects.repository.js';
 import { Metrics } from '../../common/metrics/metrics.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
@@ -9,33 +9,33 @@ import type { BatchPlan, OwningObject } from './batch-plan.js';
 /**
  * The net effect of a batch in one statement, every row set passed as parallel arrays (unnest): updated
  * objects and their new key rows, new objects (ids drawn from the identity sequence so that their key rows
- * can name them in the same statement) and their key rows, and the change records numbered from one range
- * of sequence numbers taken in `seq`. Each distinct context is sent and parsed once ($3, `ctx`) and named
- * by its position from the objects and changes that carry it. Measured against the same statement fed by
+ * can name them in the same statement) and their key rows, and the change records in item order (their
+ * ids, and so their feed order, follow the items; the statement runs under the collection's exclusive
+ * writer lock, so every earlier writer of these objects has committed). Each distinct context is sent
+ * and parsed once ($2, `ctx`) and named by its position from the objects and changes that carry it. Measured against the same statement fed by
  * one jsonb document through jsonb_to_recordset (contexts sent twice): about 15 % more objects/s.
  * Deletes run before it in a statement of their own: key rows go with their object by ON DELETE CASCADE,
  * which fires at the end of the deleting statement, and a later item may re-add one of those keys.
- * $1 collection id, $2 number of changes, $3 contexts (JSON text); updates $4 ids, $5 keys (JSON), $6
- * context positions; new key rows of updated objects $7 ids, $8 types, $9 values; inserts $10 types, $11
- * keys (JSON), $12 context positions; changes $13 operations, $14 types, $15 keys (JSON), $16 context positions;
- * expiries (a fixed moment, or a TTL in seconds) of updates $17/$18, inserts $19/$20, changes $21/$22.
+ * $1 collection id, $2 contexts (JSON text); updates $3 ids, $4 keys (JSON), $5
+ * context positions; new key rows of updated objects $6 ids, $7 types, $8 values; inserts $9 types, $10
+ * keys (JSON), $11 context positions; changes $12 operations, $13 types, $14 keys (JSON), $15 context positions;
+ * expiries (a fixed moment, or a TTL in seconds) of updates $16/$17, inserts $18/$19, changes $20/$21.
  */
 const APPLY = `
-    WITH ${nextSeqs('$2::int')},
-    ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest($3::text[]) WITH ORDINALITY AS t(c, i)),
+    WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest($2::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
       UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')}
-        FROM unnest($4::bigint[], $5::text[], $6::int[], $17::timestamptz[], $18::int[]) AS u(id, keys, c, at, ttl) JOIN ctx ON ctx.i = u.c
+        FROM unnest($3::bigint[], $4::text[], $5::int[], $16::timestamptz[], $17::int[]) AS u(id, keys, c, at, ttl) JOIN ctx ON ctx.i = u.c
        WHERE o.id = u.id AND o.collection_id = $1::int
     ),
     upd_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-      SELECT $1::int, k.type, k.value, k.id FROM unnest($7::bigint[], $8::text[], $9::text[]) AS k(id, type, value)
+      SELECT $1::int, k.type, k.value, k.id FROM unnest($6::bigint[], $7::text[], $8::text[]) AS k(id, type, value)
     ),
     new_obj AS MATERIALIZED (
       SELECT nextval(pg_get_serial_sequence('intel_object', 'id')) AS id, n.type, n.keys::jsonb AS keys, ctx.context,
              ${expiresAt('n.at', 'n.ttl')} AS expires_at
-        FROM unnest($10::text[], $11::text[], $12::int[], $19::timestamptz[], $20::int[]) AS n(type, keys, c, at, ttl) JOIN ctx ON ctx.i = n.c
+        FROM unnest($9::text[], $10::text[], $11::int[], $18::timestamptz[], $19::int[]) AS n(type, keys, c, at, ttl) JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
       INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at)
@@ -46,15 +46,16 @@ const APPLY = `
       SELECT $1::int, k.type, k.value, new_obj.id FROM new_obj, jsonb_to_recordset(new_obj.keys) AS k(type text, value text)
     ),
     change AS (
-      ${insertChanges(`SELECT seq.last_seq - $2::int + c.n, c.operation, CASE WHEN c.operation = 'Remove' THEN 'Deleted' END,
+      ${insertChanges(`SELECT c.n, c.operation, CASE WHEN c.operation = 'Remove' THEN 'Deleted' END,
                               c.type, c.keys::jsonb, ctx.context, ${expiresAt('c.at', 'c.ttl')}
-        FROM seq, unnest($13::text[], $14::text[], $15::text[], $16::int[], $21::timestamptz[], $22::int[])
+        FROM unnest($12::text[], $13::text[], $14::text[], $15::int[], $20::timestamptz[], $21::int[])
                WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, n)
         JOIN ctx ON ctx.i = c.c`)}
+      RETURNING id
     )
-    SELECT last_seq AS "lastSeq" FROM seq`;
+    SELECT min(id) AS "firstId", max(id) AS "lastId" FROM change`;
 
-/** The plan as APPLY's parameters ($3 onwards): each context JSON text once, referred to by its position (from 1). */
+/** The plan as APPLY's parameters ($2 onwards): each context JSON text once, referred to by its position (from 1). */
 function applyParameters(plan: BatchPlan): unknown[] {
   const contexts = new Map<string, number>();
   const position = (contextJson: string) => {
@@ -105,10 +106,10 @@ export class BatchRepository {
   }
 
   /**
-   * Writes the plan's net effect and its change records; the caller holds the collection lock. Returns
-   * the sequence number of the last record, or null when the plan records none.
+   * Writes the plan's net effect and its change records; the caller holds the collection's exclusive
+   * writer lock. Returns the ids of the first and last record, or null when the plan records none.
    */
-  async apply(manager: EntityManager, collectionId: number, plan: BatchPlan): Promise<number | null> {
+  async apply(manager: EntityManager, collectionId: number, plan: BatchPlan): Promise<RecordedIds | null> {
     if (plan.deletes.length > 0) {
       await manager.query(`DELETE FROM intel_object WHERE collection_id = $1 AND id = ANY($2::bigint[])`, [
         collectionId,
@@ -116,8 +117,8 @@ export class BatchRepository {
       ]);
     }
     if (plan.changes.length === 0) return null;
-    const [{ lastSeq }]: { lastSeq: string }[] = await manager.query(APPLY, [collectionId, plan.changes.length, ...applyParameters(plan)]);
+    const [recorded]: RecordedIds[] = await manager.query(APPLY, [collectionId, ...applyParameters(plan)]);
     for (const change of plan.changes) this.metrics.changesWritten.labels(change.operation).inc();
-    return Number(lastSeq);
+    return recorded;
   }
 }

@@ -6,6 +6,7 @@ import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators
 import { ObjectAddDto } from '../dto/object.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
 import { ChangesService } from '../changes.service.js';
+import type { RecordedIds } from '../change-records.js';
 import { type CollectionRecord, CollectionsService } from '../collections.service.js';
 import { ObjectsRepository, type WrittenChange } from '../objects.repository.js';
 import { ObjectsService } from '../objects.service.js';
@@ -59,7 +60,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * `POST .../objects/batch`: every item passes exactly the checks of its single endpoint (the same body
  * validation, normalisation and schema check, before any lock), then the whole batch is decided and
- * written under the collection's write lock, in one transaction, with one range of sequence numbers.
+ * written under the collection's exclusive writer lock, in one transaction, its change records in item order.
  */
 @Injectable()
 export class BatchService {
@@ -89,7 +90,7 @@ export class BatchService {
 
     let plan: BatchPlan;
     let expired: WrittenChange[] = [];
-    let lastSeq: number | null = null;
+    let recorded: RecordedIds | null = null;
     try {
       plan = await this.dataSource.transaction(async (manager) => {
         // The lock before the read: every decision below is made on the state no other writer can change
@@ -100,7 +101,7 @@ export class BatchService {
         const decided = planBatch(items, owners.filter((owner) => !owner.expired));
         if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
         expired = await this.objects.expireHits(manager, collection.id, owners);
-        lastSeq = await this.repository.apply(manager, collection.id, decided);
+        recorded = await this.repository.apply(manager, collection.id, decided);
         return decided;
       });
     } catch (error) {
@@ -108,7 +109,7 @@ export class BatchService {
       throw error;
     }
     this.changes.announce(collection, expired);
-    if (lastSeq !== null) this.changes.announceRecorded(collection, plan.changes.length, lastSeq);
+    if (recorded !== null) this.changes.announceRecorded(collection, recorded);
     return report(plan.outcomes);
   }
 

@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 export const CHANGE_OPERATIONS = ['Add', 'Update', 'Remove'] as const;
 export type ChangeOperation = (typeof CHANGE_OPERATIONS)[number];
@@ -7,15 +7,22 @@ export type ChangeOperation = (typeof CHANGE_OPERATIONS)[number];
 export const REMOVE_REASONS = ['Deleted', 'Expired'] as const;
 export type RemoveReason = (typeof REMOVE_REASONS)[number];
 
-/** One change-feed record; `seq` is the collection's commit-ordered sequence number. */
+/**
+ * One change-feed record. `id` is drawn when the record is written; `seq`, its position in the
+ * collection's feed, is given by the sequencer once the record has committed (null until then).
+ */
 @Entity('intel_change')
 @Index('IDX_intel_change_created_at', ['createdAt'])
+@Unique('UQ_intel_change_collection_seq', ['collectionId', 'seq'])
 export class ChangeEntity {
-  @PrimaryColumn({ name: 'collection_id', type: 'integer' })
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id: string;
+
+  @Column({ name: 'collection_id', type: 'integer' })
   collectionId: number;
 
-  @PrimaryColumn({ type: 'bigint' })
-  seq: string;
+  @Column({ type: 'bigint', nullable: true })
+  seq: string | null;
 
   @Column({ type: 'text' })
   operation: ChangeOperation;

@@ -1,0 +1,163 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
+
+/** Advisory lock key held by a numbering pass (any instance), and by the pruner (same rows). */
+export const SEQUENCER_LOCK = 7_240_012;
+
+/** The invalidation-bus topic of the change feed's long-polls; the key is the collection id. */
+export const FEED_TOPIC = 'feed';
+
+/** Records numbered per statement at most: a backlog is numbered in short transactions. */
+const PASS_ROWS = 10_000;
+
+
+/**
+ * CTEs numbering committed records, for a statement run after its transaction took SEQUENCER_LOCK (so its
+ * snapshot, taken after the grant, sees every earlier pass's numbers and every record that committed
+ * before). `unnumbered` selects the records (`which`: extra conditions and the LIMIT, in id order):
+ * each gets, per collection, the next number after last_seq in id order, and last_seq moves by their
+ * count, in the same transaction, so numbers become visible together with the last_seq covering them. A
+ * record still in flight is invisible to the snapshot and waits for a later pass. `moved` locks a
+ * collection row (UPDATE) before `numbered` touches its records, which it can only do with `moved`'s row.
+ */
+export function numberingCtes(which: string): string {
+  return `unnumbered AS MATERIALIZED (
+    SELECT id, collection_id FROM intel_change WHERE seq IS NULL ${which}
+  ),
+  moved AS (
+    UPDATE intel_collection c SET last_seq = c.last_seq + u.count
+      FROM (SELECT collection_id, count(*) AS count FROM unnumbered GROUP BY collection_id) u
+     WHERE c.id = u.collection_id
+    RETURNING c.id, c.last_seq - u.count AS base
+  ),
+  numbered AS (
+    UPDATE intel_change ch SET seq = moved.base + u.n
+      FROM (SELECT id, collection_id, row_number() OVER (PARTITION BY collection_id ORDER BY id) AS n FROM unnumbered) u
+      JOIN moved ON moved.id = u.collection_id
+     WHERE ch.id = u.id
+  )`;
+}
+
+/** A pass: the oldest $1 committed unnumbered records of any collection; the collections and the count. */
+const NUMBER_COMMITTED = `
+  WITH ${numberingCtes('ORDER BY id LIMIT $1')}
+  SELECT COALESCE(array_agg(moved.id), '{}') AS collections, (SELECT count(*)::int FROM unnumbered) AS count FROM moved`;
+
+/**
+ * Gives committed change records their feed position (seq); see CONTRIBUTING.md, "The change feed".
+ *
+ * Writers do not wait for it: after a commit that recorded changes they `kick` it and answer. At most one
+ * pass runs per process and one more is queued while it runs, so kicks from many writers coalesce into
+ * few passes; passes of several instances serialise on SEQUENCER_LOCK. A pass notifies the feed's
+ * long-polls of the collections it numbered, inside its transaction (delivered on its commit, to every
+ * instance).
+ *
+ * Records left unnumbered by an instance that died between its commit and its kick are numbered by the
+ * next pass anywhere (any write's kick, start-up), by any reader of their collection (a feed read or first
+ * listing page that sees them waits for a pass), and at the latest by the periodic check
+ * (JOB_INTERVAL_SECONDS). A follower already waiting when that instance died learns of them at its wait's
+ * deadline, when it reads again: the same delay as for any wake-up lost with a crashed instance. The
+ * check is not frequent on purpose: it is a query on every instance, whether or not anything is written.
+ */
+@Injectable()
+export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(ChangeSequencer.name);
+  /** The passes in progress in this process, until they found nothing more to number. */
+  private running?: Promise<void>;
+  /** Passes that start once `running` ends: what a caller arriving during a pass waits for. */
+  private queued?: Promise<void>;
+  private stopChecks?: () => void;
+  /** The periodic check in progress, awaited on shutdown like the passes. */
+  private checking?: Promise<void>;
+  private closing = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly bus: InvalidationBus,
+  ) {}
+
+  onModuleInit(): void {
+    this.kick();
+    this.stopChecks = schedulePeriodicJob('ChangeSequencer', this.config.jobIntervalSeconds, () => {
+      this.checking = this.numberLeftovers();
+      return this.checking;
+    });
+  }
+
+  /** No pass starts any more; the ones under way finish before the database connections close. */
+  async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    this.stopChecks?.();
+    await Promise.allSettled([this.checking, this.running, this.queued]);
+  }
+
+  /** After a commit that recorded changes: number them soon, without waiting. */
+  kick(): void {
+    if (this.closing) return;
+    this.settled().catch((error: unknown) => this.logger.error(`numbering pass failed: ${String(error)}`));
+  }
+
+  /**
+   * Resolves when a pass that STARTED after this call has ended: every change record committed before
+   * the call is then numbered (by that pass or an earlier one, here or on another instance).
+   */
+  settled(): Promise<void> {
+    if (this.closing) return this.running ?? Promise.resolve();
+    if (!this.running) {
+      this.running = this.passes().finally(() => {
+        this.running = undefined;
+      });
+      return this.running;
+    }
+    this.queued ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.settled();
+      });
+    return this.queued;
+  }
+
+  /** The periodic check: a pass only if some record is waiting (a look at the partial index). */
+  async numberLeftovers(): Promise<void> {
+    const [{ pending }]: { pending: boolean }[] = await this.dataSource.query(
+      'SELECT EXISTS (SELECT 1 FROM intel_change WHERE seq IS NULL) AS pending',
+    );
+    if (pending) await this.settled();
+  }
+
+  /**
+   * Runs `read` (given the transaction and the CTEs that number every committed record of the
+   * collection, for ITS statement, whose $1 must be the collection id) in a transaction holding SEQUENCER_LOCK, then wakes the collection's
+   * followers on commit. One statement that numbers and reads sees one snapshot: what it reads and the
+   * numbers it gives cover exactly the same committed changes (the first listing page's cursor).
+   */
+  numberAndRead<Result>(collectionId: number, read: (manager: EntityManager, numbering: string) => Promise<Result>): Promise<Result> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEQUENCER_LOCK]);
+      const result = await read(manager, numberingCtes('AND collection_id = $1::int'));
+      await this.bus.publish(manager, FEED_TOPIC, String(collectionId));
+      return result;
+    });
+  }
+
+  private async passes(): Promise<void> {
+    while ((await this.pass()) === PASS_ROWS);
+  }
+
+  /** One numbering transaction; the number of records it numbered. */
+  private pass(): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      // Blocking: a pass that starts after a commit must number it, so it waits for a running one.
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEQUENCER_LOCK]);
+      const [{ collections, count }]: { collections: number[]; count: number }[] = await manager.query(NUMBER_COMMITTED, [PASS_ROWS]);
+      if (collections.length > 0) await this.bus.publish(manager, FEED_TOPIC, collections.map(String));
+      return count;
+    });
+  }
+}
