@@ -55,11 +55,33 @@ export async function ensureIntelSchema(ctx: RowContext): Promise<string> {
   return schemaID;
 }
 
+/** A registered collection: its name and the id of its auth resource. */
+type Collection = { name: string; resourceId: number };
+
 /** Registers a collection and returns its name and the id of its auth resource. */
-export async function createCollection(ctx: RowContext, label: string): Promise<{ name: string; resourceId: number }> {
+export async function createCollection(ctx: RowContext, label: string): Promise<Collection> {
   const schemaID = await ensureIntelSchema(ctx);
   const name = `bench-${label}-${ctx.runId}`;
   await ctx.admin.request('POST', '/intel/collections', { json: { name, schemaID } });
   const resourceId = await ctx.admin.childResourceId(RESOURCE.intel, name);
   return { name, resourceId };
+}
+
+/**
+ * What the write rows (3, 3c, 10) need: a collection the service writes (with JSON headers carrying a
+ * bearer token allowed `actions` on it) and a twin collection of the same schema that the raw baseline
+ * writes directly (its id), so both sides write into tables of the same size.
+ */
+export async function writeTargets(
+  ctx: RowContext,
+  label: string,
+  actions: string[],
+): Promise<{ served: Collection; direct: Collection; directId: number; headers: Record<string, string> }> {
+  const served = await createCollection(ctx, label);
+  const direct = await createCollection(ctx, `${label}-raw`);
+  const { key } = await ctx.admin.createKey({ permissions: [{ resource: served.resourceId, actions }] });
+  const token = await ctx.admin.withKey(key).token();
+  const rows = await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [direct.name]);
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  return { served, direct, directId: (rows.rows[0] as { id: number }).id, headers };
 }

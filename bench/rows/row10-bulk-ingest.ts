@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { createCollection, ROUTES } from './intel-setup.js';
+import { ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 
 const ROW = {
@@ -48,10 +48,7 @@ export const row10: RowModule = {
   requires: [ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects/batch'],
   async run(ctx: RowContext) {
     const { scale } = ctx;
-    const served = await createCollection(ctx, 'bulk');
-    const direct = await createCollection(ctx, 'bulk-raw');
-    const { key } = await ctx.admin.createKey({ permissions: [{ resource: served.resourceId, actions: ['Write'] }] });
-    const token = await ctx.admin.withKey(key).token();
+    const { served, directId, headers } = await writeTargets(ctx, 'bulk', ['Write']);
     const size = scale.batchItems;
     let servedBatches = 0;
     let directBatches = 0;
@@ -66,7 +63,7 @@ export const row10: RowModule = {
         durationS: seconds,
         timeoutS: 120,
         keepBodies: true,
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        headers,
         requests: [
           {
             method: 'POST',
@@ -82,7 +79,6 @@ export const row10: RowModule = {
         ],
       }).done;
 
-    const directId = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [direct.name])).rows[0] as { id: number }).id;
     const raw = (seconds: number) =>
       dbLoad({
         pool: ctx.baselinePool,

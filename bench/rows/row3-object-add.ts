@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { createCollection, ROUTES } from './intel-setup.js';
+import { ROUTES, writeTargets } from './intel-setup.js';
 import { FIND_HITS, INSERT_OBJECT } from './service-sql.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
@@ -39,12 +39,8 @@ export const row3: RowModule = {
   requires: [ROUTES.registerSchema, ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects'],
   async run(ctx: RowContext) {
     const { scale } = ctx;
-    const served = await createCollection(ctx, 'add');
-    const direct = await createCollection(ctx, 'add-raw');
-    const { key } = await ctx.admin.createKey({ permissions: [{ resource: served.resourceId, actions: ['Read', 'Write'] }] });
-    const token = await ctx.admin.withKey(key).token();
+    const { served, direct, directId, headers } = await writeTargets(ctx, 'add', ['Read', 'Write']);
     const path = `/intel/collections/${served.name}/objects`;
-    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
 
     // Object numbers handed out per side; re-sends cycle through what the first phase created.
     // Only objects the service confirmed (204) are re-sent: requests still in flight when a timed phase
@@ -75,7 +71,6 @@ export const row3: RowModule = {
 
     // The service resolves the collection and the schema version from invalidated in-process caches
     // (no statement per request), so the baseline resolves its collection once, here.
-    const directId = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [direct.name])).rows[0] as { id: number }).id;
     const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
       const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
       const hits = await client.query(FIND_HITS, [directId, ['DomainName'], [object.value], object.contextJson, true, null]);

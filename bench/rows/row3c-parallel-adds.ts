@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { createCollection, ROUTES } from './intel-setup.js';
+import { ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 
 const ROW = {
@@ -41,12 +41,8 @@ export const row3c: RowModule = {
   requires: [ROUTES.registerSchema, ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects'],
   async run(ctx: RowContext) {
     const { scale } = ctx;
-    const served = await createCollection(ctx, 'par');
-    const direct = await createCollection(ctx, 'par-raw');
-    const { key } = await ctx.admin.createKey({ permissions: [{ resource: served.resourceId, actions: ['Read', 'Write'] }] });
-    const token = await ctx.admin.withKey(key).token();
+    const { served, directId, headers } = await writeTargets(ctx, 'par', ['Read', 'Write']);
     const path = `/intel/collections/${served.name}/objects`;
-    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     let servedNext = 0;
     let directNext = 0;
     const post = (seconds: number) =>
@@ -63,7 +59,6 @@ export const row3c: RowModule = {
           },
         ],
       }).done;
-    const directId = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [direct.name])).rows[0] as { id: number }).id;
     const raw = (seconds: number) =>
       dbLoad({
         pool: ctx.baselinePool,
