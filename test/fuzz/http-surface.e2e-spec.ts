@@ -173,5 +173,6 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
       }),
       { seed: SEED + 1, numRuns: 2000 },
     );
-  });
+    // 2000 requests, each followed by a fingerprint that may wait for a numbering pass (30–40 s on a busy 2-core machine).
+  }, 120_000);
 });
