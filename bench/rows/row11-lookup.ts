@@ -1,7 +1,7 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { seededLookup } from './lookup-setup.js';
-import { LOOKUP } from './service-sql.js';
+import { LOOKUP, PAGE_MAX_BYTES } from './service-sql.js';
 
 const ROW = { id: '11', title: 'lookup of 1,000 mixed keys (half stored) over the seeded collections', unit: 'lookups/s', target: { minRatio: 0.5 } };
 /** The absolute target for the server time of one lookup, reported in the notes. */
@@ -54,7 +54,7 @@ export const row11: RowModule = {
         durationS: seconds,
         step: async ({ client }) => {
           const keys = data.keySets[rawNext++ % data.keySets.length];
-          await client.query(LOOKUP, [keys.map((key) => key.type), keys.map((key) => key.value), false, data.resourceIds, null]);
+          await client.query(LOOKUP, [keys.map((key) => key.type), keys.map((key) => key.value), false, data.resourceIds, null, PAGE_MAX_BYTES]);
         },
       });
     const measured = await compare({

@@ -127,15 +127,23 @@ export const TASK_LEASE_SECONDS = 300;
 export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `no executor reported a result within the lease on any of ${TASK_MAX_DELIVERIES} deliveries` };
 
 // src/intel/lookup/lookup.service.ts — LOOKUP ($1 key types, $2 values, $3 reads all, $4 readable resource ids,
-// $5 collection names or null).
+// $5 collection names or null, $6 PAGE_MAX_BYTES; isoUtc and LIVE('o') expanded).
 export const LOOKUP = `
-  SELECT q.i, c.name AS collection, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
-    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
-    JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
-    JOIN intel_collection c ON c.id = k.collection_id
-    JOIN intel_object o ON o.id = k.object_id AND (o.expires_at IS NULL OR o.expires_at > now())
-   WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
-   ORDER BY q.i, c.name`;
+  WITH found AS (
+    SELECT q.i, c.name AS collection, o.id, o.row_bytes
+      FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
+      JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
+      JOIN intel_collection c ON c.id = k.collection_id
+      JOIN intel_object o ON o.id = k.object_id AND (o.expires_at IS NULL OR o.expires_at > now())
+     WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
+  ), answered AS (
+    SELECT i, sum(sum(row_bytes)) OVER (ORDER BY i) - sum(row_bytes) < $6 AS within FROM found GROUP BY i
+  )
+  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
+    FROM found f
+    JOIN answered a USING (i)
+    LEFT JOIN intel_object o ON a.within AND o.id = f.id
+   ORDER BY f.i, f.collection`;
 
 // src/intel/network/network.service.ts — NETWORK_SEARCHES.within, i.e. page(`k.network <<= $2::inet`)
 // ($1 collection, $2 network, $3 after object id, $4 = page limit + 1).

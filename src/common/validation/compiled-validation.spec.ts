@@ -6,6 +6,7 @@ import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
 import { CompleteTaskDto, FailTaskDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
 import { RegisterTaskDto } from '../../insight/dto/task.dto.js';
 import { CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
+import { RemoveItemDto } from '../../intel/batch/batch.dto.js';
 import { ObjectAddDto } from '../../intel/dto/object.dto.js';
 import { LookupDto } from '../../intel/lookup/lookup.dto.js';
 import { RESOURCE_ACTIONS } from '../guard/access.js';
@@ -63,6 +64,7 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
       ([form, expiresAt]) => (expiresAt === null ? form : { ...form, expiresAt }),
     ),
   ],
+  ['RemoveItemDto (a batch item)', RemoveItemDto, fc.record({ remove: key(KEY_TYPES) })],
   ['CompleteTaskDto', CompleteTaskDto, fc.record({ taskID: uuid, result: objectForm(INSIGHT_OBJECT_TYPES, INSIGHT_KEY_TYPES) })],
   ['FailTaskDto', FailTaskDto, fc.record({ taskID: uuid, error: fc.record({ code: fc.string({ minLength: 1, maxLength: 8 }), message: text }) })],
   ['TakeTasksDto', TakeTasksDto, fc.record({ limit: fc.integer({ min: 1, max: 1000 }), wait: fc.integer({ min: 0, max: 60 }) }, { requiredKeys: ['limit'] })],
