@@ -235,6 +235,22 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
     expectBoundedPlan(await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change\b/), ['intel_change']);
   });
 
+  it('numbering a page of committed changes (the sequencer pass a feed read waits for) beside 160k numbered ones', async () => {
+    // Records written but not yet numbered, as writers leave them; the feed read sees them and waits for a pass.
+    await db.query(
+      `INSERT INTO intel_change (collection_id, operation, object)
+       SELECT $1, 'Add', jsonb_build_object('type', 'IPAddress', 'n', g) FROM generate_series(1, $2::int) g`,
+      [collectionId, PAGE],
+    );
+    const cursor = encodeURIComponent(encodeChangesCursor(collectionId, OLD + BURST));
+    // The pass finds the pending records by the partial index of unnumbered ones: no scan of the feed.
+    expectBoundedPlan(
+      await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /unnumbered AS MATERIALIZED/),
+      ['intel_change', 'intel_collection'],
+      PER_WRITE_BUFFERS,
+    );
+  });
+
   it('taking tasks from a queue that ANALYZE saw at half its size', async () => {
     // Leases the oldest pending tasks by the queue index, whatever the statistics say of pending tasks.
     expectBoundedPlan(await planOf('/insight/task-queue/executing-tasks', /FOR UPDATE SKIP LOCKED/, { limit: PAGE }), ['insight_task'], PER_WRITE_BUFFERS);
