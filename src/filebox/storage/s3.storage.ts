@@ -116,8 +116,17 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     if (streamed.status === 'fulfilled' && stored.status === 'fulfilled') return;
     // S3 never shows a partial object; some compatible servers do: make sure none stays readable.
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })).catch(() => undefined);
-    if (streamed.status === 'rejected') throw streamed.reason;
-    throw this.failure('PutObject', key, (stored as PromiseRejectedResult).reason);
+    // The cause is the side that failed first; the other one fails only because it was stopped: aborted,
+    // or handed the stream's own error. A storage error must not hide behind the stream's premature end
+    // (a 503 shown as a 500); the content's own refusals (413…) always win.
+    const storageFailed =
+      stored.status === 'rejected' &&
+      (streamed.status === 'fulfilled' ||
+        (!(streamed.reason instanceof ApiError) &&
+          stored.reason !== streamed.reason &&
+          (stored.reason as { name?: string }).name !== 'AbortError'));
+    if (!storageFailed) throw (streamed as PromiseRejectedResult).reason;
+    throw this.failure('PutObject', key, stored.reason);
   }
 
   read(key: string, start: number, end: number): Readable {
