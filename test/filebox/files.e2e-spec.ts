@@ -230,6 +230,40 @@ describe.each(BACKENDS)('filebox files (%s storage)', (storage) => {
     expect((await download(t, token, smallId)).body.equals(small)).toBe(true);
   });
 
+  it('stores concurrent direct uploads of several storage parts each byte-exact (part buffers are never shared)', async () => {
+    const contents = [randomBytes(11 * MiB + 3), randomBytes(6 * MiB), randomBytes(10 * MiB)];
+    const responses = await Promise.all(contents.map((content) => uploadFile(t, token, content)));
+    expect(responses.map((response) => response.status)).toEqual([201, 201, 201]);
+    for (const [i, response] of responses.entries()) {
+      const stored = await download(t, token, response.json().fileID!);
+      expect(stored.body.equals(contents[i])).toBe(true);
+    }
+  });
+
+  it('leaves no file and no blob when the client goes away after several storage parts, and keeps storing', async () => {
+    const before = await t.storage.entries();
+    const count = Number((await sql<{ n: string }>(t, 'SELECT count(*) AS n FROM filebox_file'))[0].n);
+    const b = boundary();
+    const request = httpRequest(`${t.url}/filebox/files`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': `multipart/form-data; boundary=${b}` },
+    });
+    request.on('error', () => undefined);
+    request.write(`--${b}\r\nContent-Disposition: form-data; name="file"; filename="cut"\r\n\r\n`);
+    // 12 MiB written and flushed to the socket: the server has read (and stored parts of) most of it.
+    for (let i = 0; i < 12; i++) {
+      await new Promise<void>((resolve) => request.write(randomBytes(MiB), () => resolve()));
+    }
+    request.destroy();
+    await eventually(async () => (await t.storage.entries()).length === before.length);
+    expect(await t.storage.entries()).toEqual(before);
+    expect(Number((await sql<{ n: string }>(t, 'SELECT count(*) AS n FROM filebox_file'))[0].n)).toBe(count);
+    const content = randomBytes(7 * MiB);
+    const response = await uploadFile(t, token, content);
+    expect(response.status).toBe(201);
+    expect((await download(t, token, response.json().fileID!)).body.equals(content)).toBe(true);
+  });
+
   it('closes the content file when the client goes away mid-download, and keeps serving', async () => {
     const big = randomBytes(32 * MiB);
     const fileId = (await uploadFile(t, token, big)).json().fileID!;

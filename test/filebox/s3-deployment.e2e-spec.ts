@@ -1,9 +1,11 @@
 import { DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { FILE_STORAGE, type FileStorage } from '../../src/filebox/storage/file-storage.js';
 import { tokenFor } from '../support/factories.js';
 import { complete, download, openSession, sdkPartFields, send, uploadFile, uploadPart } from './filebox.helpers.js';
 import { fileboxBackend, type FileboxApp } from './storage-backends.js';
@@ -92,6 +94,12 @@ describe('filebox on S3 with several instances', () => {
       const upload = await uploadFile(c, cToken, randomBytes(100));
       expect([upload.status, upload.json().code]).toEqual([503, 'ServiceUnavailable']);
       expect(upload.headers['content-type']).toMatch(/^application\/json/);
+      // Content larger than one storage part: the storage fails while the content still streams in, and
+      // its error (not the stream's premature end) is the answer. Through the storage itself: over HTTP
+      // the server stops reading mid-body and closes, so a client may see the reset before the answer.
+      const storage = c.app.get<FileStorage>(FILE_STORAGE);
+      const large = storage.put(randomUUID(), Readable.from([randomBytes(6 * MiB), randomBytes(6 * MiB)]), []);
+      await expect(large).rejects.toMatchObject({ code: 'ServiceUnavailable' });
       const sessionId = await openSession(c, cToken, MiB);
       const part = await uploadPart(c, cToken, sessionId, sdkPartFields(1, randomBytes(100)));
       expect([part.status, part.json().code]).toEqual([503, 'ServiceUnavailable']);

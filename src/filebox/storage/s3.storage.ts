@@ -8,7 +8,6 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -17,6 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../../common/errors/api-error.js';
 import { APP_CONFIG, ConfigError, type AppConfig, type FileboxStorageConfig } from '../../config/app-config.js';
 import type { FileStorage } from './file-storage.js';
+import { PartBuffers, uploadInParts } from './s3-multipart-upload.js';
 
 type S3Config = Extract<FileboxStorageConfig, { kind: 's3' }>;
 
@@ -24,6 +24,8 @@ const MiB = 1024 * 1024;
 /** S3's smallest multipart part and its largest part count. */
 const MIN_MULTIPART_PART = 5 * MiB;
 const MAX_MULTIPART_PARTS = 10_000;
+/** Part buffers kept between uploads (one per concurrent direct upload of unknown length). */
+const IDLE_PART_BUFFERS = 4;
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -64,15 +66,16 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
-  /** Part size of multipart uploads: S3's minimum, or larger when the largest file needs more than 10,000 parts. */
-  private readonly multipartPartBytes: number;
+  /** Parts of multipart uploads: S3's minimum size, or larger when the largest file needs more than 10,000 parts. */
+  private readonly partBuffers: PartBuffers;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     const s3 = config.fileboxStorage as S3Config;
     this.bucket = s3.bucket;
     this.prefix = s3.prefix;
     this.description = `s3://${s3.bucket}/${s3.prefix}${s3.endpoint ? ` at ${s3.endpoint}` : ''}`;
-    this.multipartPartBytes = Math.max(MIN_MULTIPART_PART, Math.ceil(config.fileboxMaxFileBytes / MAX_MULTIPART_PARTS));
+    const partBytes = Math.max(MIN_MULTIPART_PART, Math.ceil(config.fileboxMaxFileBytes / MAX_MULTIPART_PARTS));
+    this.partBuffers = new PartBuffers(partBytes, IDLE_PART_BUFFERS);
     this.client = createS3Client(s3, this.logger);
   }
 
@@ -103,7 +106,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     const sending = (
       length !== undefined
         ? this.client.send(new PutObjectCommand({ ...params, ContentLength: length }), { abortSignal: abort.signal })
-        : uploadInParts(this.client, params, this.multipartPartBytes, abort.signal)
+        : uploadInParts(this.client, params, this.partBuffers, abort.signal)
     ).catch((error: unknown) => {
       body.destroy();
       source.destroy();
@@ -113,8 +116,17 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     if (streamed.status === 'fulfilled' && stored.status === 'fulfilled') return;
     // S3 never shows a partial object; some compatible servers do: make sure none stays readable.
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: objectKey })).catch(() => undefined);
-    if (streamed.status === 'rejected') throw streamed.reason;
-    throw this.failure('PutObject', key, (stored as PromiseRejectedResult).reason);
+    // The cause is the side that failed first; the other one fails only because it was stopped: aborted,
+    // or handed the stream's own error. A storage error must not hide behind the stream's premature end
+    // (a 503 shown as a 500); the content's own refusals (413…) always win.
+    const storageFailed =
+      stored.status === 'rejected' &&
+      (streamed.status === 'fulfilled' ||
+        (!(streamed.reason instanceof ApiError) &&
+          stored.reason !== streamed.reason &&
+          (stored.reason as { name?: string }).name !== 'AbortError'));
+    if (!storageFailed) throw (streamed as PromiseRejectedResult).reason;
+    throw this.failure('PutObject', key, stored.reason);
   }
 
   read(key: string, start: number, end: number): Readable {
@@ -256,26 +268,6 @@ function createS3Client(s3: S3Config, logger: Logger): S3Client {
     // The SDK's own warnings (e.g. "a streaming request is not retried") are details of an error we log.
     logger: { debug: () => undefined, info: () => undefined, warn: (message: unknown) => logger.debug(String(message)), error: (message: unknown) => logger.debug(String(message)) },
   });
-}
-
-/**
- * Content of unknown length: S3 multipart upload of `partBytes` parts, one part in flight while the next
- * fills (two parts in memory per upload: two in flight measured +121 MiB for two 50 MiB uploads at a time).
- */
-async function uploadInParts(
-  client: S3Client,
-  params: { Bucket: string; Key: string; Body: Readable; ContentType: string },
-  partBytes: number,
-  signal: AbortSignal,
-): Promise<void> {
-  const upload = new Upload({ client, params, partSize: partBytes, queueSize: 1, leavePartsOnError: false });
-  const onAbort = () => void upload.abort().catch(() => undefined);
-  signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    await upload.done();
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
 }
 
 /** Passes the first `length` bytes and ends (closing the source); fewer is an error. */
