@@ -423,12 +423,14 @@ export class ObjectsRepository {
       // other, their multi-row updates cannot lock those rows in opposite orders (a deadlock).
       await manager.query('SELECT pg_advisory_xact_lock($1)', [SEQUENCER_LOCK]);
       // At most `batchSize` of the oldest expired records per statement, so that a long backlog is removed
-      // in short transactions instead of one huge delete.
+      // in short transactions instead of one huge delete. Ties of created_at (the records of one
+      // transaction) are broken by position: the pick is deterministic and takes the lowest positions first,
+      // so a cut at the highest picked position does not sweep up the unpicked records of the same moment.
       const rows: { removed: number }[] = await manager.query(
         `WITH expired AS (
            SELECT collection_id, seq FROM intel_change
             WHERE created_at < now() - make_interval(days => $1) AND seq IS NOT NULL
-            ORDER BY created_at LIMIT $2
+            ORDER BY created_at, collection_id, seq LIMIT $2
          ),
          cut AS (SELECT collection_id, max(seq) AS seq FROM expired GROUP BY collection_id),
          removed AS (
