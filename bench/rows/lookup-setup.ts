@@ -1,4 +1,5 @@
-import type { RowContext } from '../lib/row.js';
+import type { LoadOutcome } from '../lib/load.js';
+import { compare, type RowContext } from '../lib/row.js';
 import { createCollection } from './intel-setup.js';
 
 /**
@@ -112,4 +113,30 @@ export async function seededNetwork(ctx: RowContext): Promise<NetworkData> {
   await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key');
   const { key } = await ctx.admin.createKey({ permissions: [{ resource: collection.resourceId, actions: ['Read'] }] });
   return { name: collection.name, collectionId, token: await ctx.admin.withKey(key).token() };
+}
+
+/**
+ * Rows 11 and 12: the service's read against the same statement through raw `pg`, both warmed, in the
+ * cheap rows' rounds, with the statements' parity checked (the baseline must run what the service runs).
+ */
+export function compareReads(
+  ctx: RowContext,
+  labels: { service: string; baseline: string },
+  served: (seconds: number) => Promise<LoadOutcome>,
+  raw: (seconds: number) => Promise<LoadOutcome>,
+) {
+  const { scale } = ctx;
+  return compare({
+    rounds: scale.cheapRounds,
+    serviceLabel: labels.service,
+    baselineLabel: labels.baseline,
+    warmService: () => served(scale.warmupSeconds),
+    warmBaseline: () => raw(scale.warmupSeconds),
+    service: async () => ({ outcome: await served(scale.cheapSeconds) }),
+    baseline: async () => ({ outcome: await raw(scale.cheapSeconds) }),
+    serviceProbe: ctx.service.server.probe,
+    cpu: ctx.cpu,
+    sql: ctx.sqlStats,
+    sqlParity: true,
+  });
 }

@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { seededLookup } from './lookup-setup.js';
+import { finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { compareReads, seededLookup } from './lookup-setup.js';
 import { LOOKUP, PAGE_MAX_BYTES } from './service-sql.js';
 
 const ROW = { id: '11', title: 'lookup of 1,000 mixed keys (half stored) over the seeded collections', unit: 'lookups/s', target: { minRatio: 0.5 } };
@@ -57,19 +57,7 @@ export const row11: RowModule = {
           await client.query(LOOKUP, [keys.map((key) => key.type), keys.map((key) => key.value), false, data.resourceIds, null, PAGE_MAX_BYTES]);
         },
       });
-    const measured = await compare({
-      rounds: scale.cheapRounds,
-      serviceLabel: `POST /intel/lookup (${scale.lookupKeys} keys)`,
-      baselineLabel: 'raw pg: same lookup statement',
-      warmService: () => served(scale.warmupSeconds),
-      warmBaseline: () => raw(scale.warmupSeconds),
-      service: async () => ({ outcome: await served(scale.cheapSeconds) }),
-      baseline: async () => ({ outcome: await raw(scale.cheapSeconds) }),
-      serviceProbe: ctx.service.server.probe,
-      cpu: ctx.cpu,
-      sql: ctx.sqlStats,
-      sqlParity: true,
-    });
+    const measured = await compareReads(ctx, { service: `POST /intel/lookup (${scale.lookupKeys} keys)`, baseline: 'raw pg: same lookup statement' }, served, raw);
     if (wrong > 0) throw new Error(`${wrong} lookups did not answer every key, or missed a stored one`);
     const p50 = measured.service.p50Ms ?? Infinity;
     return [

@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { seededNetwork } from './lookup-setup.js';
+import { finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { compareReads, seededNetwork } from './lookup-setup.js';
 import { NETWORK_WITHIN } from './service-sql.js';
 
 const ROW = { id: '12', title: 'network search within a /16 over the seeded addresses, limit 1000', unit: 'req/s', target: {} };
@@ -55,19 +55,7 @@ export const row12: RowModule = {
           await client.query(NETWORK_WITHIN, [data.collectionId, `10.${rawNext++ % blocks}.0.0/16`, 0, limit + 1]);
         },
       });
-    const measured = await compare({
-      rounds: scale.cheapRounds,
-      serviceLabel: 'GET …/objects/network?within=<a /16>',
-      baselineLabel: 'raw pg: same search statement',
-      warmService: () => served(scale.warmupSeconds),
-      warmBaseline: () => raw(scale.warmupSeconds),
-      service: async () => ({ outcome: await served(scale.cheapSeconds) }),
-      baseline: async () => ({ outcome: await raw(scale.cheapSeconds) }),
-      serviceProbe: ctx.service.server.probe,
-      cpu: ctx.cpu,
-      sql: ctx.sqlStats,
-      sqlParity: true,
-    });
+    const measured = await compareReads(ctx, { service: 'GET …/objects/network?within=<a /16>', baseline: 'raw pg: same search statement' }, served, raw);
     if (wrong > 0) throw new Error(`${wrong} searches did not answer a full first page`);
     return [
       finishRow(ROW, measured, [
