@@ -52,16 +52,19 @@ function withFeedBounds(page: string): string {
         ORDER BY r.position`;
 }
 
-/** src/common/pagination/size-bounded-page.ts — sizeBoundedPage(parts, '$3', '$4'): a keyset page also bounded in bytes. */
-function sizeBoundedPage(select: string, from: string, orderBy: string): string {
+/**
+ * src/common/pagination/size-bounded-page.ts — sizeBoundedPage(parts, limit, maxBytes): a keyset page also
+ * bounded in bytes (`limit` and `maxBytes` are placeholders; `rowBytes` the row size expression).
+ */
+function sizeBoundedPage(select: string, from: string, orderBy: string, rowBytes = 'row_bytes', limit = '$3', maxBytes = '$4'): string {
   return `SELECT * FROM (
             SELECT ${select},
-                   sum(row_bytes) OVER page_order - (row_bytes) < $4 AS "startsWithin",
-                   sum(row_bytes) OVER page_order >= $4 AS "pageFull"
+                   sum(${rowBytes}) OVER page_order - (${rowBytes}) < ${maxBytes} AS "startsWithin",
+                   sum(${rowBytes}) OVER page_order >= ${maxBytes} AS "pageFull"
               ${from}
             WINDOW page_order AS (ORDER BY ${orderBy} ROWS UNBOUNDED PRECEDING)
              ORDER BY ${orderBy}
-             LIMIT $3
+             LIMIT ${limit}
           ) sized
           WHERE "startsWithin"`;
 }
@@ -146,13 +149,19 @@ export const LOOKUP = `
    ORDER BY f.i, f.collection`;
 
 // src/intel/network/network.service.ts — NETWORK_SEARCHES.within, i.e. page(`k.network <<= $2::inet`)
-// ($1 collection, $2 network, $3 after object id, $4 = page limit + 1).
+// ($1 collection, $2 network, $3 after object id, $4 = page limit + 1, $5 PAGE_MAX_BYTES).
 export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
             SELECT k.object_id FROM intel_object_key k
              WHERE k.collection_id = $1 AND k.network <<= $2::inet AND k.object_id > $3
                AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())
           ),
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
-          SELECT o.id AS position, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
-            FROM page JOIN intel_object o ON o.id = page.object_id
-           ORDER BY page.object_id`;
+          ${sizeBoundedPage(
+            `o.id AS position, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"`,
+            'FROM page JOIN intel_object o ON o.id = page.object_id',
+            'page.object_id',
+            'o.row_bytes',
+            '$4',
+            '$5',
+          )}
+          ORDER BY position`;
