@@ -5,15 +5,16 @@
  * each constant names its source.
  */
 
-// src/intel/objects.repository.ts — ObjectsRepository.findHits (LIVE('o') expanded); $5 compare the
+// src/intel/objects.repository.ts — FIND_HITS (LIVE('o') and OWNING_OBJECT_IDS expanded); $5 compare the
 // expiry (true: the add carries a fixed one or none), $6 that expiry (null: none).
 export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
               CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
               NOT (o.expires_at IS NULL OR o.expires_at > now()) AS expired
          FROM intel_object o
-        WHERE o.id IN (SELECT k.object_id FROM intel_object_key k
-                         JOIN unnest($2::text[], $3::text[]) AS q(type, value)
-                           ON k.collection_id = $1 AND k.key_type = q.type AND k.value = q.value)`;
+        WHERE o.id IN (SELECT k.object_id FROM unnest($2::text[], $3::text[]) AS q(type, value)
+                         CROSS JOIN LATERAL (SELECT object_id FROM intel_object_key
+                                              WHERE key_type = q.type AND value = q.value AND collection_id = $1
+                                              LIMIT 1) k)`;
 
 // src/intel/objects.repository.ts — WRITES.insert (SHARED_WRITER_LOCK, expiresAt('$5', '$6'), ADD_KEYS('$3')
 // and recordingChange('Add') expanded, with objectJson, isoUtc and insertChanges of

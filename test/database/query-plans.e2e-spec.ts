@@ -277,6 +277,24 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
     expectBoundedPlan(await planOf('/intel/lookup', /intel_object_key/, { keys }), ['intel_object', 'intel_object_key'], 25 * PAGE, true);
   });
 
+  it('a batch into a collection that grew after the last ANALYZE probes the key table once per key', async () => {
+    // A collection the statistics have never seen, holding keys already: the owners read of a batch
+    // was estimated at one key row there and scanned the whole key table instead (bench row 10).
+    await createCollection(t, 'unseen');
+    await db.query(
+      `WITH o AS (
+         INSERT INTO intel_object (collection_id, type, keys, context)
+         SELECT c.id, 'DomainName', jsonb_build_array(jsonb_build_object('type', 'DomainName', 'value', 'u' || g || '.example')), '{}'
+           FROM intel_collection c, generate_series(1, $1::int) g WHERE c.name = 'unseen'
+         RETURNING id, collection_id, keys)
+       INSERT INTO intel_object_key (collection_id, key_type, value, object_id) SELECT collection_id, 'DomainName', keys->0->>'value', id FROM o`,
+      [BURST / 4],
+    );
+    const items = Array.from({ length: 10 * PAGE }, (_, i) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value: `n${i}.example` }], context: {} }));
+    const plan = await planOf('/intel/collections/unseen/objects/batch', /o\.id IN \(SELECT k\.object_id FROM/, items);
+    expectBoundedPlan(plan, ['intel_object', 'intel_object_key'], 10 * PER_ROW_BUFFERS, true);
+  });
+
   it('network search within a /24 of the burst', async () => {
     const g = 2 * OLD + 2 * 1000;
     const net = `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.0/24`;
