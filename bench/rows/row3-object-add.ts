@@ -73,10 +73,11 @@ export const row3: RowModule = {
     // (no statement per request), so the baseline resolves its collection once, here.
     const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
       const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
-      const hits = await client.query(FIND_HITS, [directId, ['DomainName'], [object.value], object.contextJson, true, null]);
+      // Named prepared statements, as the service runs both (ObjectsRepository: FIND_HITS, WRITES.insert).
+      const hits = await client.query({ name: 'intel_find_hits', text: FIND_HITS, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
       // A new object: one autocommitted statement (ObjectsService.add → insertIfKeysFree).
-      const written = await client.query(INSERT_OBJECT, [directId, 'DomainName', object.keysJson, object.contextJson, null, null]);
+      const written = await client.query({ name: 'intel_write_insert', text: INSERT_OBJECT, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
       if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>

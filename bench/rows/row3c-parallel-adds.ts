@@ -67,7 +67,8 @@ export const row3c: RowModule = {
         step: async ({ client }) => {
           const n = directNext++;
           const object = benchObject(`${ctx.runId}q`, n, scale.contextBytes);
-          await client.query(UNSERIALISED_INSERT, [directId, 'DomainName', object.keysJson, object.contextJson, n + 1]);
+          // Prepared, like the service's own statements of a single add.
+          await client.query({ name: 'bench_unserialised_insert', text: UNSERIALISED_INSERT, values: [directId, 'DomainName', object.keysJson, object.contextJson, n + 1] });
         },
       });
     const result = await compare({

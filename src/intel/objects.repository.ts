@@ -9,6 +9,7 @@ import type { SizedRow } from '../common/pagination/page.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SEQUENCER_LOCK } from './change-sequencer.js';
+import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -126,7 +127,7 @@ const ADD_KEYS = (keysParam: string) => `,
  * decision made under the exclusive lock. The update statement runs under that exclusive lock already
  * (the shared request of the same transaction does not wait for it). $1 = collection id.
  */
-const WRITES: Record<ObjectWrite['kind'], string> = {
+const WRITE_SQL: Record<ObjectWrite['kind'], string> = {
   insert: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
@@ -152,6 +153,26 @@ const WRITES: Record<ObjectWrite['kind'], string> = {
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at
     )${recordingChange('Remove', 'Deleted')}`,
 };
+
+/**
+ * Named prepared statements: a single add or delete runs two of them per request outside any transaction,
+ * where parsing and planning these CTEs cost PostgreSQL about as much as executing them.
+ */
+const WRITES = {
+  insert: new PreparedStatement<RawObject>('intel_write_insert', WRITE_SQL.insert),
+  update: new PreparedStatement<RawObject>('intel_write_update', WRITE_SQL.update),
+  remove: new PreparedStatement<RawObject>('intel_write_remove', WRITE_SQL.remove),
+};
+
+/** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
+const FIND_HITS = new PreparedStatement<KeyHit>(
+  'intel_find_hits',
+  `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
+          CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
+          NOT ${LIVE('o')} AS expired
+     FROM intel_object o
+    WHERE o.id IN (${OWNING_OBJECT_IDS})`,
+);
 
 /**
  * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
@@ -192,9 +213,9 @@ function writeParams(write: ObjectWrite): unknown[] {
 
 /** A key of the object being inserted was taken by a concurrent writer in the meantime. */
 function isKeyTaken(error: unknown): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
-  const driverError = error.driverError as { code?: string; constraint?: string };
-  return driverError.code === '23505' && driverError.constraint === 'intel_object_key_pkey';
+  // pg's own error from a prepared statement, TypeORM's wrapper of it from a transaction.
+  const driverError = (error instanceof QueryFailedError ? error.driverError : error) as { code?: string; constraint?: string } | null;
+  return driverError?.code === '23505' && driverError.constraint === 'intel_object_key_pkey';
 }
 
 /** The SQL of objects and their change feed. Every statement here is one round trip. */
@@ -217,21 +238,14 @@ export class ObjectsRepository {
     context: string | null,
     expiry: Expiry | null = null,
   ): Promise<KeyHit[]> {
-    return runner.query(
-      `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
-              CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
-              NOT ${LIVE('o')} AS expired
-         FROM intel_object o
-        WHERE o.id IN (${OWNING_OBJECT_IDS})`,
-      [
-        collectionId,
-        keys.map((key) => key.type),
-        keys.map((key) => key.value),
-        context,
-        expiry !== null && expiry.ttlSeconds === null,
-        expiry?.at ?? null,
-      ],
-    );
+    return FIND_HITS.on(runner, [
+      collectionId,
+      keys.map((key) => key.type),
+      keys.map((key) => key.value),
+      context,
+      expiry !== null && expiry.ttlSeconds === null,
+      expiry?.at ?? null,
+    ]);
   }
 
   /**
@@ -247,7 +261,7 @@ export class ObjectsRepository {
 
   /** Applies one write with its change record, in one statement; null when it found nothing to write. */
   async write(runner: DataSource | EntityManager, collectionId: number, write: ObjectWrite): Promise<WrittenChange | null> {
-    const rows: RawObject[] = await runner.query(WRITES[write.kind], [collectionId, ...writeParams(write)]);
+    const rows = await WRITES[write.kind].on(runner, [collectionId, ...writeParams(write)]);
     if (rows.length === 0) return null;
     const operation = write.kind === 'insert' ? 'Add' : write.kind === 'update' ? 'Update' : 'Remove';
     this.metrics.changesWritten.labels(operation).inc();

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { DataSource } from 'typeorm';
+import { type DataSource, EntityManager } from 'typeorm';
 
 /**
  * A statement that PostgreSQL parses and plans once per pooled connection (a named prepared statement).
@@ -26,5 +26,10 @@ export class PreparedStatement<Row> {
     if (!pool) return dataSource.query(this.text, values);
     const result = await pool.query({ name: this.name, text: this.text, values });
     return result.rows as Row[];
+  }
+
+  /** On the pool as `run` does, or inside the manager's transaction (unnamed there: a transaction holds one connection briefly). */
+  on(runner: DataSource | EntityManager, values: unknown[]): Promise<Row[]> {
+    return runner instanceof EntityManager ? runner.query(this.text, values) : this.run(runner, values);
   }
 }
