@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { fetchOpenApi, type OpenApiDocument, type Operation, operationsWhere, resolveSchema, type SchemaObject } from '../support/openapi.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from '@jest/globals';
+import { type Operation, operationsWhere, publishedOpenApi } from '../support/openapi.js';
 
 
-describe('OpenAPI document: filebox', () => {
-  let t: TestApp;
-  let document: OpenApiDocument;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    document = await fetchOpenApi(t);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
-  const resolve = (schema: SchemaObject) => resolveSchema(document, schema);
+describe('OpenAPI api.document: filebox', () => {
+  const api = publishedOpenApi();
+  const { resolve } = api;
   const jsonFields = (operation: Operation, status: string) =>
     Object.keys(resolve(operation.responses[status].content!['application/json'].schema).properties!).sort();
   const headers = (operation: Operation, status: string) => Object.keys(operation.responses[status].headers ?? {}).sort();
 
   it('lists exactly the filebox operations', () => {
-    const listed = operationsWhere(document, (path) => path.startsWith('/filebox/'));
+    const listed = operationsWhere(api.document, (path) => path.startsWith('/filebox/'));
     expect(listed).toEqual([
       'GET /filebox/files/{fileID}/content',
       'HEAD /filebox/files/{fileID}/content',
@@ -34,7 +23,7 @@ describe('OpenAPI document: filebox', () => {
   });
 
   it('describes the multipart bodies: `file`, and `number`, `partSize`, `filePart` under PUT and POST', () => {
-    const upload = document.paths['/filebox/files'].put;
+    const upload = api.document.paths['/filebox/files'].put;
     const form = upload.requestBody!.content['multipart/form-data'].schema;
     expect(form.required).toEqual(['file']);
     expect(form.properties!.file).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }));
@@ -42,7 +31,7 @@ describe('OpenAPI document: filebox', () => {
     expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['201', '400', '413', '507']));
 
     for (const method of ['put', 'post']) {
-      const part = document.paths['/filebox/sessions/{sessionID}/parts'][method];
+      const part = api.document.paths['/filebox/sessions/{sessionID}/parts'][method];
       const fields = part.requestBody!.content['multipart/form-data'].schema;
       expect(fields.required).toEqual(['number', 'partSize', 'filePart']);
       expect(fields.properties!.filePart).toEqual(expect.objectContaining({ type: 'string', format: 'binary' }));
@@ -53,20 +42,20 @@ describe('OpenAPI document: filebox', () => {
   });
 
   it('describes sessions: partSize in, sessionID out; completion: fileID out, 422 for parts', () => {
-    const open = document.paths['/filebox/sessions'].post;
+    const open = api.document.paths['/filebox/sessions'].post;
     const body = resolve(open.requestBody!.content['application/json'].schema);
     expect(body.properties!.partSize).toEqual(expect.objectContaining({ type: 'integer', minimum: 1048576, maximum: 67108864 }));
     expect(jsonFields(open, '201')).toEqual(['sessionID']);
-    const complete = document.paths['/filebox/sessions/{sessionID}/completed'].post;
+    const complete = api.document.paths['/filebox/sessions/{sessionID}/completed'].post;
     expect(complete.requestBody).toBeUndefined();
     expect(jsonFields(complete, '201')).toEqual(['fileID']);
     expect(Object.keys(complete.responses)).toEqual(expect.arrayContaining(['201', '404', '422', '507']));
   });
 
   it('describes content reads: HEAD and GET headers, the binary body, Range, 206 and 416', () => {
-    const head = document.paths['/filebox/files/{fileID}/content'].head;
+    const head = api.document.paths['/filebox/files/{fileID}/content'].head;
     expect(headers(head, '200')).toEqual(['Accept-Ranges', 'Content-Length', 'ETag', 'Repr-Digest']);
-    const get = document.paths['/filebox/files/{fileID}/content'].get;
+    const get = api.document.paths['/filebox/files/{fileID}/content'].get;
     expect(get.parameters?.map((p) => `${p.in}:${p.name}`).sort()).toEqual(['header:Range', 'path:fileID']);
     expect(headers(get, '200')).toEqual(['Accept-Ranges', 'Content-Length', 'ETag', 'Repr-Digest']);
     expect(headers(get, '206')).toEqual(['Accept-Ranges', 'Content-Length', 'Content-Range', 'ETag', 'Repr-Digest']);

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { fetchOpenApi, type OpenApiDocument, operationsWhere, resolveSchema, type SchemaObject } from '../support/openapi.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from '@jest/globals';
+import { operationsWhere, publishedOpenApi, type SchemaObject } from '../support/openapi.js';
 
 
 /**
@@ -37,31 +36,21 @@ const ENDPOINTS: {
   { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error'], errors: ['400', '422'] },
 ];
 
-describe('OpenAPI document: schemas, collections and insight', () => {
-  let t: TestApp;
-  let document: OpenApiDocument;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    document = await fetchOpenApi(t);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
-  const resolve = (schema: SchemaObject) => resolveSchema(document, schema);
+describe('OpenAPI api.document: schemas, collections and insight', () => {
+  const api = publishedOpenApi();
+  const { resolve } = api;
 
   const propertiesOf = (schema: SchemaObject) => Object.keys(resolve(schema).properties ?? {}).sort();
 
   it('lists exactly these operations under the three areas', () => {
-    const listed = operationsWhere(document, (path) => /^\/(intel\/(schemas|collections)|insight\/)/.test(path) && !path.includes('/objects'));
+    const listed = operationsWhere(api.document, (path) => /^\/(intel\/(schemas|collections)|insight\/)/.test(path) && !path.includes('/objects'));
     expect(listed).toEqual(ENDPOINTS.map((endpoint) => `${endpoint.method.toUpperCase()} ${endpoint.path}`).sort());
   });
 
   it.each(ENDPOINTS.map((endpoint) => [`${endpoint.method.toUpperCase()} ${endpoint.path}`, endpoint] as const))(
     '%s documents its request, response, parameters, headers and errors',
     (_name, endpoint) => {
-      const operation = document.paths[endpoint.path][endpoint.method];
+      const operation = api.document.paths[endpoint.path][endpoint.method];
       expect(Object.keys(operation.responses)).toContain(endpoint.status);
       const success = operation.responses[endpoint.status];
 
@@ -98,7 +87,7 @@ describe('OpenAPI document: schemas, collections and insight', () => {
   );
 
   it('names the wire fields and enums exactly (wire-contract §6, §7.6, §7.7)', () => {
-    const schemas = document.components.schemas;
+    const schemas = api.document.components.schemas;
     expect(propertiesOf(schemas.TaskParamsDto)).toEqual(['fileID', 'objectKeys', 'schemaID']);
     expect(propertiesOf(schemas.TaskParamsView)).toEqual(['fileID', 'objectKeys', 'schemaID']);
     expect(propertiesOf(schemas.TaskView)).toEqual(['error', 'id', 'params', 'result', 'state']);

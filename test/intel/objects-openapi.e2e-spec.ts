@@ -1,28 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { fetchOpenApi, type OpenApiDocument, type Operation, operationsWhere, resolveSchema, type SchemaObject } from '../support/openapi.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from '@jest/globals';
+import { type Operation, operationsWhere, publishedOpenApi } from '../support/openapi.js';
 
 
 const OBJECTS = '/intel/collections/{collection_id}/objects';
 
-describe('OpenAPI document: intel objects and the change feed', () => {
-  let t: TestApp;
-  let document: OpenApiDocument;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-    document = await fetchOpenApi(t);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
-  const resolve = (schema: SchemaObject) => resolveSchema(document, schema);
+describe('OpenAPI api.document: intel objects and the change feed', () => {
+  const api = publishedOpenApi();
+  const { resolve } = api;
   const params = (operation: Operation) =>
     (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
   it('lists exactly the four operations, plus the batch and network extensions', () => {
-    const listed = operationsWhere(document, (path) => path.startsWith(OBJECTS));
+    const listed = operationsWhere(api.document, (path) => path.startsWith(OBJECTS));
     expect(listed).toEqual([
       `DELETE ${OBJECTS}`,
       `GET ${OBJECTS}`,
@@ -44,7 +33,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
   };
 
   it('POST batch: JSON array of object forms and removes, or NDJSON; the report; every error with its body', () => {
-    const batch = document.paths[`${OBJECTS}/batch`].post;
+    const batch = api.document.paths[`${OBJECTS}/batch`].post;
     expect(batch.summary).toEqual(expect.any(String));
     expect(batch.description).toContain('atomic');
     expect(params(batch)).toEqual(['path:collection_id!', 'query:atomic']);
@@ -63,7 +52,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
   });
 
   it('GET network: within or contains with the page parameters; a page of objects; every error with its body', () => {
-    const search = document.paths[`${OBJECTS}/network`].get;
+    const search = api.document.paths[`${OBJECTS}/network`].get;
     expect(search.summary).toEqual(expect.any(String));
     expect(search.description).toEqual(expect.any(String));
     expect(params(search)).toEqual(['path:collection_id!', 'query:contains', 'query:cursor', 'query:limit', 'query:within']);
@@ -75,7 +64,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
   });
 
   it('POST /intel/lookup: keys and optional collections in; one result per key out; every error with its body', () => {
-    const lookup = document.paths['/intel/lookup'].post;
+    const lookup = api.document.paths['/intel/lookup'].post;
     expect(lookup.summary).toEqual(expect.any(String));
     expect(lookup.description).toContain('read');
     const body = resolve(lookup.requestBody!.content['application/json'].schema);
@@ -91,7 +80,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
   });
 
   it('POST: the object form in, 204 out; DELETE: the key in the query, 204 out', () => {
-    const post = document.paths[OBJECTS].post;
+    const post = api.document.paths[OBJECTS].post;
     const form = resolve(post.requestBody!.content['application/json'].schema);
     expect(Object.keys(form.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(form.required?.sort()).toEqual(['keys', 'type']);
@@ -102,14 +91,14 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['204', '400', '404', '422']));
     expect(post.responses['204'].content).toBeUndefined();
 
-    const remove = document.paths[OBJECTS].delete;
+    const remove = api.document.paths[OBJECTS].delete;
     expect(remove.requestBody).toBeUndefined();
     expect(params(remove)).toEqual(['path:collection_id!', 'query:objectKey!', 'query:objectKeyType!']);
     expect(Object.keys(remove.responses)).toEqual(expect.arrayContaining(['204', '400', '404', '422']));
   });
 
   it('GET objects: a page of object views with Link (next, related); GET changes: change views, cursor required', () => {
-    const list = document.paths[OBJECTS].get;
+    const list = api.document.paths[OBJECTS].get;
     expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:limit']);
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
@@ -119,7 +108,7 @@ describe('OpenAPI document: intel objects and the change feed', () => {
     expect(Object.keys(list.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(JSON.stringify(list.responses['200'].headers)).toContain('rel=\\"related\\"');
 
-    const changes = document.paths[`${OBJECTS}/changes`].get;
+    const changes = api.document.paths[`${OBJECTS}/changes`].get;
     expect(params(changes)).toEqual(['path:collection_id!', 'query:cursor!', 'query:limit', 'query:wait']);
     const feed = resolve(changes.responses['200'].content!['application/json'].schema);
     expect(feed.type).toBe('array');

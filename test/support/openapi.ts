@@ -1,4 +1,5 @@
-import type { TestApp } from './test-app.js';
+import { afterAll, beforeAll } from '@jest/globals';
+import { createTestApp, type TestApp } from './test-app.js';
 
 /** The parts of an OpenAPI 3 document the OpenAPI checks read. */
 export interface SchemaObject {
@@ -44,4 +45,27 @@ export function operationsWhere(document: OpenApiDocument, include: (path: strin
     .filter(([path]) => include(path))
     .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`))
     .sort();
+}
+
+/** The published document of an application booted for the enclosing `describe` block (closed after it). */
+export function publishedOpenApi(): { readonly document: OpenApiDocument; resolve: (schema: SchemaObject) => SchemaObject } {
+  let app: TestApp | undefined;
+  let document: OpenApiDocument | undefined;
+  beforeAll(async () => {
+    app = await createTestApp();
+    document = await fetchOpenApi(app);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  const loaded = () => {
+    if (!document) throw new Error('the OpenAPI document is read before the application started');
+    return document;
+  };
+  return {
+    get document() {
+      return loaded();
+    },
+    resolve: (schema) => resolveSchema(loaded(), schema),
+  };
 }

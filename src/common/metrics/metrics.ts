@@ -12,6 +12,11 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 export class Metrics {
   readonly registry = new Registry();
 
+  /** A counter family on this application's registry. */
+  private counter<Label extends string = never>(name: string, help: string, labelNames: readonly Label[] = []): Counter<Label> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
   readonly httpRequestDuration = new Histogram({
     name: 'ids_http_request_duration_seconds',
     help: 'HTTP requests by method, route template and status (aborted: the client left first), with their latency',
@@ -26,49 +31,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly changesWritten = new Counter({
-    name: 'ids_changes_written_total',
-    help: 'Change records written to the collections\' change feeds, by operation',
-    labelNames: ['operation'] as const,
-    registers: [this.registry],
-  });
+  readonly changesWritten = this.counter(
+    'ids_changes_written_total',
+    'Change records written to the collections\' change feeds, by operation',
+    ['operation'] as const,
+  );
 
-  readonly tasksTaken = new Counter({
-    name: 'ids_tasks_taken_total',
-    help: 'Tasks handed to executors (each delivery counts)',
-    registers: [this.registry],
-  });
+  readonly tasksTaken = this.counter('ids_tasks_taken_total', 'Tasks handed to executors (each delivery counts)');
 
-  readonly tasksCompleted = new Counter({
-    name: 'ids_tasks_completed_total',
-    help: 'Tasks completed by executors',
-    registers: [this.registry],
-  });
+  readonly tasksCompleted = this.counter('ids_tasks_completed_total', 'Tasks completed by executors');
 
-  readonly tasksFailed = new Counter({
-    name: 'ids_tasks_failed_total',
-    help: 'Tasks reported failed by executors',
-    registers: [this.registry],
-  });
+  readonly tasksFailed = this.counter('ids_tasks_failed_total', 'Tasks reported failed by executors');
 
-  readonly uploadedBytes = new Counter({
-    name: 'ids_filebox_uploaded_bytes_total',
-    help: 'File content bytes stored (direct uploads and session parts)',
-    registers: [this.registry],
-  });
+  readonly uploadedBytes = this.counter(
+    'ids_filebox_uploaded_bytes_total',
+    'File content bytes stored (direct uploads and session parts)',
+  );
 
-  readonly downloadedBytes = new Counter({
-    name: 'ids_filebox_downloaded_bytes_total',
-    help: 'File content bytes sent in downloads',
-    registers: [this.registry],
-  });
+  readonly downloadedBytes = this.counter('ids_filebox_downloaded_bytes_total', 'File content bytes sent in downloads');
 
-  readonly cacheLookups = new Counter({
-    name: 'ids_cache_lookups_total',
-    help: 'Lookups in the process caches of database rows, by cache and result (hit or miss)',
-    labelNames: ['cache', 'result'] as const,
-    registers: [this.registry],
-  });
+  readonly cacheLookups = this.counter(
+    'ids_cache_lookups_total',
+    'Lookups in the process caches of database rows, by cache and result (hit or miss)',
+    ['cache', 'result'] as const,
+  );
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     // Process metrics (CPU, memory, event loop lag, GC) only when someone can scrape them: they sample continuously.
