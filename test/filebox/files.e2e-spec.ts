@@ -296,6 +296,94 @@ describe.each(BACKENDS)('filebox files (%s storage)', (storage) => {
     expect(again.body.equals(big.subarray(0, 10))).toBe(true);
   });
 
+  /** A session file of `content` in parts of 1 MiB; its id and its part blobs' keys. */
+  async function sessionFile(content: Buffer): Promise<{ fileId: string; keys: string[] }> {
+    const sessionId = await openSession(t, token, MiB);
+    for (let number = 1; (number - 1) * MiB < content.length; number++) {
+      const part = content.subarray((number - 1) * MiB, number * MiB);
+      expect((await uploadPart(t, token, sessionId, sdkPartFields(number, part))).status).toBe(204);
+    }
+    const completed = await complete(t, token, sessionId);
+    expect(completed.status).toBe(201);
+    const fileId = completed.json().fileID!;
+    const [{ part_keys: keys }] = await sql<{ part_keys: string[] }>(t, 'SELECT part_keys FROM filebox_file WHERE id = $1', [fileId]);
+    return { fileId, keys };
+  }
+
+  it('serves any range of a session file across its part blobs byte-exact', async () => {
+    const content = randomBytes(5 * MiB + 1234);
+    const { fileId } = await sessionFile(content);
+    const spans = [
+      [0, MiB - 1], // exactly one part
+      [MiB - 1, MiB], // one byte either side of a boundary
+      [10, 3 * MiB + 10], // across three boundaries
+      [2 * MiB + 5, 2 * MiB + 5], // one byte inside a part
+      [4 * MiB, content.length - 1], // the short last part
+      [3, content.length - 1], // nearly everything, in one response
+    ];
+    for (const [start, end] of spans) {
+      const response = await download(t, token, fileId, `bytes=${start}-${end}`);
+      expect([response.status, response.headers['content-range']]).toEqual([206, `bytes ${start}-${end}/${content.length}`]);
+      expect(response.body.equals(content.subarray(start, end + 1))).toBe(true);
+    }
+  });
+
+  it('releases the part blobs of a session file when the client goes away mid-download, and keeps serving', async () => {
+    const content = randomBytes(24 * MiB);
+    const { fileId, keys } = await sessionFile(content);
+    const blobs = keys.map((key) => join(t.dataDir, 'files', 'objects', key));
+    const openBlobs = async () => (await openPaths()).filter((path) => blobs.includes(path));
+    let openWhileStreaming = 0;
+    await new Promise<void>((resolve, reject) => {
+      const request = httpRequest(`${t.url}/filebox/files/${fileId}/content`, { headers: { Authorization: `Bearer ${token}` } });
+      request.on('error', () => resolve());
+      request.on('response', (response) => {
+        expect(response.statusCode).toBe(200);
+        response.once('data', () => {
+          // Stop reading: the server is held mid-file, its ring full, until the client goes away.
+          response.pause();
+          void openBlobs()
+            .then((open) => {
+              openWhileStreaming = open.length;
+              request.destroy();
+              resolve();
+            })
+            .catch(reject);
+        });
+      });
+      request.end();
+    });
+    if (storage === 'local' && existsSync('/proc/self/fd')) {
+      expect(openWhileStreaming).toBeGreaterThan(0);
+      await eventually(async () => (await openBlobs()).length === 0);
+      expect(await openBlobs()).toEqual([]);
+    }
+    const again = await download(t, token, fileId, `bytes=${20 * MiB}-${21 * MiB}`);
+    expect(again.body.equals(content.subarray(20 * MiB, 21 * MiB + 1))).toBe(true);
+  });
+
+  it('cuts the download short, never a complete-looking 2xx, when a later part blob cannot be read', async () => {
+    const content = randomBytes(4 * MiB);
+    const { fileId, keys } = await sessionFile(content);
+    await t.storage.remove(keys[2]);
+    const received = await new Promise<{ status?: number; bytes: number; complete: boolean }>((resolve) => {
+      const request = httpRequest(`${t.url}/filebox/files/${fileId}/content`, { headers: { Authorization: `Bearer ${token}` } });
+      let bytes = 0;
+      request.on('error', () => resolve({ bytes, complete: false }));
+      request.on('response', (response) => {
+        response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        response.on('error', () => undefined);
+        response.on('close', () => resolve({ status: response.statusCode, bytes, complete: response.complete }));
+      });
+      request.end();
+    });
+    expect(received.complete).toBe(false);
+    expect(received.bytes).toBeLessThan(content.length);
+    // A range that avoids the missing blob is still served.
+    const first = await download(t, token, fileId, `bytes=0-${2 * MiB - 1}`);
+    expect(first.body.equals(content.subarray(0, 2 * MiB))).toBe(true);
+  });
+
   it('serves the SDK: a session upload framed as it sends it, then its full-download loop (wire-contract §12.10)', async () => {
     const PART = 5 * MiB;
     const content = randomBytes(11_534_339);

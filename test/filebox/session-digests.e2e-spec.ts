@@ -17,7 +17,7 @@ describe.each(BACKENDS)('filebox session digests (%s storage)', (storage) => {
   beforeAll(async () => {
     t = await backend.createApp();
     token = await tokenFor(t, t.adminKey);
-    reads = jest.spyOn(t.app.get<FileStorage>(FILE_STORAGE), 'read');
+    reads = jest.spyOn(t.app.get<FileStorage>(FILE_STORAGE), 'openRange');
   });
   afterAll(async () => {
     await t.close();

@@ -1,5 +1,19 @@
 import type { Readable, Transform } from 'node:stream';
 
+/**
+ * A byte range of a blob, read on demand into the caller's buffers: the download path sends from a few
+ * reused buffers instead of a fresh Buffer per chunk (see `send-range.ts`).
+ */
+export interface RangeReader {
+  /**
+   * Fills `buffer` from its start with the next bytes of the range; resolves with their count, 0 once the
+   * range is done. A blob shorter than the range is an error. One read at a time.
+   */
+  read(buffer: Buffer): Promise<number>;
+  /** Releases the descriptor or connection; safe more than once and while a read is pending (that read fails or ends). */
+  close(): Promise<void>;
+}
+
 /** DI token of the storage backend (FILEBOX_STORAGE picks the class bound to it). */
 export const FILE_STORAGE = Symbol('FILE_STORAGE');
 
@@ -15,8 +29,11 @@ export interface FileStorage {
    * stream error. `length`, when known in advance, lets a backend stream without buffering.
    */
   put(key: string, source: Readable, through: readonly Transform[], length?: number): Promise<void>;
-  /** Bytes `start..end` (inclusive, zero-based) of blob `key`; only that range is read from storage. */
-  read(key: string, start: number, end: number): Readable;
+  /**
+   * Bytes `start..end` (inclusive, zero-based) of blob `key`; only that range is read from storage. Resolves
+   * once the blob is open (a missing or unreachable one rejects here, before anything is sent).
+   */
+  openRange(key: string, start: number, end: number): Promise<RangeReader>;
   /** Removes the blob; an absent blob is not an error. */
   delete(key: string): Promise<void>;
   /** Pages of the keys of blobs last written before `before` (candidates for the orphan sweep). */

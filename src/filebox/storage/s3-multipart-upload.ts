@@ -8,30 +8,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-
-/**
- * Part buffers of one size, reused across uploads. A part is copied into a buffer that lives as long as
- * the service, instead of being gathered from the stream's chunks and concatenated into a fresh 5 MiB
- * Buffer per part (what `@aws-sdk/lib-storage` does): those fresh Buffers are external memory that only
- * a full GC frees, and two 50 MiB uploads at a time grew the service by +121 MiB with them (bench row 7a).
- */
-export class PartBuffers {
-  private readonly idle: Buffer[] = [];
-
-  /** `keep`: idle buffers kept for later uploads; more concurrent uploads allocate more, freed after. */
-  constructor(
-    readonly partBytes: number,
-    private readonly keep: number,
-  ) {}
-
-  take(): Buffer {
-    return this.idle.pop() ?? Buffer.allocUnsafeSlow(this.partBytes);
-  }
-
-  give(buffer: Buffer): void {
-    if (this.idle.length < this.keep) this.idle.push(buffer);
-  }
-}
+import type { BufferPool } from './buffer-pool.js';
 
 interface ObjectParams {
   Bucket: string;
@@ -44,12 +21,14 @@ interface ObjectParams {
  * Content of unknown length into one object, holding one part in memory: the part is filled from the
  * stream, sent, and only then is the stream read on (one part in flight, backpressure meanwhile). Content
  * shorter than a part is one PutObject. Any failure aborts the multipart upload, so no parts are left
- * behind; an abort of `signal` stops the request in flight.
+ * behind; an abort of `signal` stops the request in flight. The part is copied into a pooled buffer,
+ * not gathered and concatenated into a fresh 5 MiB Buffer per part as `@aws-sdk/lib-storage` does (two
+ * 50 MiB uploads at a time grew the service by +121 MiB with those).
  */
 export async function uploadInParts(
   client: S3Client,
   params: ObjectParams,
-  buffers: PartBuffers,
+  buffers: BufferPool,
   signal: AbortSignal,
 ): Promise<void> {
   const { Bucket, Key, ContentType, Body: content } = params;

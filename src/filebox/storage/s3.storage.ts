@@ -15,8 +15,9 @@ import { PassThrough, Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../../common/errors/api-error.js';
 import { APP_CONFIG, ConfigError, type AppConfig, type FileboxStorageConfig } from '../../config/app-config.js';
-import type { FileStorage } from './file-storage.js';
-import { PartBuffers, uploadInParts } from './s3-multipart-upload.js';
+import type { FileStorage, RangeReader } from './file-storage.js';
+import { BufferPool } from './buffer-pool.js';
+import { uploadInParts } from './s3-multipart-upload.js';
 
 type S3Config = Extract<FileboxStorageConfig, { kind: 's3' }>;
 
@@ -67,7 +68,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
   private readonly bucket: string;
   private readonly prefix: string;
   /** Parts of multipart uploads: S3's minimum size, or larger when the largest file needs more than 10,000 parts. */
-  private readonly partBuffers: PartBuffers;
+  private readonly partBuffers: BufferPool;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     const s3 = config.fileboxStorage as S3Config;
@@ -75,7 +76,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     this.prefix = s3.prefix;
     this.description = `s3://${s3.bucket}/${s3.prefix}${s3.endpoint ? ` at ${s3.endpoint}` : ''}`;
     const partBytes = Math.max(MIN_MULTIPART_PART, Math.ceil(config.fileboxMaxFileBytes / MAX_MULTIPART_PARTS));
-    this.partBuffers = new PartBuffers(partBytes, IDLE_PART_BUFFERS);
+    this.partBuffers = new BufferPool(partBytes, IDLE_PART_BUFFERS);
     this.client = createS3Client(s3, this.logger);
   }
 
@@ -129,33 +130,26 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     throw this.failure('PutObject', key, stored.reason);
   }
 
-  read(key: string, start: number, end: number): Readable {
-    const out = new PassThrough({ highWaterMark: MiB });
+  async openRange(key: string, start: number, end: number): Promise<RangeReader> {
     const abort = new AbortController();
-    out.once('close', () => abort.abort());
     const range = `bytes=${start}-${end}`;
-    this.client
-      .send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Range: range }), {
-        abortSignal: abort.signal,
-      })
-      .then(
-        (response) => {
-          // Never pass on other bytes than asked for, whatever a compatible server answers (one emulator
-          // answers `bytes=0-0` with the whole object): the range must start where asked, and is cut at its length.
-          if (response.ContentRange !== undefined && !response.ContentRange.startsWith(`bytes ${start}-`)) {
-            throw new Error(`the storage answered ${response.ContentRange} to Range: ${range}`);
-          }
-          return pipeline(response.Body as Readable, exactly(end - start + 1, range), out);
-        },
-        (error: unknown) => {
-          out.destroy(abort.signal.aborted ? undefined : this.failure('GetObject', key, error));
-        },
-      )
-      .catch((error: unknown) => {
-        // The body failed mid-stream (connection cut): the download is cut short, as on a disk error.
-        if (!out.destroyed) out.destroy(this.failure('GetObject', key, error));
-      });
-    return out;
+    let response;
+    try {
+      response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Range: range }),
+        { abortSignal: abort.signal },
+      );
+    } catch (error) {
+      throw this.failure('GetObject', key, error);
+    }
+    const body = response.Body as Readable;
+    // Never pass on other bytes than asked for, whatever a compatible server answers (one emulator answers
+    // `bytes=0-0` with the whole object): the range must start where asked, and is cut at its length.
+    if (response.ContentRange !== undefined && !response.ContentRange.startsWith(`bytes ${start}-`)) {
+      body.destroy();
+      throw this.failure('GetObject', key, new Error(`the storage answered ${response.ContentRange} to Range: ${range}`));
+    }
+    return new BodyRange(body, end - start + 1, range, abort, (error) => this.failure('GetObject', key, error));
   }
 
   async delete(key: string): Promise<void> {
@@ -270,20 +264,60 @@ function createS3Client(s3: S3Config, logger: Logger): S3Client {
   });
 }
 
-/** Passes the first `length` bytes and ends (closing the source); fewer is an error. */
-function exactly(length: number, range: string) {
-  return async function* (source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-    let left = length;
-    for await (const chunk of source) {
-      if (chunk.length >= left) {
-        yield chunk.subarray(0, left);
-        return;
+/**
+ * The first `length` bytes of a GetObject body, copied into the caller's buffers (fewer is an error); the
+ * body's own chunks are released as soon as they are copied.
+ */
+class BodyRange implements RangeReader {
+  private readonly chunks: AsyncIterator<Buffer>;
+  private pending: Buffer | undefined;
+  private left: number;
+  private closed = false;
+
+  constructor(
+    private readonly body: Readable,
+    private readonly length: number,
+    private readonly range: string,
+    private readonly abort: AbortController,
+    private readonly failure: (error: unknown) => Error,
+  ) {
+    this.left = length;
+    this.chunks = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  }
+
+  async read(buffer: Buffer): Promise<number> {
+    let filled = 0;
+    try {
+      while (filled < buffer.length && this.left > 0) {
+        let chunk = this.pending;
+        this.pending = undefined;
+        if (chunk === undefined) {
+          const next = await this.chunks.next();
+          if (next.done) throw new Error(`the storage sent ${this.length - this.left} of the ${this.length} bytes of Range: ${this.range}`);
+          chunk = next.value;
+        }
+        const take = Math.min(chunk.length, buffer.length - filled, this.left);
+        chunk.copy(buffer, filled, 0, take);
+        filled += take;
+        this.left -= take;
+        if (take < chunk.length && this.left > 0) this.pending = chunk.subarray(take);
       }
-      left -= chunk.length;
-      yield chunk;
+    } catch (error) {
+      if (this.closed) return 0;
+      throw this.failure(error);
     }
-    throw new Error(`the storage sent ${length - left} of the ${length} bytes of Range: ${range}`);
-  };
+    // The whole range is here: the rest of the body (if the server sent more) is not read.
+    if (this.left === 0) await this.close();
+    return filled;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.pending = undefined;
+    this.abort.abort();
+    this.body.destroy();
+  }
 }
 
 function isUnavailable(error: unknown): boolean {
