@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { toASCII } from 'tr46';
+import { URL } from 'whatwg-url';
 import { ApiError } from '../errors/api-error.js';
 import {
+  domainToAscii,
+  IDNA_OPTIONS,
+  plainUrlHref,
   INSIGHT_KEY_TYPES,
   INSIGHT_OBJECT_TYPES,
   inferObjectType,
@@ -103,6 +109,61 @@ describe('normalizeKey', () => {
 
   it.each(invalid)('%s %s → InvalidKeyFormat', (type, value) => {
     expect(codeOf(() => normalizeKey({ type, value }))).toBe('InvalidKeyFormat');
+  });
+});
+
+describe('domainToAscii', () => {
+  // Labels of plain ASCII (the fast path) and of everything near it: Punycode prefixes in any case,
+  // non-ASCII letters that lowercase to ASCII (KELVIN SIGN), dots, empty labels, a root dot.
+  const label = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9_-]{0,12}$/),
+    fc.constantFrom('xn--', 'XN--', 'Xn--zz', 'xn--bcher-kva', 'xn--', '\u212Aelvin', 'İ', 'ß', 'a\u200db', '-', '_'),
+    fc.string({ maxLength: 4 }),
+  );
+  const name = fc.array(label, { minLength: 1, maxLength: 5 }).map((labels) => labels.join('.'));
+
+  it('gives what tr46 gives for every name', () => {
+    fc.assert(
+      fc.property(name, (value) => {
+        expect(domainToAscii(value)).toBe(toASCII(value, IDNA_OPTIONS));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('plainUrlHref', () => {
+  // URLs around the fast path's edges: scheme case and other schemes, slash counts, userinfo, hosts that
+  // are IPv4 or Punycode or end in a dot, default, zero-padded and out-of-range ports, dot and encoded
+  // segments, characters the parser encodes, empty and odd queries, fragments.
+  const scheme = fc.constantFrom('http', 'https', 'HTTP', 'hTTps', 'ftp', 'ws', 'file');
+  const slashes = fc.constantFrom('://', ':/', ':///', ':\\\\', ':');
+  const label = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,8}$/), fc.constantFrom('xn--bcher-kva', 'XN--a', '0x7f', '127', '1', 'a%41', ''));
+  const host = fc.array(label, { minLength: 1, maxLength: 4 }).map((labels) => labels.join('.'));
+  const port = fc.constantFrom('', ':', ':0', ':80', ':443', ':080', ':8080', ':65535', ':65536', ':99999');
+  const segment = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9._~!$&'()*+,;=:@-]{0,6}$/),
+    fc.constantFrom('.', '..', '%2e', '.%2E', 'a b', '|', '\\', '"', '{x}', '\u00e9', '`'),
+  );
+  const path = fc.array(segment, { maxLength: 4 }).map((segments) => segments.map((s) => `/${s}`).join(''));
+  const query = fc.oneof(fc.constant(''), fc.stringMatching(/^\?[A-Za-z0-9._~!$&()*+,;=:@/?'% -]{0,8}$/));
+  const fragment = fc.constantFrom('', '', '#', '#a');
+  const url = fc.tuple(scheme, slashes, fc.constantFrom('', 'user@', 'u:p@'), host, port, path, query, fragment).map((parts) => parts.join(''));
+
+  it('gives the href of the URL parser whenever it gives one', () => {
+    fc.assert(
+      fc.property(url, (value) => {
+        const plain = plainUrlHref(value);
+        if (plain !== undefined) expect(plain).toBe(new URL(value).href);
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('takes the common URLs', () => {
+    expect(plainUrlHref('HTTPS://U1.Lookup.Example/p')).toBe('https://u1.lookup.example/p');
+    expect(plainUrlHref('http://example.com:8080')).toBe('http://example.com:8080/');
+    expect(plainUrlHref('http://example.com/a/b?x=1&y=2')).toBe('http://example.com/a/b?x=1&y=2');
   });
 });
 
