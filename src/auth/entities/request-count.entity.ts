@@ -11,4 +11,8 @@ export class RequestCountEntity {
 
   @Column({ type: 'integer' })
   count: number;
+
+  /** Until when (database clock) an instance may still spend units of this counter granted ahead of use. */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
 }
