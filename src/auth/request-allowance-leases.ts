@@ -35,28 +35,36 @@ const MAX_BATCH = 512;
 export const LEASE_MARGIN_MS = 250;
 
 /**
- * Grants `$2` waiting requests, plus up to MOST_AHEAD units ahead of use (`$5` = 0: none) while far
- * from the limit `$3`, in one statement under the counter row's lock. Whatever is granted is counted
- * at once, so the stored count always includes every unit any instance may still spend, and the
- * guard `count < $3` with `least(...)` never lets it pass the limit: at most `$3 - count` are granted,
- * the first waiters get them, the others are refused. A grant ahead of use pushes `lease_until`
- * (database clock) to the end of its lease plus the margin; `greatest` keeps the latest of concurrent
- * grants. `old.count` (PostgreSQL 18; NULL for the inserted row) gives the granted units' numbers.
+ * Units granted ahead of use when the counter holds `count` and `$2` requests wait: up to `$5`
+ * (MOST_AHEAD, or 0 to grant none), at most 1/AHEAD_FRACTION of what the waiting requests leave.
+ */
+const aheadAt = (count: string) =>
+  `CASE WHEN $3::int - ${count} >= $2::int THEN least($5::int, ($3::int - ${count} - $2::int) / ${AHEAD_FRACTION}) ELSE 0 END`;
+/** Units one grant adds when the counter holds `count`: the waiting requests that fit, plus those ahead. */
+const grantAt = (count: string) => `least($2::int, $3::int - ${count}) + ${aheadAt(count)}`;
+
+/**
+ * Grants `$2` waiting requests, plus units ahead of use while far from the limit `$3`, in one statement
+ * under the counter row's lock. Whatever is granted is counted at once, so the stored count always
+ * includes every unit any instance may still spend, and the guard `count < $3` with `least(...)` never
+ * lets it pass the limit: at most `$3 - count` are granted, the first waiters get them, the others are
+ * refused. `granted` records how many this statement added, read back by its own RETURNING (the row is
+ * locked meanwhile), which numbers the units. A grant ahead of use pushes `lease_until` (database clock)
+ * to the end of its lease (`$4` ms, margin included); `greatest` keeps the latest of concurrent grants.
  * The ms to the next UTC midnight bound the lease: a unit of today is never spent tomorrow.
  */
 const GRANT = `
-  INSERT INTO auth_request_count AS c (limit_id, window_start, count, lease_until)
-  VALUES ($1, (now() AT TIME ZONE 'utc')::date,
-          least($2::int, $3::int) + CASE WHEN $3::int >= $2::int THEN least($5::int, ($3::int - $2::int) / ${AHEAD_FRACTION}) ELSE 0 END,
-          CASE WHEN $5::int > 0 AND $3::int - $2::int >= ${AHEAD_FRACTION} THEN now() + $4::float8 * interval '1 millisecond' END)
+  INSERT INTO auth_request_count AS c (limit_id, window_start, count, granted, lease_until)
+  VALUES ($1, (now() AT TIME ZONE 'utc')::date, ${grantAt('0')}, ${grantAt('0')},
+          CASE WHEN ${aheadAt('0')} > 0 THEN now() + $4::float8 * interval '1 millisecond' END)
   ON CONFLICT (limit_id, window_start) DO UPDATE
-  SET count = c.count + least($2::int, $3::int - c.count)
-              + CASE WHEN $3::int - c.count >= $2::int THEN least($5::int, ($3::int - c.count - $2::int) / ${AHEAD_FRACTION}) ELSE 0 END,
-      lease_until = CASE WHEN $5::int > 0 AND $3::int - c.count - $2::int >= ${AHEAD_FRACTION}
+  SET count = c.count + ${grantAt('c.count')},
+      granted = ${grantAt('c.count')},
+      lease_until = CASE WHEN ${aheadAt('c.count')} > 0
                          THEN greatest(c.lease_until, now() + $4::float8 * interval '1 millisecond')
                          ELSE c.lease_until END
-  WHERE c.count < $3::int AND ($2::int > 0 OR ($5::int > 0 AND $3::int - c.count >= ${AHEAD_FRACTION}))
-  RETURNING coalesce(old.count, 0) AS before, new.count AS after, new.window_start::text AS "window",
+  WHERE c.count < $3::int AND ${grantAt('c.count')} > 0
+  RETURNING count - granted AS before, count AS after, window_start::text AS "window",
     (extract(epoch FROM date_trunc('day', now() AT TIME ZONE 'utc') + interval '1 day' - (now() AT TIME ZONE 'utc'))
       * 1000)::float8 AS "msToMidnight"`;
 
