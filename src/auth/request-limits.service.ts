@@ -1,10 +1,11 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BeforeApplicationShutdown, Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RequestLimitGrant } from '../common/guard/access.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { COUNT_ONE, RequestCountBatcher } from './request-count-batcher.js';
+import { COUNT_ONE, LEASE_MARGIN_MS, RequestAllowanceLeases } from './request-allowance-leases.js';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -21,17 +22,20 @@ export function secondsUntilUtcMidnight(now = Date.now()): number {
   return Math.max(1, Math.ceil((next.getTime() - now) / 1000));
 }
 
+/** How often a refused request looks again whether another instance's lease has ended. */
+const LEASE_POLL_MS = 50;
+
 /** Per-key daily request limits (decisions §4), counted atomically in PostgreSQL. */
 @Injectable()
-export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
+export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   private stopPruning?: () => void;
-  private readonly batcher: RequestCountBatcher;
+  private readonly leases: RequestAllowanceLeases;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
-    this.batcher = new RequestCountBatcher(dataSource);
+    this.leases = new RequestAllowanceLeases(dataSource, config.requestLimitLeaseMs);
   }
 
   onModuleInit(): void {
@@ -44,15 +48,39 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
     this.stopPruning?.();
   }
 
-  /** Counts one request against every given limit, or against none when any of them is exhausted. */
+  /** Gives back the units this instance holds ahead of use, while the database is still open. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.leases.close();
+  }
+
+  /**
+   * Counts one request against every given limit, or against none when any of them is exhausted.
+   * Refused while another instance may still hold units of the exhausted limit (its lease in the
+   * database has not ended), the request counts again once that lease has ended, so units another
+   * instance gives back are not refused; the wait is bounded by two leases.
+   */
   async consume(limits: readonly RequestLimitGrant[]): Promise<LimitDecision> {
+    const deadline = performance.now() + 2 * (this.config.requestLimitLeaseMs + LEASE_MARGIN_MS);
+    for (;;) {
+      const { decision, refusedBy } = await this.countOnce(limits);
+      if (refusedBy === undefined) return decision;
+      const leaseLeft = await this.leases.leaseLeftMs(refusedBy);
+      const waitLeft = deadline - performance.now();
+      if (leaseLeft === null || leaseLeft <= 0 || waitLeft <= 0) return decision;
+      await sleep(Math.min(leaseLeft, LEASE_POLL_MS, waitLeft));
+    }
+  }
+
+  private async countOnce(limits: readonly RequestLimitGrant[]): Promise<{ decision: LimitDecision; refusedBy?: number }> {
     const ordered = [...limits].sort((a, b) => a.id - b.id); // one lock order: no deadlocks between requests
     const resetSeconds = secondsUntilUtcMidnight();
+    let refusedBy: number | undefined;
     const run = async (count: (grant: RequestLimitGrant) => Promise<number | null>): Promise<LimitDecision> => {
       let tightest = { limit: ordered[0].limit, remaining: ordered[0].limit };
       for (const grant of ordered) {
         const counted = await count(grant);
         if (counted === null) {
+          refusedBy = grant.id;
           return { allowed: false, limit: grant.limit, remaining: 0, resetSeconds };
         }
         const remaining = grant.limit - counted;
@@ -60,10 +88,13 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
       }
       return { allowed: true, ...tightest, resetSeconds };
     };
-    // One limit (the usual case): counted together with the concurrent requests of the same limit.
-    if (ordered.length === 1) return run((grant) => this.batcher.count(grant.id, grant.limit));
+    // One limit (the usual case): a unit of this instance's allowance (request-allowance-leases.ts).
+    if (ordered.length === 1) {
+      const decision = await run((grant) => this.leases.count(grant.id, grant.limit));
+      return { decision, refusedBy };
+    }
     try {
-      return await this.dataSource.transaction(async (manager: EntityManager) => {
+      const decision = await this.dataSource.transaction(async (manager: EntityManager) => {
         // Several limits must be counted all or none, so in one transaction, one statement per limit.
         const decision = await run(async (grant) => {
           const rows: { count: number }[] = await manager.query(COUNT_ONE, [grant.id, grant.limit]);
@@ -73,8 +104,9 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy {
         if (!decision.allowed) throw new Refused(decision);
         return decision;
       });
+      return { decision };
     } catch (error) {
-      if (error instanceof Refused) return error.decision;
+      if (error instanceof Refused) return { decision: error.decision, refusedBy };
       throw error;
     }
   }

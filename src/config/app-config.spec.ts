@@ -29,6 +29,7 @@ describe('loadConfig (decisions §1)', () => {
       logLevel: 'info',
       logFormat: 'json',
       shutdownGraceSeconds: 10,
+      requestLimitLeaseMs: 250,
       pageMaxBytes: 8388608,
     });
   });
@@ -61,6 +62,7 @@ describe('loadConfig (decisions §1)', () => {
       LOG_LEVEL: 'silent',
       LOG_FORMAT: 'pretty',
       SHUTDOWN_GRACE_SECONDS: '0',
+      REQUEST_LIMIT_LEASE_MS: '1000',
       PAGE_MAX_BYTES: '65536',
     });
     expect(config).toEqual({
@@ -88,6 +90,7 @@ describe('loadConfig (decisions §1)', () => {
       logLevel: 'silent',
       logFormat: 'pretty',
       shutdownGraceSeconds: 0,
+      requestLimitLeaseMs: 1000,
       pageMaxBytes: 65536,
     });
   });

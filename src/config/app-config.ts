@@ -45,6 +45,8 @@ export interface AppConfig {
   logFormat: LogFormat;
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before their connections are cut. */
   shutdownGraceSeconds: number;
+  /** How long an instance may spend request-limit units granted to it ahead of use before it gives them back. */
+  requestLimitLeaseMs: number;
 }
 
 export interface ServerLimits {
@@ -166,6 +168,7 @@ export function loadConfig(env: Env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3600),
+    requestLimitLeaseMs: integer(env, 'REQUEST_LIMIT_LEASE_MS', 250, 10, 60_000),
   };
 }
 

@@ -90,9 +90,9 @@ describe('request limits', () => {
   });
 
   it('two instances counting one hot limit together: batches of concurrent requests are counted exactly', async () => {
-    // Concurrent requests of one limit are counted in batches (one statement for many): a batch that fits
-    // is counted whole, the one that would pass the limit falls back to one by one. Across two instances
-    // exactly `limit` requests pass, each saw its own count, and the stored counter is exact.
+    // Concurrent requests of one limit are granted in batches (one statement for many), with a few units
+    // ahead of use while far from the limit; the batch that reaches the limit is granted only what is
+    // left. Across two instances exactly `limit` requests pass and the stored counter is exact.
     const other = await createTestApp({}, t);
     try {
       const limit = 57;
@@ -119,11 +119,119 @@ describe('request limits', () => {
         ok: limit,
         refused: 120 - limit,
       });
-      expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: limit }, (_, i) => i));
+      // Each request reports the number of the unit it spent (never a lower one than reported before on its
+      // instance); a unit given back by one instance may be granted again, so numbers may repeat. The last
+      // unit is always spent: nothing is left unspent when the count equals the executed requests.
+      expect(remaining.every((value) => value >= 0 && value < limit)).toBe(true);
+      expect(remaining).toContain(0);
       expect(await countersOf(id)).toEqual({ [`${AUTH}/Read`]: limit });
     } finally {
       await other.close();
     }
+  });
+
+  describe('allowances handed out in blocks per instance', () => {
+    /** One GET /auth/resources of `key` on the instance at `base`. */
+    async function read(base: string, key: string): Promise<{ status: number; remaining: number }> {
+      const response = await fetch(`${base}/auth/resources`, { headers: { 'X-Api-Key': key, 'X-Api-Version': '1' } });
+      await response.arrayBuffer();
+      return { status: response.status, remaining: Number(response.headers.get('ratelimit-remaining')) };
+    }
+
+    /** Waits until `condition` holds (checked every 20 ms, 20 s at most), then returns its last value. */
+    async function until(condition: () => Promise<boolean>): Promise<boolean> {
+      for (let attempt = 0; attempt < 1000; attempt += 1) {
+        if (await condition()) return true;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return condition();
+    }
+
+    const readLimited = (limit: number) =>
+      limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit }]);
+    const counted = async (keyId: number) => (await countersOf(keyId))[`${AUTH}/Read`];
+    /** Whether units were ever granted ahead of use on the key's counter (the grant records a lease). */
+    async function leaseRecorded(keyId: number): Promise<boolean> {
+      const { rows } = await db.query(
+        `SELECT c.lease_until FROM auth_request_count c JOIN auth_request_limit l ON l.id = c.limit_id WHERE l.key_id = $1`,
+        [keyId],
+      );
+      return rows.length === 1 && rows[0].lease_until !== null;
+    }
+
+    it('two instances hammering one key far from its limit: exactly the limit passes, counter exact', async () => {
+      const other = await createTestApp({}, t);
+      try {
+        const limit = 600;
+        const { id, key } = await readLimited(limit);
+        // 16 concurrent clients per instance, 400 requests each instance: blocks are granted ahead of use.
+        const statuses: number[] = [];
+        const client = async (base: string) => {
+          for (let i = 0; i < 25; i += 1) statuses.push((await read(base, key)).status);
+        };
+        await Promise.all(Array.from({ length: 32 }, (_, index) => client(index % 2 === 0 ? t.url : other.url)));
+        expect({ ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 429).length }).toEqual({
+          ok: limit,
+          refused: 800 - limit,
+        });
+        expect(await counted(id)).toBe(limit);
+        // Units were granted ahead of use, yet none was lost or counted twice.
+        expect(await leaseRecorded(id)).toBe(true);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('no false refusal: units held by one instance are given back to the other before it answers 429', async () => {
+      const other = await createTestApp({}, t);
+      try {
+        const limit = 100;
+        const { id, key } = await readLimited(limit);
+        // A's one request (the key's first) leaves A holding units ahead of use, counted in the database.
+        expect(await read(t.url, key)).toEqual({ status: 200, remaining: limit - 1 });
+        expect(await leaseRecorded(id)).toBe(true);
+        // B spends the rest of the limit: when the counter says "exhausted", B waits for A's lease to end.
+        const statuses: number[] = [];
+        for (let i = 1; i < limit; i += 1) statuses.push((await read(other.url, key)).status);
+        expect(statuses.filter((status) => status !== 200)).toEqual([]);
+        expect((await read(t.url, key)).status).toBe(429);
+        expect((await read(other.url, key)).status).toBe(429);
+        expect(await counted(id)).toBe(limit);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('units not spent within the lease are given back: visible in the other instance\'s RateLimit-Remaining', async () => {
+      const other = await createTestApp({}, t);
+      try {
+        const limit = 1000;
+        const { id, key } = await readLimited(limit);
+        expect(await read(t.url, key)).toEqual({ status: 200, remaining: limit - 1 });
+        expect(await leaseRecorded(id)).toBe(true);
+        // After A's lease age, the counter holds only the request A executed ...
+        expect(await until(async () => (await counted(id)) === 1)).toBe(true);
+        // ... and B's first request is the second unit of the day.
+        expect(await read(other.url, key)).toEqual({ status: 200, remaining: limit - 2 });
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('units held at shutdown are given back before the instance stops', async () => {
+      // A lease far longer than the test: only the shutdown can give the units back.
+      const holder = await createTestApp({ REQUEST_LIMIT_LEASE_MS: '60000' }, t);
+      const limit = 1000;
+      const { id, key } = await readLimited(limit);
+      try {
+        expect(await read(holder.url, key)).toEqual({ status: 200, remaining: limit - 1 });
+        expect(await counted(id)).toBeGreaterThan(1);
+      } finally {
+        await holder.close();
+      }
+      expect(await counted(id)).toBe(1);
+      expect(await read(t.url, key)).toEqual({ status: 200, remaining: limit - 2 });
+    });
   });
 
   it('Retry-After and RateLimit-Reset count the seconds to the next UTC midnight', async () => {

@@ -11,4 +11,12 @@ export class RequestCountEntity {
 
   @Column({ type: 'integer' })
   count: number;
+
+  /** Units the last grant added (read back by the granting statement itself). */
+  @Column({ type: 'integer', default: 0 })
+  granted: number;
+
+  /** Until when (database clock) an instance may still spend units of this counter granted ahead of use. */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
 }

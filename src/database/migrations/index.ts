@@ -10,6 +10,7 @@ import { FileboxFileParts1763800022000 } from './1763800022000-FileboxFileParts.
 import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.js';
+import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLease.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -28,4 +29,5 @@ export const MIGRATIONS = [
   AddPageBytes1763800022500,
   ObjectExpiry1763800030000,
   SequencedChanges1763800040000,
+  RequestCountLease1763800050000,
 ];
