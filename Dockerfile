@@ -28,4 +28,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # Inside the image the database is always external: refuse to start without DATABASE_URL.
-ENTRYPOINT ["/bin/sh", "-c", "if [ -z \"$DATABASE_URL\" ]; then echo 'DATABASE_URL is required in the container image' >&2; exit 2; fi; exec node dist/main.js"]
+ENTRYPOINT ["/bin/sh", "-c", "if [ -z \"$DATABASE_URL\" ]; then echo 'DATABASE_URL is required in the container image' >&2; exit 2; fi; exec node $(node -p \"require('./package.json').config.nodeFlags\") dist/main.js"]

@@ -18,7 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -126,6 +126,17 @@ function parseOptions(argv: string[]): Options {
   return options;
 }
 
+/**
+ * The Node flags `npm start` and the container give the service (package.json `config.nodeFlags`), read
+ * from the checkout of the measured build, so that the bench runs the service as it is deployed.
+ */
+function startFlags(serviceDir: string): string[] {
+  const manifest = join(serviceDir, '..', 'package.json');
+  if (!existsSync(manifest)) return [];
+  const flags = (JSON.parse(readFileSync(manifest, 'utf8')) as { config?: { nodeFlags?: string } }).config?.nodeFlags ?? '';
+  return flags.split(/\s+/).filter(Boolean);
+}
+
 function gitDescription(repoRoot: string): string | undefined {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
@@ -195,7 +206,11 @@ async function main(): Promise<number> {
       runDir,
       repoRoot: options.repoRoot,
       extraEnv: { ...s3?.serviceEnv(), ...options.serviceEnv },
-      nodeArgs: [...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
+      nodeArgs: [
+        ...startFlags(options.serviceDir),
+        ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        ...options.serviceNodeArgs,
+      ],
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();
