@@ -264,28 +264,35 @@ describe.each(BACKENDS)('filebox files (%s storage)', (storage) => {
     expect((await download(t, token, response.json().fileID!)).body.equals(content)).toBe(true);
   });
 
-  it('closes the content file when the client goes away mid-download, and keeps serving', async () => {
-    const big = randomBytes(32 * MiB);
-    const fileId = (await uploadFile(t, token, big)).json().fileID!;
-    const blob = join(t.dataDir, 'files', 'objects', fileId);
-    let openWhileStreaming = false;
-    await new Promise<void>((resolve, reject) => {
+  /**
+   * Downloads `fileId` and stops reading at the first chunk (the server is held mid-file, its ring full),
+   * runs `probe` meanwhile, then goes away; the probe's answer.
+   */
+  function leaveMidDownload<T>(fileId: string, probe: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const request = httpRequest(`${t.url}/filebox/files/${fileId}/content`, { headers: { Authorization: `Bearer ${token}` } });
-      request.on('error', () => resolve());
+      request.on('error', reject);
       request.on('response', (response) => {
         expect(response.statusCode).toBe(200);
         response.once('data', () => {
-          void openPaths()
-            .then((paths) => {
-              openWhileStreaming = paths.includes(blob);
+          response.pause();
+          probe()
+            .then((answer) => {
               request.destroy();
-              resolve();
+              resolve(answer);
             })
             .catch(reject);
         });
       });
       request.end();
     });
+  }
+
+  it('closes the content file when the client goes away mid-download, and keeps serving', async () => {
+    const big = randomBytes(32 * MiB);
+    const fileId = (await uploadFile(t, token, big)).json().fileID!;
+    const blob = join(t.dataDir, 'files', 'objects', fileId);
+    const openWhileStreaming = await leaveMidDownload(fileId, async () => (await openPaths()).includes(blob));
     // On local disk the blob's descriptor is open while streaming and closed once the client went away.
     if (storage === 'local' && existsSync('/proc/self/fd')) {
       expect(openWhileStreaming).toBe(true);
@@ -333,26 +340,7 @@ describe.each(BACKENDS)('filebox files (%s storage)', (storage) => {
     const { fileId, keys } = await sessionFile(content);
     const blobs = keys.map((key) => join(t.dataDir, 'files', 'objects', key));
     const openBlobs = async () => (await openPaths()).filter((path) => blobs.includes(path));
-    let openWhileStreaming = 0;
-    await new Promise<void>((resolve, reject) => {
-      const request = httpRequest(`${t.url}/filebox/files/${fileId}/content`, { headers: { Authorization: `Bearer ${token}` } });
-      request.on('error', () => resolve());
-      request.on('response', (response) => {
-        expect(response.statusCode).toBe(200);
-        response.once('data', () => {
-          // Stop reading: the server is held mid-file, its ring full, until the client goes away.
-          response.pause();
-          void openBlobs()
-            .then((open) => {
-              openWhileStreaming = open.length;
-              request.destroy();
-              resolve();
-            })
-            .catch(reject);
-        });
-      });
-      request.end();
-    });
+    const openWhileStreaming = await leaveMidDownload(fileId, async () => (await openBlobs()).length);
     if (storage === 'local' && existsSync('/proc/self/fd')) {
       expect(openWhileStreaming).toBeGreaterThan(0);
       await eventually(async () => (await openBlobs()).length === 0);
