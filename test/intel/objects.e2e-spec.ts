@@ -68,6 +68,10 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       ['an IDN domain', 'DomainName', 'Bücher.Example.', 'xn--bcher-kva.example'],
       ['a URL with its default port', 'URL', 'HTTP://Example.COM:80/a/../b?q=1', 'http://example.com/b?q=1'],
       ['a URL with an IDN host', 'URL', 'https://bücher.de:443/x', 'https://xn--bcher-kva.de/x'],
+      // Plain ASCII names and URLs take the normalisation's fast path (no IDNA or URL library).
+      ['a plain ASCII domain with a root dot', 'DomainName', 'Mail_1.Plain-Host.EXAMPLE.', 'mail_1.plain-host.example'],
+      ['a plain URL without a path', 'URL', 'HTTPS://Plain.Example:8443', 'https://plain.example:8443/'],
+      ['a plain URL with a query', 'URL', 'http://Plain.Example/A/b?x=1&y=Z', 'http://plain.example/A/b?x=1&y=Z'],
       ['an uncompressed IPv6 address', 'IPAddress', '2001:0DB8:0000:0000:0000:0000:0000:0001', '2001:db8::1'],
       ['an IPv4 address', 'IPAddress', '192.0.2.1', '192.0.2.1'],
       ['an IPv6 network', 'IPNetwork', '2001:DB8:0:0::/32', '2001:db8::/32'],
