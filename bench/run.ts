@@ -5,7 +5,7 @@
  *
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
  *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
- *                            [--storage local|s3]
+ *                            [--storage local|s3] [--floor express|nest]
  *                            [--service-env "LOG_LEVEL=silent METRICS_PORT=0"]
  *   node bench/.build/run.js --scale [--sizes 10k,100k,1M,10M]   (how cost grows with data: bench/scale.ts)
  *
@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { Api } from './lib/api.js';
 import { ClusterCpu } from './lib/cpu.js';
-import { baselineFilesDir, startBaselineServer, startS3Server } from './lib/baseline.js';
+import { baselineFilesDir, type FloorKind, startBaselineServer, startFloorServer, startS3Server } from './lib/baseline.js';
 import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
 import type { ChildServer } from './lib/processes.js';
 import { summariseProfiles } from './lib/profile.js';
@@ -37,6 +37,7 @@ import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
+import { DATABASE_POOL_SIZE } from './rows/service-sql.js';
 import { runScale } from './scale.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -56,6 +57,8 @@ interface Options {
   scale: boolean;
   sizes?: string;
   storage: 'local' | 's3';
+  /** What the stack floor of rows 2f, 3bf and 6f runs on (bench/floor/). */
+  floor: FloorKind;
   /** Settings for the service process on top of the bench's (e.g. logs and metrics off, for their cost). */
   serviceEnv: Record<string, string>;
   repoRoot: string;
@@ -83,6 +86,7 @@ function parseOptions(argv: string[]): Options {
     serviceNodeArgs: [],
     scale: false,
     storage: 'local',
+    floor: 'express',
     serviceEnv: {},
     repoRoot,
   };
@@ -106,6 +110,11 @@ function parseOptions(argv: string[]): Options {
       if (storage !== 'local' && storage !== 's3') throw new Error('--storage must be local or s3');
       options.storage = storage;
     }
+    else if (arg === '--floor') {
+      const floor = value();
+      if (floor !== 'express' && floor !== 'nest') throw new Error('--floor must be express or nest');
+      options.floor = floor;
+    }
     else if (arg === '--scale') options.scale = true;
     else if (arg === '--sizes') options.sizes = value();
     else if (arg === '--service-env') {
@@ -116,7 +125,7 @@ function parseOptions(argv: string[]): Options {
       }
     }
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--floor express|nest] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -176,6 +185,7 @@ async function main(): Promise<number> {
   let db: BenchDatabase | undefined;
   let service: ServiceHandle | undefined;
   let baselineServer: ChildServer | undefined;
+  let floorServer: ChildServer | undefined;
   let s3: BenchS3 | undefined;
   let setupPool: pg.Pool | undefined;
   let baselinePool: pg.Pool | undefined;
@@ -187,6 +197,7 @@ async function main(): Promise<number> {
     await service?.server.stop().catch(() => undefined);
     await s3?.stop().catch(() => undefined);
     await baselineServer?.stop().catch(() => undefined);
+    await floorServer?.stop().catch(() => undefined);
     await db?.stop().catch(() => undefined);
   };
   process.once('SIGINT', () => {
@@ -215,6 +226,12 @@ async function main(): Promise<number> {
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();
     baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot });
+    floorServer = await startFloorServer(
+      { benchDir, runDir, repoRoot: options.repoRoot },
+      options.floor,
+      { url: db.baselineUrl, poolSize: DATABASE_POOL_SIZE },
+      startFlags(options.serviceDir),
+    );
     setupPool = poolFor(db.setupUrl, 4);
     baselinePool = poolFor(db.baselineUrl, 24);
     const admin = new Api(service.url, { 'X-Api-Key': service.adminKey });
@@ -225,6 +242,8 @@ async function main(): Promise<number> {
       admin,
       routes: await admin.routes(),
       baselineServer,
+      floorServer,
+      floorName: options.floor === 'nest' ? 'bare NestJS' : 'bare Express',
       baselineFilesDir: baselineFilesDir(runDir),
       db,
       setupPool,

@@ -19,6 +19,23 @@ export async function startS3Server(
   return startListening('S3 server', join(options.benchDir, 's3-server.js'), ['--dir', dir, '--bucket', bucket], 's3-server.log', options);
 }
 
+/** Which framework the stack floor runs on (`--floor`). */
+export type FloorKind = 'express' | 'nest';
+
+/**
+ * Starts the stack floor of rows 2f, 3bf and 6f (bench/floor/<kind>-server.js) with the service's Node flags
+ * and pool size, connected to the benchmark database as the baselines' role, and waits for its port.
+ */
+export async function startFloorServer(
+  options: { benchDir: string; runDir: string; repoRoot: string },
+  kind: FloorKind,
+  database: { url: string; poolSize: number },
+  nodeArgs: string[],
+): Promise<ChildServer> {
+  const args = ['--database-url', database.url, '--pool-size', String(database.poolSize)];
+  return startListening('floor server', join(options.benchDir, 'floor', `${kind}-server.js`), args, 'floor.log', options, nodeArgs);
+}
+
 /** Spawns a bench helper that prints `LISTENING <port>`; its url is set from that port. */
 async function startListening(
   name: string,
@@ -26,8 +43,10 @@ async function startListening(
   args: string[],
   logName: string,
   options: { runDir: string; repoRoot: string },
+  nodeArgs: string[] = [],
 ): Promise<ChildServer> {
-  const server = spawnNode(name, script, args, { PATH: process.env.PATH, NODE_ENV: 'production' }, join(options.runDir, logName), options.repoRoot);
+  const env = { PATH: process.env.PATH, NODE_ENV: 'production' };
+  const server = spawnNode(name, script, args, env, join(options.runDir, logName), options.repoRoot, nodeArgs);
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`${name} did not start within 15 s`)), 15_000);

@@ -61,6 +61,10 @@ export interface RowContext {
   /** `METHOD /path/{param}` of every route the service serves (from /openapi.json). */
   routes: Set<string>;
   baselineServer: ChildServer;
+  /** The stack floor of rows 2f, 3bf and 6f (bench/floor/): bare Express or bare NestJS (`--floor`), and pg. */
+  floorServer: ChildServer;
+  /** What the floor runs on, for labels: `bare Express` or `bare NestJS`. */
+  floorName: string;
   baselineFilesDir: string;
   db: BenchDatabase;
   /** Superuser pool on the service's database for seeding, VACUUM and checks (never timed). */
@@ -203,6 +207,11 @@ export async function compare(spec: CompareSpec): Promise<{ service: SideResult;
     );
   }
   return { service, baseline, sql };
+}
+
+/** The probes of a floor row's measured side: the floor server takes the service's place. */
+export function floorSide(ctx: RowContext): Pick<CompareSpec, 'serviceProbe' | 'cpu'> {
+  return { serviceProbe: ctx.floorServer.probe, cpu: { ...ctx.cpu, service: ctx.floorServer.probe } };
 }
 
 /** Fills in ratio and verdict. */

@@ -1,9 +1,15 @@
 import { httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowModule } from '../lib/row.js';
+import { compare, finishRow, floorSide, type RowModule } from '../lib/row.js';
 
 const ROW = {
   id: '2',
   title: 'GET /health/live vs raw node:http answering the same JSON',
+  unit: 'req/s',
+  target: {},
+};
+const FLOOR = {
+  id: '2f',
+  title: 'stack floor of row 2: the bare framework answering the same JSON',
   unit: 'req/s',
   target: {},
 };
@@ -12,9 +18,11 @@ const ROW = {
  * Row 2 (report only): the fixed cost of the framework stack (Express, Nest routing, the global guard,
  * interceptors, filter) per request, against a bare `node:http` server in its own process answering the
  * same `{"status":"ok"}` with the same content type. Same connections and duration.
+ * Row 2f: the stack floor (bench/floor/) answering the same JSON against the same raw server: the ratio no
+ * service on that framework can beat.
  */
 export const row2: RowModule = {
-  rows: [ROW],
+  rows: [ROW, FLOOR],
   requires: ['GET /health/live'],
   async run(ctx) {
     const { scale } = ctx;
@@ -33,6 +41,18 @@ export const row2: RowModule = {
       sql: ctx.sqlStats,
       baselineProbe: ctx.baselineServer.probe,
     });
-    return [finishRow(ROW, measured, [`${scale.connections} connections`])];
+    const floor = await compare({
+      rounds: scale.cheapRounds,
+      serviceLabel: `${ctx.floorName}, same JSON`,
+      baselineLabel: 'raw node:http, same JSON',
+      warmService: () => load(ctx.floorServer.url, scale.warmupSeconds),
+      warmBaseline: () => load(ctx.baselineServer.url, scale.warmupSeconds),
+      service: async () => ({ outcome: await load(ctx.floorServer.url, scale.cheapSeconds) }),
+      baseline: async () => ({ outcome: await load(ctx.baselineServer.url, scale.cheapSeconds) }),
+      ...floorSide(ctx),
+      baselineProbe: ctx.baselineServer.probe,
+    });
+    const notes = [`${scale.connections} connections`];
+    return [finishRow(ROW, measured, notes), finishRow(FLOOR, floor, notes)];
   },
 };

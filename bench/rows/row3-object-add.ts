@@ -1,10 +1,11 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
 import { FIND_HITS, INSERT_OBJECT } from './service-sql.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
 const RESEND = { id: '3b', title: 'object add, identical re-sends', unit: 'objects/s', target: { minRatio: 0.5 } };
+const RESEND_FLOOR = { id: '3bf', title: 'stack floor of 3b: the bare framework + pg running the same pre-check', unit: 'objects/s', target: {} };
 
 /** Object number `n` of a collection: a DomainName with a ~`contextBytes` context valid for the bench schema. */
 export function benchObject(prefix: string, n: number, contextBytes: number) {
@@ -33,9 +34,11 @@ export function benchObject(prefix: string, n: number, contextBytes: number) {
  * into its own collection so
  * both sides write into tables of the same size. Not in the baseline: the per-request API-key lookup
  * (measured by row 1) and everything non-SQL (HTTP, validation, Ajv, JSON): that is what the ratio shows.
+ *   3bf: the stack floor (bench/floor/) re-sending the baseline's objects, which runs the same pre-check
+ *        with the same parameters behind bare HTTP routing and JSON parsing: the best 3b ratio possible there.
  */
 export const row3: RowModule = {
-  rows: [NEW, RESEND],
+  rows: [NEW, RESEND, RESEND_FLOOR],
   requires: [ROUTES.registerSchema, ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects'],
   async run(ctx: RowContext) {
     const { scale } = ctx;
@@ -48,26 +51,27 @@ export const row3: RowModule = {
     let servedNext = 0;
     let directNext = 0;
     const servedConfirmed: number[] = [];
-    const post = (seconds: number, pick: () => number) =>
+    const postTo = (baseUrl: string, target: string, prefix: string, seconds: number, pick: () => number, confirmed?: number[]) =>
       httpLoad({
-        baseUrl: ctx.service.url,
+        baseUrl,
         connections: scale.connections,
         durationS: seconds,
         headers,
         requests: [
           {
             method: 'POST',
-            path,
+            path: target,
             setupRequest: (request, context) => {
               context.n = pick();
-              return { ...request, body: benchObject(ctx.runId, context.n as number, scale.contextBytes).body };
+              return { ...request, body: benchObject(prefix, context.n as number, scale.contextBytes).body };
             },
             onResponse: (status, _body, context) => {
-              if (status === 204) servedConfirmed.push(context.n as number);
+              if (status === 204) confirmed?.push(context.n as number);
             },
           },
         ],
       }).done;
+    const post = (seconds: number, pick: () => number) => postTo(ctx.service.url, path, ctx.runId, seconds, pick, servedConfirmed);
 
     // The service resolves the collection and the schema version from invalidated in-process caches
     // (no statement per request), so the baseline resolves its collection once, here.
@@ -122,10 +126,25 @@ export const row3: RowModule = {
       sql: ctx.sqlStats,
       sqlParity: true,
     });
+    // The floor re-sends the baseline's objects, so that both run the very same statement and parameters.
+    let floorResend = 0;
+    const floorPost = (seconds: number) =>
+      postTo(ctx.floorServer.url, `/intel/collections/${directId}/objects`, `${ctx.runId}r`, seconds, () => floorResend++ % directCreated);
+    const floor = await compare({
+      rounds: scale.rounds,
+      serviceLabel: `${ctx.floorName} + pg: same pre-check`,
+      baselineLabel: 'raw pg: same SQL per object',
+      warmService: () => floorPost(scale.warmupSeconds),
+      warmBaseline: () => raw(scale.warmupSeconds, () => directResend++ % directCreated),
+      service: async () => ({ outcome: await floorPost(scale.objectAddSeconds) }),
+      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directResend++ % directCreated) }),
+      ...floorSide(ctx),
+    });
     const notes = [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`];
     return [
       finishRow(NEW, fresh, [...notes, `service created ${servedCreated} objects, baseline ${directCreated}`]),
       finishRow(RESEND, resent, notes),
+      finishRow(RESEND_FLOOR, floor, notes),
     ];
   },
 };

@@ -2,11 +2,12 @@ import type autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { benchSchema, RESOURCE } from './intel-setup.js';
 import { COMPLETE_TASK, DELIVERY_LIMIT_ERROR, TAKE_TASKS, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from './service-sql.js';
 
 const ROW = { id: '6', title: 'task queue: executors take 100 at a time and complete each', unit: 'tasks/s', target: { minRatio: 0.5 } };
+const FLOOR = { id: '6f', title: 'stack floor of row 6: the bare framework + pg running the same claim and completion', unit: 'tasks/s', target: {} };
 
 /** A valid result for the bench's insight schema. */
 function resultFor(domain: string) {
@@ -38,10 +39,11 @@ async function pendingCount(ctx: RowContext): Promise<number> {
  * the queue is empty. Throughput = completed tasks per second, the whole drain timed. Baseline: the same
  * executors through raw `pg`, running the service's claim statement and completion UPDATE verbatim
  * (src/insight/tasks.repository.ts) on the same number of freshly seeded tasks. Each side drains its own
- * batch; the queue is empty between them.
+ * batch; the queue is empty between them. Row 6f: the same executors over HTTP against the stack floor
+ * (bench/floor/), which runs the same two statements behind bare routing and JSON parsing.
  */
 export const row6: RowModule = {
-  rows: [ROW],
+  rows: [ROW, FLOOR],
   requires: ['POST /insight/schemas', 'POST /insight/task-queue/executing-tasks', 'POST /insight/task-queue/completed-tasks'],
   async run(ctx) {
     const { scale } = ctx;
@@ -52,7 +54,8 @@ export const row6: RowModule = {
     const token = await ctx.admin.withKey(key).token();
     let batch = 0;
 
-    const served = async (tasks: number) => {
+    // The executors' loop over HTTP, against the service or the stack floor (which serves the same paths).
+    const overHttp = async (baseUrl: string, tasks: number) => {
       let completed = 0;
       // One executor = one connection; one cycle = take, then up to 100 completions of what it took.
       const cycle: autocannon.Request[] = [
@@ -79,7 +82,7 @@ export const row6: RowModule = {
         })),
       ];
       const running = httpLoad({
-        baseUrl: ctx.service.url,
+        baseUrl,
         connections: scale.executors,
         // Ended by stop() once every task is completed; the duration is only a safety net.
         durationS: 600,
@@ -88,11 +91,11 @@ export const row6: RowModule = {
         requests: cycle,
       });
       const outcome = await running.done;
-      if (completed !== tasks) throw new Error(`the service side completed ${completed} of ${tasks} tasks`);
+      if (completed !== tasks) throw new Error(`${baseUrl} completed ${completed} of ${tasks} tasks`);
       // Executors that ran dry were still asking for work when the load stopped; let those last (empty)
       // takes finish inside the service so none of them can lease tasks of the next batch.
       await sleep(500);
-      if ((await pendingCount(ctx)) !== 0) throw new Error('tasks are still pending after the service side drained its batch');
+      if ((await pendingCount(ctx)) !== 0) throw new Error(`tasks are still pending after ${baseUrl} drained its batch`);
       return { outcome, units: completed };
     };
 
@@ -125,6 +128,7 @@ export const row6: RowModule = {
       return { outcome, units: completed };
     };
 
+    const served = (tasks: number) => overHttp(ctx.service.url, tasks);
     const warm = Math.min(scale.tasks, 2 * scale.executors * scale.takeLimit);
     const measured = await compare({
       rounds: 1,
@@ -148,6 +152,21 @@ export const row6: RowModule = {
       sql: ctx.sqlStats,
       sqlParity: true,
     });
-    return [finishRow(ROW, measured, [`${scale.tasks} tasks per side, ${scale.executors} executors, take limit ${scale.takeLimit}`])];
+    const floor = await compare({
+      rounds: 1,
+      serviceLabel: `${ctx.floorName} + pg: same claim + completion`,
+      baselineLabel: 'raw pg: same claim + completion SQL',
+      warmService: async () => {
+        await seedTasks(ctx, schemaId, warm, `${ctx.runId}w${batch++}`);
+        return overHttp(ctx.floorServer.url, warm);
+      },
+      prepareService: () => seedTasks(ctx, schemaId, scale.tasks, `${ctx.runId}f${batch++}`),
+      prepareBaseline: () => seedTasks(ctx, schemaId, scale.tasks, `${ctx.runId}r${batch++}`),
+      service: () => overHttp(ctx.floorServer.url, scale.tasks),
+      baseline: () => raw(scale.tasks),
+      ...floorSide(ctx),
+    });
+    const notes = [`${scale.tasks} tasks per side, ${scale.executors} executors, take limit ${scale.takeLimit}`];
+    return [finishRow(ROW, measured, notes), finishRow(FLOOR, floor, notes)];
   },
 };

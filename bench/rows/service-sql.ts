@@ -124,9 +124,10 @@ export const TAKE_TASKS = `
 // src/insight/tasks.repository.ts — OPEN_FOR_REPORT and TasksRepository.complete ($2 max deliveries).
 export const COMPLETE_TASK = `UPDATE insight_task SET state = 'Completed', result = $3 WHERE id = $1 AND state = 'Pending' AND deliveries > 0 AND (lease_expires_at > now() OR deliveries < $2)`;
 
-/** src/config/app-config.ts defaults the bench's service runs with (TASK_MAX_DELIVERIES, TASK_LEASE_SECONDS). */
+/** src/config/app-config.ts defaults the bench's service runs with (TASK_MAX_DELIVERIES, TASK_LEASE_SECONDS, DATABASE_POOL_SIZE). */
 export const TASK_MAX_DELIVERIES = 5;
 export const TASK_LEASE_SECONDS = 300;
+export const DATABASE_POOL_SIZE = 24;
 // src/insight/insight.errors.ts — deliveryLimitError(maxDeliveries).
 export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `no executor reported a result within the lease on any of ${TASK_MAX_DELIVERIES} deliveries` };
 

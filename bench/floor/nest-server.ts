@@ -1,0 +1,51 @@
+/**
+ * The stack floor (see express-server.ts) on bare NestJS over Express (`--floor nest`): the same routes and
+ * statements in one controller, with Nest's own body parser and none of the service's global guard,
+ * interceptors, pipe, filter, log lines or metrics. Between the Express floor and the service, it shows
+ * what the framework itself costs per request.
+ *
+ * Usage: node nest-server.js --database-url <url> --pool-size <n>; prints `LISTENING <port>`.
+ */
+import 'reflect-metadata';
+import { Body, ConflictException, Controller, Get, HttpCode, Module, Param, Post } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Server } from 'node:http';
+import { announce, complete, isStored, type ObjectBody, pool, take, type TakenTask, type TaskBody } from './work.js';
+
+@Controller()
+class FloorController {
+  @Get('health/live')
+  live(): { status: string } {
+    return { status: 'ok' };
+  }
+
+  @Post('intel/collections/:collection/objects')
+  @HttpCode(204)
+  async objects(@Param('collection') collection: string, @Body() body: ObjectBody): Promise<void> {
+    if (!(await isStored(Number(collection), body))) throw new ConflictException();
+  }
+
+  @Post('insight/task-queue/executing-tasks')
+  @HttpCode(200)
+  take(@Body() body: { limit: number }): Promise<TakenTask[]> {
+    return take(body.limit);
+  }
+
+  @Post('insight/task-queue/completed-tasks')
+  @HttpCode(204)
+  async complete(@Body() body: TaskBody): Promise<void> {
+    if (!(await complete(body))) throw new ConflictException();
+  }
+}
+
+@Module({ controllers: [FloorController] })
+class FloorModule {}
+
+const app = await NestFactory.create<NestExpressApplication>(FloorModule, { logger: false });
+// The service's two Express settings (src/configure-app.ts).
+app.disable('x-powered-by');
+app.set('etag', false);
+await app.listen(0, '127.0.0.1');
+announce((app.getHttpServer() as Server).address());
+process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));

@@ -1,0 +1,63 @@
+/**
+ * What the stack floor does per request (bench/floor/*-server.ts), the same on either framework: one of
+ * the service's statements through a `pg` pool, with the parameters the service would pass. Nothing else.
+ */
+import pg from 'pg';
+import { COMPLETE_TASK, DELIVERY_LIMIT_ERROR, FIND_HITS, TAKE_TASKS, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from '../rows/service-sql.js';
+
+export interface ObjectBody {
+  keys: { type: string; value: string }[];
+  context: unknown;
+}
+
+export interface TaskBody {
+  taskID: string;
+  result: unknown;
+}
+
+export interface TakenTask {
+  id: string;
+  params: { objectKeys: unknown };
+}
+
+function argument(name: string): string {
+  const index = process.argv.indexOf(name);
+  if (index < 0 || index + 1 >= process.argv.length) throw new Error(`floor server: ${name} is required`);
+  return process.argv[index + 1];
+}
+
+/** The pool from `--database-url` and `--pool-size` (the service's own pool size). */
+export const pool = new pg.Pool({ connectionString: argument('--database-url'), max: Number(argument('--pool-size')) });
+
+/** The service's key pre-check (prepared under the service's name, as the service prepares it): whether the object is stored. */
+export async function isStored(collectionId: number, body: ObjectBody): Promise<boolean> {
+  const { rowCount } = await pool.query({
+    name: 'intel_find_hits',
+    text: FIND_HITS,
+    values: [collectionId, body.keys.map((key) => key.type), body.keys.map((key) => key.value), JSON.stringify(body.context), true, null],
+  });
+  return rowCount !== 0;
+}
+
+/** The service's claim statement. */
+export async function take(limit: number): Promise<TakenTask[]> {
+  const { rows } = await pool.query<{ exhausted: boolean; id: string; objectKeys: unknown }>(TAKE_TASKS, [
+    limit,
+    TASK_MAX_DELIVERIES,
+    TASK_LEASE_SECONDS,
+    DELIVERY_LIMIT_ERROR.code,
+    DELIVERY_LIMIT_ERROR.message,
+  ]);
+  return rows.filter((row) => !row.exhausted).map((row) => ({ id: row.id, params: { objectKeys: row.objectKeys } }));
+}
+
+/** The service's completion UPDATE: whether the task was open for it. */
+export async function complete(body: TaskBody): Promise<boolean> {
+  const { rowCount } = await pool.query(COMPLETE_TASK, [body.taskID, TASK_MAX_DELIVERIES, JSON.stringify(body.result)]);
+  return rowCount === 1;
+}
+
+/** Prints the port for the bench (`LISTENING <port>`). */
+export function announce(address: ReturnType<import('node:net').Server['address']>): void {
+  process.stdout.write(`LISTENING ${typeof address === 'object' && address ? address.port : 0}\n`);
+}
