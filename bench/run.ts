@@ -5,7 +5,7 @@
  *
  *   node bench/.build/run.js [--quick] [--rows 1,2,9] [--service-dir dist] [--out bench/results.json]
  *                            [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc …"]
- *                            [--storage local|s3] [--floor express|nest]
+ *                            [--storage local|s3] [--floor nest|express]
  *                            [--service-env "LOG_LEVEL=silent METRICS_PORT=0"]
  *   node bench/.build/run.js --scale [--sizes 10k,100k,1M,10M]   (how cost grows with data: bench/scale.ts)
  *
@@ -57,7 +57,7 @@ interface Options {
   scale: boolean;
   sizes?: string;
   storage: 'local' | 's3';
-  /** What the stack floor of rows 2f, 3bf and 6f runs on (bench/floor/). */
+  /** What the stack floor of rows 2f, 3bf and 6f runs on (bench/floor/): NestJS over Express, the service's stack, or bare Express. */
   floor: FloorKind;
   /** Settings for the service process on top of the bench's (e.g. logs and metrics off, for their cost). */
   serviceEnv: Record<string, string>;
@@ -86,7 +86,7 @@ function parseOptions(argv: string[]): Options {
     serviceNodeArgs: [],
     scale: false,
     storage: 'local',
-    floor: 'express',
+    floor: 'nest',
     serviceEnv: {},
     repoRoot,
   };
@@ -125,7 +125,7 @@ function parseOptions(argv: string[]): Options {
       }
     }
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--floor express|nest] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n');
+      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--floor nest|express] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n');
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }

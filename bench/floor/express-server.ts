@@ -1,10 +1,10 @@
 /**
- * The stack floor of rows 2, 3b and 6 (rows 2f, 3bf, 6f) on bare Express 5, run as its own process like the
- * service: the least any service built on Express and `pg` does per request — routing, the JSON body
- * parser, one statement (bench/floor/work.ts), a JSON answer — and nothing else: no framework on top, no
- * authentication, validation, normalisation, schema check, log line or metrics. Its ratio against a row's
- * baseline is the highest that row can reach on this stack in the same run. `--floor nest` runs
- * nest-server.ts instead: the same routes on bare NestJS.
+ * The stack floor of rows 2, 3b and 6 (rows 2f, 3bf, 6f) on bare Express 5 (`--floor express`), run as its
+ * own process like the service: the least any service built on Express and `pg` does per request —
+ * routing, the JSON body parser, one statement (bench/floor/work.ts), a JSON answer — and nothing else: no
+ * framework on top, no authentication, validation, normalisation, schema check, log line or metrics. Its
+ * ratio against a row's baseline is the highest that row can reach on Express in the same run. By default
+ * the bench runs nest-server.ts instead: the same routes on bare NestJS, the service's own stack.
  *
  *   GET  /health/live                                → {"status":"ok"}, as the service (row 2)
  *   POST /intel/collections/<collection id>/objects  → the key pre-check; 204 when the object is stored

@@ -1,8 +1,9 @@
 /**
- * The stack floor (see express-server.ts) on bare NestJS over Express (`--floor nest`): the same routes and
- * statements in one controller, with Nest's own body parser and none of the service's global guard,
- * interceptors, pipe, filter, log lines or metrics. Between the Express floor and the service, it shows
- * what the framework itself costs per request.
+ * The stack floor of rows 2f, 3bf and 6f (the bench's default; see express-server.ts for `--floor express`)
+ * on bare NestJS over Express, the service's own stack: the same routes and statements in one controller,
+ * with Nest's own body parser and none of the service's global guard, interceptors, pipe, filter, log
+ * lines or metrics. Whatever the service does per request, it does at least this, so its ratio is the
+ * highest the row can reach on this stack in the same run.
  *
  * Usage: node nest-server.js --database-url <url> --pool-size <n>; prints `LISTENING <port>`.
  */
