@@ -3,7 +3,7 @@
  * the load generator never shares an event loop with the server it measures.
  *
  *   GET  /health/live          → the same JSON body the service answers: {"status":"ok"}
- *   PUT  /upload               → pipes the request body to a new file under --dir (write, fsync, rename:
+ *   PUT  /upload               → pipes the request body to a new file under --dir (write, fsync, rename, fsync of --dir:
  *   POST|PUT /upload             the storage contract of decisions §10), answers 201 {"fileID"}
  *   GET  /files/<name>         → streams the `Range: bytes=a-b` slice of --dir/<name> with 206 and
  *                                Content-Range (whole file with 200 without Range)
@@ -37,6 +37,13 @@ async function upload(request: IncomingMessage, response: ServerResponse): Promi
     await handle.close();
   }
   await rename(temporary, join(dir, id));
+  // And the directory, as the service's local storage does (the rename is durable only then).
+  const directory = await open(dir, 'r');
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
   json(response, 201, JSON.stringify({ fileID: id }));
 }
 
