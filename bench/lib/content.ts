@@ -13,13 +13,17 @@ export class Content {
 
   /** `bytes` bytes of the stream starting at MiB number `firstMiB` (`bytes` need not be whole MiB). */
   slice(firstMiB: number, bytes: number): Buffer {
-    const out = Buffer.allocUnsafe(bytes);
+    return this.fill(Buffer.allocUnsafe(bytes), 0, firstMiB, bytes);
+  }
+
+  /** Writes what `slice` returns into `target` at `at`; returns `target`. */
+  fill(target: Buffer, at: number, firstMiB: number, bytes: number): Buffer {
     for (let offset = 0, i = firstMiB; offset < bytes; offset += MiB, i++) {
       const length = Math.min(MiB, bytes - offset);
-      this.block.copy(out, offset, 0, length);
-      if (length >= 8) out.writeBigUInt64BE(BigInt(i), offset);
+      this.block.copy(target, at + offset, 0, length);
+      if (length >= 8) target.writeBigUInt64BE(BigInt(i), at + offset);
     }
-    return out;
+    return target;
   }
 
   /** Writes `bytes` bytes of the stream starting at MiB `firstMiB` to `path` (for the download baseline). */
@@ -65,11 +69,43 @@ export function multipart(fields: MultipartField[]): { contentType: string; body
 
 /** A session part exactly as the SDK sends it: number, partSize and filePart, each a file part named "upload". */
 export function partForm(number: number, content: Buffer): { contentType: string; body: Buffer } {
-  return multipart([
+  return multipart(partFields(number, content.length, content));
+}
+
+function partFields(number: number, size: number, content: Buffer): MultipartField[] {
+  return [
     { name: 'number', filename: 'upload', data: Buffer.from(String(number)) },
-    { name: 'partSize', filename: 'upload', data: Buffer.from(String(content.length)) },
+    { name: 'partSize', filename: 'upload', data: Buffer.from(String(size)) },
     { name: 'filePart', filename: 'upload', data: content },
-  ]);
+  ];
+}
+
+/**
+ * The forms of `partForm`, byte for byte, written into one buffer that every part reuses: a fresh 5 MiB
+ * body per part (and autocannon's copy of it behind the request line) cost the load generator more CPU
+ * per MiB than the raw server, and how much depended on the allocator's state, not on the server measured.
+ */
+export class ReusedPartForms {
+  private readonly buffer: Buffer;
+
+  constructor(
+    private readonly content: Content,
+    maxPartBytes: number,
+  ) {
+    // Room for the form's longest number fields around the largest part.
+    this.buffer = Buffer.allocUnsafeSlow(multipart(partFields(2 ** 31, maxPartBytes, Buffer.alloc(0))).body.length + maxPartBytes);
+  }
+
+  /** Part `number` holding `bytes` bytes of the content from MiB `firstMiB`; valid until the next call. */
+  form(number: number, firstMiB: number, bytes: number): { contentType: string; body: Buffer } {
+    // The same form around an empty file part, split where the content goes.
+    const { contentType, body: shell } = multipart(partFields(number, bytes, Buffer.alloc(0)));
+    const head = shell.length - Buffer.byteLength(`\r\n--${BOUNDARY}--\r\n`);
+    shell.copy(this.buffer, 0, 0, head);
+    this.content.fill(this.buffer, head, firstMiB, bytes);
+    const end = head + bytes + shell.copy(this.buffer, head + bytes, head);
+    return { contentType, body: this.buffer.subarray(0, end) };
+  }
 }
 
 /** A direct upload form: one `file` field. */

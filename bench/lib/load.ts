@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { LatencyRecorder } from './latency.js';
@@ -182,4 +183,102 @@ export async function stepLoad(options: StepLoadOptions): Promise<LoadOutcome> {
     }),
   );
   return { requests, elapsedS: Math.max(lastFinish - started, 1) / 1000, bytesReceived: 0, latency, failures };
+}
+
+/** One request of `sequentialHttpLoad`; `body` may be a view of a buffer the caller reuses once it is answered. */
+export interface SequentialRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer;
+  onResponse?: (status: number, body: string) => void;
+}
+
+/**
+ * Requests one after another on one keep-alive connection, each made by `next(index)` just before it is
+ * sent, with autocannon's accounting (latency from sending to the whole response, elapsed time from the
+ * first send to the last response). Unlike autocannon it sends `body` as given, without copying it behind
+ * the request line, so a caller can send multi-megabyte bodies from one reused buffer (row 7b).
+ */
+export async function sequentialHttpLoad(options: {
+  baseUrl: string;
+  amount: number;
+  next: (index: number) => SequentialRequest;
+  headers?: Record<string, string>;
+  timeoutS?: number;
+}): Promise<LoadOutcome> {
+  const latency = new LatencyRecorder();
+  const failures: LoadOutcome['failures'] = { statuses: {}, errors: 0, timeouts: 0 };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let requests = 0;
+  let bytesReceived = 0;
+  let started: number | undefined;
+  let lastResponse = 0;
+  try {
+    for (let index = 0; index < options.amount; index++) {
+      const request = options.next(index);
+      const t0 = performance.now();
+      started ??= t0;
+      try {
+        const { status, body } = await send(agent, options.baseUrl, request, options.headers, (options.timeoutS ?? 30) * 1000);
+        lastResponse = performance.now();
+        bytesReceived += Buffer.byteLength(body);
+        if (status >= 200 && status < 300) {
+          requests++;
+          latency.record(lastResponse - t0);
+          request.onResponse?.(status, body);
+        } else {
+          failures.statuses[status] = (failures.statuses[status] ?? 0) + 1;
+          failures.firstFailure ??= `${request.method} ${request.path}: ${status} ${body.slice(0, 200)}`;
+        }
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (/timed out/.test(message)) failures.timeouts++;
+        else failures.errors++;
+        failures.firstFailure ??= message;
+        break;
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
+  return { requests, elapsedS: Math.max(lastResponse - (started ?? lastResponse), 1) / 1000, bytesReceived, latency, failures };
+}
+
+/** Resolves once the response is read and the body has left (so its buffer may be reused). */
+function send(
+  agent: http.Agent,
+  baseUrl: string,
+  request: SequentialRequest,
+  headers: Record<string, string> | undefined,
+  timeoutMs: number,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(new URL(request.path, baseUrl), {
+      agent,
+      method: request.method,
+      headers: { ...headers, ...request.headers, 'Content-Length': String(request.body?.length ?? 0) },
+    });
+    let sent = false;
+    let answer: { status: number; body: string } | undefined;
+    const settle = () => {
+      if (sent && answer) resolve(answer);
+    };
+    outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error(`${request.method} ${request.path} timed out`)));
+    outgoing.on('error', reject);
+    outgoing.on('finish', () => {
+      sent = true;
+      settle();
+    });
+    outgoing.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        answer = { status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') };
+        settle();
+      });
+    });
+    outgoing.end(request.body);
+  });
 }

@@ -1,7 +1,6 @@
-import type autocannon from 'autocannon';
 import { Readable } from 'node:stream';
-import { Content, fileForm, MiB, partForm } from '../lib/content.js';
-import { httpLoad, stepLoad } from '../lib/load.js';
+import { Content, fileForm, MiB, ReusedPartForms } from '../lib/content.js';
+import { httpLoad, type LoadOutcome, type SequentialRequest, sequentialHttpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { RESOURCE } from './intel-setup.js';
 
@@ -47,55 +46,65 @@ export function contentOf(ctx: RowContext): Content {
 }
 
 /**
- * The SDK's session upload as one autocannon cycle on one connection: create the session, PUT every part
- * in order (the SDK uploads them one after another), complete. The completion's `{fileID}` goes to `onFile`.
+ * The SDK's session upload on one connection: create the session, PUT every part in order (the SDK uploads
+ * them one after another) from one reused buffer, complete. Resolves with the load and the completion's
+ * `{fileID}`.
  */
-export function sessionCycle(
+export async function uploadSession(
+  baseUrl: string,
+  headers: Record<string, string>,
   content: Content,
   firstMiB: number,
   size: number,
   partBytes: number,
-  onFile: (fileId: string) => void,
-): autocannon.Request[] {
+): Promise<{ outcome: LoadOutcome; fileId?: string }> {
   const parts = Math.ceil(size / partBytes);
-  return [
-    {
-      method: 'POST',
-      path: '/filebox/sessions',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ partSize: partBytes }),
-      onResponse: (status, body, context) => {
-        if (status === 201) context.session = (JSON.parse(body) as { sessionID: string }).sessionID;
-      },
+  const forms = new ReusedPartForms(content, partBytes);
+  let session = '';
+  let fileId: string | undefined;
+  const outcome = await sequentialHttpLoad({
+    baseUrl,
+    amount: parts + 2,
+    timeoutS: 300,
+    headers,
+    next: (index): SequentialRequest => {
+      if (index === 0) {
+        return {
+          method: 'POST',
+          path: '/filebox/sessions',
+          headers: { 'Content-Type': 'application/json' },
+          body: Buffer.from(JSON.stringify({ partSize: partBytes })),
+          onResponse: (_status, body) => (session = (JSON.parse(body) as { sessionID: string }).sessionID),
+        };
+      }
+      if (index > parts) {
+        return {
+          method: 'POST',
+          path: `/filebox/sessions/${session}/completed`,
+          onResponse: (_status, body) => (fileId = (JSON.parse(body) as { fileID: string }).fileID),
+        };
+      }
+      return { method: 'PUT', path: `/filebox/sessions/${session}/parts`, ...partRequest(forms, index - 1, firstMiB, size, partBytes) };
     },
-    ...Array.from({ length: parts }, (_, i): autocannon.Request => ({
-      method: 'PUT',
-      setupRequest: (request, context) => {
-        const length = Math.min(partBytes, size - i * partBytes);
-        const form = partForm(i + 1, content.slice(firstMiB + (i * partBytes) / MiB, length));
-        return { ...request, path: `/filebox/sessions/${context.session as string}/parts`, headers: { ...request.headers, 'Content-Type': form.contentType }, body: form.body };
-      },
-    })),
-    {
-      method: 'POST',
-      setupRequest: (request, context) => ({ ...request, path: `/filebox/sessions/${context.session as string}/completed` }),
-      onResponse: (status, body) => {
-        if (status === 201) onFile((JSON.parse(body) as { fileID: string }).fileID);
-      },
-    },
-  ];
+  });
+  return { outcome, fileId };
+}
+
+/** Headers and body of part `i` (from 0) of a file of `size` bytes starting at MiB `firstMiB`. */
+function partRequest(forms: ReusedPartForms, i: number, firstMiB: number, size: number, partBytes: number) {
+  const form = forms.form(i + 1, firstMiB + (i * partBytes) / MiB, Math.min(partBytes, size - i * partBytes));
+  return { headers: { 'Content-Type': form.contentType }, body: form.body };
 }
 
 /** The same part bodies, one request each, for the baseline server (which pipes each body to a file). */
-function rawPartCycle(content: Content, firstMiB: number, size: number, partBytes: number): autocannon.Request[] {
-  return Array.from({ length: Math.ceil(size / partBytes) }, (_, i): autocannon.Request => ({
-    method: 'PUT',
-    path: '/upload',
-    setupRequest: (request) => {
-      const form = partForm(i + 1, content.slice(firstMiB + (i * partBytes) / MiB, Math.min(partBytes, size - i * partBytes)));
-      return { ...request, headers: { ...request.headers, 'Content-Type': form.contentType }, body: form.body };
-    },
-  }));
+function rawParts(baseUrl: string, content: Content, firstMiB: number, size: number, partBytes: number): Promise<LoadOutcome> {
+  const forms = new ReusedPartForms(content, partBytes);
+  return sequentialHttpLoad({
+    baseUrl,
+    amount: Math.ceil(size / partBytes),
+    timeoutS: 300,
+    next: (i) => ({ method: 'PUT', path: '/upload', ...partRequest(forms, i, firstMiB, size, partBytes) }),
+  });
 }
 
 /**
@@ -180,39 +189,27 @@ export const row7: RowModule = {
       baselineLabel: ctx.s3 ? 'raw SDK: one PUT per part of the same bytes to the same S3' : 'raw node:http piping each part body to a file',
       service: async () => {
         const firstMiB = take(size);
-        const outcome = await httpLoad({
-          baseUrl: ctx.service.url,
-          connections: 1,
-          amount: parts + 2,
-          timeoutS: 300,
-          headers: auth,
-          keepBodies: true,
-          requests: sessionCycle(content, firstMiB, size, scale.partBytes, (fileId) => {
-            uploaded = { fileId, size, firstMiB, content };
-          }),
-        }).done;
-        if (!uploaded) throw new Error('the session upload returned no fileID');
+        const { outcome, fileId } = await uploadSession(ctx.service.url, auth, content, firstMiB, size, scale.partBytes);
+        if (!fileId) throw new Error(`the session upload returned no fileID (${outcome.failures.firstFailure ?? 'no failure recorded'})`);
+        uploaded = { fileId, size, firstMiB, content };
         return { outcome, units: size / MiB };
       },
       baseline: async () => {
         const firstMiB = take(size);
         let next = 0;
+        // As the service side, every part from one reused buffer.
+        const part = Buffer.allocUnsafeSlow(scale.partBytes);
         const outcome = ctx.s3
           ? await stepLoad({
               concurrency: 1,
               amount: parts,
               step: async () => {
                 const i = next++;
-                await ctx.s3!.put(content.slice(firstMiB + (i * scale.partBytes) / MiB, Math.min(scale.partBytes, size - i * scale.partBytes)));
+                const bytes = Math.min(scale.partBytes, size - i * scale.partBytes);
+                await ctx.s3!.put(content.fill(part, 0, firstMiB + (i * scale.partBytes) / MiB, bytes).subarray(0, bytes));
               },
             })
-          : await httpLoad({
-              baseUrl: ctx.baselineServer.url,
-              connections: 1,
-              amount: parts,
-              timeoutS: 300,
-              requests: rawPartCycle(content, firstMiB, size, scale.partBytes),
-            }).done;
+          : await rawParts(ctx.baselineServer.url, content, firstMiB, size, scale.partBytes);
         return { outcome, units: size / MiB };
       },
       serviceProbe: ctx.service.server.probe,

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { MiB } from '../lib/content.js';
 import { httpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowModule } from '../lib/row.js';
-import { contentOf, fileboxToken, sessionCycle, storageNote, type UploadedFile } from './row7-upload.js';
+import { contentOf, fileboxToken, storageNote, type UploadedFile, uploadSession } from './row7-upload.js';
 import type { Content } from '../lib/content.js';
 
 const ROW = { id: '8', title: 'ranged download of 1 GiB in 50 MiB ranges', unit: 'MiB/s', target: { minRatio: 0.8 } };
@@ -28,16 +28,7 @@ export const row8: RowModule = {
       // Row 7 did not run (or was not selected): upload the file untimed.
       const content = contentOf(ctx);
       const size = scale.sessionFileBytes;
-      let fileId: string | undefined;
-      await httpLoad({
-        baseUrl: ctx.service.url,
-        connections: 1,
-        amount: Math.ceil(size / scale.partBytes) + 2,
-        timeoutS: 300,
-        headers: auth,
-        keepBodies: true,
-        requests: sessionCycle(content, 1_000_000, size, scale.partBytes, (id) => (fileId = id)),
-      }).done;
+      const { fileId } = await uploadSession(ctx.service.url, auth, content, 1_000_000, size, scale.partBytes);
       if (!fileId) throw new Error('could not upload the download row’s file');
       file = { fileId, size, firstMiB: 1_000_000, content };
     }
