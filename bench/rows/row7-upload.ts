@@ -198,7 +198,7 @@ export const row7: RowModule = {
         const firstMiB = take(size);
         let next = 0;
         // As the service side, every part from one reused buffer.
-        const part = Buffer.allocUnsafeSlow(scale.partBytes);
+        const part = ctx.s3 ? Buffer.allocUnsafeSlow(scale.partBytes) : undefined;
         const outcome = ctx.s3
           ? await stepLoad({
               concurrency: 1,
@@ -206,7 +206,7 @@ export const row7: RowModule = {
               step: async () => {
                 const i = next++;
                 const bytes = Math.min(scale.partBytes, size - i * scale.partBytes);
-                await ctx.s3!.put(content.fill(part, 0, firstMiB + (i * scale.partBytes) / MiB, bytes).subarray(0, bytes));
+                await ctx.s3!.put(content.fill(part!, 0, firstMiB + (i * scale.partBytes) / MiB, bytes).subarray(0, bytes));
               },
             })
           : await rawParts(ctx.baselineServer.url, content, firstMiB, size, scale.partBytes);
