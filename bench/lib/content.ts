@@ -67,48 +67,48 @@ export function multipart(fields: MultipartField[]): { contentType: string; body
   return { contentType: `multipart/form-data; boundary=${BOUNDARY}`, body: Buffer.concat(chunks) };
 }
 
-/** A session part exactly as the SDK sends it: number, partSize and filePart, each a file part named "upload". */
-export function partForm(number: number, content: Buffer): { contentType: string; body: Buffer } {
-  return multipart(partFields(number, content.length, content));
-}
+const EMPTY = Buffer.alloc(0);
 
-function partFields(number: number, size: number, content: Buffer): MultipartField[] {
+/** The fields of a session part exactly as the SDK sends them, the content left out: number, partSize and filePart, each a file part named "upload". */
+export function partShell(number: number, size: number): MultipartField[] {
   return [
     { name: 'number', filename: 'upload', data: Buffer.from(String(number)) },
     { name: 'partSize', filename: 'upload', data: Buffer.from(String(size)) },
-    { name: 'filePart', filename: 'upload', data: content },
+    { name: 'filePart', filename: 'upload', data: EMPTY },
   ];
 }
 
+/** The field of a direct upload, the content left out: one `file`. */
+export function fileShell(filename: string): MultipartField[] {
+  return [{ name: 'file', filename, data: EMPTY }];
+}
+
 /**
- * The forms of `partForm`, byte for byte, written into one buffer that every part reuses: a fresh 5 MiB
- * body per part (and autocannon's copy of it behind the request line) cost the load generator more CPU
- * per MiB than the raw server, and how much depended on the allocator's state, not on the server measured.
+ * Multipart forms whose last field carries content of the stream, written byte for byte as `multipart`
+ * builds them into one buffer that every form reuses: a fresh multi-megabyte body per request (and
+ * autocannon's copy of it behind the request line) cost the load generator more CPU per MiB than the raw
+ * server, and how much depended on the allocator's state, not on the server measured.
  */
-export class ReusedPartForms {
+export class ReusedForms {
   private readonly buffer: Buffer;
 
+  /** `longest`: the fields (content left out) of the longest form it will hold, around `maxBytes` of content. */
   constructor(
     private readonly content: Content,
-    maxPartBytes: number,
+    maxBytes: number,
+    longest: MultipartField[],
   ) {
-    // Room for the form's longest number fields around the largest part.
-    this.buffer = Buffer.allocUnsafeSlow(multipart(partFields(2 ** 31, maxPartBytes, Buffer.alloc(0))).body.length + maxPartBytes);
+    this.buffer = Buffer.allocUnsafeSlow(multipart(longest).body.length + maxBytes);
   }
 
-  /** Part `number` holding `bytes` bytes of the content from MiB `firstMiB`; valid until the next call. */
-  form(number: number, firstMiB: number, bytes: number): { contentType: string; body: Buffer } {
-    // The same form around an empty file part, split where the content goes.
-    const { contentType, body: shell } = multipart(partFields(number, bytes, Buffer.alloc(0)));
+  /** The form of `fields` whose last field holds `bytes` bytes of the content from MiB `firstMiB`; valid until the next call. */
+  form(fields: MultipartField[], firstMiB: number, bytes: number): { contentType: string; body: Buffer } {
+    // The form around an empty last field, split where the content goes.
+    const { contentType, body: shell } = multipart(fields);
     const head = shell.length - Buffer.byteLength(`\r\n--${BOUNDARY}--\r\n`);
     shell.copy(this.buffer, 0, 0, head);
     this.content.fill(this.buffer, head, firstMiB, bytes);
     const end = head + bytes + shell.copy(this.buffer, head + bytes, head);
     return { contentType, body: this.buffer.subarray(0, end) };
   }
-}
-
-/** A direct upload form: one `file` field. */
-export function fileForm(filename: string, content: Buffer): { contentType: string; body: Buffer } {
-  return multipart([{ name: 'file', filename, data: content }]);
 }

@@ -195,28 +195,33 @@ export interface SequentialRequest {
 }
 
 /**
- * Requests one after another on one keep-alive connection, each made by `next(index)` just before it is
- * sent, with autocannon's accounting (latency from sending to the whole response, elapsed time from the
- * first send to the last response). Unlike autocannon it sends `body` as given, without copying it behind
- * the request line, so a caller can send multi-megabyte bodies from one reused buffer (row 7b).
+ * Requests one after another on each of `connections` keep-alive connections (default one), each made by
+ * `next(index, connection)` just before it is sent, with autocannon's accounting (latency from sending to
+ * the whole response, elapsed time from the first send to the last response). Unlike autocannon it sends
+ * `body` as given, without copying it behind the request line, so a caller can send multi-megabyte bodies
+ * from one reused buffer per connection (rows 7a and 7b).
  */
 export async function sequentialHttpLoad(options: {
   baseUrl: string;
   amount: number;
-  next: (index: number) => SequentialRequest;
+  next: (index: number, connection: number) => SequentialRequest;
+  connections?: number;
   headers?: Record<string, string>;
   timeoutS?: number;
 }): Promise<LoadOutcome> {
   const latency = new LatencyRecorder();
   const failures: LoadOutcome['failures'] = { statuses: {}, errors: 0, timeouts: 0 };
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const connections = options.connections ?? 1;
+  // At most one request in flight per connection loop, so the agent keeps that many sockets alive.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  let issued = 0;
   let requests = 0;
   let bytesReceived = 0;
   let started: number | undefined;
   let lastResponse = 0;
-  try {
-    for (let index = 0; index < options.amount; index++) {
-      const request = options.next(index);
+  const connection = async (connectionIndex: number) => {
+    while (issued < options.amount) {
+      const request = options.next(issued++, connectionIndex);
       const t0 = performance.now();
       started ??= t0;
       try {
@@ -236,9 +241,12 @@ export async function sequentialHttpLoad(options: {
         if (/timed out/.test(message)) failures.timeouts++;
         else failures.errors++;
         failures.firstFailure ??= message;
-        break;
+        return;
       }
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: connections }, (_, index) => connection(index)));
   } finally {
     agent.destroy();
   }

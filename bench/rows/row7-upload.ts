@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { Content, fileForm, MiB, ReusedPartForms } from '../lib/content.js';
-import { httpLoad, type LoadOutcome, type SequentialRequest, sequentialHttpLoad, stepLoad } from '../lib/load.js';
+import { Content, fileShell, MiB, partShell, ReusedForms } from '../lib/content.js';
+import { type LoadOutcome, type SequentialRequest, sequentialHttpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { RESOURCE } from './intel-setup.js';
 
@@ -10,6 +10,7 @@ const DIRECT = {
   unit: 'MiB/s',
   target: { minRatio: 0.7, maxGrowthMiB: 64 },
 };
+const DIRECT_FILENAME = 'sample.bin';
 const SESSION = {
   id: '7b',
   title: '1 GiB through 5 MiB session parts',
@@ -59,7 +60,7 @@ export async function uploadSession(
   partBytes: number,
 ): Promise<{ outcome: LoadOutcome; fileId?: string }> {
   const parts = Math.ceil(size / partBytes);
-  const forms = new ReusedPartForms(content, partBytes);
+  const forms = partForms(content, partBytes);
   let session = '';
   let fileId: string | undefined;
   const outcome = await sequentialHttpLoad({
@@ -90,15 +91,24 @@ export async function uploadSession(
   return { outcome, fileId };
 }
 
+function partForms(content: Content, partBytes: number): ReusedForms {
+  // Room for the longest number fields.
+  return new ReusedForms(content, partBytes, partShell(2 ** 31, partBytes));
+}
+
 /** Headers and body of part `i` (from 0) of a file of `size` bytes starting at MiB `firstMiB`. */
-function partRequest(forms: ReusedPartForms, i: number, firstMiB: number, size: number, partBytes: number) {
-  const form = forms.form(i + 1, firstMiB + (i * partBytes) / MiB, Math.min(partBytes, size - i * partBytes));
+function partRequest(forms: ReusedForms, i: number, firstMiB: number, size: number, partBytes: number) {
+  const bytes = Math.min(partBytes, size - i * partBytes);
+  return formRequest(forms.form(partShell(i + 1, bytes), firstMiB + (i * partBytes) / MiB, bytes));
+}
+
+function formRequest(form: { contentType: string; body: Buffer }) {
   return { headers: { 'Content-Type': form.contentType }, body: form.body };
 }
 
 /** The same part bodies, one request each, for the baseline server (which pipes each body to a file). */
 function rawParts(baseUrl: string, content: Content, firstMiB: number, size: number, partBytes: number): Promise<LoadOutcome> {
-  const forms = new ReusedPartForms(content, partBytes);
+  const forms = partForms(content, partBytes);
   return sequentialHttpLoad({
     baseUrl,
     amount: Math.ceil(size / partBytes),
@@ -134,31 +144,31 @@ export const row7: RowModule = {
       return first;
     };
 
+    // Every connection sends its files one after another from its own reused buffer, on both sides.
+    const directForms = Array.from({ length: scale.directConnections }, () =>
+      new ReusedForms(content, scale.directFileBytes, fileShell(DIRECT_FILENAME)),
+    );
     const direct = (baseUrl: string, path: string, files: number, bytes: number, headers: Record<string, string>) =>
-      httpLoad({
+      sequentialHttpLoad({
         baseUrl,
         connections: Math.min(scale.directConnections, files),
         amount: files,
         timeoutS: 120,
         headers,
-        requests: [
-          {
-            method: 'PUT',
-            path,
-            setupRequest: (request) => {
-              const form = fileForm('sample.bin', content.slice(take(bytes), bytes));
-              return { ...request, headers: { ...request.headers, 'Content-Type': form.contentType }, body: form.body };
-            },
-          },
-        ],
-      }).done;
-    // The same files stored straight into the bucket, as many at a time.
+        next: (_index, connection) => ({
+          method: 'PUT',
+          path,
+          ...formRequest(directForms[connection]!.form(fileShell(DIRECT_FILENAME), take(bytes), bytes)),
+        }),
+      });
+    // The same files stored straight into the bucket, as many at a time, each worker from its own buffer.
+    const directBuffers = ctx.s3 ? Array.from({ length: scale.directConnections }, () => Buffer.allocUnsafeSlow(scale.directFileBytes)) : [];
     const directS3 = (files: number, bytes: number) =>
       stepLoad({
         concurrency: Math.min(scale.directConnections, files),
         amount: files,
-        step: async () => {
-          await ctx.s3!.upload(Readable.from([content.slice(take(bytes), bytes)]));
+        step: async (worker) => {
+          await ctx.s3!.upload(Readable.from([content.fill(directBuffers[worker]!, 0, take(bytes), bytes).subarray(0, bytes)]));
         },
       });
     const directBaseline = (files: number, bytes: number) =>
