@@ -59,11 +59,17 @@ parentPort.on('message', ({ id, slot, length, end, base, park, promote, chain })
  */
 const SLOT_BYTES = 1024 * 1024;
 /**
- * Three, not two: with two the worker fell behind often enough to pause the request (and its socket) many
- * times per part. Bench row 7b, interleaved runs on a quiet machine: 141-169 MiB/s (mean 158) with two,
- * 163-183 (mean 172) with three; four or five measured alike and would make row 7a's two uploads larger.
+ * How far one stream's hashing may lag behind its storage: six slots let a 5 MiB part be received and
+ * written at the socket's pace while the worker hashes it, and finish hashing during the part's fsync,
+ * instead of pausing the request whenever the worker is busy. Bench row 7b, interleaved runs of `--rows 7`:
+ * 179-206 MiB/s (mean 195) with six, 146-190 (mean 176) with three (three had beaten two, 158 to 172).
  */
-const SLOTS_IN_FLIGHT_PER_STREAM = 3;
+const SLOTS_IN_FLIGHT_PER_STREAM = 6;
+/**
+ * All streams together: beyond it a stream waits even below its own limit, so the slots at the worker stay
+ * within this many MiB whatever the number of uploads (each upload also fills one slot of its own).
+ */
+const SLOTS_IN_FLIGHT = 64;
 const SPARE_SLOTS = 8;
 
 export interface Digests {
@@ -93,6 +99,10 @@ class DigestPool {
   private worker?: Worker;
   private readonly streams = new Map<number, StreamState>();
   private readonly spare: ArrayBuffer[] = [];
+  /** Slots at the worker, of every stream. */
+  private inFlight = 0;
+  /** Streams waiting only because of SLOTS_IN_FLIGHT, first come first served. */
+  private readonly waiting: StreamState[] = [];
   private nextId = 1;
   /** Bumped when a worker dies: chains kept by an earlier worker are gone. */
   generation = 0;
@@ -151,8 +161,24 @@ class DigestPool {
     state.slot = undefined;
     state.filled = 0;
     state.inFlight++;
-    if (state.inFlight >= SLOTS_IN_FLIGHT_PER_STREAM) await new Promise<void>((resolve) => (state.resume = resolve));
-    this.state(id); // throws if the worker failed meanwhile
+    this.inFlight++;
+    while (state.inFlight >= SLOTS_IN_FLIGHT_PER_STREAM || this.inFlight >= SLOTS_IN_FLIGHT) {
+      if (state.inFlight < SLOTS_IN_FLIGHT_PER_STREAM) this.waiting.push(state);
+      await new Promise<void>((resolve) => (state.resume = resolve));
+      this.state(id); // throws if the worker failed meanwhile
+    }
+  }
+
+  /** The longest-waiting stream, once the streams together are below SLOTS_IN_FLIGHT again. */
+  private wakeWaiting(): void {
+    while (this.inFlight < SLOTS_IN_FLIGHT && this.waiting.length > 0) {
+      const state = this.waiting.shift()!;
+      // One woken meanwhile by its own slot (or gone) needs nothing; it re-checks both limits anyway.
+      if (state.resume) {
+        wake(state);
+        return;
+      }
+    }
   }
 
   private state(id: number): StreamState {
@@ -167,7 +193,12 @@ class DigestPool {
     worker.on(
       'message',
       (message: { id: number; slot?: ArrayBuffer; digests?: Uint8Array[]; parked?: boolean }) => {
-        if (message.slot && this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
+        if (message.slot) {
+          if (this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
+          // Also a slot of a discarded stream: it counted against SLOTS_IN_FLIGHT until now.
+          this.inFlight--;
+          this.wakeWaiting();
+        }
         const state = this.streams.get(message.id);
         if (!state) return;
         if (message.slot) {
@@ -183,6 +214,8 @@ class DigestPool {
       if (this.worker !== worker) return;
       this.worker = undefined;
       this.generation++;
+      this.inFlight = 0;
+      this.waiting.length = 0;
       // Every stream and chain it held is lost: fail them all; the next stream starts a new worker.
       for (const state of this.streams.values()) {
         state.finished?.reject(error);
