@@ -6,8 +6,8 @@ const MiB = 1024 * 1024;
 
 describe('StreamDigests', () => {
   it('hashes many streams fed at once right, though together they outrun what the digest thread may hold', async () => {
-    // Fed from memory, every stream reaches its own limit (6 slots) at once; 14 of them would hold 84 slots,
-    // beyond the 64 allowed for all: the later streams wait for slots of the earlier ones to come back.
+    // Fed from memory, every stream reaches its own limit (6 MiB at the worker) at once; 14 of them would hold
+    // 84 MiB, beyond the 64 allowed for all: the later streams wait for slots of the earlier ones to come back.
     const contents = Array.from({ length: 14 }, (_, i) => randomBytes(8 * MiB + i * 1000));
     const results = await Promise.all(
       contents.map(async (content) => {
