@@ -5,6 +5,9 @@
  *   GET  /health/live          → the same JSON body the service answers: {"status":"ok"}
  *   PUT  /upload               → pipes the request body to a new file under --dir (write, fsync, rename, fsync of --dir:
  *   POST|PUT /upload             the storage contract of decisions §10), answers 201 {"fileID"}
+ *   PUT  /upload-hashed        → the same, hashing the body on the way with the four digests of decisions §10 through
+ *                                the service build's own digest worker (--digest-worker, its `filebox/digest-worker.js`),
+ *                                and answers once both the file and the digests are done: the digest floor of row 7
  *   GET  /files/<name>         → streams the `Range: bytes=a-b` slice of --dir/<name> with 206 and
  *                                Content-Range (whole file with 200 without Range)
  *
@@ -15,21 +18,54 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { basename, join } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { pathToFileURL } from 'node:url';
 
 const dirIndex = process.argv.indexOf('--dir');
 const dir = dirIndex > 0 ? process.argv[dirIndex + 1] : process.cwd();
 const HEALTH_BODY = JSON.stringify({ status: 'ok' });
+const digestWorkerIndex = process.argv.indexOf('--digest-worker');
+const digestWorker = digestWorkerIndex > 0 ? process.argv[digestWorkerIndex + 1] : undefined;
+
+/** What the floor uses of the service's `StreamDigests`. */
+interface Hasher {
+  update(chunk: Buffer): Promise<void>;
+  digests(): Promise<unknown>;
+}
+let hasherClass: Promise<new () => Hasher> | undefined;
+
+/** A pass-through that hashes on the way as the service's ContentMeter does: the chunk goes on at once. */
+async function hashing(): Promise<{ transform: Transform; digests: () => Promise<unknown> }> {
+  if (!digestWorker) throw new Error('the baseline server was started without --digest-worker');
+  hasherClass ??= import(pathToFileURL(digestWorker).href).then((module: { StreamDigests: new () => Hasher }) => module.StreamDigests);
+  const hasher = new (await hasherClass)();
+  const transform = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      this.push(chunk);
+      hasher.update(chunk).then(() => callback(), callback);
+    },
+  });
+  return { transform, digests: () => hasher.digests() };
+}
 
 function json(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
   response.end(body);
 }
 
-async function upload(request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function upload(request: IncomingMessage, response: ServerResponse, hashed: boolean): Promise<void> {
   const id = randomUUID();
   const temporary = join(dir, `${id}.part`);
-  await pipeline(request, createWriteStream(temporary));
+  const hash = hashed ? await hashing() : undefined;
+  await pipeline([request, ...(hash ? [hash.transform] : []), createWriteStream(temporary)]);
+  // The digests finish while the file is made durable, the best order for a server that needs both.
+  await Promise.all([store(temporary, id), hash?.digests()]);
+  json(response, 201, JSON.stringify({ fileID: id }));
+}
+
+/** fsync, rename into place, fsync of the directory. */
+async function store(temporary: string, id: string): Promise<void> {
   const handle = await open(temporary, 'r');
   try {
     await handle.sync();
@@ -44,7 +80,6 @@ async function upload(request: IncomingMessage, response: ServerResponse): Promi
   } finally {
     await directory.close();
   }
-  json(response, 201, JSON.stringify({ fileID: id }));
 }
 
 async function download(request: IncomingMessage, response: ServerResponse, name: string): Promise<void> {
@@ -72,7 +107,9 @@ const server = createServer((request, response) => {
   const url = request.url ?? '/';
   let work: Promise<void> | void;
   if (request.method === 'GET' && url === '/health/live') work = json(response, 200, HEALTH_BODY);
-  else if ((request.method === 'PUT' || request.method === 'POST') && url.startsWith('/upload')) work = upload(request, response);
+  else if ((request.method === 'PUT' || request.method === 'POST') && url.startsWith('/upload')) {
+    work = upload(request, response, url.startsWith('/upload-hashed'));
+  }
   else if (request.method === 'GET' && url.startsWith('/files/')) work = download(request, response, url.slice('/files/'.length));
   else work = json(response, 404, '{"code":"NotFound"}');
   if (work) {

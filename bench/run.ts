@@ -225,7 +225,7 @@ async function main(): Promise<number> {
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();
-    baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot });
+    baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot, serviceDir: options.serviceDir });
     floorServer = await startFloorServer(
       { benchDir, runDir, repoRoot: options.repoRoot },
       options.floor,

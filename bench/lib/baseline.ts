@@ -2,11 +2,20 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ChildServer, spawnNode } from './processes.js';
 
-/** Starts bench/baseline-server.js (the raw node:http baselines) and waits for its port. */
-export async function startBaselineServer(options: { benchDir: string; runDir: string; repoRoot: string }): Promise<ChildServer> {
+/**
+ * Starts bench/baseline-server.js (the raw node:http baselines, and row 7's digest floor through the
+ * service build's digest worker) and waits for its port.
+ */
+export async function startBaselineServer(options: {
+  benchDir: string;
+  runDir: string;
+  repoRoot: string;
+  serviceDir: string;
+}): Promise<ChildServer> {
   const dir = join(options.runDir, 'baseline-files');
   await mkdir(dir, { recursive: true });
-  return startListening('baseline server', join(options.benchDir, 'baseline-server.js'), ['--dir', dir], 'baseline.log', options);
+  const digestWorker = join(options.serviceDir, 'filebox', 'digest-worker.js');
+  return startListening('baseline server', join(options.benchDir, 'baseline-server.js'), ['--dir', dir, '--digest-worker', digestWorker], 'baseline.log', options);
 }
 
 /** Starts bench/s3-server.js (s3rver with one bucket) for `--storage s3` and waits for its port. */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Content, fileShell, MiB, partShell, ReusedForms } from '../lib/content.js';
 import { type LoadOutcome, type SequentialRequest, sequentialHttpLoad, stepLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { compare, finishRow, type RowContext, type RowModule, skippedRow } from '../lib/row.js';
 import { RESOURCE } from './intel-setup.js';
 
 const DIRECT = {
@@ -9,6 +9,18 @@ const DIRECT = {
   title: 'direct upload of 50 MiB files (PUT /filebox/files)',
   unit: 'MiB/s',
   target: { minRatio: 0.7, maxGrowthMiB: 64 },
+};
+const DIRECT_FLOOR = {
+  id: '7af',
+  title: 'digest floor of row 7a: the raw server hashing each body through the service build\'s digest worker',
+  unit: 'MiB/s',
+  target: {},
+};
+const SESSION_FLOOR = {
+  id: '7bf',
+  title: 'digest floor of row 7b: the raw server hashing each part body through the service build\'s digest worker',
+  unit: 'MiB/s',
+  target: {},
 };
 const DIRECT_FILENAME = 'sample.bin';
 const SESSION = {
@@ -106,15 +118,23 @@ function formRequest(form: { contentType: string; body: Buffer }) {
   return { headers: { 'Content-Type': form.contentType }, body: form.body };
 }
 
-/** The same part bodies, one request each, for the baseline server (which pipes each body to a file). */
-function rawParts(baseUrl: string, content: Content, firstMiB: number, size: number, partBytes: number): Promise<LoadOutcome> {
+/** The same part bodies, one request each, for the baseline server (which pipes each body to a file, at `path`). */
+function rawParts(baseUrl: string, path: string, content: Content, firstMiB: number, size: number, partBytes: number): Promise<LoadOutcome> {
   const forms = partForms(content, partBytes);
   return sequentialHttpLoad({
     baseUrl,
     amount: Math.ceil(size / partBytes),
     timeoutS: 300,
-    next: (i) => ({ method: 'PUT', path: '/upload', ...partRequest(forms, i, firstMiB, size, partBytes) }),
+    next: (i) => ({ method: 'PUT', path, ...partRequest(forms, i, firstMiB, size, partBytes) }),
   });
+}
+
+/**
+ * The digest floor's side of a comparison: the baseline server itself, at `/upload-hashed`, is the server
+ * measured (CPU and memory), against its own `/upload`.
+ */
+function digestFloorSide(ctx: RowContext) {
+  return { serviceProbe: ctx.baselineServer.probe, cpu: { ...ctx.cpu, service: ctx.baselineServer.probe } };
 }
 
 /**
@@ -129,7 +149,7 @@ function rawParts(baseUrl: string, content: Content, firstMiB: number, size: num
  * S3 server, as the service does (7a: multipart upload of unknown length; 7b: one PUT per part).
  */
 export const row7: RowModule = {
-  rows: [DIRECT, SESSION],
+  rows: [DIRECT, DIRECT_FLOOR, SESSION, SESSION_FLOOR],
   requires: ['PUT /filebox/files', 'POST /filebox/sessions', 'PUT /filebox/sessions/{sessionID}/parts', 'POST /filebox/sessions/{sessionID}/completed'],
   async run(ctx) {
     const { scale } = ctx;
@@ -190,6 +210,18 @@ export const row7: RowModule = {
       baselineProbe: ctx.s3 ? undefined : ctx.baselineServer.probe,
     });
 
+    // Rows 7af and 7bf: what any server that hashes the bodies this way reaches beside the same raw baseline.
+    const directFloor = ctx.s3
+      ? undefined
+      : await compare({
+          rounds: 2,
+          serviceLabel: 'raw node:http piping the body to a file + four digests (service digest worker)',
+          baselineLabel: 'raw node:http piping the body to a file',
+          service: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload-hashed', half, scale.directFileBytes, {}), units: directMiB(half) }),
+          baseline: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload', half, scale.directFileBytes, {}), units: directMiB(half) }),
+          ...digestFloorSide(ctx),
+        });
+
     const size = scale.sessionFileBytes;
     const parts = Math.ceil(size / scale.partBytes);
     let uploaded: UploadedFile | undefined;
@@ -219,7 +251,7 @@ export const row7: RowModule = {
                 await ctx.s3!.put(content.fill(part!, 0, firstMiB + (i * scale.partBytes) / MiB, bytes).subarray(0, bytes));
               },
             })
-          : await rawParts(ctx.baselineServer.url, content, firstMiB, size, scale.partBytes);
+          : await rawParts(ctx.baselineServer.url, '/upload', content, firstMiB, size, scale.partBytes);
         return { outcome, units: size / MiB };
       },
       serviceProbe: ctx.service.server.probe,
@@ -228,9 +260,26 @@ export const row7: RowModule = {
       baselineProbe: ctx.s3 ? undefined : ctx.baselineServer.probe,
     });
     ctx.shared.set('uploadedFile', uploaded);
+    const sessionParts = (path: string) => async () => ({
+      outcome: await rawParts(ctx.baselineServer.url, path, content, take(size), size, scale.partBytes),
+      units: size / MiB,
+    });
+    const sessionFloor = ctx.s3
+      ? undefined
+      : await compare({
+          rounds: 1,
+          serviceLabel: 'raw node:http piping each part body to a file + four digests (service digest worker)',
+          baselineLabel: 'raw node:http piping each part body to a file',
+          service: sessionParts('/upload-hashed'),
+          baseline: sessionParts('/upload'),
+          ...digestFloorSide(ctx),
+        });
+    const floorNote = 'local disk only: on S3 the baseline is the SDK, not this server';
     return [
       finishRow(DIRECT, directMeasured, [`${2 * half} files of ${scale.directFileBytes / MiB} MiB per side in 2 rounds, ${scale.directConnections} at a time`, ...storageNote(ctx)]),
+      directFloor ? finishRow(DIRECT_FLOOR, directFloor, [`${2 * half} files per side in 2 rounds`]) : skippedRow(DIRECT_FLOOR, floorNote),
       finishRow(SESSION, sessionMeasured, [`${size / MiB} MiB in ${parts} parts of ${scale.partBytes / MiB} MiB, one connection`, ...storageNote(ctx)]),
+      sessionFloor ? finishRow(SESSION_FLOOR, sessionFloor, [`${parts} parts per side`]) : skippedRow(SESSION_FLOOR, floorNote),
     ];
   },
 };
