@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Content, fileShell, MiB, partShell, ReusedForms } from '../lib/content.js';
 import { type LoadOutcome, type SequentialRequest, sequentialHttpLoad, stepLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule, skippedRow } from '../lib/row.js';
+import { compare, finishRow, type Phase, type RowContext, type RowModule, skippedRow } from '../lib/row.js';
 import { RESOURCE } from './intel-setup.js';
 
 const DIRECT = {
@@ -130,11 +130,21 @@ function rawParts(baseUrl: string, path: string, content: Content, firstMiB: num
 }
 
 /**
- * The digest floor's side of a comparison: the baseline server itself, at `/upload-hashed`, is the server
- * measured (CPU and memory), against its own `/upload`.
+ * A digest-floor comparison (rows 7af, 7bf): the raw server's `/upload-hashed` against its own `/upload`,
+ * `send(path)` sending the same uploads to either; the raw server is the process measured (CPU, memory).
+ * None on S3, where the baseline is the SDK, not this server.
  */
-function digestFloorSide(ctx: RowContext) {
-  return { serviceProbe: ctx.baselineServer.probe, cpu: { ...ctx.cpu, service: ctx.baselineServer.probe } };
+function digestFloor(ctx: RowContext, rounds: number, what: string, send: (path: string) => () => Promise<Phase>) {
+  if (ctx.s3) return undefined;
+  return compare({
+    rounds,
+    serviceLabel: `raw node:http piping ${what} to a file + four digests (service digest worker)`,
+    baselineLabel: `raw node:http piping ${what} to a file`,
+    service: send('/upload-hashed'),
+    baseline: send('/upload'),
+    serviceProbe: ctx.baselineServer.probe,
+    cpu: { ...ctx.cpu, service: ctx.baselineServer.probe },
+  });
 }
 
 /**
@@ -211,16 +221,10 @@ export const row7: RowModule = {
     });
 
     // Rows 7af and 7bf: what any server that hashes the bodies this way reaches beside the same raw baseline.
-    const directFloor = ctx.s3
-      ? undefined
-      : await compare({
-          rounds: 2,
-          serviceLabel: 'raw node:http piping the body to a file + four digests (service digest worker)',
-          baselineLabel: 'raw node:http piping the body to a file',
-          service: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload-hashed', half, scale.directFileBytes, {}), units: directMiB(half) }),
-          baseline: async () => ({ outcome: await direct(ctx.baselineServer.url, '/upload', half, scale.directFileBytes, {}), units: directMiB(half) }),
-          ...digestFloorSide(ctx),
-        });
+    const directFloor = await digestFloor(ctx, 2, 'the body', (path) => async () => ({
+      outcome: await direct(ctx.baselineServer.url, path, half, scale.directFileBytes, {}),
+      units: directMiB(half),
+    }));
 
     const size = scale.sessionFileBytes;
     const parts = Math.ceil(size / scale.partBytes);
@@ -260,20 +264,10 @@ export const row7: RowModule = {
       baselineProbe: ctx.s3 ? undefined : ctx.baselineServer.probe,
     });
     ctx.shared.set('uploadedFile', uploaded);
-    const sessionParts = (path: string) => async () => ({
+    const sessionFloor = await digestFloor(ctx, 1, 'each part body', (path) => async () => ({
       outcome: await rawParts(ctx.baselineServer.url, path, content, take(size), size, scale.partBytes),
       units: size / MiB,
-    });
-    const sessionFloor = ctx.s3
-      ? undefined
-      : await compare({
-          rounds: 1,
-          serviceLabel: 'raw node:http piping each part body to a file + four digests (service digest worker)',
-          baselineLabel: 'raw node:http piping each part body to a file',
-          service: sessionParts('/upload-hashed'),
-          baseline: sessionParts('/upload'),
-          ...digestFloorSide(ctx),
-        });
+    }));
     const floorNote = 'local disk only: on S3 the baseline is the SDK, not this server';
     return [
       finishRow(DIRECT, directMeasured, [`${2 * half} files of ${scale.directFileBytes / MiB} MiB per side in 2 rounds, ${scale.directConnections} at a time`, ...storageNote(ctx)]),
