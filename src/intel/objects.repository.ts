@@ -99,12 +99,19 @@ const PRUNE_LOCK = 7_240_002;
 /** Advisory lock key held by the one instance running the expiry job. */
 const EXPIRY_LOCK = 7_240_014;
 
-/** The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row). */
-function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null): string {
+/**
+ * The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row).
+ * `afterKeys`: the record is inserted only once `new_keys` has run. Its id orders the feed within a
+ * numbering pass, so it must be taken after any wait for a conflicting writer's key rows: PostgreSQL runs
+ * unreferenced data-modifying CTEs last-declared first, and an insert's record, taken before it waited for a
+ * racing delete of the same key to commit, came out ahead of that delete's Remove (Add, Add, Remove).
+ */
+function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null, afterKeys = false): string {
   const why = reason === null ? 'NULL::text' : `'${reason}'`;
+  const keysWritten = afterKeys ? ', (SELECT count(*) FROM new_keys) AS keys_written' : '';
   return `,
     change AS (
-      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj`)}
+      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj${keysWritten}`)}
     )
     SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
@@ -119,6 +126,7 @@ const ADD_KEYS = (keysParam: string) => `,
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
       SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
        ORDER BY k.type, k.value
+      RETURNING 1
     )`;
 
 /**
@@ -134,14 +142,14 @@ const WRITE_SQL: Record<ObjectWrite['kind'], string> = {
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
       SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
       RETURNING id, type, keys, context, expires_at
-    )${ADD_KEYS('$3')}${recordingChange('Add')}`,
+    )${ADD_KEYS('$3')}${recordingChange('Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
         FROM lk WHERE o.id = $2::bigint
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at
-    )${ADD_KEYS('$5')}${recordingChange('Update')}`,
+    )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
   // job (or the next add of its keys) removes it, with reason Expired.
   remove: `
