@@ -10,6 +10,9 @@ import { TokensService } from './tokens.service.js';
 const LAST_USED_RESOLUTION_MS = 60_000;
 const MAX_TRACKED_KEYS = 10_000;
 
+/** Which credentials a route takes (its access rule decides). */
+export type CredentialSchemes = 'api-key-only' | 'standard' | 'with-basic';
+
 /** Turns request credentials into a Principal (decisions §2). */
 @Injectable()
 export class AuthService {
@@ -25,23 +28,32 @@ export class AuthService {
   ) {}
 
   /**
-   * `Authorization: Bearer <token>` or `X-Api-Key: <key>`; with `apiKeyOnly`, only the key header counts.
+   * `Authorization: Bearer <token>` or `X-Api-Key: <key>`; with `api-key-only`, only the key header counts;
+   * `with-basic` also takes `Authorization: Basic` (any user name, the key as password) and
+   * `Authorization: Token <key>`, for the clients that speak nothing else (TAXII clients, firewalls).
    * Anything missing, malformed, expired or revoked is 401.
    */
-  async authenticate(headers: IncomingHttpHeaders, apiKeyOnly = false): Promise<Principal> {
-    const authorization = apiKeyOnly ? undefined : headers.authorization;
+  async authenticate(headers: IncomingHttpHeaders, schemes: CredentialSchemes = 'standard'): Promise<Principal> {
+    const authorization = schemes === 'api-key-only' ? undefined : headers.authorization;
     const apiKey = headers['x-api-key'];
     let record: ApiKeyRecord | undefined;
     if (typeof authorization === 'string' && authorization !== '') {
-      const match = /^Bearer +(\S+)\s*$/i.exec(authorization);
-      const keyId = match ? this.tokens.verify(match[1]) : undefined;
-      if (keyId === undefined) throw AuthErrors.unauthorized('the bearer token is invalid or expired');
-      record = await this.cache.byId(keyId, () => this.keys.findById(keyId));
-    } else if (typeof apiKey === 'string' && apiKey !== '') {
-      if (apiKey.length <= 256) {
-        const keyHash = hashKeyValue(apiKey);
-        record = await this.cache.byHash(keyHash, () => this.keys.findByHash(keyHash));
+      const [, scheme = '', credentials = ''] = /^(\S+) +(\S+)\s*$/.exec(authorization) ?? [];
+      const kind = scheme.toLowerCase();
+      const withBasic = schemes === 'with-basic';
+      if (kind === 'bearer') {
+        const keyId = this.tokens.verify(credentials);
+        if (keyId === undefined) throw AuthErrors.unauthorized('the bearer token is invalid or expired');
+        record = await this.cache.byId(keyId, () => this.keys.findById(keyId));
+      } else if (withBasic && (kind === 'basic' || kind === 'token')) {
+        record = await this.recordOfKey(kind === 'basic' ? basicPassword(credentials) : credentials);
+      } else {
+        throw AuthErrors.unauthorized(
+          withBasic ? 'the Authorization header holds no Basic, Bearer or Token credentials' : 'the bearer token is invalid or expired',
+        );
       }
+    } else if (typeof apiKey === 'string' && apiKey !== '') {
+      record = await this.recordOfKey(apiKey);
     } else {
       throw AuthErrors.unauthorized();
     }
@@ -57,6 +69,12 @@ export class AuthService {
     return principal;
   }
 
+  private async recordOfKey(value: string | undefined): Promise<ApiKeyRecord | undefined> {
+    if (!value || value.length > 256) return undefined;
+    const keyHash = hashKeyValue(value);
+    return this.cache.byHash(keyHash, () => this.keys.findByHash(keyHash));
+  }
+
   /** At most one lastUsedAt write per key a minute (decisions §2); the statement itself re-checks the minute. */
   private async touch(record: ApiKeyRecord): Promise<void> {
     const now = Date.now();
@@ -66,6 +84,14 @@ export class AuthService {
     this.lastTouched.set(record.id, now);
     await this.keys.touchLastUsed(record.id);
   }
+}
+
+/** The password of `Basic base64(user:password)` (RFC 7617); undefined when it is not of that form. */
+function basicPassword(credentials: string): string | undefined {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(credentials)) return undefined;
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
 function toPrincipal(record: ApiKeyRecord): Principal {

@@ -4,7 +4,7 @@ import { AuthService } from '../../auth/auth.service.js';
 import { ResourcesService } from '../../auth/resources.service.js';
 import { ApiError, CommonErrors } from '../errors/api-error.js';
 import { AccessRequest, BUILTIN_RESOURCES, childrenActionOf, ResourceNode } from './access.js';
-import { ACCESS_RULE, AccessRule } from './access.decorators.js';
+import { ACCESS_RULE, AccessRule, BASIC_REALM } from './access.decorators.js';
 
 /**
  * The one global guard: checks `X-Api-Version`, authenticates, and enforces the route's declared
@@ -36,7 +36,12 @@ export class ApiKeyGuard implements CanActivate {
     }
     if (rule.kind === 'public') return true;
 
-    const principal = await this.auth.authenticate(request.headers, rule.kind === 'api-key-only');
+    const realm = this.reflector.getAllAndOverride<string | undefined>(BASIC_REALM, [context.getHandler(), context.getClass()]);
+    const principal = await this.auth
+      .authenticate(request.headers, rule.kind === 'api-key-only' ? 'api-key-only' : realm ? 'with-basic' : 'standard')
+      .catch((error: unknown) => {
+        throw realm && error instanceof ApiError && error.code === 'Unauthorized' ? askForBasic(error, realm) : error;
+      });
     request.principal = principal;
     if (rule.kind !== 'permission') return true;
 
@@ -59,4 +64,12 @@ export class ApiKeyGuard implements CanActivate {
     request.requiredAccess = { resource, action: rule.action };
     return true;
   }
+}
+
+/** The 401 of a route that takes Basic credentials names the scheme and realm (RFC 7235 §4.1, RFC 7617). */
+function askForBasic(error: ApiError, realm: string): ApiError {
+  return new ApiError(error.code, error.message, error.details, {
+    ...error.headers,
+    'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"`,
+  });
 }
