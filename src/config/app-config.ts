@@ -28,6 +28,8 @@ export interface AppConfig {
   pageMaxBytes: number;
   /** Largest number of pooled PostgreSQL connections of this instance. */
   databasePoolSize: number;
+  /** Connections of the separate pool that streaming exports hold for their whole body (one each). */
+  exportPoolSize: number;
   /** HTTP server bounds against clients that hold connections (README "Timeouts and connection bounds"). */
   server: ServerLimits;
   /** FILEBOX_STORAGE: where file content lives (extensions §6). */
@@ -156,6 +158,7 @@ export function loadConfig(env: Env): AppConfig {
     embeddedPgSettings: pgSettings(env, 'EMBEDDED_PG_SETTINGS'),
     embeddedPgFallbackDir: resolve(optionalString(env, 'EMBEDDED_PG_FALLBACK_DIR') ?? '/var/lib/intel-data-service'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 24, 1, 1000),
+    exportPoolSize: integer(env, 'EXPORT_POOL_SIZE', 4, 1, 100),
     server: serverLimits(env),
     expiryIntervalSeconds: integer(env, 'EXPIRY_INTERVAL_SECONDS', 30, 1),
     extensions: extensionFiles(env),

@@ -10,6 +10,9 @@ import { CollectionsService } from './collections.service.js';
 import { ChangesService } from './changes.service.js';
 import { ChangeSequencer } from './change-sequencer.js';
 import { ExpiryService } from './expiry.service.js';
+import { ExportController } from './export/export.controller.js';
+import { ExportRepository } from './export/export.repository.js';
+import { ExportService } from './export/export.service.js';
 import { ChangeEntity } from './entities/change.entity.js';
 import { CollectionEntity } from './entities/collection.entity.js';
 import { ObjectKeyEntity } from './entities/object-key.entity.js';
@@ -26,8 +29,8 @@ import { SchemasController } from './schemas.controller.js';
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
+  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService],
   // For extensions (src/extensions/index.ts).
   exports: [CollectionsService, ObjectsService],
 })

@@ -1,0 +1,40 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
+import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme } from './export-formats.js';
+
+export class ExportQueryDto {
+  @ApiProperty({
+    enum: EXPORT_FORMATS,
+    description:
+      '`txt`: one key value per line (a blocklist); `csv`: one row per key with a header; `ndjson`: one object per line, as listed.',
+  })
+  @IsIn(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` })
+  format: ExportFormat;
+
+  @ApiPropertyOptional({
+    enum: KEY_TYPES,
+    description: '`txt` and `csv` only: only keys of this type (firewalls take one type per list).',
+  })
+  @IsOptional()
+  @IsIn(KEY_TYPES, { message: `keyType must be one of ${KEY_TYPES.join(', ')}` })
+  keyType?: KeyType;
+
+  @ApiPropertyOptional({
+    enum: URL_SCHEMES,
+    description: '`txt` only: `omit` lists URLs without `http://` or `https://` (PAN-OS URL lists); default `keep`.',
+  })
+  @IsOptional()
+  @IsIn(URL_SCHEMES, { message: `urlScheme must be one of ${URL_SCHEMES.join(', ')}` })
+  urlScheme?: UrlScheme;
+}
+
+/** The headers of an export (and of its HEAD and 304 answers). */
+export const EXPORT_HEADERS = {
+  ETag: {
+    description:
+      'Strong tag of the exported content: the collection\'s feed position and the query. Send it back in `If-None-Match`.',
+    schema: { type: 'string' },
+  },
+  'Last-Modified': { description: 'When the exported content last changed (a write or an expiry).', schema: { type: 'string' } },
+};

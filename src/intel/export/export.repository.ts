@@ -1,0 +1,180 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { isoUtc } from '../change-records.js';
+import { LIVE } from '../objects.repository.js';
+import type { ExportFormat, ExportParams } from './export-formats.js';
+
+/**
+ * What an export shows, as cheap numbers: the collection's numbered feed position, how many committed
+ * change records it has that the sequencer has not numbered yet, and how many of its objects are past
+ * their expiry but not removed yet. Two reads with equal numbers see exactly the same live objects (the
+ * argument is in CONTRIBUTING.md, "Exports"), so they make a strong ETag. `lastModified`: the newest of
+ * those changes and expiries.
+ */
+export interface ExportPosition {
+  lastSeq: string;
+  pending: number;
+  expired: number;
+  lastModified: Date;
+}
+
+/** $1 collection id. Indexes: the pending partial index, the expiry index, the (collection_id, seq) key. */
+const POSITION = `
+  SELECT c.last_seq::text AS "lastSeq",
+         (SELECT count(*) FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = c.id)::int AS pending,
+         (SELECT count(*) FROM intel_object o WHERE o.expires_at <= now() AND o.collection_id = c.id)::int AS expired,
+         GREATEST((SELECT created_at FROM intel_change WHERE collection_id = c.id AND seq = c.last_seq),
+                  (SELECT max(created_at) FROM intel_change WHERE seq IS NULL AND collection_id = c.id),
+                  (SELECT max(expires_at) FROM intel_object WHERE expires_at <= now() AND collection_id = c.id),
+                  c.created_at) AS "lastModified"
+    FROM intel_collection c WHERE c.id = $1`;
+
+/**
+ * Live objects of collection $1 (with `unnest`, each of their keys as `k`), walked along the
+ * (collection_id, id) index: no sort, first rows at once.
+ */
+const objects = (unnest = '') => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')}`;
+const EACH_KEY = 'CROSS JOIN LATERAL jsonb_array_elements(o.keys) k';
+
+/** The value as listed: with `urlScheme=omit` a URL without its `http://` or `https://`. */
+const listedValue = (omitScheme: boolean) =>
+  omitScheme ? `CASE WHEN k->>'type' = 'URL' THEN regexp_replace(k->>'value', '^https?://', '') ELSE k->>'value' END` : `k->>'value'`;
+
+/**
+ * The statement of an export ($1 collection id, $2 the key type or null). A key belongs to one object of
+ * a collection, so the values of one key type are distinct as they are; values of several types, and
+ * URLs without their scheme (http and https twins), are made distinct by PostgreSQL (a sort, spilled to
+ * disk beyond work_mem, never held by the service).
+ */
+function exportSql({ format, keyType, urlScheme }: ExportParams): string {
+  const ofType = keyType === null ? '' : `AND k->>'type' = $2`;
+  switch (format) {
+    case 'txt': {
+      const omit = urlScheme === 'omit' && (keyType === null || keyType === 'URL');
+      if (keyType !== null && !omit) {
+        return `SELECT k->>'value' ${objects(EACH_KEY)} ${ofType} ORDER BY o.id`;
+      }
+      return `SELECT DISTINCT ${listedValue(omit)} COLLATE "C" AS value
+                ${objects(EACH_KEY)} ${ofType}
+               ORDER BY value`;
+    }
+    case 'csv':
+      return `SELECT o.type, k->>'type' AS "keyType", k->>'value' AS value, ${isoUtc('o.expires_at')} AS "expiresAt", o.context
+                ${objects('CROSS JOIN LATERAL jsonb_array_elements(o.keys) WITH ORDINALITY AS e(k, n)')} ${ofType}
+               ORDER BY o.id, e.n`;
+    case 'ndjson':
+      return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt" ${objects()} ORDER BY o.id`;
+  }
+}
+
+/** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
+const BATCH_ROWS: Record<ExportFormat, number> = { txt: 2000, csv: 500, ndjson: 500 };
+
+/**
+ * One export's read: a READ ONLY REPEATABLE READ transaction on a connection of the export pool, whose
+ * one snapshot gives both the position (the ETag) and every row, read through a server-side cursor in
+ * batches. `cancel` (the client went away) stops a FETCH under way; `close` ends the transaction and
+ * gives the connection back (or drops it after a cancel, which could otherwise hit its next statement).
+ */
+export class ExportSnapshot {
+  private fetching = false;
+  private cancelled = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly cancelBackend: (pid: number) => Promise<unknown>,
+    readonly position: ExportPosition,
+    private readonly format: ExportFormat,
+  ) {}
+
+  /** The rows in batches; arrays of one value for txt, objects otherwise. */
+  async *batches(): AsyncGenerator<unknown[]> {
+    for (;;) {
+      const text = `FETCH ${BATCH_ROWS[this.format]} FROM export_rows`;
+      this.fetching = true;
+      let rows: unknown[];
+      try {
+        rows = this.format === 'txt' ? (await this.client.query({ text, rowMode: 'array' })).rows : (await this.client.query(text)).rows;
+      } finally {
+        this.fetching = false;
+      }
+      if (rows.length === 0) return;
+      yield rows;
+    }
+  }
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    const pid = (this.client as unknown as { processID: number | null }).processID;
+    if (this.fetching && pid !== null) this.cancelBackend(pid).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.cancelled) {
+      this.client.release(true);
+      return;
+    }
+    try {
+      await this.client.query('ROLLBACK');
+      this.client.release();
+    } catch (error) {
+      this.client.release(error as Error);
+    }
+  }
+}
+
+/**
+ * The reads of exports. Exports hold a connection for as long as their client reads, so they take it from
+ * a pool of their own (EXPORT_POOL_SIZE): a slow firewall never starves the API's pool.
+ */
+@Injectable()
+export class ExportRepository implements OnModuleDestroy {
+  private readonly logger = new Logger(ExportRepository.name);
+  private readonly pool: pg.Pool;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: config.exportPoolSize,
+      // As the main pool: a saturated pool answers 503 within seconds instead of hanging.
+      connectionTimeoutMillis: 5_000,
+      application_name: 'ids-export',
+    });
+    this.pool.on('error', (error) => this.logger.warn(`idle export connection lost: ${error.message}`));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /** The position now (outside any transaction): for HEAD and conditional requests, one statement. */
+  async position(collectionId: number): Promise<ExportPosition> {
+    const [row]: ExportPosition[] = await this.dataSource.query(POSITION, [collectionId]);
+    return row;
+  }
+
+  /** Opens the snapshot: BEGIN, its position, the cursor. The caller closes it. */
+  async open(collectionId: number, params: ExportParams): Promise<ExportSnapshot> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      // The first statement takes the transaction's snapshot: the position and every FETCH see the same data.
+      const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
+      await client.query(
+        `DECLARE export_rows NO SCROLL CURSOR FOR ${exportSql(params)}`,
+        params.keyType === null ? [collectionId] : [collectionId, params.keyType],
+      );
+      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format);
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,152 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { ChangeSequencer } from '../change-sequencer.js';
+import { CollectionsService } from '../collections.service.js';
+import { chunkOf, CONTENT_TYPES, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
+import type { ExportQueryDto } from './export.dto.js';
+import { ExportErrors } from './export.errors.js';
+import { type ExportPosition, ExportRepository, type ExportSnapshot } from './export.repository.js';
+
+/** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. */
+const EXPORT_LAYOUT_VERSION = 1;
+
+/** The query as the parameters of one export; 400 for a parameter the format does not take. */
+export function exportParams(query: ExportQueryDto): ExportParams {
+  if (query.keyType !== undefined && !KEY_FORMATS.includes(query.format)) throw ExportErrors.keyTypeNotTaken(query.format);
+  if (query.urlScheme !== undefined && query.format !== 'txt') throw ExportErrors.urlSchemeNotTaken(query.format);
+  return { format: query.format, keyType: query.keyType ?? null, urlScheme: query.urlScheme ?? 'keep' };
+}
+
+/**
+ * A strong tag: equal tags mean byte-equal bodies, since the numbers determine the exported objects
+ * (ExportPosition) and the digest the collection, the parameters and the layout.
+ */
+export function exportTag(collectionId: number, position: ExportPosition, params: ExportParams): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme]))
+    .digest('base64url')
+    .slice(0, 16);
+  return `"${position.lastSeq}.${position.pending}.${position.expired}-${digest}"`;
+}
+
+/** RFC 9110 §13.1.2: `*` or a list of tags, compared weakly (a `W/` prefix does not matter). */
+export function noneMatch(header: string | undefined, tag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((entry) => {
+    const candidate = entry.trim();
+    return candidate === '*' || candidate.replace(/^W\//, '') === tag;
+  });
+}
+
+/** Resolves once the socket takes more, or the client is gone. */
+function drained(response: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+}
+
+/**
+ * `GET|HEAD .../export`: the live objects of a collection as one consistent snapshot, streamed with
+ * backpressure from a server-side cursor (memory bounded by one batch of rows whatever the size).
+ */
+@Injectable()
+export class ExportService {
+  private readonly logger = new Logger(ExportService.name);
+
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly repository: ExportRepository,
+    private readonly sequencer: ChangeSequencer,
+  ) {}
+
+  async send(collectionName: string, query: ExportQueryDto, request: Request, response: Response): Promise<void> {
+    const params = exportParams(query);
+    const collection = await this.collections.findByName(collectionName);
+    // Read-your-writes (the feed's rule): committed records still unnumbered make the tag non-canonical
+    // (it would change again once they are numbered, with the same content), so wait for a pass first.
+    let position = await this.repository.position(collection.id);
+    if (position.pending > 0) {
+      await this.sequencer.settled();
+      position = await this.repository.position(collection.id);
+    }
+    const ifNoneMatch = request.headers['if-none-match'];
+    if (this.answeredByHeaders(collection.id, position, params, ifNoneMatch, response) || request.method === 'HEAD') {
+      response.end();
+      return;
+    }
+    const snapshot = await this.repository.open(collection.id, params);
+    try {
+      // Writes may have committed since: the snapshot's own position tags the body.
+      if (this.answeredByHeaders(collection.id, snapshot.position, params, ifNoneMatch, response)) {
+        response.end();
+        return;
+      }
+      await this.stream(snapshot, params, response);
+    } catch (error) {
+      if (!response.headersSent) throw error;
+      // Never an error appended to a list a firewall loads: the cut connection tells the client it is incomplete.
+      this.logger.error(`export of ${collection.name} failed mid-body: ${String(error)}`);
+      response.destroy();
+    } finally {
+      await snapshot.close();
+    }
+  }
+
+  /** Sets the headers; true when they are the whole answer (304). */
+  private answeredByHeaders(
+    collectionId: number,
+    position: ExportPosition,
+    params: ExportParams,
+    ifNoneMatch: string | undefined,
+    response: Response,
+  ): boolean {
+    const tag = exportTag(collectionId, position, params);
+    response.setHeader('ETag', tag);
+    response.setHeader('Last-Modified', position.lastModified.toUTCString());
+    // Conditional requests let firewalls poll cheaply; a cache must revalidate, and never share a list across keys.
+    response.setHeader('Cache-Control', 'private, no-cache');
+    if (noneMatch(ifNoneMatch, tag)) {
+      response.status(304);
+      return true;
+    }
+    response.status(200).setHeader('Content-Type', CONTENT_TYPES[params.format]);
+    return false;
+  }
+
+  /** Writes every batch, waiting for 'drain' when the socket is full; stops at once when the client goes. */
+  private async stream(snapshot: ExportSnapshot, params: ExportParams, response: Response): Promise<void> {
+    let gone = false;
+    const onClose = () => {
+      // 'close' also follows a normal finish; only before it does it mean the client left.
+      if (response.writableFinished) return;
+      gone = true;
+      snapshot.cancel();
+    };
+    response.on('close', onClose);
+    try {
+      const prologue = prologueOf(params.format);
+      if (prologue !== '') response.write(prologue);
+      for await (const rows of snapshot.batches()) {
+        if (gone) return;
+        if (!response.write(chunkOf(params.format, rows))) await drained(response);
+        if (gone) return;
+      }
+      await new Promise<void>((resolve) => {
+        response.end(resolve);
+        response.once('close', resolve);
+      });
+    } catch (error) {
+      // A FETCH cancelled because the client left is no failure.
+      if (!gone) throw error;
+    } finally {
+      response.off('close', onClose);
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parse } from 'csv-parse/sync';
+import { createKey } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createCollection, expectCode, listAll, md5, type ObjectViewBody, sha1 } from './objects.helpers.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const INTEL = 2;
+
+const object = (type: string, keys: [string, string][], context: Record<string, unknown> = {}, expiresAt?: string) => ({
+  type,
+  keys: keys.map(([keyType, value]) => ({ type: keyType, value })),
+  context,
+  ...(expiresAt && { expiresAt }),
+});
+
+/** Exports (extensions §9): every format against the listing, conditional GET, credentials, snapshots. */
+describe('GET /intel/collections/{name}/export', () => {
+  let t: TestApp;
+  const lines = (text: string) => text.split('\n').slice(0, -1);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await createCollection(t, 'feed');
+    const response = await t
+      .http()
+      .post('/intel/collections/feed/objects/batch')
+      .set('X-Api-Key', t.adminKey)
+      .send([
+        object('DomainName', [['DomainName', 'Evil.Example.']], { source: 'report, "quoted"\r\nsecond line' }),
+        object('URL', [['URL', 'HTTP://a.example/x']]),
+        object('URL', [['URL', 'https://a.example/x']], { size: 2 }),
+        object('URL', [['URL', 'https://b.example/login?u=1']]),
+        object('IPAddress', [['IPAddress', '192.0.2.1']]),
+        object('IPNetwork', [['IPNetwork', '2001:db8::/32']]),
+        object('File', [['MD5Hash', md5(1)], ['SHA1Hash', sha1(1)]], { size: 1, tags: ['x', 'y'] }),
+        object('DomainName', [['DomainName', 'other.example']], {}, '2099-01-01T00:00:00Z'),
+      ]);
+    expect(response.body.added).toBe(8);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const exportOf = (query: string, collection = 'feed') =>
+    t.http().get(`/intel/collections/${collection}/export?${query}`).set('X-Api-Key', t.adminKey).buffer(true).parse((res, done) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => done(null, text));
+    });
+
+  it('ndjson: the objects of the listing, one per line, in its order', async () => {
+    const response = await exportOf('format=ndjson');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+    const { objects } = await listAll(t, 'feed', 100);
+    expect(lines(response.body as string).map((line) => JSON.parse(line))).toEqual(objects);
+  });
+
+  it('csv: RFC 4180 with a header, one row per key, context as JSON', async () => {
+    const response = await exportOf('format=csv');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
+    const text = response.body as string;
+    expect(text.startsWith('type,key type,key value,expiresAt,context\r\n')).toBe(true);
+    const rows = parse(text, { columns: true }) as Record<string, string>[];
+    const { objects } = await listAll(t, 'feed', 100);
+    const expected = objects.flatMap((o: ObjectViewBody & { expiresAt?: string }) =>
+      o.keys.map((key) => ({ type: o.type, 'key type': key.type, 'key value': key.value, expiresAt: o.expiresAt ?? '', context: JSON.stringify(o.context) })),
+    );
+    expect(rows).toEqual(expected);
+    // Commas and quotes of the context are quoted, not field breaks.
+    expect(JSON.parse(rows.find((row) => row['key value'] === 'evil.example')!.context)).toEqual({ source: 'report, "quoted"\r\nsecond line' });
+    const hashes = parse((await exportOf('format=csv&keyType=SHA1Hash')).body as string, { columns: true }) as Record<string, string>[];
+    expect(hashes.map((row) => row['key value'])).toEqual([sha1(1)]);
+  });
+
+  it('txt: the normalised values, each once; keyType makes one list per type; urlScheme=omit drops http(s)://', async () => {
+    const all = await exportOf('format=txt');
+    expect(all.headers['content-type']).toBe('text/plain; charset=utf-8');
+    const { objects } = await listAll(t, 'feed', 100);
+    const values = objects.flatMap((o) => o.keys.map((key) => key.value));
+    expect(lines(all.body as string).sort()).toEqual([...new Set(values)].sort());
+
+    expect(lines((await exportOf('format=txt&keyType=DomainName')).body as string).sort()).toEqual(['evil.example', 'other.example']);
+    expect(lines((await exportOf('format=txt&keyType=URL')).body as string).sort()).toEqual([
+      'http://a.example/x',
+      'https://a.example/x',
+      'https://b.example/login?u=1',
+    ]);
+    // The http and https twins are one line once the scheme is gone.
+    expect(lines((await exportOf('format=txt&keyType=URL&urlScheme=omit')).body as string).sort()).toEqual([
+      'a.example/x',
+      'b.example/login?u=1',
+    ]);
+    expect(lines((await exportOf('format=txt&keyType=IPNetwork')).body as string)).toEqual(['2001:db8::/32']);
+  });
+
+  it('refuses unknown formats and key types, and parameters the format does not take', async () => {
+    for (const query of ['', 'format=xml', 'format=txt&keyType=Email', 'format=ndjson&keyType=URL', 'format=csv&urlScheme=omit', 'format=txt&urlScheme=strip', 'format=txt&other=1']) {
+      expectCode(await t.http().get(`/intel/collections/feed/export?${query}`).set('X-Api-Key', t.adminKey), 400, 'InvalidQueryArgument');
+    }
+    expectCode(await t.http().get('/intel/collections/nowhere/export?format=txt').set('X-Api-Key', t.adminKey), 404, 'NotFound');
+  });
+
+  it('leaves expired objects out', async () => {
+    await createCollection(t, 'expiring');
+    const soon = new Date(Date.now() + 1500).toISOString();
+    await t.http().post('/intel/collections/expiring/objects/batch').set('X-Api-Key', t.adminKey).send([
+      object('DomainName', [['DomainName', 'stays.example']]),
+      object('DomainName', [['DomainName', 'goes.example']], {}, soon),
+    ]).expect(200);
+    expect(lines((await exportOf('format=txt', 'expiring')).body as string).sort()).toEqual(['goes.example', 'stays.example']);
+    const before = (await exportOf('format=txt', 'expiring')).headers.etag;
+    await sleep(Date.parse(soon) - Date.now() + 50);
+    const after = await exportOf('format=txt', 'expiring');
+    expect(lines(after.body as string)).toEqual(['stays.example']);
+    // Gone without a change record yet (the job has not run): the tag still changes.
+    expect(after.headers.etag).not.toBe(before);
+    expect(lines((await exportOf('format=ndjson', 'expiring')).body as string).map((line) => JSON.parse(line).keys[0].value)).toEqual(['stays.example']);
+  });
+
+  it('conditional GET: 304 for the current tag, HEAD answers the headers; the tag moves after a write, not after a read', async () => {
+    await createCollection(t, 'polled');
+    await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', 'one.example']])).expect(204);
+    const first = await exportOf('format=txt&keyType=DomainName', 'polled');
+    const tag = first.headers.etag as string;
+    expect(tag).toMatch(/^"[^"]+"$/);
+    expect(new Date(first.headers['last-modified'] as string).getTime()).not.toBeNaN();
+
+    const notModified = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', tag);
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.etag).toBe(tag);
+    expect(notModified.text ?? '').toBe('');
+    const listOfTags = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', `"other", W/${tag}`);
+    expect(listOfTags.status).toBe(304);
+
+    const head = await t.http().head('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey);
+    expect(head.status).toBe(200);
+    expect(head.headers.etag).toBe(tag);
+    expect(head.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(head.headers['last-modified']).toBe(first.headers['last-modified']);
+
+    // Another query is another tag.
+    expect((await exportOf('format=csv', 'polled')).headers.etag).not.toBe(tag);
+
+    // Reads (listing, feed, lookups, exports) move nothing.
+    await listAll(t, 'polled', 10);
+    await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: [{ type: 'DomainName', value: 'one.example' }] }).expect(200);
+    expect((await exportOf('format=txt&keyType=DomainName', 'polled')).headers.etag).toBe(tag);
+
+    // A write that changes nothing records nothing and keeps the tag; a real one moves it at once.
+    await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', 'one.example']])).expect(204);
+    expect((await exportOf('format=txt&keyType=DomainName', 'polled')).headers.etag).toBe(tag);
+    await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', 'two.example']])).expect(204);
+    const changed = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', tag);
+    expect(changed.status).toBe(200);
+    expect(changed.headers.etag).not.toBe(tag);
+    expect(lines(changed.text).sort()).toEqual(['one.example', 'two.example']);
+  });
+
+  it('takes Basic credentials (any user name, the key as password); a wrong one is 401 asking for Basic; no Read is 403', async () => {
+    const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    const get = (authorization: string) => t.http().get('/intel/collections/feed/export?format=txt&keyType=DomainName').set('Authorization', authorization);
+
+    const resources = (await t.http().get(`/auth/resources?parentID=${INTEL}`).set('X-Api-Key', t.adminKey)).body as { id: number; name: string }[];
+    const feed = resources.find((resource) => resource.name === 'feed')!.id;
+    const polled = resources.find((resource) => resource.name === 'polled')!.id;
+    const reader = (await createKey(t, { permissions: [{ resource: feed, actions: ['Read'] }] })).key;
+    const elsewhere = (await createKey(t, { permissions: [{ resource: polled, actions: ['Read'] }] })).key;
+
+    const ok = await get(basic('paloalto', reader));
+    expect(ok.status).toBe(200);
+    expect(lines(ok.text).sort()).toEqual(['evil.example', 'other.example']);
+    expect((await get(basic('', reader))).status).toBe(200);
+    expect((await get(`Token ${reader}`)).status).toBe(200);
+
+    const wrong = await get(basic('paloalto', `${reader}x`));
+    expectCode(wrong, 401, 'Unauthorized');
+    expect(wrong.headers['www-authenticate']).toBe('Basic realm="intel export", charset="UTF-8"');
+    const none = await t.http().get('/intel/collections/feed/export?format=txt');
+    expectCode(none, 401, 'Unauthorized');
+    expect(none.headers['www-authenticate']).toMatch(/^Basic realm="intel export"/);
+    expectCode(await get(basic('x', elsewhere)), 403, 'MissingPermissions');
+  });
+
+  it('is a snapshot: everything committed before the export started, nothing twice, while writers add objects', async () => {
+    await createCollection(t, 'busy');
+    const acknowledged: string[] = [];
+    let writing = true;
+    const writer = async (prefix: string) => {
+      for (let n = 0; writing; n++) {
+        const batch = Array.from({ length: 20 }, (_, i) => object('DomainName', [['DomainName', `${prefix}-${n}-${i}.example`]]));
+        const response = await t.http().post('/intel/collections/busy/objects/batch').set('X-Api-Key', t.adminKey).send(batch);
+        expect(response.status).toBe(200);
+        acknowledged.push(...batch.map((o) => o.keys[0].value));
+      }
+    };
+    const writers = [writer('a'), writer('b'), (async () => {
+      for (let n = 0; writing; n++) {
+        await t.http().post('/intel/collections/busy/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', `single-${n}.example`]])).expect(204);
+        acknowledged.push(`single-${n}.example`);
+      }
+    })()];
+    try {
+      for (let round = 0; round < 8; round++) {
+        await sleep(30);
+        const committed = [...acknowledged];
+        const [txt, ndjson] = await Promise.all([exportOf('format=txt&keyType=DomainName', 'busy'), exportOf('format=ndjson', 'busy')]);
+        for (const body of [lines(txt.body as string), lines(ndjson.body as string).map((line) => JSON.parse(line).keys[0].value as string)]) {
+          expect(new Set(body).size).toBe(body.length);
+          const exported = new Set(body);
+          expect(committed.filter((value) => !exported.has(value))).toEqual([]);
+        }
+      }
+    } finally {
+      writing = false;
+      await Promise.all(writers);
+    }
+    // At rest, the export is the listing.
+    const { objects } = await listAll(t, 'busy', 1000);
+    expect(lines((await exportOf('format=txt&keyType=DomainName', 'busy')).body as string).sort()).toEqual(objects.map((o) => o.keys[0].value).sort());
+  });
+});
