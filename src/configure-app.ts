@@ -12,6 +12,7 @@ import { Metrics } from './common/metrics/metrics.js';
 import { JSON_BODY_LIMIT_MIB } from './common/validation/json-body.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
+import { IMPORT_ROUTE, importBodyReader } from './intel/import/import-body.js';
 
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
@@ -24,6 +25,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
+  app.use(IMPORT_ROUTE, importBodyReader());
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);

@@ -17,6 +17,8 @@ import { ChangeEntity } from './entities/change.entity.js';
 import { CollectionEntity } from './entities/collection.entity.js';
 import { ObjectKeyEntity } from './entities/object-key.entity.js';
 import { ObjectEntity } from './entities/object.entity.js';
+import { ImportController } from './import/import.controller.js';
+import { ImportService } from './import/import.service.js';
 import { LookupController } from './lookup/lookup.controller.js';
 import { LookupService } from './lookup/lookup.service.js';
 import { NetworkController } from './network/network.controller.js';
@@ -29,8 +31,8 @@ import { SchemasController } from './schemas.controller.js';
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService],
+  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController],
+  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService],
   // For extensions (src/extensions/index.ts).
   exports: [CollectionsService, ObjectsService],
 })

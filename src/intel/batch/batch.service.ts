@@ -78,10 +78,16 @@ export class BatchService {
 
   async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
     const collection = await this.collections.findByName(collectionName);
-    const rawItems = parseBatch(body, contentType);
+    return this.applyItems(collection, parseBatch(body, contentType), query.atomic === 'true');
+  }
+
+  /**
+   * Applies items already parsed (each as it would stand in a batch body), at most MAX_BATCH_ITEMS: the
+   * batch endpoint and the imports, which build their items from other bodies.
+   */
+  async applyItems(collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
     const items: PreparedItem[] = [];
     for (const raw of rawItems) items.push(await this.prepare(collection, raw));
-    const atomic = query.atomic === 'true';
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }

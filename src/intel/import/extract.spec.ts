@@ -1,0 +1,45 @@
+import { describe, expect, it } from '@jest/globals';
+import { extractIndicators, refang } from './extract.js';
+
+const keys = (text: string) => extractIndicators(text).map((key) => `${key.type} ${key.value}`).sort();
+
+describe('free-text extraction', () => {
+  it('refangs the usual forms, but not a dot between spaces', () => {
+    expect(refang('evil[.]example(.)com{.}org[dot]net')).toBe('evil.example.com.org.net');
+    expect(refang('hxxps[:]//a[.]example[/]x hxxp://b h**p://c')).toBe('https://a.example/x http://b http://c');
+    expect(refang('bad[at]evil.example (at) [@]')).toBe('bad@evil.example @ @');
+    expect(refang('the end . Then')).toBe('the end . Then');
+  });
+
+  it('finds hashes, URLs, known-suffix domains, addresses and networks, each once, leaving distractors', () => {
+    const md5 = 'D41D8CD98F00B204E9800998ECF8427E';
+    const sha1 = 'da39a3ee5e6b4b0d3255bfef95601890afd80709';
+    const sha256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+    const report = `
+      The dropper (MD5 ${md5}, SHA-1 ${sha1}) downloads hxxps://cdn.evil-example[.]com/payload.bin and
+      beacons to update[.]bad-domain(.)co[.]uk, 198.51.100[.]7 and 2001:db8::1; the C2 range is 203.0.113.0/24
+      and 2001:db8:1::/48. Mail from phish[at]sender-example[.]org. Again: ${md5.toLowerCase()}, 198.51.100.7.
+      Payload hash ${sha256}.
+      Distractors: version 1.2.3.4 of the agent, v10.0.0.1, files report.pdf, setup.exe, invoice.zip and
+      notes.txt, an unknown suffix host.invalidtld, a sentence end . Then another, and 999.1.1.1.
+    `;
+    expect(keys(report)).toEqual(
+      [
+        `MD5Hash ${md5.toLowerCase()}`,
+        `SHA1Hash ${sha1}`,
+        `SHA256Hash ${sha256}`,
+        'URL https://cdn.evil-example.com/payload.bin',
+        'DomainName update.bad-domain.co.uk',
+        'DomainName sender-example.org',
+        'IPAddress 198.51.100.7',
+        'IPAddress 2001:db8::1',
+        'IPNetwork 203.0.113.0/24',
+        'IPNetwork 2001:db8:1::/48',
+      ].sort(),
+    );
+  });
+
+  it('finds nothing in text without indicators', () => {
+    expect(keys('Nothing here: version 2.0.1.3, a.b, report.docx, 12:30:45.')).toEqual([]);
+  });
+});

@@ -1,0 +1,87 @@
+import { extractDomains, extractIPv6s, extractMD5s, extractSHA1s, extractSHA256s, extractSHA512s, extractURLs } from 'ioc-extractor';
+import { parse as parseDomain } from 'tldts';
+import { type KeyType, normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+
+/**
+ * Undoes the usual defanging: `[.]` `(.)` `{.}` `[dot]` `\.`, `[:]`, `[://]`, `[/]`, `[at]` `[@]`, and
+ * `hxxp`/`h**p` schemes. Deliberately NOT a dot between spaces (" . "), which ioc-extractor's own refang
+ * turns into a dot: in prose that makes names out of sentences ("the end . Then" → `end.then`).
+ */
+export function refang(text: string): string {
+  return text
+    .replace(/\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\{dot\}|\\\./gi, '.')
+    .replace(/\[:\/\/\]|\(:\/\/\)/g, '://')
+    .replace(/\[:\]|\(:\)|\{:\}/g, ':')
+    .replace(/\[\/\]|\(\/\)/g, '/')
+    .replace(/\[at\]|\(at\)|\{at\}|\[@\]|\(@\)/gi, '@')
+    .replace(/\bh(?:xx|\*\*)p(s?):\/\//gi, 'http$1://');
+}
+
+/** Versions (`version 1.2.3.4`, `v10.0.0.1`, `build 4.4.0.1`) are not addresses: blanked before extraction. */
+const VERSION = /\b(?:version|ver|v|release|build|rev)\.?\s*\d+(?:\.\d+)+\b/gi;
+/** CIDR networks, taken before addresses so that their address is not also an IPAddress. */
+const NETWORK = /(?<![\w.:/])(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7})\/\d{1,3}(?![\w/])/gi;
+/** Dotted quads standing alone: ioc-extractor also takes `99.1.1.1` out of `999.1.1.1`. */
+const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)/g;
+/**
+ * Top-level domains that are also common file extensions: a two-label name ending in one of them
+ * (`invoice.zip`, `setup.sh`, `readme.md`) is taken as a file name. Longer names (`cdn.evil.zip`) remain.
+ */
+const FILE_EXTENSION_TLDS = new Set(['zip', 'mov', 'py', 'sh', 'md', 'rar', 'ps']);
+
+/** A host name with a suffix of the ICANN public suffix list (tldts), and not a file name. */
+function isKnownDomain(name: string): boolean {
+  const parsed = parseDomain(name, { allowPrivateDomains: false });
+  if (!parsed.isIcann || parsed.domain === null || parsed.isIp) return false;
+  const labels = name.split('.');
+  return !(labels.length === 2 && FILE_EXTENSION_TLDS.has(labels[1].toLowerCase()));
+}
+
+/** Blanks every occurrence of `found` in `text`, so that no later extractor sees it again. */
+function blank(text: string, found: string[]): string {
+  let rest = text;
+  for (const value of found) rest = rest.split(value).join(' ');
+  return rest;
+}
+
+/**
+ * Every indicator of a free-form text, each once, as keys in their stored form: hashes (by length: MD5,
+ * SHA-1, SHA-256, SHA-512), URLs, domain names with a known public suffix, IPv4/IPv6 addresses and CIDR
+ * networks, after refanging. A candidate our own key normalisation refuses is not an indicator. The host
+ * of a URL is not listed again on its own (the URL carries it); the domain of a mail address is.
+ * Pure: no I/O, so the rules are tested without the service.
+ */
+export function extractIndicators(input: string): ObjectKey[] {
+  let text = refang(input);
+  const found = new Map<string, ObjectKey>();
+  const take = (type: KeyType, values: string[], accept: (value: string) => boolean = () => true): string[] => {
+    const taken: string[] = [];
+    for (const value of values) {
+      let key: ObjectKey;
+      try {
+        key = normalizeKey({ type, value });
+      } catch {
+        continue;
+      }
+      if (!accept(key.value)) continue;
+      taken.push(value);
+      found.set(`${key.type}\n${key.value}`, key);
+    }
+    return taken;
+  };
+  const options = { sort: false };
+  take('MD5Hash', extractMD5s(text, options));
+  take('SHA1Hash', extractSHA1s(text, options));
+  take('SHA256Hash', extractSHA256s(text, options));
+  take('SHA512Hash', extractSHA512s(text, options));
+  const urls = take('URL', extractURLs(text, { ...options, strict: false }), (value) => {
+    const host = new URL(value).hostname;
+    return /^[\d.]+$|^\[/.test(host) || isKnownDomain(host);
+  });
+  text = blank(text, urls).replace(VERSION, ' ');
+  text = blank(text, take('IPNetwork', text.match(NETWORK) ?? []));
+  take('DomainName', extractDomains(text, { ...options, strict: false }), isKnownDomain);
+  take('IPAddress', text.match(IPV4) ?? []);
+  take('IPAddress', extractIPv6s(text, options));
+  return [...found.values()];
+}
