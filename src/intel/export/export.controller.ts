@@ -1,5 +1,5 @@
 import { Controller, Get, Head, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AcceptsBasicCredentials, RequirePermission } from '../../common/guard/access.decorators.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
@@ -13,6 +13,8 @@ const ERRORS = {
   400: 'InvalidQueryArgument: an unknown format, keyType or urlScheme, or keyType/urlScheme on a format that does not take it.',
   404: 'NotFound: no collection has this name.',
 };
+/** The body by format (the media types of CONTENT_TYPES without their parameters). */
+const EXPORT_CONTENT = Object.fromEntries(Object.values(CONTENT_TYPES).map((type) => [type.split(';')[0], { schema: { type: 'string' } }]));
 const IF_NONE_MATCH = {
   name: 'If-None-Match',
   required: false,
@@ -56,8 +58,7 @@ export class ExportController {
       'closed connection without its end) is incomplete: discard it.',
   })
   @ApiHeader(IF_NONE_MATCH)
-  @ApiProduces(...Object.values(CONTENT_TYPES))
-  @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, schema: { type: 'string' } })
+  @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, content: EXPORT_CONTENT })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
   export(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
