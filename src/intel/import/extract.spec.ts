@@ -39,6 +39,15 @@ describe('free-text extraction', () => {
     );
   });
 
+  it('ends URLs where prose does, and wants three groups in an IPv6 address', () => {
+    expect(keys('see http://evil-example.com/x. Also (https://b.evil-example.com/q?a=(1)) and http://c.evil-example.com/p),')).toEqual([
+      'URL http://c.evil-example.com/p',
+      'URL http://evil-example.com/x',
+      'URL https://b.evil-example.com/q?a=(1)',
+    ]);
+    expect(keys('std::vector a::b dead::beef fe80::1 2001:db8::7')).toEqual(['IPAddress 2001:db8::7']);
+  });
+
   it('finds nothing in text without indicators', () => {
     expect(keys('Nothing here: version 2.0.1.3, a.b, report.docx, 12:30:45.')).toEqual([]);
   });

@@ -29,6 +29,24 @@ const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)/g;
  */
 const FILE_EXTENSION_TLDS = new Set(['zip', 'mov', 'py', 'sh', 'md', 'rar', 'ps']);
 
+/**
+ * A URL as prose ends it: without the sentence's punctuation (`see http://x.example/a.`) or a closing
+ * bracket it does not open itself (`(http://x.example/a)`).
+ */
+export function trimUrl(url: string): string {
+  let end = url.length;
+  const count = (char: string) => url.slice(0, end).split(char).length - 1;
+  for (;;) {
+    const last = url[end - 1];
+    if (`.,;:!?'"`.includes(last)) end--;
+    else if ((last === ')' && count('(') < count(')')) || (last === ']' && count('[') < count(']'))) end--;
+    else return url.slice(0, end);
+  }
+}
+
+/** IPv6 in prose needs three groups: `a::b` or `dead::beef` are more often code or words than addresses. */
+const isLikelyIpv6 = (value: string) => value.split(':').filter((group) => group !== '').length >= 3;
+
 /** A host name with a suffix of the ICANN public suffix list (tldts), and not a file name. */
 function isKnownDomain(name: string): boolean {
   const parsed = parseDomain(name, { allowPrivateDomains: false });
@@ -74,7 +92,7 @@ export function extractIndicators(input: string): ObjectKey[] {
   take('SHA1Hash', extractSHA1s(text, options));
   take('SHA256Hash', extractSHA256s(text, options));
   take('SHA512Hash', extractSHA512s(text, options));
-  const urls = take('URL', extractURLs(text, { ...options, strict: false }), (value) => {
+  const urls = take('URL', extractURLs(text, { ...options, strict: false }).map(trimUrl), (value) => {
     const host = new URL(value).hostname;
     return /^[\d.]+$|^\[/.test(host) || isKnownDomain(host);
   });
@@ -82,6 +100,6 @@ export function extractIndicators(input: string): ObjectKey[] {
   text = blank(text, take('IPNetwork', text.match(NETWORK) ?? []));
   take('DomainName', extractDomains(text, { ...options, strict: false }), isKnownDomain);
   take('IPAddress', text.match(IPV4) ?? []);
-  take('IPAddress', extractIPv6s(text, options));
+  take('IPAddress', extractIPv6s(text, options), isLikelyIpv6);
   return [...found.values()];
 }
