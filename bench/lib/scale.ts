@@ -51,6 +51,10 @@ export interface Scale {
   lookupKeys: number;
   /** Row 12: `networkAddresses` IPv4 addresses seeded in one collection, spread over 10.0.0.0/8. */
   networkAddresses: number;
+  /** Row 16: objects seeded in the exported collection (each export lists all of them). */
+  exportObjects: number;
+  /** Row 17: indicators in one imported text (and objects in the baseline's batch). */
+  importIndicators: number;
 }
 
 export const FULL: Scale = {
@@ -84,6 +88,8 @@ export const FULL: Scale = {
   lookupCollections: 10,
   lookupKeys: 1000,
   networkAddresses: 1_000_000,
+  exportObjects: 1_000_000,
+  importIndicators: 10_000,
 };
 
 export const QUICK: Scale = {
@@ -106,4 +112,6 @@ export const QUICK: Scale = {
   bulkSeconds: 0.5,
   lookupObjects: 5_000,
   networkAddresses: 5_000,
+  exportObjects: 5_000,
+  importIndicators: 500,
 };

@@ -10,7 +10,7 @@ import { createCollection } from './intel-setup.js';
  * columns `otype`, `ktype`, `value`. No change records: rows 11 and 12 never read the feed, and a million
  * of them would only slow the seeding. Seeding through HTTP would take minutes; the measured paths are HTTP.
  */
-async function seedObjects(ctx: RowContext, collectionId: number, from: number, count: number, keyOf: string): Promise<void> {
+export async function seedObjects(ctx: RowContext, collectionId: number, from: number, count: number, keyOf: string): Promise<void> {
   await ctx.setupPool.query(
     `WITH obj AS (
        INSERT INTO intel_object (collection_id, type, keys, context)

@@ -167,3 +167,9 @@ export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
             '$5',
           )}
           ORDER BY position`;
+
+// src/intel/export/export.repository.ts — exportSql for format=txt with a keyType (objects(EACH_KEY) and
+// LIVE('o') expanded), which the service runs as the query of a server-side cursor. Row 16's baseline
+// runs it as `COPY (…) TO STDOUT`, so COPY cannot take parameters: $1 collection id, $2 key type, inlined.
+export const exportTxtOfType = (collectionId: number, keyType: string) =>
+  `SELECT k->>'value' FROM intel_object o CROSS JOIN LATERAL jsonb_array_elements(o.keys) k WHERE o.collection_id = ${collectionId} AND (o.expires_at IS NULL OR o.expires_at > now()) AND k->>'type' = '${keyType}' ORDER BY o.id`;

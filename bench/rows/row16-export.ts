@@ -1,0 +1,128 @@
+import http from 'node:http';
+import pg from 'pg';
+import { httpLoad, stepLoad } from '../lib/load.js';
+import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { createCollection } from './intel-setup.js';
+import { seedObjects } from './lookup-setup.js';
+import { exportTxtOfType } from './service-sql.js';
+
+const ROW = {
+  id: '16',
+  title: 'blocklist export: txt of one key type over the seeded collection',
+  unit: 'objects/s',
+  target: { minRatio: 0.5, maxGrowthMiB: 64 },
+};
+/** The issue's target for a conditional GET that hits (304), reported in the notes. */
+const TARGET_304_P50_MS = 5;
+
+/** Object `g` of the exported collection: a domain name. */
+const DOMAIN_KEY = `SELECT 'DomainName', 'DomainName', 'host' || g || '.export.example'`;
+
+/** Newlines of a body, counted as it streams (the bench holds none of it). */
+function countLines(chunk: Buffer): number {
+  let lines = 0;
+  for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) lines++;
+  return lines;
+}
+
+/** GETs `url` and counts the lines of its body; rejects unless 200. */
+function exportLines(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (response) => {
+        if (response.statusCode !== 200) {
+          response.resume();
+          reject(new Error(`export answered ${response.statusCode}`));
+          return;
+        }
+        let lines = 0;
+        response.on('data', (chunk: Buffer) => (lines += countLines(chunk)));
+        response.on('end', () => resolve(lines));
+        response.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/** Runs `COPY (sql) TO STDOUT` on a raw `pg` client and counts the lines it sends (what pg-copy-streams does underneath). */
+function copyLines(client: pg.PoolClient, sql: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let lines = 0;
+    const query = new pg.Query(`COPY (${sql}) TO STDOUT`);
+    (query as unknown as { handleCopyData: (message: { chunk: Buffer }) => void }).handleCopyData = (message) => {
+      lines += countLines(message.chunk);
+    };
+    query.on('end', () => resolve(lines));
+    query.on('error', reject);
+    void client.query(query);
+  });
+}
+
+/**
+ * Row 16: `GET .../export?format=txt&keyType=DomainName` of a collection of `scale.exportObjects` objects
+ * (seeded by SQL), one export at a time, every line counted; against raw `pg` running the service's select
+ * as `COPY (…) TO STDOUT` (PostgreSQL's fastest way out). The service's memory growth over the row is its
+ * second target. Then a conditional GET with the current ETag, which must be 304, timed on its own.
+ */
+export const row16: RowModule = {
+  rows: [ROW],
+  requires: ['GET /intel/collections/{collection_id}/export'],
+  async run(ctx: RowContext) {
+    const { scale } = ctx;
+    const count = scale.exportObjects;
+    const collection = await createCollection(ctx, 'export');
+    const id = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [collection.name])).rows[0] as { id: number }).id;
+    for (let from = 0; from < count; from += 250_000) await seedObjects(ctx, id, from, Math.min(250_000, count - from), DOMAIN_KEY);
+    await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key');
+    const { key } = await ctx.admin.createKey({ permissions: [{ resource: collection.resourceId, actions: ['Read'] }] });
+    const headers = { Authorization: `Bearer ${await ctx.admin.withKey(key).token()}` };
+    const path = `/intel/collections/${collection.name}/export?format=txt&keyType=DomainName`;
+
+    const exported = (lines: number) => {
+      if (lines !== count) throw new Error(`an export listed ${lines} lines, not ${count}`);
+    };
+    const served = () => stepLoad({ concurrency: 1, amount: 1, step: async () => exported(await exportLines(`${ctx.service.url}${path}`, headers)) });
+    const sql = exportTxtOfType(id, 'DomainName');
+    const raw = async () => {
+      const client = await ctx.baselinePool.connect();
+      try {
+        return await stepLoad({ concurrency: 1, amount: 1, step: async () => exported(await copyLines(client, sql)) });
+      } finally {
+        client.release();
+      }
+    };
+    const measured = await compare({
+      rounds: scale.rounds,
+      serviceLabel: `GET …/export?format=txt&keyType=DomainName (${count} lines)`,
+      baselineLabel: 'raw pg: COPY (same select) TO STDOUT',
+      warmService: served,
+      warmBaseline: raw,
+      service: async () => ({ outcome: await served(), units: count }),
+      baseline: async () => ({ outcome: await raw(), units: count }),
+      serviceProbe: ctx.service.server.probe,
+      cpu: ctx.cpu,
+      sql: ctx.sqlStats,
+    });
+
+    const tag = (await ctx.admin.withKey(key).request('HEAD', path)).headers.get('etag');
+    if (!tag) throw new Error('the export answered without an ETag');
+    const notModified = await httpLoad({
+      baseUrl: ctx.service.url,
+      connections: 1,
+      durationS: scale.cheapSeconds,
+      headers: { ...headers, 'If-None-Match': tag },
+      requests: [{ method: 'GET', path }],
+      accept: (status) => status === 304,
+    }).done;
+    if (notModified.requests === 0 || notModified.failures.errors + Object.keys(notModified.failures.statuses).length > 0) {
+      throw new Error(`conditional GETs with the current ETag were not all 304: ${JSON.stringify(notModified.failures)}`);
+    }
+    const p50 = notModified.latency.percentile(50) ?? Infinity;
+    return [
+      finishRow(ROW, measured, [
+        `${count.toLocaleString('en-US')} DomainName objects, one export at a time, every line counted on both sides`,
+        `If-None-Match hit (304), p50 < ${TARGET_304_P50_MS} ms: ${p50 < TARGET_304_P50_MS ? 'met' : 'missed'} (${p50.toFixed(2)} ms over ${notModified.requests} requests)`,
+      ]),
+    ];
+  },
+};
