@@ -39,10 +39,18 @@ export function noneMatch(header: string | undefined, tag: string): boolean {
   });
 }
 
-/** Resolves once the socket takes more, or the client is gone. */
+/**
+ * A client that takes nothing for this long is cut off: an export holds a connection of a small pool and an
+ * open snapshot (which holds back vacuum), so a reader that stalls must not keep them indefinitely.
+ */
+const STALL_MS = 60_000;
+
+/** Resolves once the socket takes more, or the client is gone (cut off after STALL_MS without progress). */
 function drained(response: Response): Promise<void> {
   return new Promise((resolve) => {
+    const stalled = setTimeout(() => response.destroy(), STALL_MS);
     const done = () => {
+      clearTimeout(stalled);
       response.off('drain', done);
       response.off('close', done);
       resolve();
