@@ -22,21 +22,22 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AccessRequest>();
-    const version = request.headers['x-api-version'];
-    if (version !== undefined && version !== '1') {
-      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
-    }
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
       context.getHandler(),
       context.getClass(),
     ]);
+    request.accessRule = rule;
+    const version = request.headers['x-api-version'];
+    if (version !== undefined && version !== '1') {
+      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
+    }
     if (!rule) {
       this.logger.error(`${context.getClass().name}.${context.getHandler().name} declares no access rule`);
       throw new ApiError('Forbidden', 'this operation is not available');
     }
     if (rule.kind === 'public') return true;
 
-    const principal = await this.auth.authenticate(request.headers, rule.kind === 'api-key-only');
+    const principal = await this.auth.authenticate(request.headers, request.ip, rule.kind === 'api-key-only');
     request.principal = principal;
     if (rule.kind !== 'permission') return true;
 
