@@ -6,6 +6,12 @@ import { AuditRepository } from './audit.repository.js';
 
 /** Most entries in one INSERT: bounds one statement's parameters and time. */
 const MOST_PER_INSERT = 1000;
+/**
+ * INSERTs of one instance in flight at once. More than one, so that an entry rarely waits behind a statement
+ * that left without it (its answer would wait two commits); few, so that under load entries queue and share
+ * statements (PostgreSQL flushes the WAL of concurrent commits together anyway).
+ */
+const MOST_IN_FLIGHT = 4;
 
 interface Waiting {
   entry: AuditEntry;
@@ -19,18 +25,19 @@ const RECORDED = Symbol('auditRecorded');
  * Records audited requests before they are answered (the interceptor for answers, the exception filter for
  * refusals call `afterOutcome` and hold the answer until it settles).
  *
- * Entries of one instance are grouped: one INSERT is in flight at a time; entries that arrive meanwhile wait
- * for the next one, which carries all of them (up to MOST_PER_INSERT). So under load a write costs a share of
- * one statement instead of a statement of its own, and its answer still waits for the commit of the statement
- * that carries its entry: every answered write has its entry stored, also when the process is killed right
- * after (its entry was committed before the first byte of the answer), and a write whose entry could not be
- * stored is answered with an error.
+ * Entries of one instance are grouped: at most MOST_IN_FLIGHT INSERTs run at a time, and entries that arrive
+ * while they are all busy wait for the next free one, which carries all of them (up to MOST_PER_INSERT). So
+ * under load a write costs a share of one statement instead of a statement of its own, and its answer still
+ * waits for the commit of the statement that carries its entry: every answered write has its entry stored,
+ * also when the process is killed right after (its entry was committed before the first byte of the answer),
+ * and a write whose entry could not be stored is answered with an error.
  */
 @Injectable()
 export class AuditTrail implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Audit');
   private waiting: Waiting[] = [];
-  private flushing?: Promise<void>;
+  private readonly inFlight = new Set<Promise<void>>();
+  private scheduled = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -52,31 +59,40 @@ export class AuditTrail implements BeforeApplicationShutdown {
   /** Resolves once the entry is committed. */
   record(entry: AuditEntry): Promise<void> {
     const stored = new Promise<void>((resolve, reject) => this.waiting.push({ entry, resolve, reject }));
-    this.flushing ??= this.flush();
+    this.schedule();
     return stored;
   }
 
   /** Requests are drained before shutdown; entries still on their way are written before the pool closes. */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.flushing;
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
-  private async flush(): Promise<void> {
-    // Started from `record`, synchronously: let the requests answered in this turn of the event loop join.
-    await Promise.resolve();
-    try {
-      while (this.waiting.length > 0) {
-        const group = this.waiting.splice(0, MOST_PER_INSERT);
-        try {
-          await this.repository.insert(group.map((waiting) => waiting.entry));
-          for (const waiting of group) waiting.resolve();
-        } catch (error) {
-          this.logger.error(`${group.length} audit entr${group.length === 1 ? 'y' : 'ies'} could not be stored: ${String(error)}`);
-          for (const waiting of group) waiting.reject(error);
-        }
-      }
-    } finally {
-      this.flushing = undefined;
-    }
+  /** After the current job, so that the entries of answers settled in the same turn share a statement. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight.size >= MOST_IN_FLIGHT) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.insertWaiting();
+    });
+  }
+
+  private insertWaiting(): void {
+    if (this.waiting.length === 0 || this.inFlight.size >= MOST_IN_FLIGHT) return;
+    const group = this.waiting.splice(0, MOST_PER_INSERT);
+    const done = this.repository.insert(group.map((waiting) => waiting.entry)).then(
+      () => group.forEach((waiting) => waiting.resolve()),
+      (error: unknown) => {
+        this.logger.error(`${group.length} audit entr${group.length === 1 ? 'y' : 'ies'} could not be stored: ${String(error)}`);
+        group.forEach((waiting) => waiting.reject(error));
+      },
+    );
+    this.inFlight.add(done);
+    void done.finally(() => {
+      this.inFlight.delete(done);
+      this.schedule();
+    });
+    this.schedule();
   }
 }
