@@ -44,6 +44,11 @@ export class AuditTrail implements BeforeApplicationShutdown {
     private readonly repository: AuditRepository,
   ) {}
 
+  /** AUDIT=off: nothing is recorded on this instance. */
+  get enabled(): boolean {
+    return this.config.audit;
+  }
+
   /**
    * Records the request's outcome when it is audited, once per request; undefined when there is nothing to
    * wait for (auditing off, a request that is not audited, or one recorded already).

@@ -14,6 +14,7 @@ export class AuditInterceptor implements NestInterceptor {
   constructor(private readonly audit: AuditTrail) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (!this.audit.enabled) return next.handle();
     const request = context.switchToHttp().getRequest<AccessRequest>();
     const response = context.switchToHttp().getResponse<Response>();
     return next.handle().pipe(
