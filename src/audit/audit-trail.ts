@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import type { AccessRequest } from '../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { isDatabaseUnavailable } from '../database/connection-failure.js';
 import { type AuditEntry, auditEntryOf, auditKindOf } from './audit-entry.js';
 import { AuditRepository } from './audit.repository.js';
 
@@ -20,6 +21,7 @@ interface Waiting {
 }
 
 const RECORDED = Symbol('auditRecorded');
+const OUTAGE_LOG_INTERVAL_MS = 10_000;
 
 /**
  * Records audited requests before they are answered (the interceptor for answers, the exception filter for
@@ -38,6 +40,7 @@ export class AuditTrail implements BeforeApplicationShutdown {
   private waiting: Waiting[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private scheduled = false;
+  private lastOutageLog = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -83,13 +86,24 @@ export class AuditTrail implements BeforeApplicationShutdown {
     });
   }
 
+  /** During a database outage every request fails alike: one line per OUTAGE_LOG_INTERVAL_MS says so. */
+  private logFailure(count: number, error: unknown): void {
+    const message = `${count} audit entr${count === 1 ? 'y' : 'ies'} could not be stored: ${String(error)}`;
+    if (!isDatabaseUnavailable(error)) {
+      this.logger.error(message);
+    } else if (Date.now() - this.lastOutageLog >= OUTAGE_LOG_INTERVAL_MS) {
+      this.lastOutageLog = Date.now();
+      this.logger.warn(`${message} (the database is not reachable)`);
+    }
+  }
+
   private insertWaiting(): void {
     if (this.waiting.length === 0 || this.inFlight.size >= MOST_IN_FLIGHT) return;
     const group = this.waiting.splice(0, MOST_PER_INSERT);
     const done = this.repository.insert(group.map((waiting) => waiting.entry)).then(
       () => group.forEach((waiting) => waiting.resolve()),
       (error: unknown) => {
-        this.logger.error(`${group.length} audit entr${group.length === 1 ? 'y' : 'ies'} could not be stored: ${String(error)}`);
+        this.logFailure(group.length, error);
         group.forEach((waiting) => waiting.reject(error));
       },
     );
