@@ -198,6 +198,23 @@ describe('audit trail', () => {
     expect(rows.rows.map((row) => row.request_id).sort()).toEqual([...ids].sort());
   });
 
+  it('answers a write whose entry cannot be stored with an error, never the success; a refusal is answered anyway', async () => {
+    // Entries of these two request ids are refused by the table.
+    await t.db.query(`ALTER TABLE audit_entry ADD CONSTRAINT refuse_some CHECK (request_id NOT IN ('unstorable-1', 'unstorable-2')) NOT VALID`);
+    try {
+      const write = await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'unstorable-1').send(domain('unaudited.example'));
+      expectCode(write, 500, 'InternalError');
+      const refused = await t.http().post('/intel/collections/c1/objects').set('X-Request-Id', 'unstorable-2').send(domain('unaudited.example'));
+      expectCode(refused, 401, 'Unauthorized');
+      // Requests after them are recorded as usual.
+      await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'storable-3').send(domain('audited.example')).expect(204);
+    } finally {
+      await t.db.query('ALTER TABLE audit_entry DROP CONSTRAINT refuse_some');
+    }
+    expect(await entriesOf('unstorable-1')).toEqual([]);
+    expect(await entriesOf('storable-3')).toEqual([expect.objectContaining({ status: 204 })]);
+  });
+
   it('pages newest first by (at, id) and filters by key, action, target and time; malformed filters are 400', async () => {
     const writer = await createKey(t, { permissions: [{ resource: 2, actions: ['WriteChildren'] }] });
     const before = new Date().toISOString();
