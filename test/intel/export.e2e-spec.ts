@@ -167,6 +167,7 @@ describe('GET /intel/collections/{name}/export', () => {
     expect(head.headers.etag).toBe(tag);
     expect(head.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(head.headers['last-modified']).toBe(first.headers['last-modified']);
+    expect(first.headers['cache-control']).toBe('private, no-cache');
 
     // Another query is another tag.
     expect((await exportOf('format=csv', 'polled')).headers.etag).not.toBe(tag);

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { setTag } from '../../common/http/security-headers.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
 import { chunkOf, CONTENT_TYPES, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
@@ -116,10 +117,9 @@ export class ExportService {
     response: Response,
   ): boolean {
     const tag = exportTag(collectionId, position, params);
-    response.setHeader('ETag', tag);
+    // A cache must revalidate, and never share a list across keys.
+    setTag(response, tag);
     response.setHeader('Last-Modified', position.lastModified.toUTCString());
-    // Conditional requests let firewalls poll cheaply; a cache must revalidate, and never share a list across keys.
-    response.setHeader('Cache-Control', 'private, no-cache');
     if (noneMatch(ifNoneMatch, tag)) {
       response.status(304);
       return true;
