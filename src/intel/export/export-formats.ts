@@ -1,4 +1,4 @@
-import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
+import type { KeyType } from '../../common/indicators/indicators.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
 
 export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson'] as const;
@@ -66,8 +66,4 @@ export function chunkOf(format: ExportFormat, rows: unknown[]): string {
 /** What a body starts with, before any row. */
 export function prologueOf(format: ExportFormat): string {
   return format === 'csv' ? CSV_HEADER : '';
-}
-
-export function isKeyType(value: string): value is KeyType {
-  return (KEY_TYPES as readonly string[]).includes(value);
 }
