@@ -22,13 +22,14 @@ import { ObjectsController } from './objects.controller.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
+import { ObjectVersionsService } from './object-versions.service.js';
 
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
-  // For extensions (src/extensions/index.ts).
-  exports: [CollectionsService, ObjectsService],
+  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
+  // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii).
+  exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService],
 })
 export class IntelModule {}
