@@ -53,6 +53,13 @@ function fromForeign(exception: unknown): ApiError | undefined {
   return new ApiError(code, message ?? 'bad request');
 }
 
+/** `{code, message, details?}` with the status of the code table: the answer of every failed request. */
+export function sendErrorBody(response: Response, answer: ApiError): void {
+  const body: Record<string, unknown> = { code: answer.code, message: answer.message };
+  if (answer.details !== undefined) body.details = answer.details;
+  response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
 /** The one place that turns any error into `{code, message, details?}` with the status of the code table. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -92,9 +99,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
       if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
     }
-    const body: Record<string, unknown> = { code: answer.code, message: answer.message };
-    if (answer.details !== undefined) body.details = answer.details;
-    response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    this.send(response, answer);
+  }
+
+  /** Writes the error body; a protocol with its own error format (TAXII) overrides this, and only this. */
+  protected send(response: Response, answer: ApiError): void {
+    sendErrorBody(response, answer);
   }
 
   /** The database is down or out of connections: a 503 the client may retry, not a 500. */

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthService } from '../../auth/auth.service.js';
 import { ResourcesService } from '../../auth/resources.service.js';
 import { ApiError, CommonErrors } from '../errors/api-error.js';
@@ -18,6 +18,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
     private readonly resources: ResourcesService,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -49,7 +50,10 @@ export class ApiKeyGuard implements CanActivate {
     if (typeof rule.resource === 'string') {
       resource = BUILTIN_RESOURCES[rule.resource];
     } else {
-      const name = request.params[rule.resource.param];
+      const { param, resolver } = rule.resource;
+      const value = request.params[param];
+      const name =
+        typeof value === 'string' && resolver ? await this.moduleRef.get(resolver, { strict: false }).nameOf(value) : value;
       resource = typeof name === 'string' ? await this.resources.findChild(rule.resource.parent, name) : undefined;
       if (!resource) {
         // An unknown child: a key that could act on any child learns it does not exist (the handler
