@@ -19,6 +19,7 @@ import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
+import { TaxiiModule } from './taxii/taxii.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
@@ -40,6 +41,7 @@ export class AppModule {
         FileboxModule,
         IntelModule,
         InsightModule,
+        TaxiiModule,
         ExtensionApiModule.forRoot(config.extensionSettings),
         // Loaded last: an extension builds on everything above.
         ...config.extensions.map(loadExtension),

@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { sendErrorBody } from './common/errors/all-exceptions.filter.js';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
 import { applyServerLimits } from './common/http/server-limits.js';
@@ -12,6 +13,10 @@ import { Metrics } from './common/metrics/metrics.js';
 import { JSON_BODY_LIMIT_MIB } from './common/validation/json-body.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
+import { STIX_BUNDLE_ROUTE } from './taxii/stix-bundle.controller.js';
+import { boundedBodyReader, sendTaxiiError } from './taxii/taxii-http.js';
+import { TaxiiErrors } from './taxii/taxii.errors.js';
+import { TAXII_MAX_CONTENT_LENGTH } from './taxii/taxii-limits.js';
 
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
@@ -24,6 +29,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
+  // TAXII envelopes and STIX bundles: read as bytes up to their limit, so their routes answer 413 themselves.
+  app.use('/taxii2', boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendTaxiiError(response, TaxiiErrors.tooLarge())));
+  app.use(STIX_BUNDLE_ROUTE, boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())));
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);
