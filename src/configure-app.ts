@@ -14,7 +14,7 @@ import { JSON_BODY_LIMIT_MIB } from './common/validation/json-body.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 import { STIX_BUNDLE_ROUTE } from './taxii/stix-bundle.controller.js';
-import { boundedBodyReader, sendTaxiiError } from './taxii/taxii-http.js';
+import { boundedBodyReader, taxiiRequestReader } from './taxii/taxii-http.js';
 import { TaxiiErrors } from './taxii/taxii.errors.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii/taxii-limits.js';
 
@@ -29,8 +29,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
-  // TAXII envelopes and STIX bundles: read as bytes up to their limit, so their routes answer 413 themselves.
-  app.use('/taxii2', boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendTaxiiError(response, TaxiiErrors.tooLarge())));
+  // TAXII requests and STIX bundles: bodies read as bytes up to their limit, so their routes answer 413 themselves.
+  app.use('/taxii2', taxiiRequestReader());
   app.use(STIX_BUNDLE_ROUTE, boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())));
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);

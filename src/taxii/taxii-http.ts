@@ -3,7 +3,8 @@ import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { map, type Observable } from 'rxjs';
 import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
-import type { ApiError } from '../common/errors/api-error.js';
+import { type ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { TAXII_MAX_CONTENT_LENGTH } from './taxii-limits.js';
 import { TaxiiErrors } from './taxii.errors.js';
 
 /** The media type of every TAXII 2.1 response, exactly (TAXII 2.1 §1.6.8). */
@@ -104,14 +105,14 @@ export class TaxiiMediaInterceptor implements NestInterceptor {
 export const TOO_LARGE = Symbol('too large');
 
 /**
- * Reads a POST body of any media type as bytes, up to `limit`; a larger one is read to its end and
+ * Reads a request body of any media type as bytes, up to `limit`; a larger one is read to its end and
  * dropped (`req.body = TOO_LARGE`), so that the route itself answers 413 in its own error format. Mounted
  * ahead of the JSON body parser, which then finds the body consumed. A body declared larger
  * (`Content-Length`) is refused at once with `refuse` (the connection is closed: its body is never read).
  */
 export function boundedBodyReader(limit: number, refuse: (response: Response) => void): RequestHandler {
   return (request: Request & { _body?: boolean }, response: Response, next: NextFunction) => {
-    if (request.method !== 'POST' || request._body) return next();
+    if (request._body) return next();
     request._body = true;
     if (Number(request.headers['content-length'] ?? 0) > limit) {
       response.setHeader('Connection', 'close');
@@ -140,3 +141,20 @@ export const TaxiiQuery = createParamDecorator(
 
 /** `@RawBody() body`: the bytes `boundedBodyReader` read (or TOO_LARGE). */
 export const RawBody = createParamDecorator((_data: unknown, context: ExecutionContext): unknown => context.switchToHttp().getRequest<Request>().body);
+
+/**
+ * What every request under /taxii2 passes before routing, so that the answers made there are TAXII errors
+ * too: a path that is not valid percent-encoding is 400; a body is read as bytes up to max_content_length
+ * (413 beyond), whatever the method and media type, and never by the JSON parser.
+ */
+export function taxiiRequestReader(): RequestHandler {
+  const readBody = boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendTaxiiError(response, TaxiiErrors.tooLarge()));
+  return (request: Request, response: Response, next: NextFunction) => {
+    try {
+      request.path.split('/').forEach((segment) => decodeURIComponent(segment));
+    } catch {
+      return sendTaxiiError(response, CommonErrors.invalidPath('the path is not valid percent-encoding'));
+    }
+    readBody(request, response, next);
+  };
+}

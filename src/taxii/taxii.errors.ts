@@ -6,6 +6,7 @@ export const TaxiiErrors = {
   unsupportedMediaType: () => new ApiError('UnsupportedMediaType', 'a TAXII request body is application/taxii+json;version=2.1'),
   collectionNotFound: (id: string) => new ApiError('NotFound', `no collection has the id ${id}`),
   objectNotFound: (id: string) => new ApiError('NotFound', `the collection has no object ${id}`),
+  noSuchResource: () => new ApiError('NotFound', 'no TAXII resource has this path and method'),
   statusNotFound: (id: string) => new ApiError('NotFound', `no status ${id}`),
   tooLarge: () => CommonErrors.tooLarge(`an envelope is at most ${TAXII_MAX_CONTENT_LENGTH} bytes (max_content_length)`),
   invalidEnvelope: (message: string) => CommonErrors.invalidData(message),

@@ -82,9 +82,13 @@ export class ObjectLifetimesAndFeedTimes1763800060000 implements MigrationInterf
          WHERE l.collection_id = o.collection_id AND l.key_type = o.keys->0->>'type' AND l.value = o.keys->0->>'value';
       END $$`);
 
+    // Writers always give both (change-records.ts); the defaults make a record written otherwise (bulk
+    // loads in tests and benchmarks) a life of its own, as an Add would be.
     await queryRunner.query(`
       ALTER TABLE intel_change
+        ALTER COLUMN object_uid SET DEFAULT gen_random_uuid(),
         ALTER COLUMN object_uid SET NOT NULL,
+        ALTER COLUMN object_added_at SET DEFAULT now(),
         ALTER COLUMN object_added_at SET NOT NULL`);
     // The versions of one object (TAXII match[id], match[version], versions) and positions by time (added_after).
     await queryRunner.query(`CREATE INDEX "IDX_intel_change_object_versions" ON intel_change (collection_id, object_uid, seq)`);
