@@ -187,7 +187,8 @@ export class TaxiiFeedService implements ChildNameResolver {
         ...(filter.addedAfter !== undefined && { notBefore: filter.addedAfter }),
         ...(lives !== undefined && { lives }),
         versions: filter.versions,
-        limit,
+        // A position serves one or two objects: the first read asks for about enough of them.
+        limit: round === 0 ? Math.min(limit, Math.ceil(limit / 2) + 1) : limit,
       });
       if (walk.after.seq > read.lastSeq) throw TaxiiErrors.invalidQuery('next is not a value this server gave');
       for (const row of read.rows) {

@@ -279,6 +279,11 @@ describe('TAXII 2.1', () => {
       expect(again.status).toBe(200);
       expect(again.body).toEqual(status);
       expect((await admin.get('/taxii2/api/status/00000000-0000-4000-8000-000000000000/')).status).toBe(404);
+      // A key that cannot see the collection written to does not see its statuses either.
+      await createCollection(t, 'elsewhere');
+      const stranger = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, 'elsewhere'), actions: ['Read', 'Write'] }] });
+      const hidden = await taxiiClient(t, stranger.key).get(`/taxii2/api/status/${status.id}/`);
+      expect([hidden.status, hidden.body.error_code]).toEqual([404, 'NotFound']);
 
       const stored = await t.http().get('/intel/collections/feeds/objects').set('X-Api-Key', t.adminKey);
       expect(stored.body).toContainEqual({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'posted.example' }], context: { name: 'posted' } });
@@ -325,6 +330,12 @@ describe('TAXII 2.1', () => {
       const last = ((await admin.get(`${ROOT}/collections/${feeds}/objects/${live.id}/`)).body as Envelope).objects!;
       expect(last).toEqual([expect.objectContaining({ id: live.id, revoked: true })]);
       expect((await admin.delete(`${ROOT}/collections/${feeds}/objects/${live.id}/`)).status).toBe(404);
+      const unknown = 'indicator--00000000-0000-4000-8000-000000000000';
+      for (const path of [`objects/${unknown}/`, `objects/${unknown}/versions/`]) {
+        const missing = await admin.get(`${ROOT}/collections/${feeds}/${path}`);
+        expect([path, missing.status, missing.body.error_code]).toEqual([path, 404, 'NotFound']);
+      }
+      expect((await admin.get('/taxii2/api/nothing/here/')).status).toBe(404);
     });
   });
 
@@ -352,6 +363,10 @@ describe('TAXII 2.1', () => {
         ],
       });
       expect((await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send(bundle)).body).toMatchObject({ unchanged: 1 });
+      const text = await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('{}');
+      expect([text.status, text.body.code]).toEqual([415, 'UnsupportedMediaType']);
+      const empty = await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send({ type: 'bundle', objects: [] });
+      expect([empty.status, empty.body.code]).toEqual([400, 'InvalidData']);
     });
   });
 });
