@@ -2,6 +2,7 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -128,7 +129,13 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
         )
       : [];
     const row = rows[0];
-    const collection = row && (await this.collections.findByName(row.collection).catch(() => undefined));
+    // A status outlives nothing it names: its collection may have been deleted since (then it is not found).
+    const collection =
+      row &&
+      (await this.collections.findByName(row.collection).catch((error: unknown) => {
+        if (error instanceof ApiError && error.code === 'NotFound') return undefined;
+        throw error;
+      }));
     const resource = collection && { id: collection.resourceId, parentId: BUILTIN_RESOURCES.intel.id };
     if (!resource || !(principal.holds(resource, 'Read') || principal.holds(resource, 'Write'))) throw TaxiiErrors.statusNotFound(statusId);
     return statusView(row);
