@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request as httpRequest } from 'node:http';
+import { TaxiiWritesService } from '../../src/taxii/taxii-writes.service.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, parseJson, resourceIdOf, ROOT, TAXII, taxiiClient } from './taxii-support.js';
@@ -284,6 +285,16 @@ describe('TAXII 2.1', () => {
       const stranger = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, 'elsewhere'), actions: ['Read', 'Write'] }] });
       const hidden = await taxiiClient(t, stranger.key).get(`/taxii2/api/status/${status.id}/`);
       expect([hidden.status, hidden.body.error_code]).toEqual([404, 'NotFound']);
+
+      // Kept at least 24 hours: the periodic cleanup keeps it now, and removes it once it is older.
+      await t.app.get(TaxiiWritesService).removeOldStatuses();
+      expect((await admin.get(`/taxii2/api/status/${status.id}`)).status).toBe(200);
+      await t.db.query(`UPDATE taxii_status SET created_at = now() - interval '23 hours 59 minutes' WHERE id = $1`, [status.id]);
+      await t.app.get(TaxiiWritesService).removeOldStatuses();
+      expect((await admin.get(`/taxii2/api/status/${status.id}`)).status).toBe(200);
+      await t.db.query(`UPDATE taxii_status SET created_at = now() - interval '24 hours 1 minute' WHERE id = $1`, [status.id]);
+      await t.app.get(TaxiiWritesService).removeOldStatuses();
+      expect((await admin.get(`/taxii2/api/status/${status.id}`)).status).toBe(404);
 
       const stored = await t.http().get('/intel/collections/feeds/objects').set('X-Api-Key', t.adminKey);
       expect(stored.body).toContainEqual({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'posted.example' }], context: { name: 'posted' } });
