@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { BlockList } from 'node:net';
+import { inNetworks, networkSet, plainAddress } from '../common/http/client-address.js';
 import { Principal, type ResourceAction } from '../common/guard/access.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
@@ -16,10 +18,12 @@ export type CredentialSchemes = 'api-key-only' | 'standard' | 'with-basic';
 /** Turns request credentials into a Principal (decisions §2). */
 @Injectable()
 export class AuthService {
-  /** When this instance last wrote each key's lastUsedAt (cached records do not see later writes). */
-  private readonly lastTouched = new Map<number, number>();
+  /** When and from where this instance last wrote each key's lastUsedAt (cached records do not see later writes). */
+  private readonly lastTouched = new Map<number, { at: number; address: string | null }>();
   /** One Principal per cached record, built once. */
   private readonly principals = new WeakMap<ApiKeyRecord, Principal>();
+  /** The allowed networks of a cached record, built once. */
+  private readonly networks = new WeakMap<ApiKeyRecord, BlockList>();
 
   constructor(
     private readonly keys: ApiKeyRepository,
@@ -31,9 +35,14 @@ export class AuthService {
    * `Authorization: Bearer <token>` or `X-Api-Key: <key>`; with `api-key-only`, only the key header counts;
    * `with-basic` also takes `Authorization: Basic` (any user name, the key as password) and
    * `Authorization: Token <key>`, for the clients that speak nothing else (TAXII clients, firewalls).
-   * Anything missing, malformed, expired or revoked is 401.
+   * Anything missing, malformed, expired or revoked is 401, as is a key used from outside its allowed
+   * networks (`address`: the client's, see TRUST_PROXY), with the same answer as for an unknown key.
    */
-  async authenticate(headers: IncomingHttpHeaders, schemes: CredentialSchemes = 'standard'): Promise<Principal> {
+  async authenticate(
+    headers: IncomingHttpHeaders,
+    address: string | undefined,
+    schemes: CredentialSchemes = 'standard',
+  ): Promise<Principal> {
     const authorization = schemes === 'api-key-only' ? undefined : headers.authorization;
     const apiKey = headers['x-api-key'];
     let record: ApiKeyRecord | undefined;
@@ -57,10 +66,15 @@ export class AuthService {
     } else {
       throw AuthErrors.unauthorized();
     }
-    if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {
+    if (
+      !record ||
+      record.revokedAt ||
+      (record.expiresAt && record.expiresAt.getTime() <= Date.now()) ||
+      !this.allowedFrom(record, address)
+    ) {
       throw AuthErrors.unauthorized('the API key is unknown, revoked or expired');
     }
-    await this.touch(record);
+    await this.touch(record, plainAddress(address) ?? null);
     let principal = this.principals.get(record);
     if (!principal) {
       principal = toPrincipal(record);
@@ -75,14 +89,30 @@ export class AuthService {
     return this.cache.byHash(keyHash, () => this.keys.findByHash(keyHash));
   }
 
-  /** At most one lastUsedAt write per key a minute (decisions §2); the statement itself re-checks the minute. */
-  private async touch(record: ApiKeyRecord): Promise<void> {
+  private allowedFrom(record: ApiKeyRecord, address: string | undefined): boolean {
+    if (record.allowedNetworks === null) return true;
+    let networks = this.networks.get(record);
+    if (!networks) {
+      networks = networkSet(record.allowedNetworks);
+      this.networks.set(record, networks);
+    }
+    return inNetworks(networks, address);
+  }
+
+  /**
+   * At most one lastUsedAt write per key a minute (decisions §2), sooner when the key is used from another
+   * address than the last one this instance wrote; the statement itself re-checks both.
+   */
+  private async touch(record: ApiKeyRecord, address: string | null): Promise<void> {
     const now = Date.now();
-    const last = this.lastTouched.get(record.id) ?? (record.lastUsedAt ? new Date(record.lastUsedAt).getTime() : 0);
-    if (now - last < LAST_USED_RESOLUTION_MS) return;
+    const last = this.lastTouched.get(record.id) ?? {
+      at: record.lastUsedAt ? new Date(record.lastUsedAt).getTime() : 0,
+      address: record.lastUsedAddress,
+    };
+    if (now - last.at < LAST_USED_RESOLUTION_MS && last.address === address) return;
     if (this.lastTouched.size >= MAX_TRACKED_KEYS) this.lastTouched.clear();
-    this.lastTouched.set(record.id, now);
-    await this.keys.touchLastUsed(record.id);
+    this.lastTouched.set(record.id, { at: now, address });
+    await this.keys.touchLastUsed(record.id, address);
   }
 }
 

@@ -31,6 +31,10 @@ describe('loadConfig (decisions §1)', () => {
       shutdownGraceSeconds: 10,
       requestLimitLeaseMs: 250,
       pageMaxBytes: 8388608,
+      audit: true,
+      auditReads: false,
+      auditRetentionDays: 365,
+      trustProxy: [],
     });
   });
 
@@ -64,6 +68,10 @@ describe('loadConfig (decisions §1)', () => {
       SHUTDOWN_GRACE_SECONDS: '0',
       REQUEST_LIMIT_LEASE_MS: '1000',
       PAGE_MAX_BYTES: '65536',
+      AUDIT: 'off',
+      AUDIT_READS: 'true',
+      AUDIT_RETENTION_DAYS: '30',
+      TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback, 2001:db8::/32',
     });
     expect(config).toEqual({
       port: 9000,
@@ -92,6 +100,10 @@ describe('loadConfig (decisions §1)', () => {
       shutdownGraceSeconds: 0,
       requestLimitLeaseMs: 1000,
       pageMaxBytes: 65536,
+      audit: false,
+      auditReads: true,
+      auditRetentionDays: 30,
+      trustProxy: ['10.0.0.1', '192.168.0.0/16', 'loopback', '2001:db8::/32'],
     });
   });
 
@@ -185,6 +197,11 @@ describe('loadConfig (decisions §1)', () => {
     ['LOG_LEVEL', 'INFO\nx'],
     ['LOG_FORMAT', 'text'],
     ['SHUTDOWN_GRACE_SECONDS', '5s'],
+    ['AUDIT', 'yes'],
+    ['AUDIT_READS', 'on'],
+    ['AUDIT_RETENTION_DAYS', '0'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', 'proxy.example'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

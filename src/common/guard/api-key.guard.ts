@@ -23,14 +23,15 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AccessRequest>();
-    const version = request.headers['x-api-version'];
-    if (version !== undefined && version !== '1') {
-      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
-    }
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
       context.getHandler(),
       context.getClass(),
     ]);
+    request.accessRule = rule;
+    const version = request.headers['x-api-version'];
+    if (version !== undefined && version !== '1') {
+      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
+    }
     if (!rule) {
       this.logger.error(`${context.getClass().name}.${context.getHandler().name} declares no access rule`);
       throw new ApiError('Forbidden', 'this operation is not available');
@@ -38,11 +39,10 @@ export class ApiKeyGuard implements CanActivate {
     if (rule.kind === 'public') return true;
 
     const realm = this.reflector.getAllAndOverride<string | undefined>(BASIC_REALM, [context.getHandler(), context.getClass()]);
-    const principal = await this.auth
-      .authenticate(request.headers, rule.kind === 'api-key-only' ? 'api-key-only' : realm ? 'with-basic' : 'standard')
-      .catch((error: unknown) => {
-        throw realm && error instanceof ApiError && error.code === 'Unauthorized' ? askForBasic(error, realm) : error;
-      });
+    const schemes = rule.kind === 'api-key-only' ? 'api-key-only' : realm ? 'with-basic' : 'standard';
+    const principal = await this.auth.authenticate(request.headers, request.ip, schemes).catch((error: unknown) => {
+      throw realm && error instanceof ApiError && error.code === 'Unauthorized' ? askForBasic(error, realm) : error;
+    });
     request.principal = principal;
     if (rule.kind !== 'permission') return true;
 

@@ -13,6 +13,7 @@ import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.
 import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLease.js';
 import { ObjectLifetimesAndFeedTimes1763800060000 } from './1763800060000-ObjectLifetimesAndFeedTimes.js';
 import { TaxiiStatus1763800061000 } from './1763800061000-TaxiiStatus.js';
+import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   RequestCountLease1763800050000,
   ObjectLifetimesAndFeedTimes1763800060000,
   TaxiiStatus1763800061000,
+  AuditTrail1763800070000,
 ];
