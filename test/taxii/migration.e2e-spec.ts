@@ -8,7 +8,7 @@ import { parseJson } from './taxii-support.js';
 /**
  * Data written before the upgrade: the migration gives existing collections a TAXII id, existing feed
  * positions their times, and existing change records and objects their lives. Written through the API,
- * the migration is then reverted (with the status table after it) and applied again over that data.
+ * the migration is then reverted (with the migrations after it) and applied again over that data.
  */
 describe('upgrading a database with objects and a feed', () => {
   let databaseUrl: string;
@@ -33,10 +33,11 @@ describe('upgrading a database with objects and a feed', () => {
 
     const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
     await dataSource.initialize();
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    await dataSource.undoLastMigration({ transaction: 'each' });
-    const columns = await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'intel_change' AND column_name = 'seq_at'`);
-    expect(columns).toEqual([]);
+    // Reverted down to before the migration (and the later ones with it), whatever came after it.
+    const hasFeedTimes = async () =>
+      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'intel_change' AND column_name = 'seq_at'`)).length > 0;
+    for (let undone = 0; (await hasFeedTimes()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
+    expect(await hasFeedTimes()).toBe(false);
     await dataSource.runMigrations({ transaction: 'each' });
     await dataSource.destroy();
   });
