@@ -16,7 +16,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         'Indicator collections with a change feed, enrichment tasks and their executor queue, and file storage. ' +
           'Authenticate with `Authorization: Bearer <token>` (from `GET /auth/token`) or `X-Api-Key`. Every error ' +
           'answer is JSON `{code, message, details?}` (`ErrorBody`); lists are bare JSON arrays whose next page is ' +
-          'in `Link: <...>; rel="next"`.',
+          'in `Link: <...>; rel="next"`. Under `/taxii2` the service speaks TAXII 2.1: its media type, its error ' +
+          'messages (`TaxiiErrorBody`) and its paging (`more`, `next`).',
       )
       .setVersion('1')
       .setLicense('MIT', 'https://spdx.org/licenses/MIT.html')
