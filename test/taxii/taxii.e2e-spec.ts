@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { TaxiiWritesService } from '../../src/taxii/taxii-writes.service.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -351,6 +357,19 @@ describe('TAXII 2.1', () => {
   });
 
   describe('a STIX bundle on the native API', () => {
+    it('runs the example of docs/taxii.md as written', async () => {
+      const block = /```sh\n([\s\S]*?)```/.exec(readFileSync(new URL('../../docs/taxii.md', import.meta.url), 'utf8'))![1];
+      const dir = await mkdtemp(join(tmpdir(), 'ids-taxii-doc-'));
+      try {
+        const bundle = { type: 'bundle', id: 'bundle--6b4f3a52-8c5b-4a8e-9d0b-8e8f3f8a1c20', objects: [{ type: 'url', id: 'url--6b4f3a52-8c5b-5a8e-9d0b-8e8f3f8a1c21', value: 'http://doc.example/' }] };
+        await writeFile(join(dir, 'bundle.json'), JSON.stringify(bundle));
+        const { stdout } = await promisify(execFile)('sh', ['-c', block], { cwd: dir, env: { PATH: process.env.PATH, BASE: t.url, KEY: t.adminKey } });
+        expect(JSON.parse(stdout)).toMatchObject({ added: 1, failed: 0, items: [{ index: 0, status: 'Added' }] });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
     it('imports a bundle with the batch report, one item per object', async () => {
       const bundle = {
         type: 'bundle',
