@@ -45,6 +45,18 @@ export class AuthService {
     } else {
       throw AuthErrors.unauthorized();
     }
+    return this.principalOf(record);
+  }
+
+  /**
+   * The key of a console session, checked as on every API request (the same cache, so a revocation on any
+   * instance ends the session within the cache's invalidation time); 401 when revoked, expired or unknown.
+   */
+  async authenticateKeyId(keyId: number): Promise<Principal> {
+    return this.principalOf(await this.cache.byId(keyId, () => this.keys.findById(keyId)));
+  }
+
+  private async principalOf(record: ApiKeyRecord | undefined): Promise<Principal> {
     if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= Date.now())) {
       throw AuthErrors.unauthorized('the API key is unknown, revoked or expired');
     }

@@ -47,6 +47,16 @@ export interface AppConfig {
   shutdownGraceSeconds: number;
   /** How long an instance may spend request-limit units granted to it ahead of use before it gives them back. */
   requestLimitLeaseMs: number;
+  /** The web console under `/console` (src/console). */
+  console: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  enabled: boolean;
+  /** A session unused this long ends. */
+  sessionIdleMinutes: number;
+  /** A session ends this long after sign-in, however busy. */
+  sessionMaxHours: number;
 }
 
 export interface ServerLimits {
@@ -103,6 +113,14 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   if (raw === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
   return raw as T;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optionalString(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'on', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'off', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function optionalString(env: Env, name: string): string | undefined {
@@ -169,6 +187,11 @@ export function loadConfig(env: Env): AppConfig {
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3600),
     requestLimitLeaseMs: integer(env, 'REQUEST_LIMIT_LEASE_MS', 250, 10, 60_000),
+    console: {
+      enabled: flag(env, 'CONSOLE_ENABLED', true),
+      sessionIdleMinutes: integer(env, 'CONSOLE_SESSION_IDLE_MINUTES', 30, 1, 24 * 60),
+      sessionMaxHours: integer(env, 'CONSOLE_SESSION_MAX_HOURS', 12, 1, 24 * 30),
+    },
   };
 }
 

@@ -28,7 +28,7 @@ import { SchemasController } from './schemas.controller.js';
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
   providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
-  // For extensions (src/extensions/index.ts).
-  exports: [CollectionsService, ObjectsService],
+  // For extensions (src/extensions/index.ts); the web console (src/console) also reads lookups and the feed.
+  exports: [CollectionsService, ObjectsService, LookupService, ChangesService],
 })
 export class IntelModule {}

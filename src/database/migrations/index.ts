@@ -11,6 +11,7 @@ import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.js';
 import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLease.js';
+import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -30,4 +31,5 @@ export const MIGRATIONS = [
   ObjectExpiry1763800030000,
   SequencedChanges1763800040000,
   RequestCountLease1763800050000,
+  ConsoleSessions1763800080000,
 ];

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { FileboxModule } from '../filebox/filebox.module.js';
+import { InsightModule } from '../insight/insight.module.js';
+import { IntelModule } from '../intel/intel.module.js';
+import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
+import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
+import { ConsoleSessionsService } from './console-sessions.service.js';
+import { ResourceTree } from './resource-tree.js';
+import { SessionController } from './session.controller.js';
+
+/**
+ * The web console under /console (CONSOLE_ENABLED): server-rendered pages over the areas' exported
+ * services, acting as the signed-in key, so every permission rule is the API's own.
+ */
+@Module({
+  imports: [AuthModule, IntelModule, InsightModule, FileboxModule],
+  // The catch-all 404 last: Express matches routes in registration order.
+  controllers: [SessionController, AssetsController, ConsoleNotFoundController],
+  providers: [ConsoleSessionsService, ConsoleGuard, ConsoleErrorFilter, ConsoleHtmlInterceptor, ResourceTree],
+})
+export class ConsoleModule {}
