@@ -48,8 +48,14 @@ export function setConsoleHeaders(response: Response): void {
   response.setHeader('Vary', 'HX-Request');
 }
 
+/** Any request htmx sends (a boosted link or form included). */
 export function isHtmx(request: Request): boolean {
   return request.headers['hx-request'] === 'true';
+}
+
+/** htmx asking for a fragment of a page (not a boosted navigation, which takes whole pages). */
+export function wantsFragment(request: Request): boolean {
+  return isHtmx(request) && request.headers['hx-boosted'] !== 'true';
 }
 
 export function sessionCookieOf(request: Request): string | undefined {

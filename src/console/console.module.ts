@@ -6,6 +6,9 @@ import { IntelModule } from '../intel/intel.module.js';
 import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
 import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
+import { CollectionsController } from './collections.controller.js';
+import { KeysController } from './keys.controller.js';
+import { LookupController } from './lookup.controller.js';
 import { ResourceTree } from './resource-tree.js';
 import { SessionController } from './session.controller.js';
 
@@ -16,7 +19,14 @@ import { SessionController } from './session.controller.js';
 @Module({
   imports: [AuthModule, IntelModule, InsightModule, FileboxModule],
   // The catch-all 404 last: Express matches routes in registration order.
-  controllers: [SessionController, AssetsController, ConsoleNotFoundController],
+  controllers: [
+    SessionController,
+    LookupController,
+    CollectionsController,
+    KeysController,
+    AssetsController,
+    ConsoleNotFoundController,
+  ],
   providers: [ConsoleSessionsService, ConsoleGuard, ConsoleErrorFilter, ConsoleHtmlInterceptor, ResourceTree],
 })
 export class ConsoleModule {}

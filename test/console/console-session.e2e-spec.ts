@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+import { createKey } from '../support/factories.js';
+import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+describe('console sessions', () => {
+  let t: TestApp;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    [t, browser] = await Promise.all([createTestApp(), launchBrowser()]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('signs in with a key, keeps it out of page storage, and signs out', async () => {
+    const session = await openSession(browser, t.url);
+    const { page, context } = session;
+    await withScreenshot(session, 'sign-in-out', async () => {
+      const answer = await page.goto('/console');
+      // No session: the sign-in page.
+      expect(new URL(page.url()).pathname).toBe('/console/sign-in');
+      const headers = answer!.headers();
+      expect(headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(headers['content-security-policy']).not.toContain('unsafe-inline');
+      expect(headers['x-content-type-options']).toBe('nosniff');
+      expect(headers['referrer-policy']).toBe('no-referrer');
+      expect(headers['cache-control']).toBe('no-store');
+      expect(await axeViolations(page)).toEqual([]);
+
+      await signIn(page, t.adminKey);
+      await page.getByRole('heading', { name: 'What this key may do' }).waitFor();
+      const nav = page.getByRole('navigation');
+      for (const label of ['Lookup', 'Collections', 'Tasks', 'Files', 'Keys']) {
+        await expect(nav.getByRole('link', { name: label }).count()).resolves.toBe(1);
+      }
+      const [cookie] = await context.cookies();
+      expect(cookie).toMatchObject({ name: 'console_session', path: '/console', httpOnly: true, secure: true, sameSite: 'Strict' });
+      const storage = await page.evaluate(() => ({
+        cookie: document.cookie,
+        local: JSON.stringify(localStorage),
+        session: JSON.stringify(sessionStorage),
+        html: document.documentElement.outerHTML,
+      }));
+      // The session cookie is HttpOnly; htmx keeps no page snapshots (historyCacheSize 0), only its current path.
+      expect(storage.cookie).toBe('');
+      expect(storage.local).toBe('{}');
+      expect(Object.keys(JSON.parse(storage.session) as object)).toEqual(['htmx-current-path-for-history']);
+      for (const text of [storage.local, storage.session, storage.html]) expect(text).not.toContain(t.adminKey);
+      // Only a hash of the session secret is stored.
+      const { rows } = await t.db.query(`SELECT id, secret_hash FROM console_session`);
+      expect(rows).toHaveLength(1);
+      expect(cookie.value.startsWith(`${rows[0].id}.`)).toBe(true);
+      expect(cookie.value).not.toContain((rows[0].secret_hash as Buffer).toString('base64url'));
+
+      // The cookie authenticates nothing outside /console.
+      const api = await t.http().get('/auth/keys').set('Cookie', `console_session=${cookie.value}`);
+      expect(api.status).toBe(401);
+      expect(api.body.code).toBe('Unauthorized');
+
+      expect(await axeViolations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('API key').waitFor();
+      expect(new URL(page.url()).pathname).toBe('/console/sign-in');
+      expect((await t.db.query(`SELECT 1 FROM console_session`)).rowCount).toBe(0);
+      // The old cookie opens nothing any more.
+      const after = await t.http().get('/console').set('Cookie', `console_session=${cookie.value}`);
+      expect(after.status).toBe(303);
+      expect(after.headers.location).toBe('/console/sign-in');
+      expect(session.problems).toEqual([]);
+    });
+  });
+
+  it('answers a wrong or revoked key at sign-in with the form and a message', async () => {
+    const revoked = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
+    await t.http().post(`/auth/keys/${revoked.id}/revoked`).set('X-Api-Key', t.adminKey).expect(204);
+    const session = await openSession(browser, t.url);
+    const { page } = session;
+    await withScreenshot(session, 'wrong-key', async () => {
+      for (const key of ['not-a-key', revoked.key]) {
+        await signIn(page, key);
+        await page.getByRole('alert').waitFor();
+        expect(await page.getByRole('alert').textContent()).toContain('not valid');
+        expect(new URL(page.url()).pathname).toBe('/console/sign-in');
+        expect(await page.context().cookies()).toEqual([]);
+      }
+      expect(session.problems).toEqual([]);
+    });
+  });
+});
