@@ -7,10 +7,12 @@ import { AssetsController, ConsoleNotFoundController } from './assets.controller
 import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { CollectionsController } from './collections.controller.js';
+import { FilesController } from './files.controller.js';
 import { KeysController } from './keys.controller.js';
 import { LookupController } from './lookup.controller.js';
 import { ResourceTree } from './resource-tree.js';
 import { SessionController } from './session.controller.js';
+import { TasksController } from './tasks.controller.js';
 
 /**
  * The web console under /console (CONSOLE_ENABLED): server-rendered pages over the areas' exported
@@ -23,6 +25,8 @@ import { SessionController } from './session.controller.js';
     SessionController,
     LookupController,
     CollectionsController,
+    TasksController,
+    FilesController,
     KeysController,
     AssetsController,
     ConsoleNotFoundController,

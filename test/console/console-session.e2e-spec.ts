@@ -4,6 +4,11 @@ import { createKey } from '../support/factories.js';
 import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
+/** The page's globals, inside `page.evaluate` (the project compiles without the DOM library). */
+declare const document: { cookie: string; documentElement: { outerHTML: string } };
+declare const localStorage: object;
+declare const sessionStorage: object;
+
 describe('console sessions', () => {
   let t: TestApp;
   let browser: Browser;

@@ -18,6 +18,12 @@ export async function launchBrowser(): Promise<Browser> {
   return playwright.launch({ executablePath, args, headless: true });
 }
 
+/** The browser globals used inside `page.evaluate` callbacks (the project compiles without the DOM library). */
+declare const document: {
+  addEventListener(type: string, listener: (event: { violatedDirective: string; blockedURI: string }) => void): void;
+};
+declare const window: unknown;
+
 /** Where failing browser tests leave their screenshots (named in the failure message). */
 const SCREENSHOTS = mkdtempSync(join(tmpdir(), 'console-screenshots-'));
 
@@ -41,7 +47,7 @@ export async function openSession(browser: Browser, baseURL: string, options: { 
   await page.exposeBinding('__reportViolation', (_source, text: string) => problems.push(`violation: ${text}`));
   await context.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (event) => {
-      (window as unknown as { __reportViolation: (text: string) => void }).__reportViolation(
+      (window as { __reportViolation: (text: string) => void }).__reportViolation(
         `${event.violatedDirective} ${event.blockedURI}`,
       );
     });
@@ -73,8 +79,8 @@ export async function axeViolations(page: Page): Promise<string[]> {
   // script it did not serve, and this way the page itself runs with its CSP intact.
   await page.evaluate(source);
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    const axe = (window as { axe: { run: (context: unknown, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run((window as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
     return result.violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
   });
 }

@@ -12,6 +12,7 @@ import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.js';
 import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLease.js';
 import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
+import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -32,4 +33,5 @@ export const MIGRATIONS = [
   SequencedChanges1763800040000,
   RequestCountLease1763800050000,
   ConsoleSessions1763800080000,
+  TaskListing1763800081000,
 ];
