@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { createKey } from '../support/factories.js';
 import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
@@ -95,5 +97,73 @@ describe('console sessions', () => {
       }
       expect(session.problems).toEqual([]);
     });
+  });
+
+  it('refuses state-changing requests from another origin, whatever their cookie', async () => {
+    // Another origin on the same site (same host, another port): SameSite=Strict still sends the cookie,
+    // so only the same-origin check stands between such a page and the console.
+    const port = Number(new URL(t.url).port);
+    const attacker: Server = createServer((_request, response) => {
+      response.setHeader('Content-Type', 'text/html');
+      response.end(`<!doctype html><title>elsewhere</title>
+<form method="post" action="http://127.0.0.1:${port}/console/sign-out"><button>sign out</button></form>`);
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
+    const session = await openSession(browser, t.url);
+    const { page } = session;
+    try {
+      await withScreenshot(session, 'cross-origin', async () => {
+        await signIn(page, t.adminKey);
+        await page.getByRole('heading', { name: 'What this key may do' }).waitFor();
+        await page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
+        await page.getByRole('button', { name: 'sign out' }).click();
+        await page.getByText('sent from another site').waitFor();
+        // A fetch from that origin does not get through either.
+        await page.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
+        const status = await page.evaluate(
+          (target) => fetch(target, { method: 'POST', credentials: 'include', mode: 'no-cors', body: new URLSearchParams() }).then(() => 'sent'),
+          `http://127.0.0.1:${port}/console/sign-out`,
+        );
+        expect(status).toBe('sent');
+        expect((await t.db.query(`SELECT 1 FROM console_session`)).rowCount).toBe(1);
+        await page.goto('/console');
+        await page.getByRole('heading', { name: 'What this key may do' }).waitFor();
+      });
+    } finally {
+      attacker.close();
+    }
+    // Without a browser: Sec-Fetch-Site decides; without it, the Origin must name this host.
+    const host = new URL(t.url).host;
+    const attempts: [Record<string, string>, number][] = [
+      [{ 'Sec-Fetch-Site': 'cross-site' }, 403],
+      [{ 'Sec-Fetch-Site': 'same-site' }, 403],
+      [{ 'Sec-Fetch-Site': 'none' }, 403],
+      [{ Origin: 'http://evil.example' }, 403],
+      [{ Origin: 'null' }, 403],
+      [{ Origin: `http://${host}` }, 401],
+      [{ 'Sec-Fetch-Site': 'same-origin', Origin: 'null' }, 401],
+    ];
+    for (const [headers, status] of attempts) {
+      const answer = await t.http().post('/console/sign-in').set(headers).type('form').send({ key: 'wrong' });
+      expect([headers, answer.status]).toEqual([headers, status]);
+      expect(answer.headers['content-type']).toMatch(/^text\/html/);
+      expect(answer.headers['content-security-policy']).toContain("default-src 'self'");
+    }
+  });
+
+  it('answers forged cookies with the sign-in page and unknown pages with an HTML 404', async () => {
+    for (const cookie of ['console_session=forged', `console_session=${'a'.repeat(22)}.${'b'.repeat(43)}`]) {
+      const answer = await t.http().get('/console/lookup').set('Cookie', cookie);
+      expect(answer.status).toBe(303);
+      expect(answer.headers.location).toBe('/console/sign-in');
+    }
+    const missing = await t.http().get('/console/no/such/page');
+    expect(missing.status).toBe(404);
+    expect(missing.headers['content-type']).toMatch(/^text\/html/);
+    expect(missing.headers['cache-control']).toBe('no-store');
+    expect(missing.text).toContain('There is no such page');
+    const asset = await t.http().get('/console/assets/htmx.min.js');
+    expect(asset.status).toBe(200);
+    expect(asset.headers['content-type']).toMatch(/^text\/javascript/);
   });
 });
