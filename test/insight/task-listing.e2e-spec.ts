@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Response } from 'supertest';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -23,7 +24,7 @@ describe('GET /insight/tasks', () => {
     const tasks: { id: string; state: string }[] = [];
     let path: string | undefined = `/insight/tasks?${query}`;
     while (path) {
-      const response = await t.http().get(path).set('X-Api-Key', key);
+      const response: Response = await t.http().get(path).set('X-Api-Key', key);
       expect(response.status).toBe(200);
       tasks.push(...(response.body as { id: string; state: string }[]));
       path = parseLinks(response.headers.link as string | undefined).next;
