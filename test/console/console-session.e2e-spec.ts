@@ -166,4 +166,15 @@ describe('console sessions', () => {
     expect(asset.status).toBe(200);
     expect(asset.headers['content-type']).toMatch(/^text\/javascript/);
   });
+
+  it('is not served with CONSOLE_ENABLED=false', async () => {
+    const off = await createTestApp({ CONSOLE_ENABLED: 'false' });
+    try {
+      const answer = await off.http().get('/console/sign-in');
+      expect([answer.status, answer.body.code]).toEqual([404, 'NotFound']);
+      expect((await off.db.query(`SELECT to_regclass('console_session') IS NOT NULL AS present`)).rows[0].present).toBe(true);
+    } finally {
+      await off.close();
+    }
+  });
 });
