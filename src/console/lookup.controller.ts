@@ -79,7 +79,7 @@ function lookupPage(request: ConsoleRequest, text: string, outcome?: LookupOutco
     html`${alertOf(message)}
 <form method="post" action="/console/lookup" class="stack" hx-target="body">
 <label for="indicators">Indicators</label>
-<textarea id="indicators" name="indicators" rows="10" spellcheck="false" aria-describedby="indicators-help">${text}</textarea>
+<textarea id="indicators" name="indicators" rows="6" spellcheck="false" aria-describedby="indicators-help">${text}</textarea>
 <p id="indicators-help" class="note">One per line: hashes, domain names, URLs, IP addresses or networks. Defanged forms
 (hxxp, [.], (.), [:], [at]) are accepted. Up to ${MAX_LOOKUP_LINES.toLocaleString('en')} lines and
 ${MAX_FORM_BYTES / 1024 / 1024} MiB a paste.</p>
