@@ -8,6 +8,7 @@ import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { ConsoleController } from './console-controller.js';
+import { cursorParam, nextCursor } from './paging.js';
 import { ConsoleAccess, type ConsoleRequest, wantsFragment } from './console-http.js';
 import { html, type Html } from './html.js';
 import { dateOf, page } from './views/layout.js';
@@ -26,10 +27,6 @@ export function objectHref(collection: string, key: ObjectKey): string {
   return `${collectionHref(collection)}/object?${query.toString()}`;
 }
 
-function cursorQuery(query: Record<string, unknown>): string | undefined {
-  return typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : undefined;
-}
-
 /** Collections the key may read, a collection's objects (cursor pages), its live change feed, one object. */
 @ConsoleController('collections')
 export class CollectionsController {
@@ -42,14 +39,14 @@ export class CollectionsController {
 
   @Get()
   async list(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Promise<Html> {
-    const result = await this.collections.list(request.principal!, { cursor: cursorQuery(query), limit: PAGE_SIZE });
-    const next = result.hasNext && result.items.length > 0 ? result.cursorAfter(result.items.length - 1) : undefined;
+    const result = await this.collections.list(request.principal!, { cursor: cursorParam(query), limit: PAGE_SIZE });
+    const next = nextCursor(result);
     return page(
       request,
       'Collections',
       html`${
         result.items.length === 0
-          ? html`<p>This key may read no collections${cursorQuery(query) ? ' after this point' : ''}.</p>`
+          ? html`<p>This key may read no collections${cursorParam(query) ? ' after this point' : ''}.</p>`
           : html`<table><caption>Collections this key may read</caption><thead><tr><th scope="col">Name</th><th scope="col">Schema</th></tr></thead>
 <tbody>${result.items.map(
               (collection) =>
@@ -63,15 +60,15 @@ ${next && html`<p><a href="/console/collections?cursor=${encodeURIComponent(next
   @Get(':name')
   @ConsoleAccess(COLLECTION, 'Read')
   async objectsPage(@Req() request: ConsoleRequest, @Param('name') name: string, @Query() query: Record<string, unknown>): Promise<Html> {
-    const result = await this.objects.list(name, { cursor: cursorQuery(query), limit: PAGE_SIZE });
-    const next = result.hasNext && result.items.length > 0 ? result.cursorAfter(result.items.length - 1) : undefined;
+    const result = await this.objects.list(name, { cursor: cursorParam(query), limit: PAGE_SIZE });
+    const next = nextCursor(result);
     const base = collectionHref(name);
     return page(
       request,
       `Collection ${name}`,
       html`${
         result.items.length === 0
-          ? html`<p>No objects${cursorQuery(query) ? ' after this point' : ''}.</p>`
+          ? html`<p>No objects${cursorParam(query) ? ' after this point' : ''}.</p>`
           : objectsTable(name, result.items, 'Objects')
       }
 ${next && html`<p><a href="${base}?cursor=${encodeURIComponent(next)}" rel="next">Next page</a></p>`}
@@ -96,7 +93,7 @@ ${
     @Query() query: Record<string, unknown>,
     @ClientGone() gone: AbortSignal,
   ): Promise<Html> {
-    const cursor = cursorQuery(query);
+    const cursor = cursorParam(query);
     if (!cursor) throw new ApiError('InvalidQueryArgument', 'a changes cursor is required');
     const live = wantsFragment(request);
     const result = await this.changes.page(name, { cursor, limit: '100', wait: live ? TAIL_WAIT_SECONDS : '0' }, gone);

@@ -5,10 +5,11 @@ import type { ApiKeyView, CreateApiKeyDto } from '../auth/dto/api-key.dto.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal, RESOURCE_ACTIONS, type ResourceAction } from '../common/guard/access.js';
 import { ConsoleController } from './console-controller.js';
+import { cursorParam, nextCursor } from './paging.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { html, type Html } from './html.js';
-import { ResourceTree, type ResourceTreeNode } from './resource-tree.js';
+import { resourcePath, ResourceTree, type ResourceTreeNode } from './resource-tree.js';
 import { seeOther, sendHtml } from './session.controller.js';
 import { alertOf, dateOf, page } from './views/layout.js';
 
@@ -26,9 +27,9 @@ export class KeysController {
   @Get()
   @ConsoleAccess('auth', 'Read')
   async list(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Promise<Html> {
-    const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : undefined;
+    const cursor = cursorParam(query);
     const result = await this.keys.list({ cursor, limit: PAGE_SIZE });
-    const next = result.hasNext && result.items.length > 0 ? result.cursorAfter(result.items.length - 1) : undefined;
+    const next = nextCursor(result);
     const canWrite = request.principal!.holds(BUILTIN_RESOURCES.auth, 'Write');
     return page(
       request,
@@ -131,11 +132,6 @@ function keyFormOf(form: URLSearchParams): CreateApiKeyDto {
   };
 }
 
-function nodePath(nodes: ResourceTreeNode[], node: ResourceTreeNode): string {
-  const parent = node.parent && nodes.find((candidate) => candidate.id === node.parent!.id);
-  return parent ? `${parent.name}/${node.name}` : node.name;
-}
-
 /** Columns the caller can grant on a node: `*Children` only on nodes that have children (the top level). */
 function grantable(principal: Principal, node: ResourceTreeNode): ResourceAction[] {
   const actions: readonly ResourceAction[] = node.depth === 0 ? RESOURCE_ACTIONS : ['Read', 'Write'];
@@ -160,7 +156,7 @@ function editorPage(request: ConsoleRequest, nodes: ResourceTreeNode[], form?: U
 <table><caption>Permissions and optional daily limits (only what this key may hand out)</caption>
 <thead><tr><th scope="col">Resource</th>${RESOURCE_ACTIONS.map((action) => html`<th scope="col">${action}</th>`)}</tr></thead>
 <tbody>${rows.map(({ node, actions }) => {
-      const path = nodePath(nodes, node);
+      const path = resourcePath(nodes, node);
       return html`<tr><th scope="row">${path}</th>${RESOURCE_ACTIONS.map((action) => {
         if (!actions.includes(action)) return html`<td></td>`;
         const id = `${node.id}-${action}`;

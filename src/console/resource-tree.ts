@@ -33,3 +33,10 @@ export class ResourceTree {
     return nodes;
   }
 }
+
+/** `parent/name` of a node of the tree (`name` for a top-level one). */
+export function resourcePath(nodes: ResourceTreeNode[], node: ResourceTreeNode | undefined): string {
+  if (!node) return 'unknown resource';
+  const parent = node.parent && nodes.find((candidate) => candidate.id === node.parent!.id);
+  return parent ? `${parent.name}/${node.name}` : node.name;
+}

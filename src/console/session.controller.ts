@@ -14,7 +14,7 @@ import {
 } from './console-http.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { html, type Html } from './html.js';
-import { ResourceTree } from './resource-tree.js';
+import { resourcePath, ResourceTree } from './resource-tree.js';
 import { alertOf, dateOf, page } from './views/layout.js';
 
 export function sendHtml(response: Response, status: number, body: Html): void {
@@ -87,24 +87,18 @@ ${
   held.length === 0
     ? html`<p>This key holds no permissions.</p>`
     : html`<table><caption>Permissions</caption><thead><tr><th scope="col">Resource</th><th scope="col">Actions</th></tr></thead>
-<tbody>${held.map(({ node, actions }) => html`<tr><td>${pathOf(nodes, node)}</td><td>${actions.join(', ')}</td></tr>`)}</tbody></table>`
+<tbody>${held.map(({ node, actions }) => html`<tr><td>${resourcePath(nodes, node)}</td><td>${actions.join(', ')}</td></tr>`)}</tbody></table>`
 }
 ${
   principal.limits.length > 0 &&
   html`<table><caption>Daily request limits</caption><thead><tr><th scope="col">Resource</th><th scope="col">Action</th><th scope="col">Limit</th></tr></thead>
 <tbody>${principal.limits.map(
     (limit) =>
-      html`<tr><td>${pathOf(nodes, nodes.find((node) => node.id === limit.resourceId))}</td><td>${limit.action}</td><td>${limit.limit}</td></tr>`,
+      html`<tr><td>${resourcePath(nodes, nodes.find((node) => node.id === limit.resourceId))}</td><td>${limit.action}</td><td>${limit.limit}</td></tr>`,
   )}</tbody></table>`
 }`,
     );
   }
-}
-
-function pathOf(nodes: { id: number; name: string; parent?: { id: number } }[], node: (typeof nodes)[number] | undefined): string {
-  if (!node) return 'unknown resource';
-  const parent = node.parent && nodes.find((candidate) => candidate.id === node.parent!.id);
-  return parent ? `${parent.name}/${node.name}` : node.name;
 }
 
 function signInForm(request: ConsoleRequest, message?: string): Html {

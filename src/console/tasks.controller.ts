@@ -8,6 +8,7 @@ import { type RegisterTaskDto, type TaskView, UUID_PATTERN } from '../insight/dt
 import { TasksService } from '../insight/tasks.service.js';
 import { SCHEMA_ID_PATTERN } from '../schema-registry/dto/schema.dto.js';
 import { ConsoleController } from './console-controller.js';
+import { cursorParam, nextCursor } from './paging.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { html, type Html } from './html.js';
 import { keyOfLine, linesOf } from './indicator-lines.js';
@@ -25,9 +26,9 @@ export class TasksController {
   @ConsoleAccess('tasks', 'Read')
   async list(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Promise<Html> {
     const state = TASK_STATES.includes(query.state as TaskState) ? (query.state as TaskState) : undefined;
-    const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : undefined;
+    const cursor = cursorParam(query);
     const result = await this.tasks.list({ state, cursor, limit: PAGE_SIZE });
-    const next = result.hasNext && result.items.length > 0 ? result.cursorAfter(result.items.length - 1) : undefined;
+    const next = nextCursor(result);
     const nextQuery = next && new URLSearchParams({ ...(state && { state }), cursor: next }).toString();
     return page(
       request,

@@ -177,4 +177,47 @@ describe('console sessions', () => {
       await off.close();
     }
   });
+
+  /** Signs in over plain HTTP, as a browser form post would; returns the cookie pair. */
+  async function cookieFor(app: TestApp, key: string): Promise<string> {
+    const answer = await app.http().post('/console/sign-in').set('Sec-Fetch-Site', 'same-origin').type('form').send({ key });
+    expect(answer.status).toBe(303);
+    const [cookie] = answer.headers['set-cookie'] as unknown as string[];
+    return cookie.split(';')[0];
+  }
+
+  it('serves a session on every instance, and a revocation through the API ends it on each', async () => {
+    const other = await createTestApp({}, t);
+    try {
+      const analyst = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
+      const cookie = await cookieFor(t, analyst.key);
+      for (const app of [t, other]) {
+        const page = await app.http().get('/console/collections').set('Cookie', cookie);
+        expect(page.status).toBe(200);
+      }
+      await other.http().post(`/auth/keys/${analyst.id}/revoked`).set('X-Api-Key', t.adminKey).expect(204);
+      for (const app of [other, t]) {
+        const page = await app.http().get('/console/collections').set('Cookie', cookie);
+        expect([page.status, page.headers.location]).toEqual([303, '/console/sign-in']);
+      }
+      expect((await t.db.query(`SELECT 1 FROM console_session WHERE key_id = $1`, [analyst.id])).rowCount).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('ends idle sessions, and answers an oversize form with a page saying so', async () => {
+    const cookie = await cookieFor(t, t.adminKey);
+    const id = cookie.split('=')[1].split('.')[0];
+    expect((await t.http().get('/console/lookup').set('Cookie', cookie)).status).toBe(200);
+    const huge = 'x'.repeat(3 * 1024 * 1024);
+    const oversize = await t.http().post('/console/lookup').set('Cookie', cookie).set('Sec-Fetch-Site', 'same-origin').type('form').send({ indicators: huge });
+    expect(oversize.status).toBe(413);
+    expect(oversize.headers['content-type']).toMatch(/^text\/html/);
+    expect(oversize.text).toContain('larger than 2 MiB');
+    // Last seen longer ago than CONSOLE_SESSION_IDLE_MINUTES (30 by default).
+    await t.db.query(`UPDATE console_session SET last_seen_at = now() - interval '31 minutes' WHERE id = $1`, [id]);
+    const idle = await t.http().get('/console/lookup').set('Cookie', cookie);
+    expect([idle.status, idle.headers.location]).toEqual([303, '/console/sign-in']);
+  });
 });
