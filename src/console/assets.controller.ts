@@ -1,4 +1,4 @@
-import { Get, NotFoundException, Param, Res } from '@nestjs/common';
+import { All, Get, NotFoundException, Param, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiError } from '../common/errors/api-error.js';
 import { ASSETS } from './assets.js';
@@ -20,7 +20,7 @@ export class AssetsController {
 @ConsoleController('')
 @ConsoleOpen()
 export class ConsoleNotFoundController {
-  @Get('*path')
+  @All('*path')
   notFound(): never {
     throw new ApiError('NotFound', 'There is no such page in the console.');
   }

@@ -115,7 +115,10 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
     if (size > MAX_FORM_BYTES) {
       // The rest is read and dropped, so that the browser gets the answer instead of a reset connection.
       (request as Request).resume();
-      throw new ApiError('RequestEntityTooLarge', `the form is larger than ${MAX_FORM_BYTES / 1024 / 1024} MiB`);
+      throw new ApiError(
+        'RequestEntityTooLarge',
+        `the form is larger than ${MAX_FORM_BYTES / 1024 / 1024} MiB: split a long paste into parts`,
+      );
     }
     chunks.push(chunk);
   }

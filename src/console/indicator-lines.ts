@@ -26,8 +26,9 @@ export function keyOfLine(line: string): ObjectKey {
   const hash = /^[0-9a-f]+$/i.test(value) ? HASH_TYPES[value.length] : undefined;
   if (hash) return { type: hash, value };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return { type: 'URL', value };
-  if (value.includes('/') && ipaddr.isValidCIDR(value)) return { type: 'IPNetwork', value };
-  if (ipaddr.isValid(value) && (value.includes(':') || ipaddr.IPv4.isValidFourPartDecimal(value))) {
+  // ipaddr's checks parse by throwing, which is slow: only text that can be an address is parsed.
+  if (/^[0-9a-f:.]+\/\d+$/i.test(value) && ipaddr.isValidCIDR(value)) return { type: 'IPNetwork', value };
+  if (/^[0-9a-f:.]+(%\S+)?$/i.test(value) && ipaddr.isValid(value) && (value.includes(':') || ipaddr.IPv4.isValidFourPartDecimal(value))) {
     return { type: 'IPAddress', value };
   }
   return { type: 'DomainName', value };

@@ -1,4 +1,4 @@
-import { Get, Post, Req } from '@nestjs/common';
+import { Get, HttpCode, Post, Req } from '@nestjs/common';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { MAX_LOOKUP_KEYS } from '../intel/lookup/lookup.dto.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
@@ -27,6 +27,7 @@ export class LookupController {
   }
 
   @Post()
+  @HttpCode(200)
   async lookup(@Req() request: ConsoleRequest): Promise<Html> {
     const text = request.form?.get('indicators') ?? '';
     const lines = linesOf(text);

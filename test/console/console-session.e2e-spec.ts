@@ -210,6 +210,8 @@ describe('console sessions', () => {
     const cookie = await cookieFor(t, t.adminKey);
     const id = cookie.split('=')[1].split('.')[0];
     expect((await t.http().get('/console/lookup').set('Cookie', cookie)).status).toBe(200);
+    const looked = await t.http().post('/console/lookup').set('Cookie', cookie).set('Sec-Fetch-Site', 'same-origin').type('form').send({ indicators: 'a[.]example' });
+    expect([looked.status, looked.text.includes('0 known, 1 unknown')]).toEqual([200, true]);
     const huge = 'x'.repeat(3 * 1024 * 1024);
     const oversize = await t.http().post('/console/lookup').set('Cookie', cookie).set('Sec-Fetch-Site', 'same-origin').type('form').send({ indicators: huge });
     expect(oversize.status).toBe(413);
