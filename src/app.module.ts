@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AuditInterceptor } from './audit/audit.interceptor.js';
+import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ApiKeyGuard } from './common/guard/api-key.guard.js';
@@ -38,6 +40,7 @@ export class AppModule {
         EventsModule,
         HealthModule,
         AuthModule,
+        AuditModule,
         FileboxModule,
         IntelModule,
         InsightModule,
@@ -49,6 +52,8 @@ export class AppModule {
       // Registered through APP_* tokens so that tests built from AppModule get exactly the production stack.
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        // First, so outermost: it sees the final answer of the others and holds it until its entry is stored.
+        { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
         { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ResultInterceptor },
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
+import { securityHeaders } from './common/http/security-headers.js';
 import { applyServerLimits } from './common/http/server-limits.js';
 import { ROOT_LOGGER } from './common/logging/logger.js';
 import { requestLogging } from './common/logging/request-logging.js';
@@ -17,15 +18,19 @@ import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.disable('x-powered-by');
+  const config = app.get<AppConfig>(APP_CONFIG);
+  app.use(securityHeaders());
+  // The client address (request.ip) from X-Forwarded-For only when the peer is one of these proxies.
+  if (config.trustProxy.length > 0) app.set('trust proxy', config.trustProxy);
   // Tags are ours (versions), never Express's body hashes.
   app.set('etag', false);
   // Before the body parser, so that refused bodies also get a request id, a log line and a timing.
   app.use(requestLogging(app.get(ROOT_LOGGER)));
-  if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
+  if (config.metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
-  applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);
+  applyServerLimits(app.getHttpServer() as Server, config.server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);
 
   const document = createOpenApiDocument(app);

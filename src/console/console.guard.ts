@@ -28,12 +28,12 @@ import {
   CONSOLE_ACCESS,
   CONSOLE_OPEN,
   type ConsoleRequest,
-  isHtmx,
   readForm,
   sessionCookieOf,
   setConsoleHeaders,
   SignInRequired,
 } from './console-http.js';
+import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { Html } from './html.js';
 import { errorPage } from './views/layout.js';
@@ -69,7 +69,7 @@ export class ConsoleGuard implements CanActivate {
     const session = await this.sessions.resolve(sessionCookieOf(request));
     if (!session) throw new SignInRequired();
     try {
-      request.principal = await this.auth.authenticateKeyId(session.keyId);
+      request.principal = await this.auth.authenticateKeyId(session.keyId, request.ip);
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'Unauthorized') throw error;
       await this.sessions.endKey(session.keyId);
@@ -111,6 +111,8 @@ export class ConsoleHtmlInterceptor implements NestInterceptor {
 export class ConsoleErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('Console');
 
+  constructor(private readonly answers: ConsoleAnswers) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<ConsoleRequest>();
     const response = host.switchToHttp().getResponse<Response>();
@@ -124,12 +126,7 @@ export class ConsoleErrorFilter implements ExceptionFilter {
     }
     if (exception instanceof SignInRequired) {
       clearSessionCookie(response);
-      if (isHtmx(request)) {
-        response.setHeader('HX-Redirect', '/console/sign-in');
-        response.status(200).end();
-      } else {
-        response.redirect(303, '/console/sign-in');
-      }
+      this.send(this.answers.seeOther(request, response, '/console/sign-in'));
       return;
     }
     const error =
@@ -145,6 +142,10 @@ export class ConsoleErrorFilter implements ExceptionFilter {
     }
     const status = error?.status ?? (exception instanceof HttpException ? exception.getStatus() : 500);
     const message = error?.message ?? 'Something went wrong on our side. It has been logged.';
-    response.status(status).type('text/html; charset=utf-8').send(errorPage(request, status, message).text);
+    this.send(this.answers.html(request, response, status, errorPage(request, status, message)));
+  }
+
+  private send(answer: Promise<void>): void {
+    answer.catch((error: unknown) => this.logger.error(`answering a console error failed: ${String(error)}`));
   }
 }

@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { FileboxModule } from '../filebox/filebox.module.js';
 import { InsightModule } from '../insight/insight.module.js';
 import { IntelModule } from '../intel/intel.module.js';
 import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
+import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { CollectionsController } from './collections.controller.js';
@@ -19,7 +21,7 @@ import { TasksController } from './tasks.controller.js';
  * services, acting as the signed-in key, so every permission rule is the API's own.
  */
 @Module({
-  imports: [AuthModule, IntelModule, InsightModule, FileboxModule],
+  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule],
   // The catch-all 404 last: Express matches routes in registration order.
   controllers: [
     SessionController,
@@ -31,6 +33,6 @@ import { TasksController } from './tasks.controller.js';
     AssetsController,
     ConsoleNotFoundController,
   ],
-  providers: [ConsoleSessionsService, ConsoleGuard, ConsoleErrorFilter, ConsoleHtmlInterceptor, ResourceTree],
+  providers: [ConsoleAnswers, ConsoleSessionsService, ConsoleGuard, ConsoleErrorFilter, ConsoleHtmlInterceptor, ResourceTree],
 })
 export class ConsoleModule {}

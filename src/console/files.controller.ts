@@ -1,16 +1,19 @@
 import { Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { FilesService } from '../filebox/files.service.js';
+import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleController } from './console-controller.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { html, type Html } from './html.js';
-import { seeOther } from './session.controller.js';
 import { page } from './views/layout.js';
 
 /** Files: upload (one file, streamed as the API's direct upload), a file's details, download. */
 @ConsoleController('files')
 export class FilesController {
-  constructor(private readonly files: FilesService) {}
+  constructor(
+    private readonly answers: ConsoleAnswers,
+    private readonly files: FilesService,
+  ) {}
 
   @Get()
   form(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Html {
@@ -37,7 +40,7 @@ export class FilesController {
   @ConsoleAccess('filebox', 'Write')
   async upload(@Req() request: ConsoleRequest, @Res() response: Response): Promise<void> {
     const { fileID } = await this.files.upload(request as Request);
-    seeOther(request, response, `/console/files/${fileID}`);
+    await this.answers.seeOther(request, response, `/console/files/${fileID}`, { fileID });
   }
 
   /** The "open a file" form (a GET form cannot put the id in the path). */

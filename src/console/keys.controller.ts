@@ -4,13 +4,13 @@ import { ApiKeysService } from '../auth/api-keys.service.js';
 import type { ApiKeyView, CreateApiKeyDto } from '../auth/dto/api-key.dto.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal, RESOURCE_ACTIONS, type ResourceAction } from '../common/guard/access.js';
+import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleController } from './console-controller.js';
 import { cursorParam, nextCursor } from './paging.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { html, type Html } from './html.js';
 import { resourcePath, ResourceTree, type ResourceTreeNode } from './resource-tree.js';
-import { seeOther, sendHtml } from './session.controller.js';
 import { alertOf, dateOf, page } from './views/layout.js';
 
 const PAGE_SIZE = '50';
@@ -19,6 +19,7 @@ const PAGE_SIZE = '50';
 @ConsoleController('keys')
 export class KeysController {
   constructor(
+    private readonly answers: ConsoleAnswers,
     private readonly keys: ApiKeysService,
     private readonly tree: ResourceTree,
     private readonly sessions: ConsoleSessionsService,
@@ -57,10 +58,10 @@ ${next && html`<p><a href="/console/keys?cursor=${encodeURIComponent(next)}" rel
       created = await this.keys.create(request.principal!, keyFormOf(form));
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500) throw error;
-      sendHtml(response, error.status, editorPage(request, await this.tree.read(), form, error.message));
-      return;
+      return this.answers.html(request, response, error.status, editorPage(request, await this.tree.read(), form, error.message));
     }
-    sendHtml(
+    await this.answers.html(
+      request,
       response,
       201,
       page(
@@ -72,6 +73,7 @@ ${next && html`<p><a href="/console/keys?cursor=${encodeURIComponent(next)}" rel
 <p><a href="/console/keys">Back to the keys</a></p>`,
         { noHistory: true },
       ),
+      { id: created.id },
     );
   }
 
@@ -82,7 +84,7 @@ ${next && html`<p><a href="/console/keys?cursor=${encodeURIComponent(next)}" rel
     await this.keys.revoke({ api_key_id: id });
     // Its sessions would end at their next request anyway (the key is checked on each); this ends them now.
     await this.sessions.endKey(Number(id));
-    seeOther(request, response, '/console/keys');
+    await this.answers.seeOther(request, response, '/console/keys');
   }
 }
 

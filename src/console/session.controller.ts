@@ -5,36 +5,18 @@ import { ApiError } from '../common/errors/api-error.js';
 import { RESOURCE_ACTIONS } from '../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConsoleController } from './console-controller.js';
-import {
-  clearSessionCookie,
-  ConsoleOpen,
-  type ConsoleRequest,
-  isHtmx,
-  setSessionCookie,
-} from './console-http.js';
+import { ConsoleAnswers } from './console-answers.js';
+import { clearSessionCookie, ConsoleOpen, type ConsoleRequest, setSessionCookie } from './console-http.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { html, type Html } from './html.js';
 import { resourcePath, ResourceTree } from './resource-tree.js';
 import { alertOf, dateOf, page } from './views/layout.js';
 
-export function sendHtml(response: Response, status: number, body: Html): void {
-  response.status(status).type('text/html; charset=utf-8').send(body.text);
-}
-
-/** Sends the browser to `location` after a form: a 303, or for htmx a full navigation (new head, new cookie). */
-export function seeOther(request: ConsoleRequest, response: Response, location: string): void {
-  if (isHtmx(request)) {
-    response.setHeader('HX-Redirect', location);
-    response.status(200).end();
-  } else {
-    response.redirect(303, location);
-  }
-}
-
 @ConsoleController('')
 export class SessionController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly answers: ConsoleAnswers,
     private readonly auth: AuthService,
     private readonly sessions: ConsoleSessionsService,
     private readonly tree: ResourceTree,
@@ -52,22 +34,21 @@ export class SessionController {
     const key = request.form?.get('key')?.trim() ?? '';
     let principal;
     try {
-      principal = await this.auth.authenticate({ 'x-api-key': key }, true);
+      principal = await this.auth.authenticate({ 'x-api-key': key }, request.ip, 'api-key-only');
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'Unauthorized') throw error;
-      sendHtml(response, 401, signInForm(request, 'That API key is not valid: it is unknown, revoked or expired.'));
-      return;
+      return this.answers.html(request, response, 401, signInForm(request, 'That API key is not valid: it is unknown, revoked or expired.'));
     }
     const value = await this.sessions.create(principal.keyId, principal.expiresAt);
     setSessionCookie(response, value, this.config.console.sessionMaxHours * 3600);
-    seeOther(request, response, '/console');
+    await this.answers.seeOther(request, response, '/console');
   }
 
   @Post('sign-out')
   async signOut(@Req() request: ConsoleRequest, @Res() response: Response): Promise<void> {
     await this.sessions.end(request.consoleSession!.id);
     clearSessionCookie(response);
-    seeOther(request, response, '/console/sign-in');
+    await this.answers.seeOther(request, response, '/console/sign-in');
   }
 
   @Get()

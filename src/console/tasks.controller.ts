@@ -7,12 +7,12 @@ import { TASK_STATES, type TaskState } from '../insight/entities/task.entity.js'
 import { type RegisterTaskDto, type TaskView, UUID_PATTERN } from '../insight/dto/task.dto.js';
 import { TasksService } from '../insight/tasks.service.js';
 import { SCHEMA_ID_PATTERN } from '../schema-registry/dto/schema.dto.js';
+import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleController } from './console-controller.js';
 import { cursorParam, nextCursor } from './paging.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { html, type Html } from './html.js';
 import { keyOfLine, linesOf } from './indicator-lines.js';
-import { seeOther, sendHtml } from './session.controller.js';
 import { alertOf, page } from './views/layout.js';
 
 const PAGE_SIZE = '50';
@@ -20,7 +20,10 @@ const PAGE_SIZE = '50';
 /** Tasks: newest first by state, one task's result or error, and registration. */
 @ConsoleController('tasks')
 export class TasksController {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(
+    private readonly answers: ConsoleAnswers,
+    private readonly tasks: TasksService,
+  ) {}
 
   @Get()
   @ConsoleAccess('tasks', 'Read')
@@ -69,10 +72,9 @@ ${nextQuery && html`<p><a href="/console/tasks?${nextQuery}" rel="next">Next pag
       ({ taskID } = await this.tasks.register(taskFormOf(form)));
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500) throw error;
-      sendHtml(response, error.status, registerPage(request, form, error.message));
-      return;
+      return this.answers.html(request, response, error.status, registerPage(request, form, error.message));
     }
-    seeOther(request, response, `/console/tasks/${taskID}`);
+    await this.answers.seeOther(request, response, `/console/tasks/${taskID}`, { taskID });
   }
 
   @Get(':id')

@@ -20,6 +20,7 @@ import { FILE_STORAGE, type FileStorage, type RangeReader } from './storage/file
 import { openParts } from './storage/part-reader.js';
 import { rangeStream } from './storage/range-stream.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
+import { setTag } from '../common/http/security-headers.js';
 
 interface StoredFile {
   id: string;
@@ -197,7 +198,7 @@ function setRepresentationHeaders(response: Response, file: StoredFile): void {
   response.setHeader('Content-Type', 'application/octet-stream');
   response.setHeader('Accept-Ranges', 'bytes');
   // Files never change: the content digest is a strong tag.
-  response.setHeader('ETag', `"${file.sha256.toString('hex')}"`);
+  setTag(response, `"${file.sha256.toString('hex')}"`);
   response.setHeader(
     'Repr-Digest',
     `sha-256=:${file.sha256.toString('base64')}:, sha-512=:${file.sha512.toString('base64')}:`,

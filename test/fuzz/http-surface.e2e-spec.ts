@@ -16,8 +16,8 @@ import { type FuzzAnswer, type FuzzRequest, requestsFor, send } from './http-fuz
 const SEED = 20261123;
 
 /**
- * Everything the service stores: every table (the key's last-use time aside, which reads update by design)
- * and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too. Rows
+ * Everything the service stores: every table (the key's last-use time and address aside, which reads update
+ * by design, and the audit trail, which records refused requests by design) and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too. Rows
  * as json, not jsonb: a json column may hold a \u0000 escape, which jsonb cannot.
  */
 async function fingerprint(t: TestApp): Promise<Record<string, string>> {
@@ -27,7 +27,8 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
   const tables = (
     await t.db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
-       WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'typeorm_migrations' ORDER BY 1`,
+       WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
+         AND table_name NOT IN ('typeorm_migrations', 'audit_entry') ORDER BY 1`,
     )
   ).rows.map((row) => row.name);
   const rows = (
@@ -36,7 +37,7 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
         .map(
           (name) =>
             `SELECT '${name}' AS name, count(*) || ':' || md5(coalesce(string_agg(r, '|' ORDER BY r), '')) AS digest
-             FROM (SELECT regexp_replace(row_to_json(t)::text, '"last_used_at":("[^"]*"|null)', '') AS r FROM "${name}" t) rows`,
+             FROM (SELECT regexp_replace(row_to_json(t)::text, '"last_used_(at|address)":("[^"]*"|null)', '', 'g') AS r FROM "${name}" t) rows`,
         )
         .join(' UNION ALL '),
     )

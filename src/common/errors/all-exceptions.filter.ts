@@ -1,5 +1,6 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { AuditTrail } from '../../audit/audit-trail.js';
 import { isDatabaseUnavailable } from '../../database/connection-failure.js';
 import { NotModified } from '../http/result.interceptor.js';
 import { routeTemplate } from '../http/route-template.js';
@@ -59,12 +60,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
   private lastOutageLog = 0;
 
+  /** Absent only in unit tests that build the filter alone. */
+  constructor(@Optional() private readonly audit?: AuditTrail) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
     if (exception instanceof NotModified) {
-      response.status(304).end();
+      this.afterAudit(request, 304, () => response.status(304).end());
       return;
     }
     const error = exception instanceof ApiError ? exception : (this.databaseUnavailable(exception) ?? fromForeign(exception));
@@ -87,14 +91,34 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.destroy();
       return;
     }
-    if (answer.headers) response.set(answer.headers);
-    // Representation headers set for a success (ETag, Content-Range...) must not leak into an error.
-    for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
-      if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
+    this.afterAudit(request, answer.status, () => {
+      // An error is never cached, whatever a success would have allowed (security-headers.ts).
+      response.set({ ...answer.headers, 'Cache-Control': 'no-store' });
+      // Representation headers set for a success (ETag, Content-Range...) must not leak into an error.
+      for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
+        if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
+      }
+      const body: Record<string, unknown> = { code: answer.code, message: answer.message };
+      if (answer.details !== undefined) body.details = answer.details;
+      response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    });
+  }
+
+  /**
+   * Refused and failed requests are audited too (a guard refusal never reaches the audit interceptor): the
+   * answer waits for the entry. An entry that cannot be stored is logged; the refusal is answered anyway.
+   */
+  private afterAudit(request: Request, status: number, answer: () => void): void {
+    const stored = this.audit?.afterOutcome(request, status);
+    if (!stored) {
+      answer();
+      return;
     }
-    const body: Record<string, unknown> = { code: answer.code, message: answer.message };
-    if (answer.details !== undefined) body.details = answer.details;
-    response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    // Its failure was logged by the trail.
+    void stored
+      .catch(() => undefined)
+      .then(answer)
+      .catch((error: unknown) => this.logger.error(`answering ${request.method} ${routeTemplate(request)} failed: ${String(error)}`));
   }
 
   /** The database is down or out of connections: a 503 the client may retry, not a 500. */

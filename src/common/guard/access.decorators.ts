@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiBasicAuth, ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrors } from '../http/api-errors.decorator.js';
 import { ApiError } from '../errors/api-error.js';
 import {
@@ -12,6 +12,7 @@ import {
 } from './access.js';
 
 export const ACCESS_RULE = 'access-rule';
+export const BASIC_REALM = 'basic-realm';
 
 /** A resource fixed by name, or a child of a built-in resource named by a path parameter (a collection). */
 export type ResourceRef = BuiltinResource | { parent: BuiltinResource; param: string };
@@ -65,6 +66,14 @@ export const Authenticated = () =>
     CredentialsDoc(),
     ApiErrors({ 400: VERSION_ERROR, 401: UNAUTHORIZED, 503: DATABASE_UNAVAILABLE }),
   );
+
+/**
+ * The routes (a controller, or one handler) also take `Authorization: Basic` (any user name, the API key as the
+ * password) and `Authorization: Token <key>`, and a 401 asks for Basic credentials in `realm`: firewalls,
+ * resolvers and TAXII clients speak nothing else. Combine with an access decorator.
+ */
+export const AcceptsBasicCredentials = (realm: string) =>
+  applyDecorators(SetMetadata(BASIC_REALM, realm), ApiBasicAuth('basic'));
 
 /** The route requires `action` on `resource` (decisions §3 rule, including `*Children` on the direct parent). */
 export const RequirePermission = (resource: ResourceRef, action: RouteAction) =>

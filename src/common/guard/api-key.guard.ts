@@ -4,7 +4,7 @@ import { AuthService } from '../../auth/auth.service.js';
 import { ResourcesService } from '../../auth/resources.service.js';
 import { ApiError, CommonErrors } from '../errors/api-error.js';
 import { AccessRequest } from './access.js';
-import { ACCESS_RULE, AccessRule } from './access.decorators.js';
+import { ACCESS_RULE, AccessRule, BASIC_REALM } from './access.decorators.js';
 import { requiredAccessOf } from './required-access.js';
 
 /**
@@ -23,21 +23,26 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AccessRequest>();
-    const version = request.headers['x-api-version'];
-    if (version !== undefined && version !== '1') {
-      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
-    }
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
       context.getHandler(),
       context.getClass(),
     ]);
+    request.accessRule = rule;
+    const version = request.headers['x-api-version'];
+    if (version !== undefined && version !== '1') {
+      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
+    }
     if (!rule) {
       this.logger.error(`${context.getClass().name}.${context.getHandler().name} declares no access rule`);
       throw new ApiError('Forbidden', 'this operation is not available');
     }
     if (rule.kind === 'public') return true;
 
-    const principal = await this.auth.authenticate(request.headers, rule.kind === 'api-key-only');
+    const realm = this.reflector.getAllAndOverride<string | undefined>(BASIC_REALM, [context.getHandler(), context.getClass()]);
+    const schemes = rule.kind === 'api-key-only' ? 'api-key-only' : realm ? 'with-basic' : 'standard';
+    const principal = await this.auth.authenticate(request.headers, request.ip, schemes).catch((error: unknown) => {
+      throw realm && error instanceof ApiError && error.code === 'Unauthorized' ? askForBasic(error, realm) : error;
+    });
     request.principal = principal;
     if (rule.kind !== 'permission') return true;
 
@@ -46,4 +51,12 @@ export class ApiKeyGuard implements CanActivate {
     request.requiredAccess = { resource, action: rule.action };
     return true;
   }
+}
+
+/** The 401 of a route that takes Basic credentials names the scheme and realm (RFC 7235 §4.1, RFC 7617). */
+function askForBasic(error: ApiError, realm: string): ApiError {
+  return new ApiError(error.code, error.message, error.details, {
+    ...error.headers,
+    'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"`,
+  });
 }

@@ -24,6 +24,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       .addServer('/')
       .addBearerAuth()
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'apiKey')
+      // Only where an operation lists it (exports, TAXII): any user name, the API key as the password.
+      .addBasicAuth({ type: 'http', scheme: 'basic', description: 'Any user name; the API key as the password.' }, 'basic')
       // The default of every operation; public ones override it below.
       .addSecurityRequirements('bearer')
       .addSecurityRequirements('apiKey')

@@ -11,6 +11,7 @@ import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.js';
 import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLease.js';
+import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
 import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
 import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   ObjectExpiry1763800030000,
   SequencedChanges1763800040000,
   RequestCountLease1763800050000,
+  AuditTrail1763800070000,
   ConsoleSessions1763800080000,
   TaskListing1763800081000,
 ];
