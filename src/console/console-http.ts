@@ -104,23 +104,36 @@ function crossOrigin(): ApiError {
   return new ApiError('Forbidden', 'this form was sent from another site; open the console and send it from there');
 }
 
-/** Reads an `application/x-www-form-urlencoded` body of at most MAX_FORM_BYTES. */
-export async function readForm(request: Request): Promise<URLSearchParams> {
+/**
+ * Reads an `application/x-www-form-urlencoded` body of at most MAX_FORM_BYTES. Past the limit the rest is
+ * read and dropped (not left unread, nor the request destroyed), so that the answer still reaches the browser.
+ */
+export function readForm(request: Request): Promise<URLSearchParams> {
   const type = request.headers['content-type'] ?? '';
-  if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) return new URLSearchParams();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES) {
-      // The rest is read and dropped, so that the browser gets the answer instead of a reset connection.
-      (request as Request).resume();
-      throw new ApiError(
-        'RequestEntityTooLarge',
-        `the form is larger than ${MAX_FORM_BYTES / 1024 / 1024} MiB: split a long paste into parts`,
-      );
-    }
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) return Promise.resolve(new URLSearchParams());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    request.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > MAX_FORM_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+        reject(
+          new ApiError(
+            'RequestEntityTooLarge',
+            `the form is larger than ${MAX_FORM_BYTES / 1024 / 1024} MiB: split a long paste into parts`,
+          ),
+        );
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (!tooLarge) resolve(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+    });
+    request.on('error', reject);
+  });
 }

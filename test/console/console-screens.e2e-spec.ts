@@ -67,7 +67,8 @@ describe('console screens', () => {
       await page.keyboard.insertText(lines.join('\n'));
       await page.keyboard.press('Tab');
       await page.keyboard.press('Enter');
-      await page.getByRole('heading', { name: `${OBJECTS} known, 1001 unknown, 1 not indicators` }).waitFor();
+      // A long wait: over 1,000 lines typed and looked up on a busy machine.
+      await page.getByRole('heading', { name: `${OBJECTS} known, 1001 unknown, 1 not indicators` }).waitFor({ timeout: 50_000 });
       expect(await page.locator('#known tbody tr').count()).toBe(OBJECTS);
       const unknownText = await page.getByLabel(/Unknown indicators/).inputValue();
       expect(unknownText.split('\n')).toHaveLength(1001);
