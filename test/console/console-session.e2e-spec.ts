@@ -212,6 +212,10 @@ describe('console sessions', () => {
     expect((await t.http().get('/console/lookup').set('Cookie', cookie)).status).toBe(200);
     const looked = await t.http().post('/console/lookup').set('Cookie', cookie).set('Sec-Fetch-Site', 'same-origin').type('form').send({ indicators: 'a[.]example' });
     expect([looked.status, looked.text.includes('0 known, 1 unknown')]).toEqual([200, true]);
+    // Console writes reach the audit trail with the session's key, stored before the answer.
+    const { rows: [session] } = await t.db.query(`SELECT key_id FROM console_session WHERE id = $1`, [id]);
+    const { rows: audited } = await t.db.query(`SELECT key_id, status FROM audit_entry WHERE method = 'POST' AND route = '/console/lookup'`);
+    expect(audited).toContainEqual({ key_id: session.key_id, status: 200 });
     const huge = 'x'.repeat(3 * 1024 * 1024);
     const oversize = await t.http().post('/console/lookup').set('Cookie', cookie).set('Sec-Fetch-Site', 'same-origin').type('form').send({ indicators: huge });
     expect(oversize.status).toBe(413);
