@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
+import { ConsoleSessionsService } from '../../src/console/console-sessions.service.js';
 import { createKey } from '../support/factories.js';
 import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -225,5 +226,8 @@ describe('console sessions', () => {
     await t.db.query(`UPDATE console_session SET last_seen_at = now() - interval '31 minutes' WHERE id = $1`, [id]);
     const idle = await t.http().get('/console/lookup').set('Cookie', cookie);
     expect([idle.status, idle.headers.location]).toEqual([303, '/console/sign-in']);
+    // The housekeeping job removes it.
+    await t.app.get(ConsoleSessionsService).prune();
+    expect((await t.db.query(`SELECT 1 FROM console_session WHERE id = $1`, [id])).rowCount).toBe(0);
   });
 });
