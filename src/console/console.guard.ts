@@ -134,7 +134,7 @@ export class ConsoleErrorFilter implements ExceptionFilter {
         ? exception
         : isDatabaseUnavailable(exception)
           ? new ApiError('ServiceUnavailable', 'the database does not answer; try again in a moment')
-          : (fromForeign(exception) ?? undefined);
+          : fromForeign(exception);
     if (!error) {
       const log = requestLog(request);
       if (log) log.error({ err: exception }, `${request.method} ${request.path} failed`);

@@ -39,6 +39,8 @@ export class SessionController {
       if (!(error instanceof ApiError) || error.code !== 'Unauthorized') throw error;
       return this.answers.html(request, response, 401, signInForm(request, 'That API key is not valid: it is unknown, revoked or expired.'));
     }
+    // The audit entry of the sign-in names the key.
+    request.principal = principal;
     const value = await this.sessions.create(principal.keyId, principal.expiresAt);
     setSessionCookie(response, value, this.config.console.sessionMaxHours * 3600);
     await this.answers.seeOther(request, response, '/console');
