@@ -61,12 +61,14 @@ ${next && html`<p><a href="/console/collections?cursor=${encodeURIComponent(next
   @ConsoleAccess(COLLECTION, 'Read')
   async objectsPage(@Req() request: ConsoleRequest, @Param('name') name: string, @Query() query: Record<string, unknown>): Promise<Html> {
     const result = await this.objects.list(name, { cursor: cursorParam(query), limit: PAGE_SIZE });
+    const schema = (await this.collections.schemaOf(name)).body;
     const next = nextCursor(result);
     const base = collectionHref(name);
     return page(
       request,
       `Collection ${name}`,
-      html`${
+      html`<p>Schema <code>${String(schema.schemaID)}</code>${typeof schema.title === 'string' && html`: ${schema.title}`}</p>
+${
         result.items.length === 0
           ? html`<p>No objects${cursorParam(query) ? ' after this point' : ''}.</p>`
           : objectsTable(name, result.items, 'Objects')

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { complete, registerSchema, take } from '../insight/insight-support.js';
-import { createCollection } from '../intel/objects.helpers.js';
+import { createCollection, sizeSchema } from '../intel/objects.helpers.js';
 import { axeViolations, type BrowserSession, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -21,7 +21,9 @@ describe('console screens', () => {
 
   beforeAll(async () => {
     [t, browser] = await Promise.all([createTestApp(), launchBrowser()]);
-    await createCollection(t, 'feeds');
+    const titled = { ...sizeSchema('titled-schema'), title: HOSTILE };
+    await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).send(titled).expect(201);
+    await createCollection(t, 'feeds', 'titled-schema');
     await createCollection(t, 'secret');
     const items = Array.from({ length: OBJECTS }, (_, n) => ({
       type: 'DomainName',
@@ -88,6 +90,8 @@ describe('console screens', () => {
       await page.getByRole('navigation').getByRole('link', { name: 'Collections' }).click();
       await page.getByRole('link', { name: 'feeds' }).click();
       await page.getByRole('heading', { name: 'Collection feeds' }).waitFor();
+      // The schema's title, as text.
+      expect(await page.getByText(`titled-schema: ${HOSTILE}`).count()).toBe(1);
       const firstPage = await page.locator('table tbody tr').count();
       expect(firstPage).toBe(50);
       await page.getByRole('link', { name: 'Next page' }).click();
