@@ -13,6 +13,7 @@ import { RateLimitInterceptor } from './common/rate-limit/rate-limit.interceptor
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { EventsModule } from './common/events/domain-events.js';
 import { ExtensionApiModule } from './extensions/extension-api.module.js';
 import { loadExtension } from './extensions/extension-loader.js';
@@ -45,6 +46,7 @@ export class AppModule {
         IntelModule,
         InsightModule,
         TaxiiModule,
+        ...(config.console.enabled ? [ConsoleModule] : []),
         ExtensionApiModule.forRoot(config.extensionSettings),
         // Loaded last: an extension builds on everything above.
         ...config.extensions.map(loadExtension),

@@ -29,7 +29,8 @@ import { ObjectVersionsService } from './object-versions.service.js';
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
   providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
-  // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii).
-  exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService],
+  // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);
+  // LookupService and ChangesService for the web console (src/console), which reads lookups and the feed.
+  exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, LookupService, ChangesService],
 })
 export class IntelModule {}

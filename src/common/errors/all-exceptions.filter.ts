@@ -23,7 +23,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 };
 
 /** Framework and body-parser errors carry an HTTP status; keep the 4xx ones, hide everything else. */
-function fromForeign(exception: unknown): ApiError | undefined {
+export function fromForeign(exception: unknown): ApiError | undefined {
   // A body that is not JSON (or a JSON scalar where an object is due) is invalid data, like a wrong type.
   // The platform wraps body-parser's error in a BadRequestException whose message echoes the input.
   const cause = exception instanceof Error ? (exception.cause as { type?: unknown } | undefined) : undefined;

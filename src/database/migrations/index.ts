@@ -14,6 +14,8 @@ import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLeas
 import { ObjectLifetimesAndFeedTimes1763800060000 } from './1763800060000-ObjectLifetimesAndFeedTimes.js';
 import { TaxiiStatus1763800061000 } from './1763800061000-TaxiiStatus.js';
 import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
+import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
+import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -36,4 +38,6 @@ export const MIGRATIONS = [
   ObjectLifetimesAndFeedTimes1763800060000,
   TaxiiStatus1763800061000,
   AuditTrail1763800070000,
+  ConsoleSessions1763800080000,
+  TaskListing1763800081000,
 ];
