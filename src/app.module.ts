@@ -13,6 +13,7 @@ import { RateLimitInterceptor } from './common/rate-limit/rate-limit.interceptor
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { EventsModule } from './common/events/domain-events.js';
 import { ExtensionApiModule } from './extensions/extension-api.module.js';
 import { loadExtension } from './extensions/extension-loader.js';
@@ -21,6 +22,7 @@ import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
+import { TaxiiModule } from './taxii/taxii.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
@@ -43,6 +45,8 @@ export class AppModule {
         FileboxModule,
         IntelModule,
         InsightModule,
+        TaxiiModule,
+        ...(config.console.enabled ? [ConsoleModule] : []),
         ExtensionApiModule.forRoot(config.extensionSettings),
         // Loaded last: an extension builds on everything above.
         ...config.extensions.map(loadExtension),

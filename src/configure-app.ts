@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { sendErrorBody } from './common/errors/all-exceptions.filter.js';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
 import { securityHeaders } from './common/http/security-headers.js';
@@ -14,6 +15,10 @@ import { JSON_BODY_LIMIT_MIB } from './common/validation/json-body.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 import { IMPORT_ROUTE, importBodyReader } from './intel/import/import-body.js';
+import { STIX_BUNDLE_ROUTE } from './taxii/stix-bundle.controller.js';
+import { boundedBodyReader, taxiiRequestReader } from './taxii/taxii-http.js';
+import { TaxiiErrors } from './taxii/taxii.errors.js';
+import { TAXII_MAX_CONTENT_LENGTH } from './taxii/taxii-limits.js';
 
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
@@ -31,6 +36,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
   app.use(IMPORT_ROUTE, importBodyReader());
+  // TAXII requests and STIX bundles: bodies read as bytes up to their limit, so their routes answer 413 themselves.
+  app.use('/taxii2', taxiiRequestReader());
+  app.use(STIX_BUNDLE_ROUTE, boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())));
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, config.server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);

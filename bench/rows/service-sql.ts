@@ -26,7 +26,7 @@ export const INSERT_OBJECT = `
     obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
       SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, COALESCE($5::timestamptz, date_trunc('milliseconds', now()) + make_interval(secs => $6::int)) FROM lk
-      RETURNING id, type, keys, context, expires_at
+      RETURNING id, type, keys, context, expires_at, uid, added_at
     ),
     new_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
@@ -34,10 +34,10 @@ export const INSERT_OBJECT = `
        ORDER BY k.type, k.value
     ),
     change AS (
-      INSERT INTO intel_change (collection_id, operation, reason, object)
+      INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at)
       SELECT $1::int, c.operation, c.reason, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
-    || CASE WHEN c.expires_at IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('expiresAt', to_char(c.expires_at AT TIME ZONE 'UTC', ${ISO_UTC})) END
-        FROM (SELECT 1, 'Add', NULL::text, obj.type, obj.keys, obj.context, obj.expires_at FROM obj) AS c(n, operation, reason, type, keys, context, expires_at)
+    || CASE WHEN c.expires_at IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('expiresAt', to_char(c.expires_at AT TIME ZONE 'UTC', ${ISO_UTC})) END, c.uid, c.added_at
+        FROM (SELECT 1, 'Add', NULL::text, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj) AS c(n, operation, reason, type, keys, context, expires_at, uid, added_at)
        ORDER BY c.n
     )
     SELECT obj.type, obj.keys, obj.context, to_char(obj.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM obj`;
@@ -167,6 +167,23 @@ export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
             '$5',
           )}
           ORDER BY position`;
+
+// src/intel/object-versions.service.ts — ObjectVersionsService.readOnce with the TAXII defaults (match[version]=last,
+// no other filter; isoMicros of src/intel/collections.service.ts expanded): $1 collection, $2 after seq, $3 rows,
+// $4 PAGE_MAX_BYTES.
+const ISO_MICROS = (timestamp: string) => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const TAXII_LAST_VERSIONS = `SELECT c.last_seq AS "lastSeq",
+                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
+           FROM intel_collection c
+           LEFT JOIN (${sizeBoundedPage(
+             `ch.seq AS position, ${ISO_MICROS('ch.seq_at')} AS at, ${ISO_MICROS(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
+                 ch.operation, ch.reason, ch.object, ch.object_uid AS uid, ${ISO_MICROS('ch.object_added_at')} AS "addedAt"`,
+             'FROM intel_change ch WHERE ch.collection_id = $1 AND ch.seq > $2 AND (NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq > ch.seq))',
+             'ch.seq',
+             'ch.row_bytes',
+           )}) r ON true
+          WHERE c.id = $1::int
+          ORDER BY r.position`;
 
 // src/intel/export/export.repository.ts — exportSql for format=txt with a keyType (objects(EACH_KEY) and
 // LIVE('o') expanded), which the service runs as the query of a server-side cursor. Row 16's baseline

@@ -66,6 +66,19 @@ export class AuthService {
     } else {
       throw AuthErrors.unauthorized();
     }
+    return this.principalOf(record, address);
+  }
+
+  /**
+   * The key of a console session, checked as on every API request (the same cache, so a revocation on any
+   * instance ends the session within the cache's invalidation time, and the same allowed networks); 401
+   * when revoked, expired, unknown or used from elsewhere.
+   */
+  async authenticateKeyId(keyId: number, address: string | undefined): Promise<Principal> {
+    return this.principalOf(await this.cache.byId(keyId, () => this.keys.findById(keyId)), address);
+  }
+
+  private async principalOf(record: ApiKeyRecord | undefined, address: string | undefined): Promise<Principal> {
     if (
       !record ||
       record.revokedAt ||

@@ -31,6 +31,7 @@ describe('loadConfig (decisions §1)', () => {
       logFormat: 'json',
       shutdownGraceSeconds: 10,
       requestLimitLeaseMs: 250,
+      console: { enabled: true, sessionIdleMinutes: 30, sessionMaxHours: 12 },
       pageMaxBytes: 8388608,
       audit: true,
       auditReads: false,
@@ -69,6 +70,9 @@ describe('loadConfig (decisions §1)', () => {
       LOG_FORMAT: 'pretty',
       SHUTDOWN_GRACE_SECONDS: '0',
       REQUEST_LIMIT_LEASE_MS: '1000',
+      CONSOLE_ENABLED: 'false',
+      CONSOLE_SESSION_IDLE_MINUTES: '5',
+      CONSOLE_SESSION_MAX_HOURS: '2',
       PAGE_MAX_BYTES: '65536',
       AUDIT: 'off',
       AUDIT_READS: 'true',
@@ -102,6 +106,7 @@ describe('loadConfig (decisions §1)', () => {
       logFormat: 'pretty',
       shutdownGraceSeconds: 0,
       requestLimitLeaseMs: 1000,
+      console: { enabled: false, sessionIdleMinutes: 5, sessionMaxHours: 2 },
       pageMaxBytes: 65536,
       audit: false,
       auditReads: true,
@@ -205,6 +210,9 @@ describe('loadConfig (decisions §1)', () => {
     ['AUDIT_RETENTION_DAYS', '0'],
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', 'proxy.example'],
+    ['CONSOLE_ENABLED', 'maybe'],
+    ['CONSOLE_SESSION_IDLE_MINUTES', '0'],
+    ['CONSOLE_SESSION_MAX_HOURS', '721'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

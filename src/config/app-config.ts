@@ -62,6 +62,16 @@ export interface AppConfig {
    * whose `X-Forwarded-For` gives the client address; empty: the peer's own address, the header ignored.
    */
   trustProxy: string[];
+  /** The web console under `/console` (src/console). */
+  console: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  enabled: boolean;
+  /** A session unused this long ends. */
+  sessionIdleMinutes: number;
+  /** A session ends this long after sign-in, however busy. */
+  sessionMaxHours: number;
 }
 
 export interface ServerLimits {
@@ -189,6 +199,11 @@ export function loadConfig(env: Env): AppConfig {
     auditReads: oneOf(env, 'AUDIT_READS', ['true', 'false'], 'false') === 'true',
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1),
     trustProxy: trustedProxies(env),
+    console: {
+      enabled: oneOf(env, 'CONSOLE_ENABLED', ['true', 'false'], 'true') === 'true',
+      sessionIdleMinutes: integer(env, 'CONSOLE_SESSION_IDLE_MINUTES', 30, 1, 24 * 60),
+      sessionMaxHours: integer(env, 'CONSOLE_SESSION_MAX_HOURS', 12, 1, 24 * 30),
+    },
   };
 }
 

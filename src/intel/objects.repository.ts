@@ -36,7 +36,7 @@ export interface Expiry {
 export type ObjectWrite =
   | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
   | { kind: 'update'; objectId: string; keys: ObjectKey[]; newKeys: ObjectKey[]; context: string; expiry: Expiry }
-  | { kind: 'remove'; key: ObjectKey };
+  | { kind: 'remove'; key: ObjectKey; uid?: string };
 
 export interface StoredObject {
   type: ObjectType;
@@ -111,7 +111,7 @@ function recordingChange(operation: ChangeOperation, reason: RemoveReason | null
   const keysWritten = afterKeys ? ', (SELECT count(*) FROM new_keys) AS keys_written' : '';
   return `,
     change AS (
-      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj${keysWritten}`)}
+      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj${keysWritten}`)}
     )
     SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
@@ -141,14 +141,14 @@ const WRITE_SQL: Record<ObjectWrite['kind'], string> = {
     obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
       SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
-      RETURNING id, type, keys, context, expires_at
+      RETURNING id, type, keys, context, expires_at, uid, added_at
     )${ADD_KEYS('$3')}${recordingChange('Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
         FROM lk WHERE o.id = $2::bigint
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
     )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
   // job (or the next add of its keys) removes it, with reason Expired.
@@ -157,8 +157,8 @@ const WRITE_SQL: Record<ObjectWrite['kind'], string> = {
     obj AS (
       DELETE FROM intel_object o USING intel_object_key k, lk
        WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
-         AND ${LIVE('o')}
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+         AND ${LIVE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
     )${recordingChange('Remove', 'Deleted')}`,
 };
 
@@ -194,10 +194,10 @@ const EXPIRE = `
      WHERE o.id IN (SELECT id FROM intel_object
                      WHERE collection_id = $1::int AND expires_at <= now() AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
                      ORDER BY id LIMIT $3)
-    RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+    RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
   ),
   change AS (
-    ${insertChanges(`SELECT gone.id, 'Remove', 'Expired', gone.type, gone.keys, gone.context, gone.expires_at FROM gone`)}
+    ${insertChanges(`SELECT gone.id, 'Remove', 'Expired', gone.type, gone.keys, gone.context, gone.expires_at, gone.uid, gone.added_at FROM gone`)}
   )
   SELECT ${WRITTEN_OBJECT('gone')} FROM gone ORDER BY gone.id`;
 
@@ -215,7 +215,7 @@ function writeParams(write: ObjectWrite): unknown[] {
         write.expiry.ttlSeconds,
       ];
     case 'remove':
-      return [write.key.type, write.key.value];
+      return [write.key.type, write.key.value, write.uid ?? null];
   }
 }
 
@@ -254,6 +254,15 @@ export class ObjectsRepository {
       expiry !== null && expiry.ttlSeconds === null,
       expiry?.at ?? null,
     ]);
+  }
+
+  /** The keys of the live object of this life (intel_object.uid), if there is one. */
+  async keysOfLife(collectionId: number, uid: string): Promise<ObjectKey[] | undefined> {
+    const rows: { keys: ObjectKey[] }[] = await this.dataSource.query(
+      `SELECT keys FROM intel_object WHERE collection_id = $1 AND uid = $2 AND ${LIVE('intel_object')}`,
+      [collectionId, uid],
+    );
+    return rows[0]?.keys;
   }
 
   /**

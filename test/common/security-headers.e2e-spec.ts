@@ -85,7 +85,8 @@ describe('security response headers', () => {
 
   it('are left to the web console under /console, which sets its own', async () => {
     const answer = await t.http().get('/console/anything');
-    expect(answer.headers['x-content-type-options']).toBeUndefined();
-    expect(answer.headers['content-security-policy']).toBeUndefined();
+    expect(answer.headers['x-content-type-options']).toBe('nosniff');
+    expect(answer.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
   });
 });

@@ -23,7 +23,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 };
 
 /** Framework and body-parser errors carry an HTTP status; keep the 4xx ones, hide everything else. */
-function fromForeign(exception: unknown): ApiError | undefined {
+export function fromForeign(exception: unknown): ApiError | undefined {
   // A body that is not JSON (or a JSON scalar where an object is due) is invalid data, like a wrong type.
   // The platform wraps body-parser's error in a BadRequestException whose message echoes the input.
   const cause = exception instanceof Error ? (exception.cause as { type?: unknown } | undefined) : undefined;
@@ -52,6 +52,13 @@ function fromForeign(exception: unknown): ApiError | undefined {
   if (code === 'NotFound') return new ApiError(code, message ?? 'not found');
   if (code === 'RequestEntityTooLarge') return new ApiError(code, 'request content is too large');
   return new ApiError(code, message ?? 'bad request');
+}
+
+/** `{code, message, details?}` with the status of the code table: the answer of every failed request. */
+export function sendErrorBody(response: Response, answer: ApiError): void {
+  const body: Record<string, unknown> = { code: answer.code, message: answer.message };
+  if (answer.details !== undefined) body.details = answer.details;
+  response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
 
 /** The one place that turns any error into `{code, message, details?}` with the status of the code table. */
@@ -98,10 +105,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
         if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
       }
-      const body: Record<string, unknown> = { code: answer.code, message: answer.message };
-      if (answer.details !== undefined) body.details = answer.details;
-      response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+      this.send(response, answer);
     });
+  }
+
+  /** Writes the error body; a protocol with its own error format (TAXII) overrides this, and only this. */
+  protected send(response: Response, answer: ApiError): void {
+    sendErrorBody(response, answer);
   }
 
   /**

@@ -14,8 +14,21 @@ import {
 export const ACCESS_RULE = 'access-rule';
 export const BASIC_REALM = 'basic-realm';
 
-/** A resource fixed by name, or a child of a built-in resource named by a path parameter (a collection). */
-export type ResourceRef = BuiltinResource | { parent: BuiltinResource; param: string };
+/**
+ * What turns a path parameter that names a child by another identifier (a TAXII collection id) into the
+ * child's name; a provider, found by its class through the application's injector.
+ */
+export interface ChildNameResolver {
+  nameOf(value: string): Promise<string | undefined>;
+}
+
+/**
+ * A resource fixed by name, or a child of a built-in resource named by a path parameter (a collection),
+ * the parameter holding its name or, with `resolver`, a value the resolver turns into its name.
+ */
+export type ResourceRef =
+  | BuiltinResource
+  | { parent: BuiltinResource; param: string; resolver?: abstract new (...args: never[]) => ChildNameResolver };
 
 export type AccessRule =
   | { kind: 'public' }

@@ -1,10 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthService } from '../../auth/auth.service.js';
 import { ResourcesService } from '../../auth/resources.service.js';
 import { ApiError, CommonErrors } from '../errors/api-error.js';
-import { AccessRequest, BUILTIN_RESOURCES, childrenActionOf, ResourceNode } from './access.js';
+import { AccessRequest } from './access.js';
 import { ACCESS_RULE, AccessRule, BASIC_REALM } from './access.decorators.js';
+import { requiredAccessOf } from './required-access.js';
 
 /**
  * The one global guard: checks `X-Api-Version`, authenticates, and enforces the route's declared
@@ -18,6 +19,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
     private readonly resources: ResourcesService,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -45,22 +47,10 @@ export class ApiKeyGuard implements CanActivate {
     request.principal = principal;
     if (rule.kind !== 'permission') return true;
 
-    let resource: ResourceNode | undefined;
-    if (typeof rule.resource === 'string') {
-      resource = BUILTIN_RESOURCES[rule.resource];
-    } else {
-      const name = request.params[rule.resource.param];
-      resource = typeof name === 'string' ? await this.resources.findChild(rule.resource.parent, name) : undefined;
-      if (!resource) {
-        // An unknown child: a key that could act on any child learns it does not exist (the handler
-        // answers 404); any other key learns nothing.
-        if (principal.hasDirect(BUILTIN_RESOURCES[rule.resource.parent].id, childrenActionOf(rule.action))) {
-          return true;
-        }
-        throw CommonErrors.missingPermissions();
-      }
-    }
-    if (!principal.holds(resource, rule.action)) throw CommonErrors.missingPermissions();
+    const resource = await requiredAccessOf(this.resources, principal, rule.resource, rule.action, request.params, (type) =>
+      this.moduleRef.get(type, { strict: false }),
+    );
+    if (!resource) return true;
     request.requiredAccess = { resource, action: rule.action };
     return true;
   }

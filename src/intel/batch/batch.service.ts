@@ -78,14 +78,18 @@ export class BatchService {
 
   async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
     const collection = await this.collections.findByName(collectionName);
-    return this.applyItems(collection, parseBatch(body, contentType), query.atomic === 'true');
+    return this.applyTo(collection, parseBatch(body, contentType), query.atomic === 'true');
   }
 
   /**
-   * Applies items already parsed (each as it would stand in a batch body), at most MAX_BATCH_ITEMS: the
-   * batch endpoint and the imports, which build their items from other bodies.
+   * A batch of items already parsed (imports of other formats map their records to items), with exactly
+   * the rules of `apply`, all or nothing when `atomic`.
    */
-  async applyItems(collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
+  async applyItems(collectionName: string, rawItems: unknown[], atomic = false): Promise<BatchReportView> {
+    return this.applyTo(await this.collections.findByName(collectionName), rawItems, atomic);
+  }
+
+  private async applyTo(collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
     const items: PreparedItem[] = [];
     for (const raw of rawItems) items.push(await this.prepare(collection, raw));
     if (atomic && items.some((item) => item.kind === 'failed')) {

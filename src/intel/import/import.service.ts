@@ -51,7 +51,7 @@ export class ImportService {
       : extractIndicators(text).map((key) => ({ type: inferObjectType([key]), keys: [key], context }));
     if (objects.length > MAX_BATCH_ITEMS) throw ImportErrors.tooMany(objects.length);
     if (query.dryRun === 'true') return { objects: objects as Record<string, unknown>[] };
-    const report = await this.batch.applyItems(collection, objects, query.atomic === 'true');
+    const report = await this.batch.applyItems(collection.name, objects, query.atomic === 'true');
     return { objects: objects as Record<string, unknown>[], report };
   }
 }
