@@ -123,8 +123,32 @@ describe('GET /intel/collections/{name}/export', () => {
     expect(lines((await exportOf('format=txt&keyType=IPNetwork')).body as string)).toEqual(['2001:db8::/32']);
   });
 
+  it('stix: one bundle of the identity, the extension definition and per object the indicator and observable TAXII serves', async () => {
+    const response = await exportOf('format=stix');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/stix+json;version=2.1');
+    const bundle = JSON.parse(response.body as string) as { type: string; id: string; objects: { type: string; id: string }[] };
+    expect(bundle.type).toBe('bundle');
+    expect(bundle.id).toMatch(/^bundle--[0-9a-f-]{36}$/);
+    const { objects } = await listAll(t, 'feed', 100);
+    expect(bundle.objects.map((o) => o.type)).toEqual([
+      'identity',
+      'extension-definition',
+      ...objects.flatMap((o) => ['indicator', { File: 'file', DomainName: 'domain-name', URL: 'url', IPAddress: 'ipv4-addr', IPNetwork: 'ipv6-addr' }[o.type]]),
+    ]);
+    // Exactly what TAXII serves for these objects (one projection): each exported object, by id.
+    const taxii = { Accept: 'application/taxii+json;version=2.1', 'X-Api-Key': t.adminKey };
+    const collections = (await t.http().get('/taxii2/api/collections/').set(taxii)).body as { collections: { id: string; title: string }[] };
+    const id = collections.collections.find((c) => c.title === 'feed')!.id;
+    const served = (await t.http().get(`/taxii2/api/collections/${id}/objects/?limit=1000`).set(taxii)).body as { objects: { id: string }[] };
+    const byId = new Map(served.objects.map((o) => [o.id, o]));
+    for (const object of bundle.objects) expect(byId.get(object.id)).toEqual(object);
+    // The same content gives the same bytes (the bundle id comes from the tag).
+    expect((await exportOf('format=stix')).body).toBe(response.body);
+  });
+
   it('refuses unknown formats and key types, and parameters the format does not take', async () => {
-    for (const query of ['', 'format=xml', 'format=txt&keyType=Email', 'format=ndjson&keyType=URL', 'format=csv&urlScheme=omit', 'format=txt&urlScheme=strip', 'format=txt&other=1']) {
+    for (const query of ['', 'format=xml', 'format=txt&keyType=Email', 'format=ndjson&keyType=URL', 'format=stix&keyType=URL', 'format=csv&urlScheme=omit', 'format=txt&urlScheme=strip', 'format=txt&other=1']) {
       expectCode(await t.http().get(`/intel/collections/feed/export?${query}`).set('X-Api-Key', t.adminKey), 400, 'InvalidQueryArgument');
     }
     expectCode(await t.http().get('/intel/collections/nowhere/export?format=txt').set('X-Api-Key', t.adminKey), 404, 'NotFound');

@@ -1,7 +1,9 @@
+import { v5 as uuidv5 } from 'uuid';
 import type { KeyType } from '../../common/indicators/indicators.js';
+import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
 
-export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson'] as const;
+export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson', 'stix'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** The formats whose lines are keys, not objects: only they take `keyType`. */
@@ -21,7 +23,24 @@ export const CONTENT_TYPES: Record<ExportFormat, string> = {
   txt: 'text/plain; charset=utf-8',
   csv: 'text/csv; charset=utf-8; header=present',
   ndjson: 'application/x-ndjson; charset=utf-8',
+  stix: 'application/stix+json;version=2.1',
 };
+
+/** What a body needs besides its rows: the collection (STIX indicators name it) and the body's ETag. */
+export interface BodyContext {
+  collection: string;
+  tag: string;
+}
+
+/** A row of the STIX export: an object with its life (the indicator's id and `created`) and last change time. */
+export interface LifeRow extends StoredObject {
+  uid: string;
+  addedAt: string;
+  modified: string;
+}
+
+/** Namespace of bundle ids: a bundle's id is a UUIDv5 of its ETag, so equal tags mean equal bytes. */
+const BUNDLE_NAMESPACE = '16451690-3f8a-474c-9773-f88e95f12dcc';
 
 /** A row of the CSV export: one key of one object. */
 export interface KeyRow {
@@ -49,10 +68,20 @@ export function ndjsonLine(object: StoredObject): string {
 }
 
 /**
+ * The last version of an object's indicator and its observable, as TAXII serves them (the shared STIX
+ * projection), each after a comma: the bundle's first objects are the identity and extension definition.
+ */
+export function stixObjects(row: LifeRow, collection: string): string {
+  const object = storedObject(row);
+  const indicator = toIndicator({ indicatorUuid: row.uid, collection, object, firstAdded: row.addedAt, modified: row.modified });
+  return `,${JSON.stringify(indicator)},${JSON.stringify(toSco(object))}`;
+}
+
+/**
  * A batch of rows as the body's next chunk. `txt` rows are the values themselves (normalised key values
  * never hold a line break: URLs are percent-encoded, other types have no such character).
  */
-export function chunkOf(format: ExportFormat, rows: unknown[]): string {
+export function chunkOf(format: ExportFormat, rows: unknown[], body: BodyContext): string {
   switch (format) {
     case 'txt':
       return (rows as string[][]).map((row) => row[0] + '\n').join('');
@@ -60,10 +89,20 @@ export function chunkOf(format: ExportFormat, rows: unknown[]): string {
       return (rows as KeyRow[]).map(csvRecord).join('');
     case 'ndjson':
       return (rows as StoredObject[]).map(ndjsonLine).join('');
+    case 'stix':
+      return (rows as LifeRow[]).map((row) => stixObjects(row, body.collection)).join('');
   }
 }
 
 /** What a body starts with, before any row. */
-export function prologueOf(format: ExportFormat): string {
-  return format === 'csv' ? CSV_HEADER : '';
+export function prologueOf(format: ExportFormat, body: BodyContext): string {
+  if (format === 'csv') return CSV_HEADER;
+  if (format !== 'stix') return '';
+  const constants = [SERVICE_IDENTITY, CONTEXT_EXTENSION_DEFINITION].map((object) => JSON.stringify(object)).join(',');
+  return `{"type":"bundle","id":"bundle--${uuidv5(body.tag, BUNDLE_NAMESPACE)}","objects":[${constants}`;
+}
+
+/** What a body ends with, after every row. */
+export function epilogueOf(format: ExportFormat): string {
+  return format === 'stix' ? ']}' : '';
 }

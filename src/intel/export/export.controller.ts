@@ -47,12 +47,14 @@ export class ExportController {
   @Get()
   @RequirePermission(COLLECTION, 'Read')
   @ApiOperation({
-    summary: 'Export a collection (blocklists, CSV, NDJSON)',
+    summary: 'Export a collection (blocklists, CSV, NDJSON, STIX)',
     description:
       'Streams every live object of the collection as one consistent snapshot (expired objects are left out): ' +
       '`txt` one normalised key value per line, each once (`keyType` for one type per list, `urlScheme=omit` for ' +
       'URLs without `http(s)://`); `csv` (RFC 4180, header `type,key type,key value,expiresAt,context`, the ' +
-      'context as JSON) one row per key; `ndjson` one object per line as the listing shows it. Also takes ' +
+      'context as JSON) one row per key; `ndjson` one object per line as the listing shows it; `stix` a STIX 2.1 ' +
+      'bundle: the identity and extension definition, then per object the last version of its indicator and its ' +
+      'observable, exactly as TAXII serves them. Also takes ' +
       '`Authorization: Basic` (any user name, the API key as password) for firewalls. `ETag` changes exactly ' +
       'when the content may have: send it in `If-None-Match` to get 304 without a body. A body cut short (a ' +
       'closed connection without its end) is incomplete: discard it.',

@@ -7,7 +7,8 @@ export class ExportQueryDto {
   @ApiProperty({
     enum: EXPORT_FORMATS,
     description:
-      '`txt`: one key value per line (a blocklist); `csv`: one row per key with a header; `ndjson`: one object per line, as listed.',
+      '`txt`: one key value per line (a blocklist); `csv`: one row per key with a header; `ndjson`: one object per line, ' +
+      'as listed; `stix`: a STIX 2.1 bundle, per object its indicator and observable as TAXII serves them.',
   })
   @IsIn(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` })
   format: ExportFormat;

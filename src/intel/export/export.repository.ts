@@ -4,6 +4,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isoUtc } from '../change-records.js';
+import { isoMicros } from '../collections.service.js';
 import { LIVE } from '../objects.repository.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 
@@ -67,11 +68,19 @@ function exportSql({ format, keyType, urlScheme }: ExportParams): string {
                ORDER BY o.id, e.n`;
     case 'ndjson':
       return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt" ${objects()} ORDER BY o.id`;
+    case 'stix':
+      // The object's life and the time of its last change record (its feed position's time; a record not
+      // numbered yet has none, its creation stands in; a pruned history leaves the life's first add).
+      return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.uid, ${isoMicros('o.added_at')} AS "addedAt",
+                     COALESCE((SELECT ${isoMicros('COALESCE(ch.seq_at, ch.created_at)')} FROM intel_change ch
+                                WHERE ch.collection_id = o.collection_id AND ch.object_uid = o.uid ORDER BY ch.id DESC LIMIT 1),
+                              ${isoMicros('o.added_at')}) AS modified
+                ${objects()} ORDER BY o.id`;
   }
 }
 
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
-const BATCH_ROWS: Record<ExportFormat, number> = { txt: 2000, csv: 500, ndjson: 500 };
+const BATCH_ROWS: Record<ExportFormat, number> = { txt: 2000, csv: 500, ndjson: 500, stix: 250 };
 
 /**
  * One export's read: a READ ONLY REPEATABLE READ transaction on a connection of the export pool, whose

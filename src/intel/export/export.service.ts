@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { setTag } from '../../common/http/security-headers.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
-import { chunkOf, CONTENT_TYPES, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
+import { type BodyContext, chunkOf, CONTENT_TYPES, epilogueOf, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
 import { type ExportPosition, ExportRepository, type ExportSnapshot } from './export.repository.js';
@@ -97,7 +97,8 @@ export class ExportService {
         response.end();
         return;
       }
-      await this.stream(snapshot, params, response);
+      const body = { collection: collection.name, tag: response.getHeader('ETag') as string };
+      await this.stream(snapshot, params, body, response);
     } catch (error) {
       if (!response.headersSent) throw error;
       // Never an error appended to a list a firewall loads: the cut connection tells the client it is incomplete.
@@ -129,7 +130,7 @@ export class ExportService {
   }
 
   /** Writes every batch, waiting for 'drain' when the socket is full; stops at once when the client goes. */
-  private async stream(snapshot: ExportSnapshot, params: ExportParams, response: Response): Promise<void> {
+  private async stream(snapshot: ExportSnapshot, params: ExportParams, body: BodyContext, response: Response): Promise<void> {
     let gone = false;
     const onClose = () => {
       // 'close' also follows a normal finish; only before it does it mean the client left.
@@ -139,15 +140,15 @@ export class ExportService {
     };
     response.on('close', onClose);
     try {
-      const prologue = prologueOf(params.format);
+      const prologue = prologueOf(params.format, body);
       if (prologue !== '') response.write(prologue);
       for await (const rows of snapshot.batches()) {
         if (gone) return;
-        if (!response.write(chunkOf(params.format, rows))) await drained(response);
+        if (!response.write(chunkOf(params.format, rows, body))) await drained(response);
         if (gone) return;
       }
       await new Promise<void>((resolve) => {
-        response.end(resolve);
+        response.end(epilogueOf(params.format), resolve);
         response.once('close', resolve);
       });
     } catch (error) {
