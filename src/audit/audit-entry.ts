@@ -39,11 +39,16 @@ export function auditEntryOf(request: AccessRequest, status: number, result?: un
     keyId: request.principal?.keyId ?? null,
     requestId: requestIdOf(request) ?? '',
     method: request.method,
-    route: routeTemplate(request),
-    target: targetOf(request, result),
+    route: storable(routeTemplate(request)),
+    target: storable(targetOf(request, result)),
     status,
     address: plainAddress(request.ip) ?? null,
   };
+}
+
+/** PostgreSQL text cannot hold U+0000, which a percent-encoded path may carry into a route or a target. */
+function storable<T extends string | null>(text: T): T {
+  return (text === null ? text : text.replaceAll('\u0000', '\ufffd')) as T;
 }
 
 /**

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { Authenticated, Principal } from '../common/guard/access.decorators.js';
 import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
-import { ApiRootView, CollectionsView, CollectionView, DiscoveryView, StatusView } from './dto/taxii.dto.js';
+import { ApiRootView, TaxiiCollectionsView, TaxiiCollectionView, DiscoveryView, StatusView } from './dto/taxii.dto.js';
 import { TaxiiController } from './taxii-docs.js';
 import { TaxiiFeedService } from './taxii-feed.service.js';
 import { TAXII_MEDIA_TYPE } from './taxii-http.js';
@@ -48,7 +48,7 @@ export class TaxiiServerController {
     summary: 'TAXII collections',
     description: 'The intel collections the key may read or write (others are not listed), with `can_read` and `can_write` from its permissions.',
   })
-  @ApiOkResponse({ type: CollectionsView })
+  @ApiOkResponse({ type: TaxiiCollectionsView })
   @ApiErrors(NOT_ACCEPTABLE)
   collections(@Principal() principal: PrincipalType) {
     return this.feed.collectionsFor(principal);
@@ -57,7 +57,7 @@ export class TaxiiServerController {
   @Get('api/collections/:collection_id')
   @Authenticated()
   @ApiOperation({ summary: 'A TAXII collection', description: 'One collection the key may read or write, by its TAXII id.' })
-  @ApiOkResponse({ type: CollectionView })
+  @ApiOkResponse({ type: TaxiiCollectionView })
   @ApiErrors({ ...NOT_ACCEPTABLE, 404: 'NotFound: no collection the key may read or write has this id.' })
   collection(@Principal() principal: PrincipalType, @Param('collection_id') id: string) {
     return this.feed.collectionFor(principal, id);

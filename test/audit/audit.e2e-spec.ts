@@ -168,6 +168,8 @@ describe('audit trail', () => {
       ['missing', () => t.http().post('/intel/collections/nope/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-missing').send(domain('x.example')), 404, 'NotFound', adminId],
       ['unprocessable', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-unprocessable').send(domain('not a domain')), 422, 'InvalidKeyFormat', adminId],
       ['key-form', () => t.http().post('/auth/keys').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-key-form').send({ permissions: [] }), 403, 'MissingPermissions', reader.id],
+      // U+0000 in a path parameter: PostgreSQL text cannot hold it, the entry keeps a replacement character.
+      ['nul', () => t.http().post('/intel/collections/a%00b/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-nul').send(domain('x.example')), 403, 'MissingPermissions', reader.id],
     ];
     for (const [name, call, status, code, keyID] of cases) {
       expectCode(await call(), status, code);
@@ -176,6 +178,7 @@ describe('audit trail', () => {
         entries: [expect.objectContaining({ method: 'POST', status, keyID })],
       });
     }
+    expect((await entriesOf('r-nul'))[0].target).toBe('intel/a\ufffdb');
     // Reads are not recorded unless AUDIT_READS=true; neither are requests that match no route.
     await t.http().get('/intel/collections/c1').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-read').expect(200);
     await t.http().post('/no/such/route').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-unrouted').expect(404);

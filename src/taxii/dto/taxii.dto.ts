@@ -24,7 +24,7 @@ export class ApiRootView {
   @ApiProperty({ description: 'The largest POST body, in bytes.' }) max_content_length: number;
 }
 
-export class CollectionView {
+export class TaxiiCollectionView {
   @ApiProperty({ format: 'uuid', description: 'Fixed when the intel collection was registered.' }) id: string;
   @ApiProperty({ description: 'The intel collection name.' }) title: string;
   @ApiProperty() description: string;
@@ -34,8 +34,8 @@ export class CollectionView {
   @ApiProperty({ type: [String], example: ['application/stix+json;version=2.1'] }) media_types: string[];
 }
 
-export class CollectionsView {
-  @ApiPropertyOptional({ type: [CollectionView] }) collections?: CollectionView[];
+export class TaxiiCollectionsView {
+  @ApiPropertyOptional({ type: [TaxiiCollectionView] }) collections?: TaxiiCollectionView[];
 }
 
 export class EnvelopeView {
