@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
-import { createDatabase } from '../support/test-app.js';
 import { ServiceProcess } from './service-process.js';
+import { serviceForSuite } from './suite-service.js';
 import { prepareCollection, verifyAcknowledgedWrites } from './verify.js';
 import { pause, Workload } from './workload.js';
 
@@ -17,44 +17,30 @@ const progressed = (workload: Workload, base = { objects: 0, files: 0 }) => () =
 const snapshot = (workload: Workload) => ({ objects: workload.objects.length, files: workload.files.length });
 
 describe('kill -9 of the service under concurrent writes', () => {
-  let service: ServiceProcess;
-  let db: pg.Pool;
-  let dataDir: string;
-
-  beforeAll(async () => {
-    const databaseUrl = await createDatabase();
-    dataDir = await mkdtemp(join(tmpdir(), 'ids-fault-'));
-    service = await ServiceProcess.start({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
-    db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await db?.end();
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const suite = serviceForSuite('ids-fault-');
 
   it('keeps every acknowledged object, change and file exactly once across two kills and restarts', async () => {
-    const target = { url: service.url, apiKey: service.adminKey };
+    const target = { url: suite.service.url, apiKey: suite.service.adminKey };
     const cursor = await prepareCollection(target, 'crash');
-    const workload = new Workload(service.url, service.adminKey, 'crash');
+    const workload = new Workload(suite.service.url, suite.service.adminKey, 'crash');
     workload.start();
     try {
       for (let round = 0; round < 2; round++) {
         await workload.until(progressed(workload, snapshot(workload)), `progress before kill ${round + 1}`);
-        await service.kill();
-        await service.restart();
+        await suite.service.kill();
+        await suite.service.restart();
       }
       // The clients carry on against the restarted service.
       await workload.until(progressed(workload, snapshot(workload)), 'progress after the last restart');
     } catch (error) {
-      throw new Error(`${(error as Error).message}\nthe service's last output:\n${service.log}`);
+      throw new Error(`${(error as Error).message}\nthe service's last output:\n${suite.service.log}`);
     } finally {
       await workload.stop();
     }
     expect(workload.files.length).toBeGreaterThan(0);
-    await verifyAcknowledgedWrites(target, 'crash', cursor, workload, db, dataDir);
+    await verifyAcknowledgedWrites(target, 'crash', cursor, workload, suite.db, suite.dataDir);
     // An outage of the service is seen by clients as refused or cut connections, never as a wrong answer.
-    expect({ answers: workload.errorAnswers, logged: service.errors }).toEqual({ answers: [], logged: [] });
+    expect({ answers: workload.errorAnswers, logged: suite.service.errors }).toEqual({ answers: [], logged: [] });
   });
 });
 
