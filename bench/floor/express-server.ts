@@ -12,7 +12,7 @@
  *   POST /insight/task-queue/executing-tasks         → the claim statement, the tasks as JSON
  *   POST /insight/task-queue/completed-tasks         → the completion UPDATE; 204, or 409 (fails the row)
  *
- * Usage: node express-server.js --database-url <url> --pool-size <n>; prints `LISTENING <port>`.
+ * Usage: node express-server.js --database-url <url> --pool-size <n> --service-dir <service build>; prints `LISTENING <port>`.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { announce, complete, isStored, type ObjectBody, pool, take, type TaskBody } from './work.js';

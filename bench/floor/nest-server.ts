@@ -5,7 +5,7 @@
  * lines or metrics. Whatever the service does per request, it does at least this, so its ratio is the
  * highest the row can reach on this stack in the same run.
  *
- * Usage: node nest-server.js --database-url <url> --pool-size <n>; prints `LISTENING <port>`.
+ * Usage: node nest-server.js --database-url <url> --pool-size <n> --service-dir <service build>; prints `LISTENING <port>`.
  */
 import 'reflect-metadata';
 import { Body, ConflictException, Controller, Get, HttpCode, Module, Param, Post } from '@nestjs/common';

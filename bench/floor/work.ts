@@ -3,7 +3,14 @@
  * the service's statements through a `pg` pool, with the parameters the service would pass. Nothing else.
  */
 import pg from 'pg';
-import { COMPLETE_TASK, DELIVERY_LIMIT_ERROR, FIND_HITS, TAKE_TASKS, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from '../rows/service-sql.js';
+import {
+  COMPLETE_TASK,
+  DELIVERY_LIMIT_ERROR,
+  loadObjectStatements,
+  TAKE_TASKS,
+  TASK_LEASE_SECONDS,
+  TASK_MAX_DELIVERIES,
+} from '../rows/service-sql.js';
 
 export interface ObjectBody {
   keys: { type: string; value: string }[];
@@ -29,11 +36,13 @@ function argument(name: string): string {
 /** The pool from `--database-url` and `--pool-size` (the service's own pool size). */
 export const pool = new pg.Pool({ connectionString: argument('--database-url'), max: Number(argument('--pool-size')) });
 
+/** The service build's own statements (`--service-dir`), run under the names the service prepares them by. */
+const statements = await loadObjectStatements(argument('--service-dir'));
+
 /** The service's key pre-check (prepared under the service's name, as the service prepares it): whether the object is stored. */
 export async function isStored(collectionId: number, body: ObjectBody): Promise<boolean> {
   const { rowCount } = await pool.query({
-    name: 'intel_find_hits',
-    text: FIND_HITS,
+    ...statements.findHits,
     values: [collectionId, body.keys.map((key) => key.type), body.keys.map((key) => key.value), JSON.stringify(body.context), true, null],
   });
   return rowCount !== 0;

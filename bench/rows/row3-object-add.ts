@@ -1,7 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
-import { FIND_HITS, INSERT_OBJECT } from './service-sql.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
 const RESEND = { id: '3b', title: 'object add, identical re-sends', unit: 'objects/s', target: { minRatio: 0.5 } };
@@ -77,11 +76,11 @@ export const row3: RowModule = {
     // (no statement per request), so the baseline resolves its collection once, here.
     const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
       const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
-      // Named prepared statements, as the service runs both (ObjectsRepository: FIND_HITS, WRITES.insert).
-      const hits = await client.query({ name: 'intel_find_hits', text: FIND_HITS, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
+      // The service's own statements under its names, prepared as it prepares them (ObjectsRepository).
+      const hits = await client.query({ ...ctx.objectStatements.findHits, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
       // A new object: one autocommitted statement (ObjectsService.add → insertIfKeysFree).
-      const written = await client.query({ name: 'intel_write_insert', text: INSERT_OBJECT, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
+      const written = await client.query({ ...ctx.objectStatements.insert, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
       if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>
