@@ -58,9 +58,20 @@ const ADD_KEYS = (keysParam: string) => `,
 
 /**
  * Every write statement first takes the collection's writer lock in shared mode (`lk`, see
- * change-records.ts): a single insert or delete runs beside other single writes but never inside a
- * decision made under the exclusive lock. The update statement runs under that exclusive lock already
- * (the shared request of the same transaction does not wait for it). $1 = collection id.
+ * change-records.ts): a single write runs beside other single writes but never inside a decision made
+ * under the exclusive lock (in a transaction that holds it already, the shared request does not wait).
+ * $1 = collection id.
+ *
+ * The update is a compare-and-set on the object's row: it writes only while the object is exactly as the
+ * add was decided on (`$8` its keys, live, and not by now equal to what the add would write), which
+ * UPDATE checks on the row's latest committed version once it holds the row lock (READ COMMITTED
+ * re-evaluates the WHERE after waiting for a concurrent writer of the row). Keys only ever join an object
+ * and leave with it, so its unchanged key list means every key the add names is still its own or among
+ * `$5`, whose rows the statement inserts: a key some other writer took meanwhile (committed or in flight)
+ * fails the statement on the key table's primary key. No row (or that failure) means: decide again
+ * (ObjectsService.add, under the exclusive lock). So two updates of different objects of one collection
+ * wait for nothing of each other; two of one object queue on its row, the second's record id drawn after
+ * the first committed.
  */
 const WRITE_SQL = {
   insert: `
@@ -74,7 +85,10 @@ const WRITE_SQL = {
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
-        FROM lk WHERE o.id = $2::bigint
+        FROM lk
+       WHERE o.id = $2::bigint AND o.keys = $8::jsonb AND ${LIVE('o')}
+         AND NOT (jsonb_array_length($5::jsonb) = 0 AND $7::int IS NULL AND o.context = $4::jsonb
+                  AND o.expires_at IS NOT DISTINCT FROM $6::timestamptz)
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at
     )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry

@@ -36,8 +36,20 @@ export interface Expiry {
 /** One write of the object add/delete rules; `context` is JSON text. */
 export type ObjectWrite =
   | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
-  | { kind: 'update'; objectId: string; keys: ObjectKey[]; newKeys: ObjectKey[]; context: string; expiry: Expiry }
+  | {
+      kind: 'update';
+      objectId: string;
+      keys: ObjectKey[];
+      newKeys: ObjectKey[];
+      context: string;
+      expiry: Expiry;
+      /** The object's keys the update was decided on: it is written only while they are still its keys. */
+      decidedOnKeys: ObjectKey[];
+    }
   | { kind: 'remove'; key: ObjectKey };
+
+/** The write of an add (ObjectWrite without the remove). */
+export type AddWrite = Exclude<ObjectWrite, { kind: 'remove' }>;
 
 export interface StoredObject {
   type: ObjectType;
@@ -125,6 +137,7 @@ function writeParams(write: ObjectWrite): unknown[] {
         JSON.stringify(write.newKeys),
         write.expiry.at,
         write.expiry.ttlSeconds,
+        JSON.stringify(write.decidedOnKeys),
       ];
     case 'remove':
       return [write.key.type, write.key.value];
@@ -172,7 +185,7 @@ export class ObjectsRepository {
    * Takes the collection's writer lock in exclusive mode for the rest of the transaction, before the
    * caller reads the objects its decision depends on. Under READ COMMITTED every later statement gets a
    * snapshot taken after the lock was granted, so it sees everything the previous holder committed, and
-   * no other writer of the collection (single inserts and deletes take the lock shared) runs until this
+   * no other writer of the collection (single writes take the lock shared) runs until this
    * transaction ends. It does not lock the collection row: the sequencer moves its last_seq meanwhile.
    */
   async lockCollection(manager: EntityManager, collectionId: number): Promise<void> {
@@ -222,12 +235,14 @@ export class ObjectsRepository {
   }
 
   /**
-   * The insert of a new object as a single autocommitted statement (one round trip, the shared writer
-   * lock held only for that statement, beside other inserts). No existence check is needed inside it: the key rows' primary key is checked
-   * against committed and in-flight rows alike, so a key taken since the caller looked makes the whole
-   * statement fail and roll back; that answers null and the caller decides again under the lock.
+   * An add decided from an unlocked read, as a single autocommitted statement (one round trip, the shared
+   * writer lock held only for that statement, beside other single writes). An insert needs no existence
+   * check inside it: the key rows' primary key is checked against committed and in-flight rows alike, so
+   * a key taken since the caller looked makes the whole statement fail and roll back. An update checks
+   * the object is still as decided on (see OBJECT_STATEMENTS.update). Either way null means the decision
+   * is stale, and the caller decides again under the lock.
    */
-  async insertIfKeysFree(collectionId: number, write: ObjectWrite & { kind: 'insert' }): Promise<WrittenChange | null> {
+  async writeAsDecided(collectionId: number, write: AddWrite): Promise<WrittenChange | null> {
     try {
       return await this.write(this.dataSource, collectionId, write);
     } catch (error) {
