@@ -23,6 +23,12 @@ const PASS_ROWS = 10_000;
  * count, in the same transaction, so numbers become visible together with the last_seq covering them. A
  * record still in flight is invisible to the snapshot and waits for a later pass. `moved` locks a
  * collection row (UPDATE) before `numbered` touches its records, which it can only do with `moved`'s row.
+ *
+ * `numbered` finds its records by their ids (`= ANY` of an array: a primary-key probe per record). As a
+ * plain join, statistics taken while many records were unnumbered (a bulk of writes just before ANALYZE)
+ * made PostgreSQL expect the pass's LIMIT in full and hash-join the whole change table instead: a
+ * sequential scan of every record ever kept, per pass (20k records: 5,700 buffers, 9 ms, to number 30;
+ * bench row 3a's passes took 14 ms each). test/database/query-plans.e2e-spec.ts checks the plan.
  */
 export function numberingCtes(which: string): string {
   return `unnumbered AS MATERIALIZED (
@@ -38,7 +44,7 @@ export function numberingCtes(which: string): string {
     UPDATE intel_change ch SET seq = moved.base + u.n
       FROM (SELECT id, collection_id, row_number() OVER (PARTITION BY collection_id ORDER BY id) AS n FROM unnumbered) u
       JOIN moved ON moved.id = u.collection_id
-     WHERE ch.id = u.id
+     WHERE ch.id = u.id AND ch.id = ANY (ARRAY(SELECT id FROM unnumbered))
   )`;
 }
 

@@ -251,6 +251,34 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
     );
   });
 
+  it('numbering a page of committed changes after ANALYZE saw a bulk of unnumbered ones', async () => {
+    // A bulk of writes the sequencer had not numbered yet when ANALYZE ran: the statistics then expect a
+    // pass to number its whole LIMIT, and a plain join of the records to number against the change table
+    // was planned as a sequential scan of the whole feed, per pass.
+    await db.query(
+      `INSERT INTO intel_change (collection_id, operation, object)
+       SELECT c.id, 'Add', jsonb_build_object('type', 'IPAddress', 'n', g) FROM intel_collection c, generate_series(1, $1::int) g
+        WHERE c.name = 'other'`,
+      [BURST],
+    );
+    await db.query('ANALYZE intel_change');
+    await t.http().get('/intel/collections/other/objects?limit=1').set('X-Api-Key', t.adminKey).expect(200);
+    // The index entries of the records just numbered are dead: a vacuum removes them, the statistics stay.
+    await db.query('VACUUM intel_change');
+    await db.query(
+      `INSERT INTO intel_change (collection_id, operation, object)
+       SELECT $1, 'Add', jsonb_build_object('type', 'IPAddress', 'n', g) FROM generate_series(1, $2::int) g`,
+      [collectionId, PAGE],
+    );
+    const { rows } = await db.query(`SELECT last_seq AS "lastSeq" FROM intel_collection WHERE id = $1`, [collectionId]);
+    const cursor = encodeURIComponent(encodeChangesCursor(collectionId, Number(rows[0].lastSeq)));
+    expectBoundedPlan(
+      await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /unnumbered AS MATERIALIZED/),
+      ['intel_change', 'intel_collection'],
+      PER_WRITE_BUFFERS,
+    );
+  });
+
   it('taking tasks from a queue that ANALYZE saw at half its size', async () => {
     // Leases the oldest pending tasks by the queue index, whatever the statistics say of pending tasks.
     expectBoundedPlan(await planOf('/insight/task-queue/executing-tasks', /FOR UPDATE SKIP LOCKED/, { limit: PAGE }), ['insight_task'], PER_WRITE_BUFFERS);
