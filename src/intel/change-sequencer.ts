@@ -24,11 +24,14 @@ const PASS_ROWS = 10_000;
  * record still in flight is invisible to the snapshot and waits for a later pass. `moved` locks a
  * collection row (UPDATE) before `numbered` touches its records, which it can only do with `moved`'s row.
  *
- * `numbered` finds its records by their ids (`= ANY` of an array: a primary-key probe per record). As a
- * plain join, statistics taken while many records were unnumbered (a bulk of writes just before ANALYZE)
- * made PostgreSQL expect the pass's LIMIT in full and hash-join the whole change table instead: a
- * sequential scan of every record ever kept, per pass (20k records: 5,700 buffers, 9 ms, to number 30;
- * bench row 3a's passes took 14 ms each). test/database/query-plans.e2e-spec.ts checks the plan.
+ * `numbered` reads the records' positions from two arrays (ids and positions, both in id order), which
+ * PostgreSQL cannot estimate and takes for a few rows: it then probes the primary key once per record, in
+ * a nested loop driven by the arrays, however many records there are. As a join with `positions`,
+ * statistics taken while many records were unnumbered (a bulk of writes just before ANALYZE) made it
+ * expect the pass's LIMIT in full and hash-join the whole change table instead: a sequential scan of every
+ * record ever kept, per pass (20k records: 5,700 buffers, 9 ms, to number 30); and a filter `ch.id = ANY`
+ * of the ids (estimated at ten rows) made it loop over `positions` once per record, quadratic in a backlog
+ * (80 s for 14,000 records). test/database/query-plans.e2e-spec.ts checks the plan.
  */
 export function numberingCtes(which: string): string {
   return `unnumbered AS MATERIALIZED (
@@ -40,11 +43,15 @@ export function numberingCtes(which: string): string {
      WHERE c.id = u.collection_id
     RETURNING c.id, c.last_seq - u.count AS base
   ),
-  numbered AS (
-    UPDATE intel_change ch SET seq = moved.base + u.n
+  positions AS (
+    SELECT u.id, moved.base + u.n AS seq
       FROM (SELECT id, collection_id, row_number() OVER (PARTITION BY collection_id ORDER BY id) AS n FROM unnumbered) u
       JOIN moved ON moved.id = u.collection_id
-     WHERE ch.id = u.id AND ch.id = ANY (ARRAY(SELECT id FROM unnumbered))
+  ),
+  numbered AS (
+    UPDATE intel_change ch SET seq = p.seq
+      FROM unnest(ARRAY(SELECT id FROM positions ORDER BY id), ARRAY(SELECT seq FROM positions ORDER BY id)) AS p(id, seq)
+     WHERE ch.id = p.id
   )`;
 }
 
