@@ -60,9 +60,14 @@ describe('single updates of one collection commit in parallel', () => {
     return (await watched).status;
   }
 
-  /** Resolves once some backend waits for the holder's transaction. */
-  async function untilBlocked(): Promise<void> {
-    while ((await blockedByHolder()) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  /** Resolves once `count` backends of the database wait for a lock (the holder's, or one queued behind it). */
+  async function untilBlocked(count = 1): Promise<void> {
+    const waiting = async () =>
+      (
+        (await t.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`))
+          .rows[0] as { n: number }
+      ).n;
+    while ((await waiting()) < count) await new Promise((resolve) => setTimeout(resolve, 10));
   }
 
   it('while an update of one object is in flight, updates and merges of others commit; one of the same object waits for it', async () => {
@@ -88,6 +93,32 @@ describe('single updates of one collection commit in parallel', () => {
       ['Update', md5(2), 1],
       ['Update', md5(3), 2],
       ['Update', md5(1), 1],
+    ]);
+  });
+  it('a merge and an update of one object queued behind its row: the update, decided on the keys before the merge, keeps the merged key', async () => {
+    await holder.query('BEGIN');
+    let merge: Promise<Response> | undefined;
+    let update: Promise<Response> | undefined;
+    const { changesCursor } = await listAll(t, 'parallel', 10);
+    try {
+      await holder.query(`SELECT 1 FROM intel_object o JOIN intel_object_key k ON k.object_id = o.id
+                           WHERE k.collection_id = $1 AND k.key_type = 'MD5Hash' AND k.value = $2 FOR UPDATE OF o`, [collectionId, md5(2)]);
+      // Both decide from the object as it is (one MD5 key), then wait for its row: the merge first.
+      merge = add(2, { v: 'merge' }, [{ type: 'SHA1Hash', value: sha1(2) }]);
+      await untilBlocked(1);
+      update = add(2, { v: 'update' });
+      await untilBlocked(2);
+      await holder.query('COMMIT');
+      expect([(await merge).status, (await update).status]).toEqual([204, 204]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await Promise.allSettled([merge, update]);
+    }
+    const keys = [{ type: 'MD5Hash', value: md5(2) }, { type: 'SHA1Hash', value: sha1(2) }];
+    const { changes } = await followAll(t, 'parallel', changesCursor, 10);
+    expect(changes).toEqual([
+      { operation: 'Update', object: { type: 'File', keys, context: { v: 'merge' } } },
+      { operation: 'Update', object: { type: 'File', keys, context: { v: 'update' } } },
     ]);
   });
 });
