@@ -9,7 +9,8 @@ import { createCollection, followAll, listAll, md5, sha1 } from './objects.helpe
  * an update of object X holds while it is in flight (the collection's writer lock in shared mode, as every
  * single write takes it, and X's row), and the service must still commit updates of other objects. Waiting
  * is read from PostgreSQL (pg_blocking_pids), never from timings: a request either completes, or some
- * backend is seen blocked by the held transaction.
+ * backend is seen blocked by the held transaction. The same held row orders a merge and an update of one
+ * object deterministically, so that the update's decision is stale when it gets the row.
  */
 describe('single updates of one collection commit in parallel', () => {
   let t: TestApp;
