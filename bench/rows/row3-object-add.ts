@@ -85,7 +85,7 @@ export const row3: RowModule = {
       // The service's own statements under its names, prepared as it prepares them (ObjectsRepository).
       const hits = await client.query({ ...ctx.objectStatements.findHits, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
-      // A new object: one autocommitted statement (ObjectsService.add → insertIfKeysFree).
+      // A new object: one autocommitted statement (ObjectsService.add → ObjectsRepository.writeAsDecided).
       const written = await client.query({ ...ctx.objectStatements.insert, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
       if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
