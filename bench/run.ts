@@ -255,6 +255,15 @@ async function main(): Promise<number> {
       s3,
       shared: new Map(),
       log,
+      startServiceVariant: (name, settings) =>
+        startService({
+          serviceDir: options.serviceDir,
+          databaseUrl: db!.serviceUrl,
+          runDir: join(runDir, name),
+          repoRoot: options.repoRoot,
+          extraEnv: { ...s3?.serviceEnv(), ...options.serviceEnv, ...settings },
+          nodeArgs: startFlags(options.serviceDir),
+        }),
     };
 
     for (const module of ALL_ROWS) {

@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AuditInterceptor } from './audit/audit.interceptor.js';
+import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { ApiKeyGuard } from './common/guard/api-key.guard.js';
@@ -11,6 +13,7 @@ import { RateLimitInterceptor } from './common/rate-limit/rate-limit.interceptor
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { EventsModule } from './common/events/domain-events.js';
 import { ExtensionApiModule } from './extensions/extension-api.module.js';
 import { loadExtension } from './extensions/extension-loader.js';
@@ -19,6 +22,7 @@ import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
+import { TaxiiModule } from './taxii/taxii.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
@@ -37,9 +41,12 @@ export class AppModule {
         EventsModule,
         HealthModule,
         AuthModule,
+        AuditModule,
         FileboxModule,
         IntelModule,
         InsightModule,
+        TaxiiModule,
+        ...(config.console.enabled ? [ConsoleModule] : []),
         ExtensionApiModule.forRoot(config.extensionSettings),
         // Loaded last: an extension builds on everything above.
         ...config.extensions.map(loadExtension),
@@ -47,6 +54,8 @@ export class AppModule {
       // Registered through APP_* tokens so that tests built from AppModule get exactly the production stack.
       providers: [
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        // First, so outermost: it sees the final answer of the others and holds it until its entry is stored.
+        { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
         { provide: APP_INTERCEPTOR, useClass: RateLimitInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ResultInterceptor },
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -2,8 +2,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { sendErrorBody } from './common/errors/all-exceptions.filter.js';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
+import { securityHeaders } from './common/http/security-headers.js';
 import { applyServerLimits } from './common/http/server-limits.js';
 import { ROOT_LOGGER } from './common/logging/logger.js';
 import { requestLogging } from './common/logging/request-logging.js';
@@ -12,20 +14,31 @@ import { Metrics } from './common/metrics/metrics.js';
 import { JSON_BODY_LIMIT_MIB } from './common/validation/json-body.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
+import { STIX_BUNDLE_ROUTE } from './taxii/stix-bundle.controller.js';
+import { boundedBodyReader, taxiiRequestReader } from './taxii/taxii-http.js';
+import { TaxiiErrors } from './taxii/taxii.errors.js';
+import { TAXII_MAX_CONTENT_LENGTH } from './taxii/taxii-limits.js';
 
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   app.disable('x-powered-by');
+  const config = app.get<AppConfig>(APP_CONFIG);
+  app.use(securityHeaders());
+  // The client address (request.ip) from X-Forwarded-For only when the peer is one of these proxies.
+  if (config.trustProxy.length > 0) app.set('trust proxy', config.trustProxy);
   // Tags are ours (versions), never Express's body hashes.
   app.set('etag', false);
   // Before the body parser, so that refused bodies also get a request id, a log line and a timing.
   app.use(requestLogging(app.get(ROOT_LOGGER)));
-  if (app.get<AppConfig>(APP_CONFIG).metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
+  if (config.metricsPort !== 0) app.use(httpMetrics(app.get(Metrics)));
   // Batches have their own size limit and may be NDJSON: their route reads its body first (see batch-body.ts).
   app.use(BATCH_ROUTE, batchBodyReader());
+  // TAXII requests and STIX bundles: bodies read as bytes up to their limit, so their routes answer 413 themselves.
+  app.use('/taxii2', taxiiRequestReader());
+  app.use(STIX_BUNDLE_ROUTE, boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())));
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
-  applyServerLimits(app.getHttpServer() as Server, app.get<AppConfig>(APP_CONFIG).server);
+  applyServerLimits(app.getHttpServer() as Server, config.server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);
 
   const document = createOpenApiDocument(app);

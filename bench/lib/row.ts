@@ -82,6 +82,11 @@ export interface RowContext {
   s3?: BenchS3;
   /** Data rows hand to later rows (e.g. the uploaded 1 GiB file for the download row). */
   shared: Map<string, unknown>;
+  /**
+   * Another instance of the measured build on the same database, with these settings on top of the main
+   * service's (row 19: `AUDIT=off`); the row stops it.
+   */
+  startServiceVariant: (name: string, settings: Record<string, string>) => Promise<ServiceHandle>;
   log: (message: string) => void;
 }
 

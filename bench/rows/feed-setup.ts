@@ -19,8 +19,8 @@ export interface SeededFeed {
 /**
  * Seeds by direct SQL in the service's own tables (src/database/migrations/1763800002000-CreateObjects.ts),
  * exactly what `scale.feedItems` successful adds would have left: one intel_object row with its keys array
- * and 1 KB context, one intel_object_key row, one `Add` change with the object's state and consecutive
- * `seq`, and the collection's last_seq moved — under a lock of the collection row, as the sequencer
+ * and 1 KB context, one intel_object_key row, one `Add` change with the object's state, its life (uid, first
+ * add) and consecutive `seq` with its time (2 µs apart), and the collection's last_seq and last_seq_at moved — under a lock of the collection row, as the sequencer
  * (src/intel/change-sequencer.ts) moves it.
  * Loading 100k objects through HTTP would take minutes; the measured paths (reads) go through HTTP.
  */
@@ -53,17 +53,18 @@ export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
          INSERT INTO intel_object (collection_id, type, keys, context)
          SELECT $1, 'DomainName', jsonb_build_array(jsonb_build_object('type', 'DomainName', 'value', 'o' || g || '-' || $3 || '.bench.example')), $4::jsonb
            FROM generate_series(1, $2::int) AS g
-         RETURNING id, type, keys, context
+         RETURNING id, type, keys, context, uid, added_at
        ), new_keys AS (
          INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
          SELECT $1, 'DomainName', obj.keys -> 0 ->> 'value', obj.id FROM obj
        )
-       INSERT INTO intel_change (collection_id, seq, operation, object)
-       SELECT $1, row_number() OVER (ORDER BY obj.id), 'Add', jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context)
+       INSERT INTO intel_change (collection_id, seq, seq_at, operation, object, object_uid, object_added_at)
+       SELECT $1, row_number() OVER (ORDER BY obj.id), now() + (row_number() OVER (ORDER BY obj.id)) * interval '2 microseconds', 'Add',
+              jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context), obj.uid, obj.added_at
          FROM obj`,
       [collectionId, n, `${ctx.runId}f`, contextJson],
     );
-    await client.query(`UPDATE intel_collection SET last_seq = $2 WHERE id = $1`, [collectionId, n]);
+    await client.query(`UPDATE intel_collection SET last_seq = $2::int, last_seq_at = now() + $2::int * interval '2 microseconds' WHERE id = $1`, [collectionId, n]);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK');

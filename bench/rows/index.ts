@@ -14,6 +14,9 @@ import { row10 } from './row10-bulk-ingest.js';
 import { row11 } from './row11-lookup.js';
 import { row12 } from './row12-network.js';
 import { row13and14 } from './row13-long-poll.js';
+import { row15 } from './row15-taxii-objects.js';
+import { row18 } from './row18-console-lookup.js';
+import { row19 } from './row19-audited-writes.js';
 
 /** Every row of the suite, in the order they run (and appear in the table). */
-export const ALL_ROWS: RowModule[] = [row1, row2, row3, row3c, row3d, row4, row5, row6, row7, row8, row9, row10, row11, row12, row13and14];
+export const ALL_ROWS: RowModule[] = [row1, row2, row3, row3c, row3d, row4, row5, row6, row7, row8, row9, row10, row11, row12, row13and14, row15, row18, row19];

@@ -36,6 +36,42 @@ const RAW_BULK_INSERT = `
   SELECT $1::int, seq.last_seq - $2::int + new_obj.ord, 'Add', jsonb_build_object('type', new_obj.type, 'keys', new_obj.keys, 'context', new_obj.context)
     FROM seq, new_obj`;
 
+/** Batch number `batch` of `size` new objects. */
+function batchObjects(prefix: string, batch: number, size: number, contextBytes: number) {
+  return Array.from({ length: size }, (_, i) => benchObject(prefix, batch * size + i, contextBytes));
+}
+
+/**
+ * Batches of `size` new objects (batch `nextBatch()` each), `clients` at a time, for `seconds`; every answer
+ * must report all of them `Added`, else `incomplete` is called (rows 10 and 19).
+ */
+export function batchAdds(
+  target: { baseUrl: string; path: string; headers: Record<string, string> },
+  load: { clients: number; size: number; contextBytes: number; prefix: string; seconds: number; nextBatch: () => number; incomplete: () => void },
+) {
+  return httpLoad({
+    baseUrl: target.baseUrl,
+    connections: load.clients,
+    durationS: load.seconds,
+    timeoutS: 120,
+    keepBodies: true,
+    headers: target.headers,
+    requests: [
+      {
+        method: 'POST',
+        path: target.path,
+        setupRequest: (request) => ({
+          ...request,
+          body: `[${batchObjects(load.prefix, load.nextBatch(), load.size, load.contextBytes).map((object) => object.body).join(',')}]`,
+        }),
+        onResponse: (status, body) => {
+          if (status === 200 && (JSON.parse(body) as { added: number }).added !== load.size) load.incomplete();
+        },
+      },
+    ],
+  }).done;
+}
+
 /**
  * Row 10: `POST /intel/collections/{c}/objects/batch`, `scale.batchClients` concurrent clients each sending
  * batches of `scale.batchItems` new DomainName objects (1 KB context, the row-3 objects) as a JSON array,
@@ -54,30 +90,12 @@ export const row10: RowModule = {
     let directBatches = 0;
     let incomplete = 0;
 
-    const objectsOf = (prefix: string, batch: number) =>
-      Array.from({ length: size }, (_, i) => benchObject(prefix, batch * size + i, scale.contextBytes));
+    const objectsOf = (prefix: string, batch: number) => batchObjects(prefix, batch, size, scale.contextBytes);
     const post = (seconds: number) =>
-      httpLoad({
-        baseUrl: ctx.service.url,
-        connections: scale.batchClients,
-        durationS: seconds,
-        timeoutS: 120,
-        keepBodies: true,
-        headers,
-        requests: [
-          {
-            method: 'POST',
-            path: `/intel/collections/${served.name}/objects/batch`,
-            setupRequest: (request) => ({
-              ...request,
-              body: `[${objectsOf(`${ctx.runId}b`, servedBatches++).map((object) => object.body).join(',')}]`,
-            }),
-            onResponse: (status, body) => {
-              if (status === 200 && (JSON.parse(body) as { added: number }).added !== size) incomplete++;
-            },
-          },
-        ],
-      }).done;
+      batchAdds(
+        { baseUrl: ctx.service.url, path: `/intel/collections/${served.name}/objects/batch`, headers },
+        { clients: scale.batchClients, size, contextBytes: scale.contextBytes, prefix: `${ctx.runId}b`, seconds, nextBatch: () => servedBatches++, incomplete: () => incomplete++ },
+      );
 
     const raw = (seconds: number) =>
       dbLoad({

@@ -27,6 +27,35 @@ export function benchObject(prefix: string, n: number, contextBytes: number, rev
 }
 
 /**
+ * `POST …/objects` of object `pick()` from `connections` writers for `seconds`; `confirmed` collects the
+ * numbers of the objects answered 204 (rows 3 and 19).
+ */
+export function objectAdds(
+  target: { baseUrl: string; path: string; headers: Record<string, string> },
+  load: { connections: number; contextBytes: number; prefix: string; seconds: number; pick: () => number; confirmed?: number[] },
+) {
+  return httpLoad({
+    baseUrl: target.baseUrl,
+    connections: load.connections,
+    durationS: load.seconds,
+    headers: target.headers,
+    requests: [
+      {
+        method: 'POST',
+        path: target.path,
+        setupRequest: (request, context) => {
+          context.n = load.pick();
+          return { ...request, body: benchObject(load.prefix, context.n as number, load.contextBytes).body };
+        },
+        onResponse: (status, _body, context) => {
+          if (status === 204) load.confirmed?.push(context.n as number);
+        },
+      },
+    ],
+  }).done;
+}
+
+/**
  * Row 3: `POST /intel/collections/{c}/objects`, one object per request, `scale.connections` concurrent
  * writers into one collection (they all take that collection's feed lock, by design).
  *   3a: every request a new object (insert + key + change record in one transaction).
@@ -57,25 +86,7 @@ export const row3: RowModule = {
     let directNext = 0;
     const servedConfirmed: number[] = [];
     const postTo = (baseUrl: string, target: string, prefix: string, seconds: number, pick: () => number, confirmed?: number[]) =>
-      httpLoad({
-        baseUrl,
-        connections: scale.connections,
-        durationS: seconds,
-        headers,
-        requests: [
-          {
-            method: 'POST',
-            path: target,
-            setupRequest: (request, context) => {
-              context.n = pick();
-              return { ...request, body: benchObject(prefix, context.n as number, scale.contextBytes).body };
-            },
-            onResponse: (status, _body, context) => {
-              if (status === 204) confirmed?.push(context.n as number);
-            },
-          },
-        ],
-      }).done;
+      objectAdds({ baseUrl, path: target, headers }, { connections: scale.connections, contextBytes: scale.contextBytes, prefix, seconds, pick, confirmed });
     const post = (seconds: number, pick: () => number) => postTo(ctx.service.url, path, ctx.runId, seconds, pick, servedConfirmed);
 
     // The service resolves the collection and the schema version from invalidated in-process caches

@@ -160,3 +160,20 @@ export const NETWORK_WITHIN = `WITH hits AS MATERIALIZED (
             '$5',
           )}
           ORDER BY position`;
+
+// src/intel/object-versions.service.ts — ObjectVersionsService.readOnce with the TAXII defaults (match[version]=last,
+// no other filter; isoMicros of src/intel/collections.service.ts expanded): $1 collection, $2 after seq, $3 rows,
+// $4 PAGE_MAX_BYTES.
+const ISO_MICROS = (timestamp: string) => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const TAXII_LAST_VERSIONS = `SELECT c.last_seq AS "lastSeq",
+                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
+           FROM intel_collection c
+           LEFT JOIN (${sizeBoundedPage(
+             `ch.seq AS position, ${ISO_MICROS('ch.seq_at')} AS at, ${ISO_MICROS(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
+                 ch.operation, ch.reason, ch.object, ch.object_uid AS uid, ${ISO_MICROS('ch.object_added_at')} AS "addedAt"`,
+             'FROM intel_change ch WHERE ch.collection_id = $1 AND ch.seq > $2 AND (NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq > ch.seq))',
+             'ch.seq',
+             'ch.row_bytes',
+           )}) r ON true
+          WHERE c.id = $1::int
+          ORDER BY r.position`;

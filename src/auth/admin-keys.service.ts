@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, RESOURCE_ACTIONS } from '../common/guard/access.js';
 import { ApiKeyRepository } from './api-key.repository.js';
-import { generateKeyValue, hashKeyValue } from './key-material.js';
+import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 
 /** Serialises admin-key creation: instances starting together must not both create the first key. */
 const ADMIN_KEY_LOCK = 7_240_001;
@@ -28,7 +28,8 @@ export class AdminKeysService {
   async ensure(value: string): Promise<void> {
     await this.locked(async (manager) => {
       const keyHash = hashKeyValue(value);
-      if (!(await this.keys.existsByHash(manager, keyHash))) await this.insert(manager, keyHash, 'admin (ADMIN_API_KEY)');
+      // No prefix: the operator chose this value (16 characters may be all it has), and its description names it.
+      if (!(await this.keys.existsByHash(manager, keyHash))) await this.insert(manager, keyHash, null, 'admin (ADMIN_API_KEY)');
     });
   }
 
@@ -37,7 +38,7 @@ export class AdminKeysService {
     return this.locked(async (manager) => {
       if ((await this.keys.countKeys(manager)) > 0) return undefined;
       const value = generateKeyValue();
-      await this.insert(manager, hashKeyValue(value), 'admin (generated on first start)');
+      await this.insert(manager, hashKeyValue(value), keyPrefix(value), 'admin (generated on first start)');
       return value;
     });
   }
@@ -46,7 +47,7 @@ export class AdminKeysService {
   create(description: string): Promise<{ id: number; key: string }> {
     return this.locked(async (manager) => {
       const key = generateKeyValue();
-      return { id: await this.insert(manager, hashKeyValue(key), description), key };
+      return { id: await this.insert(manager, hashKeyValue(key), keyPrefix(key), description), key };
     });
   }
 
@@ -57,7 +58,15 @@ export class AdminKeysService {
     });
   }
 
-  private insert(manager: EntityManager, keyHash: Buffer, description: string): Promise<number> {
-    return this.keys.insert(manager, { keyHash, description, expiresAt: null, permissions: ADMIN_PERMISSIONS, limits: [] });
+  private insert(manager: EntityManager, keyHash: Buffer, prefix: string | null, description: string): Promise<number> {
+    return this.keys.insert(manager, {
+      keyHash,
+      prefix,
+      allowedNetworks: null,
+      description,
+      expiresAt: null,
+      permissions: ADMIN_PERMISSIONS,
+      limits: [],
+    });
   }
 }

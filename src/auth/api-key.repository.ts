@@ -15,6 +15,11 @@ export interface ApiKeyRecord {
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
+  /** The first 8 characters of the value; null for keys made before prefixes were kept. */
+  prefix: string | null;
+  lastUsedAddress: string | null;
+  /** CIDRs the key may be used from; null: anywhere. */
+  allowedNetworks: string[] | null;
   permissions: { resourceId: number; actions: ResourceAction[] }[];
   limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
 }
@@ -22,7 +27,8 @@ export interface ApiKeyRecord {
 /** The columns of a key record, over `auth_api_key k`. */
 const KEY_COLUMNS = `
   k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
-         k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt",
+         k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", k.prefix,
+         k.last_used_address AS "lastUsedAddress", k.allowed_networks AS "allowedNetworks",
          COALESCE((SELECT json_agg(json_build_object('resourceId', p.resource_id, 'actions', p.actions)
                                    ORDER BY p.resource_id)
                      FROM auth_permission p WHERE p.key_id = k.id), '[]') AS permissions,
@@ -37,6 +43,8 @@ const FIND_BY_ID = new PreparedStatement<ApiKeyRecord>('auth_key_by_id', `${SELE
 
 export interface NewApiKey {
   keyHash: Buffer;
+  prefix: string | null;
+  allowedNetworks: string[] | null;
   description: string | null;
   expiresAt: Date | null;
   permissions: { resourceId: number; actions: ResourceAction[] }[];
@@ -90,8 +98,9 @@ export class ApiKeyRepository {
   /** Inserts a key with its permissions and limits; the caller provides the transaction. */
   async insert(manager: EntityManager, key: NewApiKey): Promise<number> {
     const [{ id }]: { id: number }[] = await manager.query(
-      `INSERT INTO auth_api_key (key_hash, description, expires_at) VALUES ($1, $2, $3) RETURNING id`,
-      [key.keyHash, key.description, key.expiresAt],
+      `INSERT INTO auth_api_key (key_hash, description, expires_at, prefix, allowed_networks)
+       VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+      [key.keyHash, key.description, key.expiresAt, key.prefix, key.allowedNetworks],
     );
     if (key.permissions.length > 0) {
       await manager.query(
@@ -124,11 +133,13 @@ export class ApiKeyRepository {
     return rows.length > 0;
   }
 
-  async touchLastUsed(id: number): Promise<void> {
+  /** Once a minute per key, or at once from another address; the statement re-checks both. */
+  async touchLastUsed(id: number, address: string | null): Promise<void> {
     await this.dataSource.query(
-      `UPDATE auth_api_key SET last_used_at = now()
-        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-      [id],
+      `UPDATE auth_api_key SET last_used_at = now(), last_used_address = $2
+        WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute'
+                           OR last_used_address IS DISTINCT FROM $2)`,
+      [id, address],
     );
   }
 

@@ -10,12 +10,15 @@ import { AuthErrors } from './auth.errors.js';
 import type {
   ApiKeyIdParamDto,
   ApiKeyRegistrationView,
+  ApiKeyUsageView,
   ApiKeyView,
   CreateApiKeyDto,
   ListApiKeysQueryDto,
 } from './dto/api-key.dto.js';
-import { generateKeyValue, hashKeyValue } from './key-material.js';
+import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
+import { RequestLimitsService, secondsUntilUtcMidnight } from './request-limits.service.js';
 import { ResourcesService } from './resources.service.js';
+import { parseCidr } from '../common/http/client-address.js';
 
 const MAX_LIMIT_VALUE = 2_147_483_647;
 const MAX_INT4 = 2_147_483_647;
@@ -27,6 +30,7 @@ export class ApiKeysService {
     private readonly keys: ApiKeyRepository,
     private readonly resources: ResourcesService,
     private readonly cache: ApiKeyCache,
+    private readonly limits: RequestLimitsService,
   ) {}
 
   /** decisions §3 key generation: every check runs before anything is written. */
@@ -42,6 +46,8 @@ export class ApiKeysService {
       throw AuthErrors.invalidExpiry();
     }
     if (expiresAt && expiresAt.getTime() <= Date.now()) throw AuthErrors.expiryInPast();
+    const badNetwork = form.allowedNetworks?.find((network) => parseCidr(network) === undefined);
+    if (badNetwork !== undefined) throw AuthErrors.invalidNetwork(badNetwork);
     // A key cannot hand out more than it has: neither a way around its own request limits nor a longer life.
     if (caller.limits.length > 0) throw AuthErrors.limitedCreator();
     if (caller.expiresAt && (!expiresAt || expiresAt > caller.expiresAt)) throw AuthErrors.outlivesCreator();
@@ -79,6 +85,8 @@ export class ApiKeysService {
     const id = await this.dataSource.transaction((manager) =>
       this.keys.insert(manager, {
         keyHash: hashKeyValue(value),
+        prefix: keyPrefix(value),
+        allowedNetworks: form.allowedNetworks ?? null,
         description: form.description ?? null,
         expiresAt,
         permissions: [...granted].filter(([, actions]) => actions.size > 0).map(([resourceId, actions]) => ({
@@ -108,10 +116,25 @@ export class ApiKeysService {
     return keysetPage(rows, page.limit, (row) => afterIdCursor(row.id), toView);
   }
 
+  /** Today's counts against each of the key's request limits, exact once no instance holds units ahead of use. */
+  async usage(params: ApiKeyIdParamDto): Promise<ApiKeyUsageView> {
+    const id = keyIdOf(params);
+    const record = await this.keys.findById(id);
+    if (!record) throw AuthErrors.keyNotFound(id);
+    const counts = await this.limits.todayCounts(record.limits.map((limit) => limit.id));
+    const view = toView(record);
+    return {
+      day: new Date().toISOString().slice(0, 10),
+      resetSeconds: secondsUntilUtcMidnight(),
+      requestLimits: record.limits.map((limit, index) => {
+        const used = Math.min(counts.get(limit.id) ?? 0, limit.limit);
+        return { ...view.requestLimits[index], used, remaining: limit.limit - used };
+      }),
+    };
+  }
+
   async revoke(params: ApiKeyIdParamDto): Promise<void> {
-    const id = Number(params.api_key_id);
-    // Ids beyond the integer column cannot exist (and would make PostgreSQL refuse the parameter).
-    if (id > MAX_INT4) throw AuthErrors.keyNotFound(id);
+    const id = keyIdOf(params);
     const found = await this.dataSource.transaction(async (manager) => {
       const revoked = await this.keys.revoke(manager, id);
       // Delivered to every instance when the revocation commits: their key caches drop the key.
@@ -122,6 +145,13 @@ export class ApiKeysService {
     // This instance drops it before answering, so no request sent after the 204 is served from its cache.
     this.cache.evictLocally(id);
   }
+}
+
+function keyIdOf(params: ApiKeyIdParamDto): number {
+  const id = Number(params.api_key_id);
+  // Ids beyond the integer column cannot exist (and would make PostgreSQL refuse the parameter).
+  if (id > MAX_INT4) throw AuthErrors.keyNotFound(id);
+  return id;
 }
 
 /** `Date` rolls impossible days over (Feb 30 → Mar 2); the written calendar date must exist. */
@@ -150,5 +180,8 @@ function toView(record: ApiKeyRecord): ApiKeyView {
       limit: l.limit,
       period: 'Day',
     })),
+    prefix: record.prefix,
+    lastUsedAddress: record.lastUsedAddress,
+    allowedNetworks: record.allowedNetworks,
   };
 }

@@ -15,6 +15,8 @@ export const AuthErrors = {
   invalidRequestLimit: (message: string) => new ApiError('InvalidRequestLimit', message),
   invalidExpiry: () => new ApiError('InvalidData', 'expiresAt is not a valid date and time'),
   expiryInPast: () => new ApiError('InvalidData', 'expiresAt must be in the future'),
+  invalidNetwork: (network: string) =>
+    new ApiError('InvalidData', `allowedNetworks: ${JSON.stringify(network)} is not an IPv4 or IPv6 network (CIDR)`),
   limitExceeded: (retryAfterSeconds: number) =>
     new ApiError('LimitExceeded', 'request limit exceeded', undefined, { 'Retry-After': String(retryAfterSeconds) }),
 };

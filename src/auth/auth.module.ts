@@ -43,7 +43,7 @@ import { TokensService } from './tokens.service.js';
     AdminBootstrapService,
   ],
   // The guard and the rate-limit interceptor use the first three; intel uses ResourcesService for collections;
-  // the admin CLI (src/admin) uses AdminKeysService.
-  exports: [AuthService, ResourcesService, RequestLimitsService, AdminKeysService],
+  // the admin CLI (src/admin) uses AdminKeysService; the web console (src/console) ApiKeysService.
+  exports: [AuthService, ResourcesService, RequestLimitsService, AdminKeysService, ApiKeysService],
 })
 export class AuthModule {}

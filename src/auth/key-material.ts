@@ -8,3 +8,8 @@ export function generateKeyValue(): string {
 export function hashKeyValue(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
+
+/** Kept in clear to tell keys apart: 8 of 43 characters leave 210 random bits unknown. */
+export function keyPrefix(value: string): string {
+  return value.slice(0, 8);
+}

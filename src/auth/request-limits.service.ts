@@ -71,6 +71,30 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, Befo
     }
   }
 
+  /**
+   * Today's count of each limit (absent: none counted yet). Units granted ahead of use are counted before
+   * they are spent (request-allowance-leases.ts), so the counts are read once no instance may hold any:
+   * after the last lease recorded on the counters has ended, when its holder has given back what it did
+   * not spend. That takes at most about a lease (REQUEST_LIMIT_LEASE_MS plus a margin), and at most two
+   * under continuous traffic, after which the counts include units still held.
+   */
+  async todayCounts(limitIds: readonly number[]): Promise<Map<number, number>> {
+    const deadline = performance.now() + 2 * (this.config.requestLimitLeaseMs + LEASE_MARGIN_MS);
+    for (;;) {
+      const rows: { limitId: number; count: number; leaseLeftMs: number | null }[] = await this.dataSource.query(
+        `SELECT limit_id AS "limitId", count,
+                (extract(epoch FROM lease_until - now()) * 1000)::float8 AS "leaseLeftMs"
+           FROM auth_request_count
+          WHERE limit_id = ANY($1::int[]) AND window_start = (now() AT TIME ZONE 'utc')::date`,
+        [limitIds],
+      );
+      const leaseLeft = Math.max(0, ...rows.map((row) => row.leaseLeftMs ?? 0));
+      const waitLeft = deadline - performance.now();
+      if (leaseLeft <= 0 || waitLeft <= 0) return new Map(rows.map((row) => [row.limitId, row.count]));
+      await sleep(Math.min(leaseLeft, waitLeft));
+    }
+  }
+
   private async countOnce(limits: readonly RequestLimitGrant[]): Promise<{ decision: LimitDecision; refusedBy?: number }> {
     const ordered = [...limits].sort((a, b) => a.id - b.id); // one lock order: no deadlocks between requests
     const resetSeconds = secondsUntilUtcMidnight();

@@ -30,7 +30,12 @@ describe('loadConfig (decisions §1)', () => {
       logFormat: 'json',
       shutdownGraceSeconds: 10,
       requestLimitLeaseMs: 250,
+      console: { enabled: true, sessionIdleMinutes: 30, sessionMaxHours: 12 },
       pageMaxBytes: 8388608,
+      audit: true,
+      auditReads: false,
+      auditRetentionDays: 365,
+      trustProxy: [],
     });
   });
 
@@ -63,7 +68,14 @@ describe('loadConfig (decisions §1)', () => {
       LOG_FORMAT: 'pretty',
       SHUTDOWN_GRACE_SECONDS: '0',
       REQUEST_LIMIT_LEASE_MS: '1000',
+      CONSOLE_ENABLED: 'false',
+      CONSOLE_SESSION_IDLE_MINUTES: '5',
+      CONSOLE_SESSION_MAX_HOURS: '2',
       PAGE_MAX_BYTES: '65536',
+      AUDIT: 'off',
+      AUDIT_READS: 'true',
+      AUDIT_RETENTION_DAYS: '30',
+      TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback, 2001:db8::/32',
     });
     expect(config).toEqual({
       port: 9000,
@@ -91,7 +103,12 @@ describe('loadConfig (decisions §1)', () => {
       logFormat: 'pretty',
       shutdownGraceSeconds: 0,
       requestLimitLeaseMs: 1000,
+      console: { enabled: false, sessionIdleMinutes: 5, sessionMaxHours: 2 },
       pageMaxBytes: 65536,
+      audit: false,
+      auditReads: true,
+      auditRetentionDays: 30,
+      trustProxy: ['10.0.0.1', '192.168.0.0/16', 'loopback', '2001:db8::/32'],
     });
   });
 
@@ -185,6 +202,14 @@ describe('loadConfig (decisions §1)', () => {
     ['LOG_LEVEL', 'INFO\nx'],
     ['LOG_FORMAT', 'text'],
     ['SHUTDOWN_GRACE_SECONDS', '5s'],
+    ['AUDIT', 'yes'],
+    ['AUDIT_READS', 'on'],
+    ['AUDIT_RETENTION_DAYS', '0'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', 'proxy.example'],
+    ['CONSOLE_ENABLED', 'maybe'],
+    ['CONSOLE_SESSION_IDLE_MINUTES', '0'],
+    ['CONSOLE_SESSION_MAX_HOURS', '721'],
   ])('refuses %s=%p with a one-line message naming the setting', (name, value) => {
     let error: unknown;
     try {

@@ -1,5 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { parseCidr } from '../common/http/client-address.js';
 import { StartupError } from '../common/startup-error.js';
 import { parsePgSettings, type PgSettings } from '../database/embedded-tuning.js';
 
@@ -47,6 +49,27 @@ export interface AppConfig {
   shutdownGraceSeconds: number;
   /** How long an instance may spend request-limit units granted to it ahead of use before it gives them back. */
   requestLimitLeaseMs: number;
+  /** AUDIT: `off` for installations that audit at their proxy; every write then goes unrecorded here. */
+  audit: boolean;
+  /** AUDIT_READS: reads are recorded too (not the public health checks). */
+  auditReads: boolean;
+  /** How long audit entries are kept. */
+  auditRetentionDays: number;
+  /**
+   * TRUST_PROXY: the reverse proxies (addresses or CIDRs, or Express's `loopback`, `linklocal`, `uniquelocal`)
+   * whose `X-Forwarded-For` gives the client address; empty: the peer's own address, the header ignored.
+   */
+  trustProxy: string[];
+  /** The web console under `/console` (src/console). */
+  console: ConsoleSettings;
+}
+
+export interface ConsoleSettings {
+  enabled: boolean;
+  /** A session unused this long ends. */
+  sessionIdleMinutes: number;
+  /** A session ends this long after sign-in, however busy. */
+  sessionMaxHours: number;
 }
 
 export interface ServerLimits {
@@ -169,6 +192,15 @@ export function loadConfig(env: Env): AppConfig {
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
     shutdownGraceSeconds: integer(env, 'SHUTDOWN_GRACE_SECONDS', 10, 0, 3600),
     requestLimitLeaseMs: integer(env, 'REQUEST_LIMIT_LEASE_MS', 250, 10, 60_000),
+    audit: oneOf(env, 'AUDIT', ['on', 'off'], 'on') === 'on',
+    auditReads: oneOf(env, 'AUDIT_READS', ['true', 'false'], 'false') === 'true',
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1),
+    trustProxy: trustedProxies(env),
+    console: {
+      enabled: oneOf(env, 'CONSOLE_ENABLED', ['true', 'false'], 'true') === 'true',
+      sessionIdleMinutes: integer(env, 'CONSOLE_SESSION_IDLE_MINUTES', 30, 1, 24 * 60),
+      sessionMaxHours: integer(env, 'CONSOLE_SESSION_MAX_HOURS', 12, 1, 24 * 30),
+    },
   };
 }
 
@@ -223,6 +255,21 @@ function serverLimits(env: Env): ServerLimits {
     throw new ConfigError('HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS');
   }
   return limits;
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** TRUST_PROXY: comma-separated addresses, CIDRs or Express's names for address ranges. */
+function trustedProxies(env: Env): string[] {
+  const raw = optionalString(env, 'TRUST_PROXY');
+  if (raw === undefined) return [];
+  return raw.split(',').map((entry) => {
+    const proxy = entry.trim();
+    if (!PROXY_NAMES.includes(proxy) && isIP(proxy) === 0 && parseCidr(proxy) === undefined) {
+      throw new ConfigError(`TRUST_PROXY: "${proxy}" is not an IP address, a CIDR, or one of ${PROXY_NAMES.join(', ')}`);
+    }
+    return proxy;
+  });
 }
 
 /** The only place that reads the process environment. */

@@ -20,6 +20,7 @@ import { FILE_STORAGE, type FileStorage, type RangeReader } from './storage/file
 import { openParts } from './storage/part-reader.js';
 import { rangeStream } from './storage/range-stream.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
+import { setTag } from '../common/http/security-headers.js';
 
 interface StoredFile {
   id: string;
@@ -167,6 +168,12 @@ export class FilesService {
     await sendRange(content, response, this.downloadBuffers, (bytes) => this.metrics.downloadedBytes.inc(bytes));
   }
 
+  /** A file's name, size and SHA-256 (the web console's file page); 422 FileNotFound like a download. */
+  async describe(fileId: string): Promise<{ fileID: string; name: string | null; size: number; sha256: string }> {
+    const file = await this.find(fileId);
+    return { fileID: file.id, name: file.name, size: file.size, sha256: file.sha256.toString('hex') };
+  }
+
   private async find(fileId: string): Promise<StoredFile> {
     if (!isUuid(fileId)) throw FileboxErrors.fileNotFound();
     const rows: (Omit<StoredFile, 'size'> & { size: string })[] = await this.dataSource.query(
@@ -191,7 +198,7 @@ function setRepresentationHeaders(response: Response, file: StoredFile): void {
   response.setHeader('Content-Type', 'application/octet-stream');
   response.setHeader('Accept-Ranges', 'bytes');
   // Files never change: the content digest is a strong tag.
-  response.setHeader('ETag', `"${file.sha256.toString('hex')}"`);
+  setTag(response, `"${file.sha256.toString('hex')}"`);
   response.setHeader(
     'Repr-Digest',
     `sha-256=:${file.sha256.toString('base64')}:, sha-512=:${file.sha512.toString('base64')}:`,

@@ -1,9 +1,10 @@
-import { Body, Controller, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ApiWaitQuery, ClientGone, WaitSeconds } from '../common/http/long-poll.js';
-import { RegisterTaskDto, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
+import { ListTasksQueryDto, RegisterTaskDto, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
+import { LINK_HEADER } from '../schema-registry/dto/schema.dto.js';
 import { TasksService } from './tasks.service.js';
 
 @ApiTags('insight')
@@ -28,6 +29,23 @@ export class TasksController {
   })
   register(@Body() form: RegisterTaskDto) {
     return this.tasks.register(form);
+  }
+
+  @Get()
+  @RequirePermission('tasks', 'Read')
+  @ApiOperation({
+    summary: 'List tasks, newest first',
+    description:
+      'Lists the tasks a key with Read on `tasks` may read (all of them), newest first, each as `GET ' +
+      '/insight/tasks/{task_id}` shows it. `state=Pending|Completed|Failed` keeps the tasks in that state (a task past ' +
+      'its last delivery counts as Failed). A page is a bare array; the next page, when there is one, is in ' +
+      '`Link: <...>; rel="next"` and keeps the filter. A task registered while you page appears on a new first ' +
+      'page, not on later pages. No total count is given.',
+  })
+  @ApiOkResponse({ type: [TaskView], headers: LINK_HEADER, description: 'A page; the next page is in `Link: rel="next"`.' })
+  @ApiErrors({ 400: 'InvalidQueryArgument: an unknown state, a malformed cursor or limit.' })
+  list(@Query() query: ListTasksQueryDto) {
+    return this.tasks.list(query);
   }
 
   @Get(':task_id')

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/index.js';
+import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
 
 export interface TaskParamsRow {
@@ -22,6 +23,18 @@ export interface TaskRow extends TaskParamsRow {
   errorCode: string | null;
   errorMessage: string | null;
 }
+
+/** A listed task: its position (created_at to the microsecond, UTC text) for the newest-first keyset. */
+export interface ListedTaskRow extends TaskRow {
+  createdAt: string;
+}
+
+const TASK_COLUMNS = `id, schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId", state, deliveries,
+              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired",
+              CASE WHEN lease_expires_at > now() THEN ceil(extract(epoch FROM lease_expires_at - now()) * 1000)::float8 END
+                AS "leaseEndsInMs",
+              result,
+              error_code AS "errorCode", error_message AS "errorMessage"`;
 
 export interface QueueRow extends TaskParamsRow {
   id: string;
@@ -82,16 +95,49 @@ export class TasksRepository {
 
   async find(id: string): Promise<TaskRow | undefined> {
     const rows: TaskRow[] = await this.dataSource.query(
-      `SELECT id, schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId", state, deliveries,
-              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired",
-              CASE WHEN lease_expires_at > now() THEN ceil(extract(epoch FROM lease_expires_at - now()) * 1000)::float8 END
-                AS "leaseEndsInMs",
-              result,
-              error_code AS "errorCode", error_message AS "errorMessage"
-         FROM insight_task WHERE id = $1`,
+      `SELECT ${TASK_COLUMNS} FROM insight_task WHERE id = $1`,
       [id],
     );
     return rows[0];
+  }
+
+  /**
+   * Newest first, after the position `after` when given, up to `limit` rows and about `maxBytes` (results
+   * can be large). `state` is the state the view shows: a Pending task past its last allowed lease is
+   * Failed (decisions §9) though no take has recorded it yet. Each variant is one walk of the newest-first
+   * index; the state test filters along it.
+   */
+  async listPage(
+    state: TaskState | undefined,
+    after: { t: string; i: string } | undefined,
+    limit: number,
+    maxBytes: number,
+    maxDeliveries: number,
+  ): Promise<ListedTaskRow[]> {
+    const parameters: unknown[] = [limit, maxBytes];
+    const where: string[] = [];
+    if (state !== undefined) {
+      parameters.push(state, maxDeliveries);
+      where.push(
+        `CASE WHEN state = 'Pending' AND deliveries >= $4 AND lease_expires_at <= now() THEN 'Failed' ELSE state END = $3`,
+      );
+    }
+    if (after !== undefined) {
+      parameters.push(after.t, after.i);
+      where.push(`(created_at, id) < ($${parameters.length - 1}::timestamptz, $${parameters.length}::uuid)`);
+    }
+    const query = sizeBoundedPage(
+      {
+        select: `${TASK_COLUMNS}, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdAt"`,
+        from: `FROM insight_task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
+        orderBy: 'created_at DESC, id DESC',
+        // Stored sizes (compressed, without reading TOAST): an estimate, as sizeBoundedPage expects.
+        rowBytes: 'COALESCE(pg_column_size(result), 0) + COALESCE(pg_column_size(object_keys), 0) + 200',
+      },
+      '$1',
+      '$2',
+    );
+    return this.dataSource.query(query, parameters);
   }
 
   /**

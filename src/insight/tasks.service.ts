@@ -4,11 +4,33 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FilesService } from '../filebox/files.service.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import type { RegisterTaskDto, TaskIdParamDto, TaskParamsView, TaskRegistrationView, TaskView } from './dto/task.dto.js';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import type {
+  ListTasksQueryDto,
+  RegisterTaskDto,
+  TaskIdParamDto,
+  TaskParamsView,
+  TaskRegistrationView,
+  TaskView,
+} from './dto/task.dto.js';
 import { UUID_PATTERN } from './dto/task.dto.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { TaskParamsRow, type TaskRow, TasksRepository } from './tasks.repository.js';
+
+/** The newest-first position: `t` the creation time to the microsecond (UTC), `i` the id. */
+function isTaskCursor(value: unknown): value is { t: string; i: string } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length !== 2) return false;
+  const { t, i } = value as { t?: unknown; i?: unknown };
+  return (
+    typeof t === 'string' &&
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(t) &&
+    !Number.isNaN(Date.parse(t)) &&
+    typeof i === 'string' &&
+    UUID_PATTERN.test(i)
+  );
+}
 
 /** The `params` of the task view and of queue items: absent parts are omitted, never null. */
 export function paramsView(row: TaskParamsRow): TaskParamsView {
@@ -68,6 +90,20 @@ export class TasksService {
       },
     );
     return view;
+  }
+
+  /** Tasks newest first, optionally in one state (as the view shows it). */
+  async list(query: ListTasksQueryDto): Promise<PageResult<TaskView>> {
+    const page = pageRequestOf(query);
+    const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, isTaskCursor);
+    const rows = await this.tasks.listPage(
+      query.state,
+      after,
+      page.limit + 1,
+      this.config.pageMaxBytes,
+      this.config.taskMaxDeliveries,
+    );
+    return keysetPage(rows, page.limit, (row) => encodeCursor({ t: row.createdAt, i: row.id }), (row) => this.viewOf(row));
   }
 
   private viewOf(row: TaskRow): TaskView {

@@ -49,8 +49,9 @@ export function objectJson(row: string): string {
 
 /**
  * The INSERT of change records from `rows`, a query yielding `(n, operation, reason, type, keys, context,
- * expires_at)` per change: its order `n` within the statement, the object's state after the change (its
- * last state for a Remove), and for a Remove why it went (`Deleted` or `Expired`; NULL otherwise).
+ * expires_at, uid, added_at)` per change: its order `n` within the statement, the object's state after the
+ * change (its last state for a Remove), for a Remove why it went (`Deleted` or `Expired`; NULL otherwise),
+ * and the object's life: its `uid` and first add `added_at` (intel_object's columns; a re-add is a new life).
  *
  * Ids are drawn in `n` order (the identity is evaluated above the sort), so the sequencer, which numbers
  * by id, keeps a statement's records in that order. `rows` must read the written object from the writing
@@ -58,9 +59,9 @@ export function objectJson(row: string): string {
  * earlier writer of that object committed, and two changes of one object get ids in commit order.
  */
 export function insertChanges(rows: string): string {
-  return `INSERT INTO intel_change (collection_id, operation, reason, object)
-      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}
-        FROM (${rows}) AS c(n, operation, reason, type, keys, context, expires_at)
+  return `INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at)
+      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}, c.uid, c.added_at
+        FROM (${rows}) AS c(n, operation, reason, type, keys, context, expires_at, uid, added_at)
        ORDER BY c.n`;
 }
 

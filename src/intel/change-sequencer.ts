@@ -16,15 +16,25 @@ const PASS_ROWS = 10_000;
 
 
 /**
+ * The least time between two positions of a collection's feed. Positions are also times (`seq_at`, a TAXII
+ * `date_added`): strictly increasing per collection, and two microseconds apart so that what a standard feed
+ * serves at one position (an indicator version at its time, its observable one microsecond later) never
+ * shares a time with the next position.
+ */
+export const POSITION_SPACING = `interval '2 microseconds'`;
+
+/**
  * CTEs numbering committed records, for a statement run after its transaction took SEQUENCER_LOCK (so its
  * snapshot, taken after the grant, sees every earlier pass's numbers and every record that committed
  * before). `unnumbered` selects the records (`which`: extra conditions and the LIMIT, in id order):
  * each gets, per collection, the next number after last_seq in id order, and last_seq moves by their
- * count, in the same transaction, so numbers become visible together with the last_seq covering them. A
+ * count, in the same transaction, so numbers become visible together with the last_seq covering them. Each
+ * record also gets its time: after the collection's last one and not before now (clock_timestamp), spaced
+ * by POSITION_SPACING, in number order; `last_seq_at` moves with them. A
  * record still in flight is invisible to the snapshot and waits for a later pass. `moved` locks a
  * collection row (UPDATE) before `numbered` touches its records, which it can only do with `moved`'s row.
  *
- * `numbered` reads the records' positions from two arrays (ids and positions, both in id order), which
+ * `numbered` reads the records' positions from arrays (ids, numbers and times, all in id order), which
  * PostgreSQL cannot estimate and takes for a few rows: it then probes the primary key once per record, in
  * a nested loop driven by the arrays, however many records there are. As a join with `positions`,
  * statistics taken while many records were unnumbered (a bulk of writes just before ANALYZE) made it
@@ -38,19 +48,21 @@ export function numberingCtes(which: string): string {
     SELECT id, collection_id FROM intel_change WHERE seq IS NULL ${which}
   ),
   moved AS (
-    UPDATE intel_collection c SET last_seq = c.last_seq + u.count
+    UPDATE intel_collection c SET last_seq = c.last_seq + u.count,
+           last_seq_at = GREATEST(c.last_seq_at, clock_timestamp()) + u.count * ${POSITION_SPACING}
       FROM (SELECT collection_id, count(*) AS count FROM unnumbered GROUP BY collection_id) u
      WHERE c.id = u.collection_id
-    RETURNING c.id, c.last_seq - u.count AS base
+    RETURNING c.id, c.last_seq - u.count AS base, c.last_seq_at - u.count * ${POSITION_SPACING} AS base_at
   ),
   positions AS (
-    SELECT u.id, moved.base + u.n AS seq
+    SELECT u.id, moved.base + u.n AS seq, moved.base_at + u.n * ${POSITION_SPACING} AS seq_at
       FROM (SELECT id, collection_id, row_number() OVER (PARTITION BY collection_id ORDER BY id) AS n FROM unnumbered) u
       JOIN moved ON moved.id = u.collection_id
   ),
   numbered AS (
-    UPDATE intel_change ch SET seq = p.seq
-      FROM unnest(ARRAY(SELECT id FROM positions ORDER BY id), ARRAY(SELECT seq FROM positions ORDER BY id)) AS p(id, seq)
+    UPDATE intel_change ch SET seq = p.seq, seq_at = p.seq_at
+      FROM unnest(ARRAY(SELECT id FROM positions ORDER BY id), ARRAY(SELECT seq FROM positions ORDER BY id),
+                  ARRAY(SELECT seq_at FROM positions ORDER BY id)) AS p(id, seq, seq_at)
      WHERE ch.id = p.id
   )`;
 }

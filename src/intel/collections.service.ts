@@ -28,8 +28,25 @@ export interface CollectionRecord {
   objectTtlSeconds: number | null;
 }
 
-/** The cached row: the record plus its version (the tag). */
-type CollectionRow = CollectionRecord & { version: number };
+/** The cached row: the record plus its version (the tag) and what a standard feed names it by. */
+type CollectionRow = CollectionRecord & { version: number; taxiiId: string; createdAt: string };
+
+/** A collection as a standard feed (TAXII) lists it for a key: visible when the key may read or write it. */
+export interface FeedCollection {
+  name: string;
+  taxiiId: string;
+  canRead: boolean;
+  canWrite: boolean;
+}
+
+/** A collection's identity in a standard feed: its TAXII id and its creation time (UTC, microseconds). */
+export interface FeedIdentity {
+  taxiiId: string;
+  createdAt: string;
+}
+
+/** Microseconds, ISO 8601 in UTC: feed times as text (a JS Date would drop the microseconds). */
+export const isoMicros = (timestamp: string) => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** Either unique index a concurrent registration of the same name can hit first. */
 const NAME_CONSTRAINTS = new Set(['UQ_auth_resource_parent_name', 'UQ_intel_collection_name']);
@@ -83,6 +100,35 @@ export class CollectionsService {
     return { id, name, schemaId, resourceId, objectTtlSeconds };
   }
 
+  /** 404 NotFound when absent. */
+  async feedIdentity(name: string): Promise<FeedIdentity> {
+    const { taxiiId, createdAt } = await this.row(name);
+    return { taxiiId, createdAt };
+  }
+
+  /** The name of the collection with this TAXII id, if any (a malformed id names none). */
+  async nameOfTaxiiId(taxiiId: string): Promise<string | undefined> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(taxiiId)) return undefined;
+    const rows: { name: string }[] = await this.dataSource.query(`SELECT name FROM intel_collection WHERE taxii_id = $1`, [taxiiId]);
+    return rows[0]?.name;
+  }
+
+  /**
+   * Every collection the key may read or write (decisions §3 for each action), in registration order, with
+   * what it may do: a standard feed lists these and nothing else.
+   */
+  async feedCollections(principal: Principal): Promise<FeedCollection[]> {
+    const rows: { name: string; taxiiId: string; resourceId: number }[] = await this.dataSource.query(
+      `SELECT name, taxii_id AS "taxiiId", resource_id AS "resourceId" FROM intel_collection ORDER BY id`,
+    );
+    return rows
+      .map(({ name, taxiiId, resourceId }) => {
+        const resource = { id: resourceId, parentId: BUILTIN_RESOURCES.intel.id };
+        return { name, taxiiId, canRead: principal.holds(resource, 'Read'), canWrite: principal.holds(resource, 'Write') };
+      })
+      .filter((collection) => collection.canRead || collection.canWrite);
+  }
+
   async view(name: string): Promise<TaggedResult<CollectionView>> {
     const row = await this.row(name);
     return new TaggedResult(collectionView(row.name, row.schemaId, row.objectTtlSeconds), row.version);
@@ -92,7 +138,7 @@ export class CollectionsService {
     const row = await this.rows.get(name, async () => {
       const found: CollectionRow[] = await this.dataSource.query(
         `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId", version,
-                object_ttl_seconds AS "objectTtlSeconds"
+                object_ttl_seconds AS "objectTtlSeconds", taxii_id AS "taxiiId", ${isoMicros('created_at')} AS "createdAt"
            FROM intel_collection WHERE name = $1`,
         [name],
       );

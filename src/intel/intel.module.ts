@@ -22,13 +22,15 @@ import { ObjectsController } from './objects.controller.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
+import { ObjectVersionsService } from './object-versions.service.js';
 
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController],
-  providers: [CollectionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
-  // For extensions (src/extensions/index.ts).
-  exports: [CollectionsService, ObjectsService],
+  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService],
+  // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);
+  // LookupService and ChangesService for the web console (src/console), which reads lookups and the feed.
+  exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, LookupService, ChangesService],
 })
 export class IntelModule {}

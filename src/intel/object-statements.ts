@@ -38,7 +38,7 @@ function recordingChange(operation: ChangeOperation, reason: RemoveReason | null
   const keysWritten = afterKeys ? ', (SELECT count(*) FROM new_keys) AS keys_written' : '';
   return `,
     change AS (
-      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at FROM obj${keysWritten}`)}
+      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj${keysWritten}`)}
     )
     SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
@@ -79,7 +79,7 @@ const WRITE_SQL = {
     obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
       SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
-      RETURNING id, type, keys, context, expires_at
+      RETURNING id, type, keys, context, expires_at, uid, added_at
     )${ADD_KEYS('$3')}${recordingChange('Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
@@ -89,7 +89,7 @@ const WRITE_SQL = {
        WHERE o.id = $2::bigint AND o.keys = $8::jsonb AND ${LIVE('o')}
          AND NOT (jsonb_array_length($5::jsonb) = 0 AND $7::int IS NULL AND o.context = $4::jsonb
                   AND o.expires_at IS NOT DISTINCT FROM $6::timestamptz)
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
     )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
   // job (or the next add of its keys) removes it, with reason Expired.
@@ -98,8 +98,8 @@ const WRITE_SQL = {
     obj AS (
       DELETE FROM intel_object o USING intel_object_key k, lk
        WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
-         AND ${LIVE('o')}
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+         AND ${LIVE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
     )${recordingChange('Remove', 'Deleted')}`,
 } as const;
 

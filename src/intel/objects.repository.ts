@@ -46,7 +46,7 @@ export type ObjectWrite =
       /** The object's keys the update was decided on: it is written only while they are still its keys. */
       decidedOnKeys: ObjectKey[];
     }
-  | { kind: 'remove'; key: ObjectKey };
+  | { kind: 'remove'; key: ObjectKey; uid?: string };
 
 /** The write of an add (ObjectWrite without the remove). */
 export type AddWrite = Exclude<ObjectWrite, { kind: 'remove' }>;
@@ -118,10 +118,10 @@ const EXPIRE = `
      WHERE o.id IN (SELECT id FROM intel_object
                      WHERE collection_id = $1::int AND expires_at <= now() AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
                      ORDER BY id LIMIT $3)
-    RETURNING o.id, o.type, o.keys, o.context, o.expires_at
+    RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
   ),
   change AS (
-    ${insertChanges(`SELECT gone.id, 'Remove', 'Expired', gone.type, gone.keys, gone.context, gone.expires_at FROM gone`)}
+    ${insertChanges(`SELECT gone.id, 'Remove', 'Expired', gone.type, gone.keys, gone.context, gone.expires_at, gone.uid, gone.added_at FROM gone`)}
   )
   SELECT ${WRITTEN_OBJECT('gone')} FROM gone ORDER BY gone.id`;
 
@@ -140,7 +140,7 @@ function writeParams(write: ObjectWrite): unknown[] {
         JSON.stringify(write.decidedOnKeys),
       ];
     case 'remove':
-      return [write.key.type, write.key.value];
+      return [write.key.type, write.key.value, write.uid ?? null];
   }
 }
 
@@ -179,6 +179,15 @@ export class ObjectsRepository {
       expiry !== null && expiry.ttlSeconds === null,
       expiry?.at ?? null,
     ]);
+  }
+
+  /** The keys of the live object of this life (intel_object.uid), if there is one. */
+  async keysOfLife(collectionId: number, uid: string): Promise<ObjectKey[] | undefined> {
+    const rows: { keys: ObjectKey[] }[] = await this.dataSource.query(
+      `SELECT keys FROM intel_object WHERE collection_id = $1 AND uid = $2 AND ${LIVE('intel_object')}`,
+      [collectionId, uid],
+    );
+    return rows[0]?.keys;
   }
 
   /**

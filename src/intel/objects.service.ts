@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { normalizeKey } from '../common/indicators/indicators.js';
+import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
@@ -91,6 +91,26 @@ export class ObjectsService {
     // records nothing.
     const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
     if (removed) this.changes.announce(collection, [removed]);
+  }
+
+  /**
+   * Deletes the live object of one life (a standard feed names objects by it): `false` when that life has
+   * ended. The delete statement checks the life itself, so a key re-added meanwhile (a new life) is kept.
+   */
+  async removeLife(collectionName: string, uid: string): Promise<boolean> {
+    const collection = await this.collections.findByName(collectionName);
+    const keys = await this.repository.keysOfLife(collection.id, uid);
+    if (keys === undefined) return false;
+    const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key: keys[0], uid });
+    if (removed) this.changes.announce(collection, [removed]);
+    return removed !== null;
+  }
+
+  /** Whether a live object of the collection holds any of these keys (normalised here: InvalidKeyFormat). */
+  async holdsAnyKey(collectionName: string, keys: ObjectKey[]): Promise<boolean> {
+    const collection = await this.collections.findByName(collectionName);
+    const hits = await this.repository.findHits(this.dataSource, collection.id, keys.map(normalizeKey), null);
+    return hits.some((hit) => !hit.expired);
   }
 
   /**

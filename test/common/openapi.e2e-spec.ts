@@ -53,7 +53,19 @@ async function redoclyLint(document: string): Promise<{ errors: number; warnings
 }
 
 /** Operations that need credentials but no permission: they can answer 401, never 403, and are not counted. */
-const NO_PERMISSION = ['GET /auth/token', 'GET /intel/collections', 'POST /intel/lookup'];
+const NO_PERMISSION = [
+  'GET /auth/token',
+  'GET /intel/collections',
+  'POST /intel/lookup',
+  // TAXII discovery and collections list what the key may see; a status is shown to keys that see its collection.
+  'GET /taxii2',
+  'GET /taxii2/api',
+  'GET /taxii2/api/collections',
+  'GET /taxii2/api/collections/{collection_id}',
+  'GET /taxii2/api/status/{status_id}',
+];
+/** TAXII answers errors in its own format and media type (TaxiiErrorBody), as the protocol requires. */
+const TAXII_ERROR = { mediaType: 'application/taxii+json;version=2.1', schema: '#/components/schemas/TaxiiErrorBody' };
 const PUBLIC = ['GET /health/live', 'GET /health/ready'];
 
 describe('OpenAPI document: conventions every operation follows', () => {
@@ -117,11 +129,15 @@ describe('OpenAPI document: conventions every operation follows', () => {
     expect(operations.find(([name]) => name === 'POST /intel/collections')![1].responses['413']).toBeDefined();
   });
 
-  it('gives every error response the ErrorBody schema {code, message, details}', () => {
+  it('gives every error response the ErrorBody schema {code, message, details} (TAXII routes: the TAXII error)', () => {
     const bare = operations.flatMap(([name, op]) =>
       Object.entries(op.responses)
         .filter(([status]) => Number(status) >= 400)
-        .filter(([, response]) => response.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorBody')
+        .filter(([, response]) =>
+          name.includes(' /taxii2')
+            ? response.content?.[TAXII_ERROR.mediaType]?.schema?.$ref !== TAXII_ERROR.schema
+            : response.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorBody',
+        )
         .map(([status]) => `${name} ${status}`),
     );
     expect(bare).toEqual([]);

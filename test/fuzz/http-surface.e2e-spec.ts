@@ -11,13 +11,14 @@ import { createCollection, md5 } from '../intel/objects.helpers.js';
 import { createKey, cursorOf, parseLinks, tokenFor } from '../support/factories.js';
 import { fetchOpenApi, type OpenApiDocument } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { parseJson } from '../taxii/taxii-support.js';
 import { type FuzzAnswer, type FuzzRequest, requestsFor, send } from './http-fuzz.js';
 
 const SEED = 20261123;
 
 /**
- * Everything the service stores: every table (the key's last-use time aside, which reads update by design)
- * and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too. Rows
+ * Everything the service stores: every table (the key's last-use time and address aside, which reads update
+ * by design, and the audit trail, which records refused requests by design) and the files of DATA_DIR. Tables are read from the catalogue, so a table added later is covered too. Rows
  * as json, not jsonb: a json column may hold a \u0000 escape, which jsonb cannot.
  */
 async function fingerprint(t: TestApp): Promise<Record<string, string>> {
@@ -27,7 +28,8 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
   const tables = (
     await t.db.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
-       WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'typeorm_migrations' ORDER BY 1`,
+       WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
+         AND table_name NOT IN ('typeorm_migrations', 'audit_entry') ORDER BY 1`,
     )
   ).rows.map((row) => row.name);
   const rows = (
@@ -36,7 +38,7 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
         .map(
           (name) =>
             `SELECT '${name}' AS name, count(*) || ':' || md5(coalesce(string_agg(r, '|' ORDER BY r), '')) AS digest
-             FROM (SELECT regexp_replace(row_to_json(t)::text, '"last_used_at":("[^"]*"|null)', '') AS r FROM "${name}" t) rows`,
+             FROM (SELECT regexp_replace(row_to_json(t)::text, '"last_used_(at|address)":("[^"]*"|null)', '', 'g') AS r FROM "${name}" t) rows`,
         )
         .join(' UNION ALL '),
     )
@@ -48,18 +50,24 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
   return { ...Object.fromEntries(rows.map((row) => [row.name, row.digest])), files: sizes.sort().join(',') };
 }
 
-/** What every answer must be: never 5xx; an error is JSON with a code of the table and that code's status. */
+/**
+ * What every answer must be: never 5xx; an error is JSON with a code of the table and that code's status
+ * (under /taxii2 a TAXII error message: its `error_code` and `http_status`, as application/taxii+json).
+ */
 function checkAnswer(request: FuzzRequest, answer: FuzzAnswer): void {
   const where = `${request.method} ${request.path} ${JSON.stringify(request.headers)} ${request.body?.toString('utf8').slice(0, 300) ?? ''}`;
   if (answer.status >= 500) throw new Error(`${answer.status} for ${where}: ${answer.body.slice(0, 300)}`);
   if (answer.status < 400 || request.method === 'HEAD') return;
+  const taxii = request.path.startsWith('/taxii2');
   let code: unknown;
   try {
-    code = (JSON.parse(answer.body) as { code?: unknown }).code;
+    const body = JSON.parse(answer.body) as { code?: unknown; error_code?: unknown; http_status?: unknown };
+    code = taxii ? (body.http_status === String(answer.status) ? body.error_code : undefined) : body.code;
   } catch {
     throw new Error(`${answer.status} without a JSON body for ${where}: ${answer.body.slice(0, 300)}`);
   }
-  if (!/^application\/json/.test(answer.contentType) || typeof code !== 'string' || ERROR_STATUS[code as keyof typeof ERROR_STATUS] !== answer.status) {
+  const mediaType = taxii ? /^application\/taxii\+json;version=2\.1$/ : /^application\/json/;
+  if (!mediaType.test(answer.contentType) || typeof code !== 'string' || ERROR_STATUS[code as keyof typeof ERROR_STATUS] !== answer.status) {
     throw new Error(`${answer.status} ${answer.contentType} with code ${String(code)} for ${where}`);
   }
 }
@@ -114,8 +122,24 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
     });
     readOnly = { key: reader.key, token: await tokenFor(t, reader.key) };
 
+    // The collection's TAXII id, an indicator of it and the status of a TAXII write.
+    const taxii = (path: string) => t.http().get(path).set('X-Api-Key', t.adminKey).buffer(true).parse(parseJson);
+    const taxiiId = ((await taxii('/taxii2/api/collections/')).body as { collections: { id: string }[] }).collections[0].id;
+    const indicator = ((await taxii(`/taxii2/api/collections/${taxiiId}/objects/?match[type]=indicator`)).body as { objects: { id: string }[] }).objects[0];
+    const posted = await t
+      .http()
+      .post(`/taxii2/api/collections/${taxiiId}/objects/`)
+      .set('X-Api-Key', t.adminKey)
+      .set('Content-Type', 'application/taxii+json;version=2.1')
+      .send(JSON.stringify({ objects: [indicator] }))
+      .buffer(true)
+      .parse(parseJson);
+    expect(posted.status).toBe(202);
+
     known = {
-      collection_id: ['fuzzed'],
+      collection_id: ['fuzzed', taxiiId],
+      object_id: [indicator.id],
+      status_id: [(posted.body as { id: string }).id],
       collectionName: ['fuzzed'],
       schema_id: ['fuzz-schema', 'fuzz-result'],
       fileID: [file],

@@ -30,6 +30,7 @@ const ENDPOINTS: {
   { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
   { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
   { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'], errors: ['400', '422', '429'] },
+  { method: 'get', path: '/insight/tasks', status: '200', response: ['id', 'params', 'state', 'result', 'error'], array: true, params: ['query:cursor', 'query:limit', 'query:state'], headers: ['Link'], errors: ['400'] },
   { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error'], params: ['path:task_id', 'query:wait'], errors: ['400', '404'] },
   { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit', 'wait'], response: ['id', 'createdAt', 'params'], array: true, errors: ['400'] },
   { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result'], errors: ['400', '422'] },

@@ -10,7 +10,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
   const params = (operation: Operation) =>
     (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
-  it('lists exactly the four operations, plus the batch and network extensions', () => {
+  it('lists exactly the four operations, plus the batch, network and STIX bundle extensions', () => {
     const listed = operationsWhere(api.document, (path) => path.startsWith(OBJECTS));
     expect(listed).toEqual([
       `DELETE ${OBJECTS}`,
@@ -19,6 +19,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
       `GET ${OBJECTS}/network`,
       `POST ${OBJECTS}`,
       `POST ${OBJECTS}/batch`,
+      `POST ${OBJECTS}/stix-bundle`,
     ]);
   });
 

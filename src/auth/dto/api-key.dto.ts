@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  ArrayMinSize,
   IsArray,
   IsDefined,
   IsIn,
@@ -93,6 +94,23 @@ export class CreateApiKeyDto {
   @IsString()
   @MaxLength(1024)
   description?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    minItems: 1,
+    maxItems: 100,
+    example: ['192.0.2.0/24', '2001:db8::/32'],
+    description:
+      'IPv4/IPv6 networks (CIDR) the key and its tokens may be used from; absent: anywhere. A request from ' +
+      'elsewhere is answered 401, as for an unknown key.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  allowedNetworks?: string[];
 }
 
 export class ListApiKeysQueryDto extends PageQueryDto {
@@ -178,4 +196,36 @@ export class ApiKeyView {
 
   @ApiProperty({ type: [RequestLimitView] })
   requestLimits: RequestLimitView[];
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'The first 8 characters of the key value, to tell keys apart; null for keys made before they were kept, and for the ADMIN_API_KEY key.',
+  })
+  prefix: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'The client address of the last use (see `lastUsedAt`).' })
+  lastUsedAddress: string | null;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, description: 'The networks the key may be used from; null: anywhere.' })
+  allowedNetworks: string[] | null;
+}
+
+export class RequestLimitUsageView extends RequestLimitView {
+  @ApiProperty({ type: 'integer', description: 'Requests counted against the limit today (UTC).' })
+  used: number;
+
+  @ApiProperty({ type: 'integer' })
+  remaining: number;
+}
+
+export class ApiKeyUsageView {
+  @ApiProperty({ format: 'date', description: 'The UTC day counted.', example: '2030-01-02' })
+  day: string;
+
+  @ApiProperty({ type: 'integer', description: 'Seconds until the counts start again (the next UTC midnight).' })
+  resetSeconds: number;
+
+  @ApiProperty({ type: [RequestLimitUsageView], description: 'One per request limit of the key, as in `requestLimits`.' })
+  requestLimits: RequestLimitUsageView[];
 }

@@ -59,7 +59,7 @@ describe('AllExceptionsFilter', () => {
     expect(written.status).toBe(429);
     expect(written.type).toMatch(/^application\/json/);
     expect(written.json).toEqual({ code: 'LimitExceeded', message: 'slow down', details: { a: 1 } });
-    expect(written.headers).toEqual({ 'Retry-After': '5' });
+    expect(written.headers).toEqual({ 'Retry-After': '5', 'Cache-Control': 'no-store' });
     expect(written.removed).toEqual(expect.arrayContaining(['ETag', 'Link', 'Content-Range']));
   });
 

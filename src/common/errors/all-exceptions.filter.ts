@@ -1,5 +1,6 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger, Optional } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { AuditTrail } from '../../audit/audit-trail.js';
 import { isDatabaseUnavailable } from '../../database/connection-failure.js';
 import { NotModified } from '../http/result.interceptor.js';
 import { routeTemplate } from '../http/route-template.js';
@@ -22,7 +23,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 };
 
 /** Framework and body-parser errors carry an HTTP status; keep the 4xx ones, hide everything else. */
-function fromForeign(exception: unknown): ApiError | undefined {
+export function fromForeign(exception: unknown): ApiError | undefined {
   // A body that is not JSON (or a JSON scalar where an object is due) is invalid data, like a wrong type.
   // The platform wraps body-parser's error in a BadRequestException whose message echoes the input.
   const cause = exception instanceof Error ? (exception.cause as { type?: unknown } | undefined) : undefined;
@@ -53,18 +54,28 @@ function fromForeign(exception: unknown): ApiError | undefined {
   return new ApiError(code, message ?? 'bad request');
 }
 
+/** `{code, message, details?}` with the status of the code table: the answer of every failed request. */
+export function sendErrorBody(response: Response, answer: ApiError): void {
+  const body: Record<string, unknown> = { code: answer.code, message: answer.message };
+  if (answer.details !== undefined) body.details = answer.details;
+  response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
 /** The one place that turns any error into `{code, message, details?}` with the status of the code table. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
   private lastOutageLog = 0;
 
+  /** Absent only in unit tests that build the filter alone. */
+  constructor(@Optional() private readonly audit?: AuditTrail) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
     const request = http.getRequest<Request>();
     if (exception instanceof NotModified) {
-      response.status(304).end();
+      this.afterAudit(request, 304, () => response.status(304).end());
       return;
     }
     const error = exception instanceof ApiError ? exception : (this.databaseUnavailable(exception) ?? fromForeign(exception));
@@ -87,14 +98,37 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.destroy();
       return;
     }
-    if (answer.headers) response.set(answer.headers);
-    // Representation headers set for a success (ETag, Content-Range...) must not leak into an error.
-    for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
-      if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
+    this.afterAudit(request, answer.status, () => {
+      // An error is never cached, whatever a success would have allowed (security-headers.ts).
+      response.set({ ...answer.headers, 'Cache-Control': 'no-store' });
+      // Representation headers set for a success (ETag, Content-Range...) must not leak into an error.
+      for (const header of ['ETag', 'Content-Range', 'Content-Disposition', 'Repr-Digest', 'Accept-Ranges', 'Link']) {
+        if (!answer.headers || !(header in answer.headers)) response.removeHeader(header);
+      }
+      this.send(response, answer);
+    });
+  }
+
+  /** Writes the error body; a protocol with its own error format (TAXII) overrides this, and only this. */
+  protected send(response: Response, answer: ApiError): void {
+    sendErrorBody(response, answer);
+  }
+
+  /**
+   * Refused and failed requests are audited too (a guard refusal never reaches the audit interceptor): the
+   * answer waits for the entry. An entry that cannot be stored is logged; the refusal is answered anyway.
+   */
+  private afterAudit(request: Request, status: number, answer: () => void): void {
+    const stored = this.audit?.afterOutcome(request, status);
+    if (!stored) {
+      answer();
+      return;
     }
-    const body: Record<string, unknown> = { code: answer.code, message: answer.message };
-    if (answer.details !== undefined) body.details = answer.details;
-    response.status(answer.status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    // Its failure was logged by the trail.
+    void stored
+      .catch(() => undefined)
+      .then(answer)
+      .catch((error: unknown) => this.logger.error(`answering ${request.method} ${routeTemplate(request)} failed: ${String(error)}`));
   }
 
   /** The database is down or out of connections: a 503 the client may retry, not a 500. */

@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiBasicAuth, ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrors } from '../http/api-errors.decorator.js';
 import { ApiError } from '../errors/api-error.js';
 import {
@@ -12,9 +12,23 @@ import {
 } from './access.js';
 
 export const ACCESS_RULE = 'access-rule';
+export const BASIC_REALM = 'basic-realm';
 
-/** A resource fixed by name, or a child of a built-in resource named by a path parameter (a collection). */
-export type ResourceRef = BuiltinResource | { parent: BuiltinResource; param: string };
+/**
+ * What turns a path parameter that names a child by another identifier (a TAXII collection id) into the
+ * child's name; a provider, found by its class through the application's injector.
+ */
+export interface ChildNameResolver {
+  nameOf(value: string): Promise<string | undefined>;
+}
+
+/**
+ * A resource fixed by name, or a child of a built-in resource named by a path parameter (a collection),
+ * the parameter holding its name or, with `resolver`, a value the resolver turns into its name.
+ */
+export type ResourceRef =
+  | BuiltinResource
+  | { parent: BuiltinResource; param: string; resolver?: abstract new (...args: never[]) => ChildNameResolver };
 
 export type AccessRule =
   | { kind: 'public' }
@@ -65,6 +79,14 @@ export const Authenticated = () =>
     CredentialsDoc(),
     ApiErrors({ 400: VERSION_ERROR, 401: UNAUTHORIZED, 503: DATABASE_UNAVAILABLE }),
   );
+
+/**
+ * The routes (a controller, or one handler) also take `Authorization: Basic` (any user name, the API key as the
+ * password) and `Authorization: Token <key>`, and a 401 asks for Basic credentials in `realm`: firewalls,
+ * resolvers and TAXII clients speak nothing else. Combine with an access decorator.
+ */
+export const AcceptsBasicCredentials = (realm: string) =>
+  applyDecorators(SetMetadata(BASIC_REALM, realm), ApiBasicAuth('basic'));
 
 /** The route requires `action` on `resource` (decisions §3 rule, including `*Children` on the direct parent). */
 export const RequirePermission = (resource: ResourceRef, action: RouteAction) =>

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { AccessRule } from './access.decorators.js';
 
 export const RESOURCE_ACTIONS = ['Read', 'Write', 'ReadChildren', 'WriteChildren'] as const;
 export type ResourceAction = (typeof RESOURCE_ACTIONS)[number];
@@ -62,6 +63,8 @@ export class Principal {
 
 /** What the guard leaves on the request for handlers and the rate-limit interceptor. */
 export interface AccessContext {
+  /** The route's declared rule, left by the guard before it checks anything (the audit trail reads it). */
+  accessRule?: AccessRule;
   principal?: Principal;
   /** The resolved `(resource, action)` the route required; absent for public or key-only routes. */
   requiredAccess?: { resource: ResourceNode; action: RouteAction };

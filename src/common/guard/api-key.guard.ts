@@ -1,10 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthService } from '../../auth/auth.service.js';
 import { ResourcesService } from '../../auth/resources.service.js';
 import { ApiError, CommonErrors } from '../errors/api-error.js';
-import { AccessRequest, BUILTIN_RESOURCES, childrenActionOf, ResourceNode } from './access.js';
-import { ACCESS_RULE, AccessRule } from './access.decorators.js';
+import { AccessRequest } from './access.js';
+import { ACCESS_RULE, AccessRule, BASIC_REALM } from './access.decorators.js';
+import { requiredAccessOf } from './required-access.js';
 
 /**
  * The one global guard: checks `X-Api-Version`, authenticates, and enforces the route's declared
@@ -18,45 +19,47 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
     private readonly resources: ResourcesService,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AccessRequest>();
-    const version = request.headers['x-api-version'];
-    if (version !== undefined && version !== '1') {
-      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
-    }
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [
       context.getHandler(),
       context.getClass(),
     ]);
+    request.accessRule = rule;
+    const version = request.headers['x-api-version'];
+    if (version !== undefined && version !== '1') {
+      throw CommonErrors.badRequest('unsupported X-Api-Version: only 1 is served');
+    }
     if (!rule) {
       this.logger.error(`${context.getClass().name}.${context.getHandler().name} declares no access rule`);
       throw new ApiError('Forbidden', 'this operation is not available');
     }
     if (rule.kind === 'public') return true;
 
-    const principal = await this.auth.authenticate(request.headers, rule.kind === 'api-key-only');
+    const realm = this.reflector.getAllAndOverride<string | undefined>(BASIC_REALM, [context.getHandler(), context.getClass()]);
+    const schemes = rule.kind === 'api-key-only' ? 'api-key-only' : realm ? 'with-basic' : 'standard';
+    const principal = await this.auth.authenticate(request.headers, request.ip, schemes).catch((error: unknown) => {
+      throw realm && error instanceof ApiError && error.code === 'Unauthorized' ? askForBasic(error, realm) : error;
+    });
     request.principal = principal;
     if (rule.kind !== 'permission') return true;
 
-    let resource: ResourceNode | undefined;
-    if (typeof rule.resource === 'string') {
-      resource = BUILTIN_RESOURCES[rule.resource];
-    } else {
-      const name = request.params[rule.resource.param];
-      resource = typeof name === 'string' ? await this.resources.findChild(rule.resource.parent, name) : undefined;
-      if (!resource) {
-        // An unknown child: a key that could act on any child learns it does not exist (the handler
-        // answers 404); any other key learns nothing.
-        if (principal.hasDirect(BUILTIN_RESOURCES[rule.resource.parent].id, childrenActionOf(rule.action))) {
-          return true;
-        }
-        throw CommonErrors.missingPermissions();
-      }
-    }
-    if (!principal.holds(resource, rule.action)) throw CommonErrors.missingPermissions();
+    const resource = await requiredAccessOf(this.resources, principal, rule.resource, rule.action, request.params, (type) =>
+      this.moduleRef.get(type, { strict: false }),
+    );
+    if (!resource) return true;
     request.requiredAccess = { resource, action: rule.action };
     return true;
   }
+}
+
+/** The 401 of a route that takes Basic credentials names the scheme and realm (RFC 7235 §4.1, RFC 7617). */
+function askForBasic(error: ApiError, realm: string): ApiError {
+  return new ApiError(error.code, error.message, error.details, {
+    ...error.headers,
+    'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"`,
+  });
 }

@@ -16,7 +16,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         'Indicator collections with a change feed, enrichment tasks and their executor queue, and file storage. ' +
           'Authenticate with `Authorization: Bearer <token>` (from `GET /auth/token`) or `X-Api-Key`. Every error ' +
           'answer is JSON `{code, message, details?}` (`ErrorBody`); lists are bare JSON arrays whose next page is ' +
-          'in `Link: <...>; rel="next"`.',
+          'in `Link: <...>; rel="next"`. Under `/taxii2` the service speaks TAXII 2.1: its media type, its error ' +
+          'messages (`TaxiiErrorBody`) and its paging (`more`, `next`).',
       )
       .setVersion('1')
       .setLicense('MIT', 'https://spdx.org/licenses/MIT.html')
@@ -24,6 +25,8 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
       .addServer('/')
       .addBearerAuth()
       .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, 'apiKey')
+      // Only where an operation lists it (exports, TAXII): any user name, the API key as the password.
+      .addBasicAuth({ type: 'http', scheme: 'basic', description: 'Any user name; the API key as the password.' }, 'basic')
       // The default of every operation; public ones override it below.
       .addSecurityRequirements('bearer')
       .addSecurityRequirements('apiKey')
@@ -31,7 +34,32 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
   );
   markPublicOperations(document);
   documentJsonBodyLimit(document);
+  documentOwnErrorBodies(document);
   return document;
+}
+
+/** The OpenAPI extension by which a controller says its errors have another body (see ApiErrorBodyOf). */
+export const ERROR_BODY_EXTENSION = 'x-error-body';
+
+/**
+ * Operations of a protocol with its own error format (TAXII) say so with ERROR_BODY_EXTENSION
+ * (`{ mediaType, schema }`): every error response of theirs gets that media type and schema in place of
+ * `ErrorBody`, whichever decorator declared it (the access decorators declare 401, 403...).
+ */
+function documentOwnErrorBodies(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method] as (typeof item)[typeof method] & { [ERROR_BODY_EXTENSION]?: { mediaType: string; schema: string } };
+      const own = operation?.[ERROR_BODY_EXTENSION];
+      if (!operation || !own) continue;
+      delete operation[ERROR_BODY_EXTENSION];
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) >= 400 && response && 'description' in response) {
+          response.content = { [own.mediaType]: { schema: { $ref: `#/components/schemas/${own.schema}` } } };
+        }
+      }
+    }
+  }
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;

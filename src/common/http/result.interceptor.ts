@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { PageResult } from '../pagination/page.js';
 import { formatTag, TaggedResult } from '../tags/tag.js';
 import { jsonArrayWithin } from './json-array-body.js';
+import { setTag } from './security-headers.js';
 
 /** Thrown to end a conditional GET with 304; the exception filter writes it. */
 export class NotModified {}
@@ -33,7 +34,7 @@ export class ResultInterceptor implements NestInterceptor {
         if (result instanceof PageResult) return this.page(request, response, result);
         if (result instanceof TaggedResult) {
           const tag = formatTag(result.version);
-          response.setHeader('ETag', tag);
+          setTag(response, tag);
           const ifNoneMatch = request.headers['if-none-match'];
           if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((entry) => entry.trim() === tag)) {
             throw new NotModified();

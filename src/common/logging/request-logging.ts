@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { AccessRequest } from '../guard/access.js';
+import { plainAddress } from '../http/client-address.js';
 import { routeTemplate } from '../http/route-template.js';
 import type { RootLogger } from './logger.js';
 import { requestIdFor } from './request-id.js';
@@ -24,6 +25,11 @@ export function requestLog(request: Request): RootLogger | undefined {
   const state = (request as LoggedRequest)[REQUEST_LOG];
   if (!state) return undefined;
   return (state.logger ??= state.root.child({ requestId: state.id }));
+}
+
+/** The request id `requestLogging` gave the request (echoed in `X-Request-Id`); undefined without it. */
+export function requestIdOf(request: Request): string | undefined {
+  return (request as LoggedRequest)[REQUEST_LOG]?.id;
 }
 
 /**
@@ -52,6 +58,7 @@ export function requestLogging(logger: RootLogger): RequestHandler {
           status: finished ? response.statusCode : 'aborted',
           durationMs: Math.round(performance.now() - started),
           keyId: (request as AccessRequest).principal?.keyId,
+          address: plainAddress(request.ip),
         },
         `${request.method} ${route} ${response.statusCode}`,
       );

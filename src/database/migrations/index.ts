@@ -11,6 +11,11 @@ import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';
 import { ObjectExpiry1763800030000 } from './1763800030000-ObjectExpiry.js';
 import { SequencedChanges1763800040000 } from './1763800040000-SequencedChanges.js';
 import { RequestCountLease1763800050000 } from './1763800050000-RequestCountLease.js';
+import { ObjectLifetimesAndFeedTimes1763800060000 } from './1763800060000-ObjectLifetimesAndFeedTimes.js';
+import { TaxiiStatus1763800061000 } from './1763800061000-TaxiiStatus.js';
+import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
+import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
+import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -30,4 +35,9 @@ export const MIGRATIONS = [
   ObjectExpiry1763800030000,
   SequencedChanges1763800040000,
   RequestCountLease1763800050000,
+  ObjectLifetimesAndFeedTimes1763800060000,
+  TaxiiStatus1763800061000,
+  AuditTrail1763800070000,
+  ConsoleSessions1763800080000,
+  TaskListing1763800081000,
 ];

@@ -1,7 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { PageQueryDto } from '../../common/pagination/page.js';
 import {
   ArrayMaxSize,
+  IsIn,
   IsArray,
   IsDefined,
   IsOptional,
@@ -50,6 +52,13 @@ export class RegisterTaskDto {
   @ValidateNested()
   @Type(() => TaskParamsDto)
   params: TaskParamsDto;
+}
+
+export class ListTasksQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: TASK_STATES, description: 'Only tasks in this state (as their view shows it).' })
+  @IsOptional()
+  @IsIn(TASK_STATES)
+  state?: TaskState;
 }
 
 /** Any string is accepted: a malformed id cannot name a task, so it answers 404 like an unknown one. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ChangeOperation } from '../entities/change.entity.js';
@@ -26,6 +27,9 @@ export interface OwningObject {
   expiresAt: string | null;
   /** Past its expiry: removed (Expired) before the batch is planned, never one of its owners. */
   expired: boolean;
+  /** Its life's UUID and first add (timestamptz as text, microseconds kept). */
+  uid: string;
+  addedAt: string;
 }
 
 /** A change record of the batch, in order: the object's state after it (its last state for a Remove). */
@@ -35,6 +39,9 @@ export interface PlannedChange {
   keys: ObjectKey[];
   contextJson: string;
   expiry: Expiry;
+  /** The object's life; `addedAt` null for an object this batch creates (its statement's time). */
+  uid: string;
+  addedAt: string | null;
 }
 
 /** What the batch leaves in the tables: the net effect of all its items on every object they touched. */
@@ -46,7 +53,7 @@ export interface BatchPlan {
   /** Stored objects that end up with other keys or another context; `newKeys` are keys they did not have. */
   updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string; expiry: Expiry }[];
   /** Objects created by the batch that still exist at its end. */
-  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry }[];
+  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry; uid: string }[];
 }
 
 /** An object as the items see it while the batch is replayed. */
@@ -62,6 +69,8 @@ interface Tracked {
   expiry: Expiry;
   present: boolean;
   changed: boolean;
+  uid: string;
+  addedAt: string | null;
 }
 
 const keyId = (key: ObjectKey) => `${key.type}\n${key.value}`;
@@ -108,6 +117,8 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       expiry: { at: owner.expiresAt, ttlSeconds: null },
       present: true,
       changed: false,
+      uid: owner.uid,
+      addedAt: owner.addedAt,
     };
     tracked.push(object);
     for (const key of owner.keys) byKey.set(keyId(key), object);
@@ -115,7 +126,15 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
   const byId = new Map(tracked.map((object) => [object.id, object]));
   const changes: PlannedChange[] = [];
   const record = (operation: ChangeOperation, object: Tracked) =>
-    changes.push({ operation, type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry });
+    changes.push({
+      operation,
+      type: object.type,
+      keys: object.keys,
+      contextJson: object.contextJson,
+      expiry: object.expiry,
+      uid: object.uid,
+      addedAt: object.addedAt,
+    });
 
   const outcomes = items.map((item): ItemOutcome => {
     if (item.kind === 'failed') return { status: 'Failed', error: item.error };
@@ -159,6 +178,9 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
         expiry: write.expiry,
         present: true,
         changed: true,
+        // A new life (a re-add of removed keys included): a new UUID.
+        uid: randomUUID(),
+        addedAt: null,
       };
       tracked.push(object);
       byId.set(object.id, object);
@@ -182,7 +204,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       const newKeys = object.keys.filter((key) => !had.has(keyId(key)));
       plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson, expiry: object.expiry });
     } else if (!object.stored && object.present) {
-      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry });
+      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry, uid: object.uid });
     }
   }
   return plan;

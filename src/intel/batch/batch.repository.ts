@@ -19,7 +19,9 @@ import type { BatchPlan, OwningObject } from './batch-plan.js';
  * $1 collection id, $2 contexts (JSON text); updates $3 ids, $4 keys (JSON), $5
  * context positions; new key rows of updated objects $6 ids, $7 types, $8 values; inserts $9 types, $10
  * keys (JSON), $11 context positions; changes $12 operations, $13 types, $14 keys (JSON), $15 context positions;
- * expiries (a fixed moment, or a TTL in seconds) of updates $16/$17, inserts $18/$19, changes $20/$21.
+ * expiries (a fixed moment, or a TTL in seconds) of updates $16/$17, inserts $18/$19, changes $20/$21; the
+ * objects' lives (uid, first add; null: this statement's time, as for the new objects) of changes $22/$23,
+ * and the uids of inserts $24.
  */
 const APPLY = `
     WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest($2::text[]) WITH ORDINALITY AS t(c, i)),
@@ -34,12 +36,13 @@ const APPLY = `
     ),
     new_obj AS MATERIALIZED (
       SELECT nextval(pg_get_serial_sequence('intel_object', 'id')) AS id, n.type, n.keys::jsonb AS keys, ctx.context,
-             ${expiresAt('n.at', 'n.ttl')} AS expires_at
-        FROM unnest($9::text[], $10::text[], $11::int[], $18::timestamptz[], $19::int[]) AS n(type, keys, c, at, ttl) JOIN ctx ON ctx.i = n.c
+             ${expiresAt('n.at', 'n.ttl')} AS expires_at, n.uid
+        FROM unnest($9::text[], $10::text[], $11::int[], $18::timestamptz[], $19::int[], $24::uuid[]) AS n(type, keys, c, at, ttl, uid)
+        JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at)
-      SELECT id, $1::int, type, keys, context, expires_at FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at)
+      SELECT id, $1::int, type, keys, context, expires_at, uid, now() FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
@@ -47,9 +50,9 @@ const APPLY = `
     ),
     change AS (
       ${insertChanges(`SELECT c.n, c.operation, CASE WHEN c.operation = 'Remove' THEN 'Deleted' END,
-                              c.type, c.keys::jsonb, ctx.context, ${expiresAt('c.at', 'c.ttl')}
-        FROM unnest($12::text[], $13::text[], $14::text[], $15::int[], $20::timestamptz[], $21::int[])
-               WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, n)
+                              c.type, c.keys::jsonb, ctx.context, ${expiresAt('c.at', 'c.ttl')}, c.uid, COALESCE(c.added_at, now())
+        FROM unnest($12::text[], $13::text[], $14::text[], $15::int[], $20::timestamptz[], $21::int[], $22::uuid[], $23::timestamptz[])
+               WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, uid, added_at, n)
         JOIN ctx ON ctx.i = c.c`)}
       RETURNING id
     )
@@ -87,6 +90,9 @@ function applyParameters(plan: BatchPlan): unknown[] {
     plan.inserts.map((n) => n.expiry.ttlSeconds),
     plan.changes.map((c) => c.expiry.at),
     plan.changes.map((c) => c.expiry.ttlSeconds),
+    plan.changes.map((c) => c.uid),
+    plan.changes.map((c) => c.addedAt),
+    plan.inserts.map((n) => n.uid),
   ];
   return [[...contexts.keys()], ...columns];
 }
@@ -99,7 +105,8 @@ export class BatchRepository {
   /** The stored objects any of `keys` belongs to, with their whole state (the batch replays over it). */
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
-      `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE('o')} AS expired
+      `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE('o')} AS expired,
+              o.uid, o.added_at::text AS "addedAt"
          FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
     );

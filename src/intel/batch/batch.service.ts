@@ -78,10 +78,20 @@ export class BatchService {
 
   async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
     const collection = await this.collections.findByName(collectionName);
-    const rawItems = parseBatch(body, contentType);
+    return this.applyTo(collection, parseBatch(body, contentType), query.atomic === 'true');
+  }
+
+  /**
+   * A batch of items already parsed (imports of other formats map their records to items), with exactly
+   * the rules of `apply`; not atomic.
+   */
+  async applyItems(collectionName: string, rawItems: unknown[]): Promise<BatchReportView> {
+    return this.applyTo(await this.collections.findByName(collectionName), rawItems, false);
+  }
+
+  private async applyTo(collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
     const items: PreparedItem[] = [];
     for (const raw of rawItems) items.push(await this.prepare(collection, raw));
-    const atomic = query.atomic === 'true';
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }

@@ -37,4 +37,15 @@ export class ChangeEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** The object's life (intel_object.uid) and its first add. */
+  @Column({ name: 'object_uid', type: 'uuid' })
+  objectUid: string;
+
+  @Column({ name: 'object_added_at', type: 'timestamptz' })
+  objectAddedAt: Date;
+
+  /** The position's time, given with `seq` by the sequencer: strictly increasing per collection. */
+  @Column({ name: 'seq_at', type: 'timestamptz', nullable: true })
+  seqAt: Date | null;
 }

@@ -24,6 +24,14 @@ export class CollectionEntity {
   @Column({ name: 'resource_id', type: 'integer', unique: true })
   resourceId: number;
 
+  /** The collection's TAXII 2.1 id, fixed at registration. */
+  @Column({ name: 'taxii_id', type: 'uuid', unique: true, default: () => 'gen_random_uuid()' })
+  taxiiId: string;
+
+  /** The time of the last feed position given (see ChangeSequencer). */
+  @Column({ name: 'last_seq_at', type: 'timestamptz', default: () => 'now()' })
+  lastSeqAt: Date;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

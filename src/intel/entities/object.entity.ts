@@ -24,4 +24,12 @@ export class ObjectEntity {
   /** Past this moment the object is gone (hidden at once, removed by the expiry job); null: never. */
   @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
   expiresAt: Date | null;
+
+  /** The UUID of this life of the object (a re-add after a removal or an expiry is a new life): its STIX indicator id. */
+  @Column({ type: 'uuid', default: () => 'gen_random_uuid()' })
+  uid: string;
+
+  /** The first add of this life. */
+  @Column({ name: 'added_at', type: 'timestamptz', default: () => 'now()' })
+  addedAt: Date;
 }

@@ -1,0 +1,38 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { FileboxModule } from '../filebox/filebox.module.js';
+import { InsightModule } from '../insight/insight.module.js';
+import { IntelModule } from '../intel/intel.module.js';
+import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
+import { ConsoleAnswers } from './console-answers.js';
+import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
+import { ConsoleSessionsService } from './console-sessions.service.js';
+import { CollectionsController } from './collections.controller.js';
+import { FilesController } from './files.controller.js';
+import { KeysController } from './keys.controller.js';
+import { LookupController } from './lookup.controller.js';
+import { ResourceTree } from './resource-tree.js';
+import { SessionController } from './session.controller.js';
+import { TasksController } from './tasks.controller.js';
+
+/**
+ * The web console under /console (CONSOLE_ENABLED): server-rendered pages over the areas' exported
+ * services, acting as the signed-in key, so every permission rule is the API's own.
+ */
+@Module({
+  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule],
+  // The catch-all 404 last: Express matches routes in registration order.
+  controllers: [
+    SessionController,
+    LookupController,
+    CollectionsController,
+    TasksController,
+    FilesController,
+    KeysController,
+    AssetsController,
+    ConsoleNotFoundController,
+  ],
+  providers: [ConsoleAnswers, ConsoleSessionsService, ConsoleGuard, ConsoleErrorFilter, ConsoleHtmlInterceptor, ResourceTree],
+})
+export class ConsoleModule {}
