@@ -37,7 +37,7 @@ import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
-import { DATABASE_POOL_SIZE } from './rows/service-sql.js';
+import { DATABASE_POOL_SIZE, loadObjectStatements } from './rows/service-sql.js';
 import { runScale } from './scale.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -227,7 +227,7 @@ async function main(): Promise<number> {
     await db.grantBaseline();
     baselineServer = await startBaselineServer({ benchDir, runDir, repoRoot: options.repoRoot, serviceDir: options.serviceDir });
     floorServer = await startFloorServer(
-      { benchDir, runDir, repoRoot: options.repoRoot },
+      { benchDir, runDir, repoRoot: options.repoRoot, serviceDir: options.serviceDir },
       options.floor,
       { url: db.baselineUrl, poolSize: DATABASE_POOL_SIZE },
       startFlags(options.serviceDir),
@@ -249,6 +249,7 @@ async function main(): Promise<number> {
       setupPool,
       baselinePool,
       sqlStats: new SqlStats(db.statementStats ? setupPool : undefined),
+      objectStatements: await loadObjectStatements(options.serviceDir),
       cpu: { service: service.server.probe, database: db.kind === 'embedded' ? new ClusterCpu(join(runDir, 'pg')) : undefined },
       runDir,
       s3,

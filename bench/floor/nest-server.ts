@@ -1,18 +1,18 @@
 /**
- * The stack floor of rows 2f, 3bf and 6f (the bench's default; see express-server.ts for `--floor express`)
+ * The stack floor of rows 2f, 3af, 3bf, 3cf and 6f (the bench's default; see express-server.ts for `--floor express`)
  * on bare NestJS over Express, the service's own stack: the same routes and statements in one controller,
  * with Nest's own body parser and none of the service's global guard, interceptors, pipe, filter, log
  * lines or metrics. Whatever the service does per request, it does at least this, so its ratio is the
  * highest the row can reach on this stack in the same run.
  *
- * Usage: node nest-server.js --database-url <url> --pool-size <n>; prints `LISTENING <port>`.
+ * Usage: node nest-server.js --database-url <url> --pool-size <n> --service-dir <service build>; prints `LISTENING <port>`.
  */
 import 'reflect-metadata';
 import { Body, ConflictException, Controller, Get, HttpCode, Module, Param, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from 'node:http';
-import { announce, complete, isStored, type ObjectBody, pool, take, type TakenTask, type TaskBody } from './work.js';
+import { add, announce, complete, type ObjectBody, pool, take, type TakenTask, type TaskBody } from './work.js';
 
 @Controller()
 class FloorController {
@@ -24,7 +24,7 @@ class FloorController {
   @Post('intel/collections/:collection/objects')
   @HttpCode(204)
   async objects(@Param('collection') collection: string, @Body() body: ObjectBody): Promise<void> {
-    if (!(await isStored(Number(collection), body))) throw new ConflictException();
+    if (!(await add(Number(collection), body))) throw new ConflictException();
   }
 
   @Post('insight/task-queue/executing-tasks')

@@ -3,9 +3,17 @@
  * the service's statements through a `pg` pool, with the parameters the service would pass. Nothing else.
  */
 import pg from 'pg';
-import { COMPLETE_TASK, DELIVERY_LIMIT_ERROR, FIND_HITS, TAKE_TASKS, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from '../rows/service-sql.js';
+import {
+  COMPLETE_TASK,
+  DELIVERY_LIMIT_ERROR,
+  loadObjectStatements,
+  TAKE_TASKS,
+  TASK_LEASE_SECONDS,
+  TASK_MAX_DELIVERIES,
+} from '../rows/service-sql.js';
 
 export interface ObjectBody {
+  type: string;
   keys: { type: string; value: string }[];
   context: unknown;
 }
@@ -29,14 +37,24 @@ function argument(name: string): string {
 /** The pool from `--database-url` and `--pool-size` (the service's own pool size). */
 export const pool = new pg.Pool({ connectionString: argument('--database-url'), max: Number(argument('--pool-size')) });
 
-/** The service's key pre-check (prepared under the service's name, as the service prepares it): whether the object is stored. */
-export async function isStored(collectionId: number, body: ObjectBody): Promise<boolean> {
+/** The service build's own statements (`--service-dir`), run under the names the service prepares them by. */
+const statements = await loadObjectStatements(argument('--service-dir'));
+
+/**
+ * The statements of a single add of an identical re-send or a new object, as ObjectsService.add runs them
+ * (prepared under the service's names): the key pre-check, then, when no object owns the keys, the
+ * autocommitted insert. Whether the object is stored afterwards; the bench sends nothing else (a changed
+ * object would be an update, which the floor does not do).
+ */
+export async function add(collectionId: number, body: ObjectBody): Promise<boolean> {
+  const context = JSON.stringify(body.context);
   const { rowCount } = await pool.query({
-    name: 'intel_find_hits',
-    text: FIND_HITS,
-    values: [collectionId, body.keys.map((key) => key.type), body.keys.map((key) => key.value), JSON.stringify(body.context), true, null],
+    ...statements.findHits,
+    values: [collectionId, body.keys.map((key) => key.type), body.keys.map((key) => key.value), context, true, null],
   });
-  return rowCount !== 0;
+  if (rowCount !== 0) return true;
+  const inserted = await pool.query({ ...statements.insert, values: [collectionId, body.type, JSON.stringify(body.keys), context, null, null] });
+  return inserted.rowCount === 1;
 }
 
 /** The service's claim statement. */

@@ -36,12 +36,12 @@ export type FloorKind = 'express' | 'nest';
  * and pool size, connected to the benchmark database as the baselines' role, and waits for its port.
  */
 export async function startFloorServer(
-  options: { benchDir: string; runDir: string; repoRoot: string },
+  options: { benchDir: string; runDir: string; repoRoot: string; serviceDir: string },
   kind: FloorKind,
   database: { url: string; poolSize: number },
   nodeArgs: string[],
 ): Promise<ChildServer> {
-  const args = ['--database-url', database.url, '--pool-size', String(database.poolSize)];
+  const args = ['--database-url', database.url, '--pool-size', String(database.poolSize), '--service-dir', options.serviceDir];
   return startListening('floor server', join(options.benchDir, 'floor', `${kind}-server.js`), args, 'floor.log', options, nodeArgs);
 }
 

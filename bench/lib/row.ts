@@ -10,6 +10,7 @@ import type { BenchS3 } from './s3.js';
 import type { Scale } from './scale.js';
 import type { ServiceHandle } from './service.js';
 import type { SqlFigures, SqlStats } from './sql-stats.js';
+import type { ObjectStatements } from '../rows/service-sql.js';
 
 /** One side of a row (the service path, or its baseline), all rounds together. */
 export interface SideResult {
@@ -72,6 +73,8 @@ export interface RowContext {
   /** Pool of the raw `pg` baselines, on the same database as their own role. */
   baselinePool: pg.Pool;
   sqlStats: SqlStats;
+  /** The service build's own statements of single adds and deletes, for the raw baselines. */
+  objectStatements: ObjectStatements;
   /** The service process and the database cluster, for CPU accounting per phase. */
   cpu: CpuSources;
   runDir: string;

@@ -26,6 +26,8 @@ export interface Scale {
   walks: number;
   /** Context size of added objects (row 3). */
   contextBytes: number;
+  /** Row 3d: objects per side that the updates cycle through. */
+  updateObjects: number;
   /** Row 6. */
   tasks: number;
   executors: number;
@@ -70,6 +72,7 @@ export const FULL: Scale = {
   readers: 4,
   walks: 1,
   contextBytes: 1024,
+  updateObjects: 5000,
   tasks: 20_000,
   executors: 4,
   takeLimit: 100,
@@ -103,6 +106,7 @@ export const QUICK: Scale = {
   feedItems: 3_000,
   readers: 2,
   tasks: 400,
+  updateObjects: 300,
   directFileBytes: 2 * MiB,
   directFiles: 4,
   sessionFileBytes: 12 * MiB,

@@ -3,6 +3,7 @@ import { row1 } from './row1-authenticated-get.js';
 import { row2 } from './row2-health.js';
 import { row3 } from './row3-object-add.js';
 import { row3c } from './row3c-parallel-adds.js';
+import { row3d } from './row3d-updates.js';
 import { row4 } from './row4-change-feed.js';
 import { row5 } from './row5-object-list.js';
 import { row6 } from './row6-task-queue.js';
@@ -20,4 +21,4 @@ import { row18 } from './row18-console-lookup.js';
 import { row19 } from './row19-audited-writes.js';
 
 /** Every row of the suite, in the order they run (and appear in the table). */
-export const ALL_ROWS: RowModule[] = [row1, row2, row3, row3c, row4, row5, row6, row7, row8, row9, row10, row11, row12, row13and14, row15, row16, row17, row18, row19];
+export const ALL_ROWS: RowModule[] = [row1, row2, row3, row3c, row3d, row4, row5, row6, row7, row8, row9, row10, row11, row12, row13and14, row15, row16, row17, row18, row19];

@@ -1,16 +1,19 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
-import { FIND_HITS, INSERT_OBJECT } from './service-sql.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
+const NEW_FLOOR = { id: '3af', title: 'stack floor of 3a: the bare framework + pg running the same add statements', unit: 'objects/s', target: {} };
 const RESEND = { id: '3b', title: 'object add, identical re-sends', unit: 'objects/s', target: { minRatio: 0.5 } };
 const RESEND_FLOOR = { id: '3bf', title: 'stack floor of 3b: the bare framework + pg running the same pre-check', unit: 'objects/s', target: {} };
 
-/** Object number `n` of a collection: a DomainName with a ~`contextBytes` context valid for the bench schema. */
-export function benchObject(prefix: string, n: number, contextBytes: number) {
+/**
+ * Object number `n` of a collection: a DomainName with a ~`contextBytes` context valid for the bench schema;
+ * `revision` (row 3d) makes a context of the same object and size that differs from every other revision.
+ */
+export function benchObject(prefix: string, n: number, contextBytes: number, revision = 0) {
   const value = `o${n}-${prefix}.bench.example`;
-  const context: Record<string, unknown> = { score: n % 101, source: 'bench-feed', tags: ['phishing', 'bench'], note: '' };
+  const context: Record<string, unknown> = { score: n % 101, source: `bench-feed-${revision}`, tags: ['phishing', 'bench'], note: '' };
   const bare = JSON.stringify(context).length;
   context.note = 'x'.repeat(Math.max(0, contextBytes - bare));
   const keys = [{ type: 'DomainName', value }];
@@ -63,11 +66,13 @@ export function objectAdds(
  * into its own collection so
  * both sides write into tables of the same size. Not in the baseline: the per-request API-key lookup
  * (measured by row 1) and everything non-SQL (HTTP, validation, Ajv, JSON): that is what the ratio shows.
- *   3bf: the stack floor (bench/floor/) re-sending the baseline's objects, which runs the same pre-check
- *        with the same parameters behind bare HTTP routing and JSON parsing: the best 3b ratio possible there.
+ *   3af: the stack floor (bench/floor/) adding new objects with the service's own statements (pre-check,
+ *        insert) behind bare HTTP routing and JSON parsing: the best 3a ratio possible on that stack.
+ *   3bf: the stack floor re-sending the baseline's objects, which runs the same pre-check with the same
+ *        parameters: the best 3b ratio possible there.
  */
 export const row3: RowModule = {
-  rows: [NEW, RESEND, RESEND_FLOOR],
+  rows: [NEW, NEW_FLOOR, RESEND, RESEND_FLOOR],
   requires: [ROUTES.registerSchema, ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects'],
   async run(ctx: RowContext) {
     const { scale } = ctx;
@@ -88,11 +93,11 @@ export const row3: RowModule = {
     // (no statement per request), so the baseline resolves its collection once, here.
     const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
       const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
-      // Named prepared statements, as the service runs both (ObjectsRepository: FIND_HITS, WRITES.insert).
-      const hits = await client.query({ name: 'intel_find_hits', text: FIND_HITS, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
+      // The service's own statements under its names, prepared as it prepares them (ObjectsRepository).
+      const hits = await client.query({ ...ctx.objectStatements.findHits, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
-      // A new object: one autocommitted statement (ObjectsService.add → insertIfKeysFree).
-      const written = await client.query({ name: 'intel_write_insert', text: INSERT_OBJECT, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
+      // A new object: one autocommitted statement (ObjectsService.add → ObjectsRepository.writeAsDecided).
+      const written = await client.query({ ...ctx.objectStatements.insert, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
       if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>
@@ -118,6 +123,20 @@ export const row3: RowModule = {
       sql: ctx.sqlStats,
       sqlParity: true,
     });
+    // The floor's new objects go to the baseline's collection too (tables of the same size), under their own names.
+    let floorNext = 0;
+    const floorPost = (seconds: number, prefix: string, pick: () => number) =>
+      postTo(ctx.floorServer.url, `/intel/collections/${directId}/objects`, prefix, seconds, pick);
+    const freshFloor = await compare({
+      rounds: scale.rounds,
+      serviceLabel: `${ctx.floorName} + pg: same add statements`,
+      baselineLabel: 'raw pg: same SQL per object',
+      warmService: () => floorPost(scale.warmupSeconds, `${ctx.runId}f`, () => floorNext++),
+      warmBaseline: () => raw(scale.warmupSeconds, () => directNext++),
+      service: async () => ({ outcome: await floorPost(scale.objectAddSeconds, `${ctx.runId}f`, () => floorNext++) }),
+      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directNext++) }),
+      ...floorSide(ctx),
+    });
     const confirmed = [...servedConfirmed];
     const servedCreated = confirmed.length;
     const directCreated = directNext;
@@ -139,21 +158,25 @@ export const row3: RowModule = {
     });
     // The floor re-sends the baseline's objects, so that both run the very same statement and parameters.
     let floorResend = 0;
-    const floorPost = (seconds: number) =>
-      postTo(ctx.floorServer.url, `/intel/collections/${directId}/objects`, `${ctx.runId}r`, seconds, () => floorResend++ % directCreated);
+    const floorResent = (seconds: number) => floorPost(seconds, `${ctx.runId}r`, () => floorResend++ % directCreated);
     const floor = await compare({
       rounds: scale.rounds,
       serviceLabel: `${ctx.floorName} + pg: same pre-check`,
       baselineLabel: 'raw pg: same SQL per object',
-      warmService: () => floorPost(scale.warmupSeconds),
+      warmService: () => floorResent(scale.warmupSeconds),
       warmBaseline: () => raw(scale.warmupSeconds, () => directResend++ % directCreated),
-      service: async () => ({ outcome: await floorPost(scale.objectAddSeconds) }),
+      service: async () => ({ outcome: await floorResent(scale.objectAddSeconds) }),
       baseline: async () => ({ outcome: await raw(scale.objectAddSeconds, () => directResend++ % directCreated) }),
       ...floorSide(ctx),
     });
     const notes = [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`];
     return [
-      finishRow(NEW, fresh, [...notes, `service created ${servedCreated} objects, baseline ${directCreated}`]),
+      finishRow(NEW, fresh, [
+        ...notes,
+        `service created ${servedCreated} objects, baseline ${directCreated}`,
+        `service at ${(fresh.service.throughput / freshFloor.service.throughput).toFixed(2)} of the floor (3af)`,
+      ]),
+      finishRow(NEW_FLOOR, freshFloor, notes),
       finishRow(RESEND, resent, notes),
       finishRow(RESEND_FLOOR, floor, notes),
     ];

@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { ROUTES, writeTargets } from './intel-setup.js';
+import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
+import { createCollection, ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 
 const ROW = {
@@ -9,6 +9,15 @@ const ROW = {
   unit: 'objects/s',
   target: { minRatio: 0.5 },
 };
+const FLOOR = {
+  id: '3cf',
+  title: 'stack floor of 3c: the bare framework + pg running the service\'s add statements, one collection',
+  unit: 'objects/s',
+  target: {},
+};
+
+/** ctx.shared key of row 3c's service throughput, which row 3d compares its updates with. */
+export const ROW_3C_THROUGHPUT = 'row3c.serviceThroughput';
 
 /**
  * What a write to one collection costs at the least: the object, its key row and its change record in
@@ -35,30 +44,33 @@ const UNSERIALISED_INSERT = `
  * `pg`, same concurrency, inserting the same rows per object with no serialisation at all (above), so
  * the ratio is bounded by whatever the service serialises (a collection lock held through each commit
  * caps it near the cost of one WAL flush per object) and by its per-request work (row 3a's ratio).
+ * 3cf: the stack floor (bench/floor/) adding new objects into one collection with the service's own add
+ * statements (pre-check, insert), against the same baseline: the best 3c ratio possible on that stack.
  */
 export const row3c: RowModule = {
-  rows: [ROW],
+  rows: [ROW, FLOOR],
   requires: [ROUTES.registerSchema, ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects'],
   async run(ctx: RowContext) {
     const { scale } = ctx;
     const { served, directId, headers } = await writeTargets(ctx, 'par', ['Read', 'Write']);
-    const path = `/intel/collections/${served.name}/objects`;
+    // The floor's collection of its own: its records are numbered by the sequencer, the baseline's carry
+    // their positions already.
+    const floorCollection = await createCollection(ctx, 'par-floor');
+    const floorId = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [floorCollection.name])).rows[0] as { id: number }).id;
     let servedNext = 0;
     let directNext = 0;
-    const post = (seconds: number) =>
+    let floorNext = 0;
+    const postTo = (baseUrl: string, path: string, prefix: string, seconds: number, pick: () => number) =>
       httpLoad({
-        baseUrl: ctx.service.url,
+        baseUrl,
         connections: scale.connections,
         durationS: seconds,
         headers,
-        requests: [
-          {
-            method: 'POST',
-            path,
-            setupRequest: (request) => ({ ...request, body: benchObject(`${ctx.runId}p`, servedNext++, scale.contextBytes).body }),
-          },
-        ],
+        requests: [{ method: 'POST', path, setupRequest: (request) => ({ ...request, body: benchObject(prefix, pick(), scale.contextBytes).body }) }],
       }).done;
+    const post = (seconds: number) => postTo(ctx.service.url, `/intel/collections/${served.name}/objects`, `${ctx.runId}p`, seconds, () => servedNext++);
+    const floorPost = (seconds: number) =>
+      postTo(ctx.floorServer.url, `/intel/collections/${floorId}/objects`, `${ctx.runId}g`, seconds, () => floorNext++);
     const raw = (seconds: number) =>
       dbLoad({
         pool: ctx.baselinePool,
@@ -83,6 +95,23 @@ export const row3c: RowModule = {
       cpu: ctx.cpu,
       sql: ctx.sqlStats,
     });
-    return [finishRow(ROW, result, [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`])];
+    ctx.shared.set(ROW_3C_THROUGHPUT, result.service.throughput);
+    const floor = await compare({
+      rounds: scale.rounds,
+      serviceLabel: `${ctx.floorName} + pg: same add statements, one collection`,
+      baselineLabel: 'raw pg: same rows, no serialisation',
+      warmService: () => floorPost(scale.warmupSeconds),
+      warmBaseline: () => raw(scale.warmupSeconds),
+      service: async () => ({ outcome: await floorPost(scale.objectAddSeconds) }),
+      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds) }),
+      ...floorSide(ctx),
+    });
+    // The floor's records wait for a pass: a first listing page numbers them, outside any measured phase.
+    await ctx.admin.request('GET', `/intel/collections/${floorCollection.name}/objects?limit=1`);
+    const notes = [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`];
+    return [
+      finishRow(ROW, result, [...notes, `service at ${(result.service.throughput / floor.service.throughput).toFixed(2)} of the floor (3cf)`]),
+      finishRow(FLOOR, floor, notes),
+    ];
   },
 };

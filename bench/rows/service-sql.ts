@@ -1,3 +1,6 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
 /**
  * The service's hot-path SQL, copied VERBATIM for the raw `pg` baselines of rows 3–6, so that a baseline
  * runs exactly the statements the service runs and the ratio shows only what the service adds around
@@ -5,42 +8,32 @@
  * each constant names its source.
  */
 
-// src/intel/objects.repository.ts — FIND_HITS (LIVE('o') and OWNING_OBJECT_IDS expanded); $5 compare the
-// expiry (true: the add carries a fixed one or none), $6 that expiry (null: none).
-export const FIND_HITS = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
-              CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
-              NOT (o.expires_at IS NULL OR o.expires_at > now()) AS expired
-         FROM intel_object o
-        WHERE o.id IN (SELECT k.object_id FROM unnest($2::text[], $3::text[]) AS q(type, value)
-                         CROSS JOIN LATERAL (SELECT object_id FROM intel_object_key
-                                              WHERE key_type = q.type AND value = q.value AND collection_id = $1
-                                              LIMIT 1) k)`;
+/**
+ * The statements of single adds and deletes are not copied: they are loaded from the service build under
+ * test (src/intel/object-statements.ts), so the raw baselines of row 3 and the stack floor run the very
+ * text the service prepares, under the same names, whatever the service changes. $1 collection id; see
+ * ObjectsRepository for the parameters of each.
+ */
+export interface ServiceStatement {
+  name: string;
+  text: string;
+}
+export interface ObjectStatements {
+  findHits: ServiceStatement;
+  insert: ServiceStatement;
+  update: ServiceStatement;
+  remove: ServiceStatement;
+}
 
-// src/intel/objects.repository.ts — WRITES.insert (SHARED_WRITER_LOCK, expiresAt('$5', '$6'), ADD_KEYS('$3')
-// and recordingChange('Add') expanded, with objectJson, isoUtc and insertChanges of
-// src/intel/change-records.ts); ObjectsService.add runs it autocommitted (insertIfKeysFree) when the unlocked
-// pre-check found no object. $1 collection id, $2 type, $3 keys JSON, $4 context JSON, $5 expiresAt, $6 TTL.
+/** OBJECT_STATEMENTS of the service build in `serviceDir` (a dist/ folder). */
+export async function loadObjectStatements(serviceDir: string): Promise<ObjectStatements> {
+  const file = join(serviceDir, 'intel', 'object-statements.js');
+  const loaded = (await import(pathToFileURL(file).href)) as { OBJECT_STATEMENTS?: ObjectStatements };
+  if (!loaded.OBJECT_STATEMENTS) throw new Error(`${file} exports no OBJECT_STATEMENTS: a service build older than the bench`);
+  return loaded.OBJECT_STATEMENTS;
+}
+
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-export const INSERT_OBJECT = `
-    WITH lk AS (SELECT pg_advisory_xact_lock_shared(7240013, $1::int)),
-    obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
-      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, COALESCE($5::timestamptz, date_trunc('milliseconds', now()) + make_interval(secs => $6::int)) FROM lk
-      RETURNING id, type, keys, context, expires_at, uid, added_at
-    ),
-    new_keys AS (
-      INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-      SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset($3::jsonb) AS k(type text, value text)
-       ORDER BY k.type, k.value
-    ),
-    change AS (
-      INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at)
-      SELECT $1::int, c.operation, c.reason, jsonb_build_object('type', c.type, 'keys', c.keys, 'context', c.context)
-    || CASE WHEN c.expires_at IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('expiresAt', to_char(c.expires_at AT TIME ZONE 'UTC', ${ISO_UTC})) END, c.uid, c.added_at
-        FROM (SELECT 1, 'Add', NULL::text, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj) AS c(n, operation, reason, type, keys, context, expires_at, uid, added_at)
-       ORDER BY c.n
-    )
-    SELECT obj.type, obj.keys, obj.context, to_char(obj.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt" FROM obj`;
 
 /** src/intel/objects.repository.ts — withFeedBounds(page): a keyset page joined to the collection's feed bounds. */
 function withFeedBounds(page: string): string {

@@ -9,11 +9,11 @@
  * collection share no counter and commit in parallel; see CONTRIBUTING.md, "The change feed".
  *
  * The collection's writer lock (an advisory lock per collection, in two modes) keeps the rules of
- * decisions §7 race-free without a counter: writers that decide from what they read first (an add
- * that updates or merges, a batch, the expiry job) take it EXCLUSIVE for their whole transaction
- * (`lockCollection`); single statements that need no earlier read (the insert of an object whose keys
- * were free, a delete) take it SHARED, so they run in parallel with each other but never in the middle
- * of a decision. $1 is the collection id in every fragment.
+ * decisions §7 race-free without a counter: writers that decide over many objects from what they read
+ * first (a batch, the expiry job, a single add whose first decision went stale) take it EXCLUSIVE for their
+ * whole transaction (`lockCollection`); single writes are one statement each that checks its own decision
+ * under the rows it writes (see object-statements.ts) and take it SHARED, so they run in parallel with each
+ * other but never in the middle of a decision. $1 is the collection id in every fragment.
  */
 
 /** Advisory lock class of the collection writer locks (two-key form: class, collection id). */

@@ -33,6 +33,15 @@ export const POSITION_SPACING = `interval '2 microseconds'`;
  * by POSITION_SPACING, in number order; `last_seq_at` moves with them. A
  * record still in flight is invisible to the snapshot and waits for a later pass. `moved` locks a
  * collection row (UPDATE) before `numbered` touches its records, which it can only do with `moved`'s row.
+ *
+ * `numbered` reads the records' positions from arrays (ids, numbers and times, all in id order), which
+ * PostgreSQL cannot estimate and takes for a few rows: it then probes the primary key once per record, in
+ * a nested loop driven by the arrays, however many records there are. As a join with `positions`,
+ * statistics taken while many records were unnumbered (a bulk of writes just before ANALYZE) made it
+ * expect the pass's LIMIT in full and hash-join the whole change table instead: a sequential scan of every
+ * record ever kept, per pass (20k records: 5,700 buffers, 9 ms, to number 30); and a filter `ch.id = ANY`
+ * of the ids (estimated at ten rows) made it loop over `positions` once per record, quadratic in a backlog
+ * (80 s for 14,000 records). test/database/query-plans.e2e-spec.ts checks the plan.
  */
 export function numberingCtes(which: string): string {
   return `unnumbered AS MATERIALIZED (
@@ -45,13 +54,34 @@ export function numberingCtes(which: string): string {
      WHERE c.id = u.collection_id
     RETURNING c.id, c.last_seq - u.count AS base, c.last_seq_at - u.count * ${POSITION_SPACING} AS base_at
   ),
-  numbered AS (
-    UPDATE intel_change ch SET seq = moved.base + u.n, seq_at = moved.base_at + u.n * ${POSITION_SPACING}
+  positions AS (
+    SELECT u.id, moved.base + u.n AS seq, moved.base_at + u.n * ${POSITION_SPACING} AS seq_at
       FROM (SELECT id, collection_id, row_number() OVER (PARTITION BY collection_id ORDER BY id) AS n FROM unnumbered) u
       JOIN moved ON moved.id = u.collection_id
-     WHERE ch.id = u.id
+  ),
+  numbered AS (
+    UPDATE intel_change ch SET seq = p.seq, seq_at = p.seq_at
+      FROM unnest(ARRAY(SELECT id FROM positions ORDER BY id), ARRAY(SELECT seq FROM positions ORDER BY id),
+                  ARRAY(SELECT seq_at FROM positions ORDER BY id)) AS p(id, seq, seq_at)
+     WHERE ch.id = p.id
   )`;
 }
+
+/**
+ * The start of a numbering transaction: SEQUENCER_LOCK, and for the rest of the transaction plans that walk
+ * the index of unnumbered records in id order (an index scan) rather than read it as a bitmap. A record
+ * numbered leaves a dead entry in that partial index until VACUUM; an index scan marks such entries dead in
+ * the index as it passes them, once, but a bitmap scan visits their rows again in every pass. PostgreSQL
+ * chose the bitmap whenever the LIMIT did not look selective, so after a burst (a bulk of batch items, or
+ * bench row 3a's baseline) each pass of a few records read the heap rows of every record numbered since
+ * the last vacuum (9,000 of them: 1,480 buffers and 15 ms per pass; in bench row 3a 14 ms per pass, 0.47 ms
+ * of statement time per object, against 2 ms per pass with index scans). Sequential scans are off too:
+ * statistics taken while many records were unnumbered would otherwise prefer reading the whole feed. Both
+ * only raise the cost of those plans (set_config local to the transaction), so no statement fails for lack
+ * of an index.
+ */
+const NUMBERING_TRANSACTION = `SELECT pg_advisory_xact_lock($1), set_config('enable_bitmapscan', 'off', true),
+                                      set_config('enable_seqscan', 'off', true)`;
 
 /** A pass: the oldest $1 committed unnumbered records of any collection; the collections and the count. */
 const NUMBER_COMMITTED = `
@@ -150,7 +180,7 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
    */
   numberAndRead<Result>(collectionId: number, read: (manager: EntityManager, numbering: string) => Promise<Result>): Promise<Result> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEQUENCER_LOCK]);
+      await manager.query(NUMBERING_TRANSACTION, [SEQUENCER_LOCK]);
       const result = await read(manager, numberingCtes('AND collection_id = $1::int'));
       await this.bus.publish(manager, FEED_TOPIC, String(collectionId));
       return result;
@@ -165,7 +195,7 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
   private pass(): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
       // Blocking: a pass that starts after a commit must number it, so it waits for a running one.
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEQUENCER_LOCK]);
+      await manager.query(NUMBERING_TRANSACTION, [SEQUENCER_LOCK]);
       const [{ collections, count }]: { collections: number[]; count: number }[] = await manager.query(NUMBER_COMMITTED, [PASS_ROWS]);
       if (collections.length > 0) await this.bus.publish(manager, FEED_TOPIC, collections.map(String));
       return count;

@@ -1,6 +1,6 @@
 import { KEY_TYPES, normalizeKeySet, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
-import type { Expiry, KeyHit, ObjectWrite } from './objects.repository.js';
+import type { AddWrite, Expiry, KeyHit } from './objects.repository.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /**
@@ -74,7 +74,7 @@ export function schemaInstance(object: PreparedObject): Record<string, unknown> 
  * write to make, or null when the add changes nothing. KeySetConflict when the keys name two objects or
  * clash with one.
  */
-export function planAdd(object: PreparedObject, hits: KeyHit[]): ObjectWrite | null {
+export function planAdd(object: PreparedObject, hits: KeyHit[]): AddWrite | null {
   const { keys, contextJson: context, expiry } = object;
   if (hits.length === 0) return { kind: 'insert', type: object.type, keys, context, expiry };
   if (hits.length > 1) throw ObjectErrors.keySetConflict('the keys belong to two or more different objects');
@@ -86,5 +86,5 @@ export function planAdd(object: PreparedObject, hits: KeyHit[]): ObjectWrite | n
   const newKeys = keys.filter((key) => !hit.keys.some((own) => own.type === key.type));
   // A time to live always moves the expiry (sameExpiry is null then): such an add is an Update.
   if (newKeys.length === 0 && hit.sameContext && hit.sameExpiry) return null;
-  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context, expiry };
+  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context, expiry, decidedOnKeys: hit.keys };
 }

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
-import { EXCLUSIVE_WRITER_LOCK, expiresAt, insertChanges, isoUtc, SHARED_WRITER_LOCK } from './change-records.js';
+import { EXCLUSIVE_WRITER_LOCK, insertChanges } from './change-records.js';
+import { LIVE, OBJECT_STATEMENTS, WRITTEN_OBJECT } from './object-statements.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import type { SizedRow } from '../common/pagination/page.js';
@@ -35,8 +36,20 @@ export interface Expiry {
 /** One write of the object add/delete rules; `context` is JSON text. */
 export type ObjectWrite =
   | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
-  | { kind: 'update'; objectId: string; keys: ObjectKey[]; newKeys: ObjectKey[]; context: string; expiry: Expiry }
+  | {
+      kind: 'update';
+      objectId: string;
+      keys: ObjectKey[];
+      newKeys: ObjectKey[];
+      context: string;
+      expiry: Expiry;
+      /** The object's keys the update was decided on: it is written only while they are still its keys. */
+      decidedOnKeys: ObjectKey[];
+    }
   | { kind: 'remove'; key: ObjectKey; uid?: string };
+
+/** The write of an add (ObjectWrite without the remove). */
+export type AddWrite = Exclude<ObjectWrite, { kind: 'remove' }>;
 
 export interface StoredObject {
   type: ObjectType;
@@ -67,26 +80,6 @@ export function storedObject({ type, keys, context, expiresAt }: RawObject | Sto
   return { type, keys, context, ...(expiresAt != null && { expiresAt }) };
 }
 
-/** The written object's columns, as every write statement returns them. */
-const WRITTEN_OBJECT = (row: string) =>
-  `${row}.type, ${row}.keys, ${row}.context, ${isoUtc(`${row}.expires_at`)} AS "expiresAt"`;
-
-/** Live objects only: an expired one is gone from every read at once, before the expiry job removes it. */
-export const LIVE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > now())`;
-
-/**
- * Ids of the objects of collection $1 that own any of the keys ($2 types, $3 values, in pairs): one probe
- * of the key table's primary key per submitted key, whatever the statistics say. As a plain join, a
- * collection that grew since the last ANALYZE was estimated at one key row, and PostgreSQL scanned all of
- * its keys once and compared each with every submitted key (a batch of 1,000 into a collection of 20k new
- * objects: 20M comparisons, 1.4 s per batch, measured by bench row 10). The LIMIT (a key has one row per
- * collection anyway) keeps the lateral probe from being flattened into such a join.
- */
-export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM unnest($2::text[], $3::text[]) AS q(type, value)
-                         CROSS JOIN LATERAL (SELECT object_id FROM intel_object_key
-                                              WHERE key_type = q.type AND value = q.value AND collection_id = $1
-                                              LIMIT 1) k`;
-
 /** A feed read that also numbers the collection's committed changes (ChangeSequencer.numberAndRead). */
 export interface Numbering {
   manager: EntityManager;
@@ -100,87 +93,18 @@ const PRUNE_LOCK = 7_240_002;
 const EXPIRY_LOCK = 7_240_014;
 
 /**
- * The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row).
- * `afterKeys`: the record is inserted only once `new_keys` has run. Its id orders the feed within a
- * numbering pass, so it must be taken after any wait for a conflicting writer's key rows: PostgreSQL runs
- * unreferenced data-modifying CTEs last-declared first, and an insert's record, taken before it waited for a
- * racing delete of the same key to commit, came out ahead of that delete's Remove (Add, Add, Remove).
- */
-function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null, afterKeys = false): string {
-  const why = reason === null ? 'NULL::text' : `'${reason}'`;
-  const keysWritten = afterKeys ? ', (SELECT count(*) FROM new_keys) AS keys_written' : '';
-  return `,
-    change AS (
-      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj${keysWritten}`)}
-    )
-    SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
-}
-
-/**
- * The key rows of a written object, inserted in one order whatever the order the client sent: two inserts
- * under the shared writer lock naming the same keys then meet on the first of them (one waits, then fails
- * as a taken key) instead of each holding a key the other waits for (a deadlock).
- */
-const ADD_KEYS = (keysParam: string) => `,
-    new_keys AS (
-      INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-      SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
-       ORDER BY k.type, k.value
-      RETURNING 1
-    )`;
-
-/**
- * Every write statement first takes the collection's writer lock in shared mode (`lk`, see
- * change-records.ts): a single insert or delete runs beside other single writes but never inside a
- * decision made under the exclusive lock. The update statement runs under that exclusive lock already
- * (the shared request of the same transaction does not wait for it). $1 = collection id.
- */
-const WRITE_SQL: Record<ObjectWrite['kind'], string> = {
-  insert: `
-    WITH ${SHARED_WRITER_LOCK},
-    obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
-      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
-      RETURNING id, type, keys, context, expires_at, uid, added_at
-    )${ADD_KEYS('$3')}${recordingChange('Add', null, true)}`,
-  update: `
-    WITH ${SHARED_WRITER_LOCK},
-    obj AS (
-      UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
-        FROM lk WHERE o.id = $2::bigint
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
-    )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
-  // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
-  // job (or the next add of its keys) removes it, with reason Expired.
-  remove: `
-    WITH ${SHARED_WRITER_LOCK},
-    obj AS (
-      DELETE FROM intel_object o USING intel_object_key k, lk
-       WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
-         AND ${LIVE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
-    )${recordingChange('Remove', 'Deleted')}`,
-};
-
-/**
  * Named prepared statements: a single add or delete runs two of them per request outside any transaction,
  * where parsing and planning these CTEs cost PostgreSQL about as much as executing them.
  */
 const WRITES = {
-  insert: new PreparedStatement<RawObject>('intel_write_insert', WRITE_SQL.insert),
-  update: new PreparedStatement<RawObject>('intel_write_update', WRITE_SQL.update),
-  remove: new PreparedStatement<RawObject>('intel_write_remove', WRITE_SQL.remove),
+  insert: PreparedStatement.of<RawObject>(OBJECT_STATEMENTS.insert),
+  update: PreparedStatement.of<RawObject>(OBJECT_STATEMENTS.update),
+  remove: PreparedStatement.of<RawObject>(OBJECT_STATEMENTS.remove),
 };
 
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
-const FIND_HITS = new PreparedStatement<KeyHit>(
-  'intel_find_hits',
-  `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
-          CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
-          NOT ${LIVE('o')} AS expired
-     FROM intel_object o
-    WHERE o.id IN (${OWNING_OBJECT_IDS})`,
-);
+const FIND_HITS = PreparedStatement.of<KeyHit>(OBJECT_STATEMENTS.findHits);
+
 
 /**
  * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
@@ -213,6 +137,7 @@ function writeParams(write: ObjectWrite): unknown[] {
         JSON.stringify(write.newKeys),
         write.expiry.at,
         write.expiry.ttlSeconds,
+        JSON.stringify(write.decidedOnKeys),
       ];
     case 'remove':
       return [write.key.type, write.key.value, write.uid ?? null];
@@ -269,7 +194,7 @@ export class ObjectsRepository {
    * Takes the collection's writer lock in exclusive mode for the rest of the transaction, before the
    * caller reads the objects its decision depends on. Under READ COMMITTED every later statement gets a
    * snapshot taken after the lock was granted, so it sees everything the previous holder committed, and
-   * no other writer of the collection (single inserts and deletes take the lock shared) runs until this
+   * no other writer of the collection (single writes take the lock shared) runs until this
    * transaction ends. It does not lock the collection row: the sequencer moves its last_seq meanwhile.
    */
   async lockCollection(manager: EntityManager, collectionId: number): Promise<void> {
@@ -319,12 +244,14 @@ export class ObjectsRepository {
   }
 
   /**
-   * The insert of a new object as a single autocommitted statement (one round trip, the shared writer
-   * lock held only for that statement, beside other inserts). No existence check is needed inside it: the key rows' primary key is checked
-   * against committed and in-flight rows alike, so a key taken since the caller looked makes the whole
-   * statement fail and roll back; that answers null and the caller decides again under the lock.
+   * An add decided from an unlocked read, as a single autocommitted statement (one round trip, the shared
+   * writer lock held only for that statement, beside other single writes). An insert needs no existence
+   * check inside it: the key rows' primary key is checked against committed and in-flight rows alike, so
+   * a key taken since the caller looked makes the whole statement fail and roll back. An update checks
+   * the object is still as decided on (see OBJECT_STATEMENTS.update). Either way null means the decision
+   * is stale, and the caller decides again under the lock.
    */
-  async insertIfKeysFree(collectionId: number, write: ObjectWrite & { kind: 'insert' }): Promise<WrittenChange | null> {
+  async writeAsDecided(collectionId: number, write: AddWrite): Promise<WrittenChange | null> {
     try {
       return await this.write(this.dataSource, collectionId, write);
     } catch (error) {

@@ -40,10 +40,10 @@ export class ObjectsService {
     if (!hits.some((hit) => hit.expired)) {
       const planned = planAdd(object, hits);
       if (planned === null) return;
-      if (planned.kind === 'insert') {
-        const inserted = await this.repository.insertIfKeysFree(collection.id, planned);
-        if (inserted) return this.changes.announce(collection, [inserted]);
-      }
+      // An insert or update written only if what it was decided on still holds (under the object's row
+      // lock and the keys' rows, beside other single writers): the request is then ordered at its write.
+      const written = await this.repository.writeAsDecided(collection.id, planned);
+      if (written) return this.changes.announce(collection, [written]);
     }
 
     const written = await this.dataSource.transaction(async (manager) => {

@@ -1,6 +1,8 @@
 // `npm run bench -- --quick` must keep working: this runs the quick mode as a child process (against the
-// service build in dist/, which `npm test` has just made, and a fresh database on the test cluster) and
-// checks that every row of the suite ran and reported. It asserts nothing about timings: those belong to
+// service build in dist/, which `npm test` has just made, and the bench's own embedded cluster with
+// pg_stat_statements) and checks that every row of the suite ran and reported. On that cluster the bench's
+// parity check runs too: a raw baseline whose copy of a service statement (bench/rows/service-sql.ts) has
+// drifted from the service's code fails its row, and so this test. It asserts nothing about timings: those belong to
 // the full `npm run bench` on a quiet machine (BENCHMARKS.md).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
@@ -10,7 +12,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 
 const run = promisify(execFile);
 // Jest runs from the repository root (its config sits there).
@@ -20,7 +21,7 @@ const repoRoot = resolve(process.cwd());
 /** The service build under test: dist/ (what `npm test` just built), or BENCH_SERVICE_DIR. */
 const serviceDir = resolve(process.env.BENCH_SERVICE_DIR ?? join(repoRoot, 'dist'));
 
-const ROW_IDS = ['1', '2', '2f', '3a', '3b', '3bf', '3c', '4', '5', '6', '6f', '7a', '7af', '7b', '7bf', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19a', '19b'];
+const ROW_IDS = ['1', '2', '2f', '3a', '3af', '3b', '3bf', '3c', '3cf', '3d', '4', '5', '6', '6f', '7a', '7af', '7b', '7bf', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19a', '19b'];
 
 interface Side {
   label: string;
@@ -37,25 +38,17 @@ interface Row {
   service?: Side;
   baseline?: Side;
   ratio?: number;
+  sql?: { baselineOnly: string[] };
 }
 
 describe('npm run bench -- --quick', () => {
   // Bench build output stays inside the repository so that its imports resolve from node_modules.
   const buildDir = join(repoRoot, 'bench', '.build', `jest-${process.pid}-${randomBytes(3).toString('hex')}`);
   let workDir: string;
-  let databaseUrl: string;
 
   beforeAll(async () => {
     if (!existsSync(join(repoRoot, 'bench', 'tsconfig.json'))) throw new Error(`run jest from the repository root, not ${repoRoot}`);
     workDir = await mkdtemp(join(tmpdir(), 'ids-bench-test-'));
-    const adminUrl = process.env.IDS_TEST_ADMIN_URL;
-    if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
-    const name = `bench_${Date.now()}_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    databaseUrl = adminUrl.replace(/\/postgres$/, `/${name}`);
     await run(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'bench/tsconfig.json', '--outDir', buildDir], {
       cwd: repoRoot,
     });
@@ -73,7 +66,8 @@ describe('npm run bench -- --quick', () => {
     try {
       ({ stdout, stderr } = await run(process.execPath, [join(buildDir, 'run.js'), '--quick', '--service-dir', serviceDir, '--out', out], {
         cwd: repoRoot,
-        env: { ...process.env, DATABASE_URL: databaseUrl },
+        // No DATABASE_URL: the bench starts its own cluster, where statement statistics (and parity) work.
+        env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL')),
         maxBuffer: 16 * 1024 * 1024,
         timeout: 240_000,
       }));
@@ -98,6 +92,8 @@ describe('npm run bench -- --quick', () => {
       expect(typeof row.service!.memory?.peakRssMiB).toBe('number');
       expect(Number.isFinite(row.ratio)).toBe(true);
     }
+    // The statement statistics were there, so the parity check of the raw baselines ran (row 3a's among them).
+    expect(report.rows.find((row) => row.id === '3a')?.sql?.baselineOnly).toEqual([]);
     // The table went to stdout, the progress log to stderr.
     expect(stdout).toContain('Svc peak RSS');
     expect(stderr).toContain('quick run');

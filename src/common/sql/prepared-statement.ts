@@ -17,6 +17,11 @@ export class PreparedStatement<Row> {
     readonly text: string,
   ) {}
 
+  /** From a statement kept as plain text with its name (e.g. src/intel/object-statements.ts). */
+  static of<Row>(statement: { name: string; text: string }): PreparedStatement<Row> {
+    return new PreparedStatement<Row>(statement.name, statement.text);
+  }
+
   /**
    * Runs on the data source's own connection pool, outside any transaction. Errors are pg's own
    * (not wrapped in TypeORM's QueryFailedError).

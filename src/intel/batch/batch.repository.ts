@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { expiresAt, insertChanges, isoUtc, type RecordedIds } from '../change-records.js';
-import { LIVE, OWNING_OBJECT_IDS } from '../objects.repository.js';
+import { LIVE, OWNING_OBJECT_IDS } from '../object-statements.js';
 import { Metrics } from '../../common/metrics/metrics.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
 

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isoUtc } from '../change-records.js';
 import { isoMicros } from '../collections.service.js';
-import { LIVE } from '../objects.repository.js';
+import { LIVE } from '../object-statements.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 
 /**

@@ -7,7 +7,8 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import { CollectionsService } from '../collections.service.js';
 import { isoUtc } from '../change-records.js';
-import { LIVE, type StoredObject, storedObject } from '../objects.repository.js';
+import { LIVE } from '../object-statements.js';
+import { type StoredObject, storedObject } from '../objects.repository.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 

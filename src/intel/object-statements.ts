@@ -1,0 +1,119 @@
+/**
+ * The statements of single adds and deletes (ObjectsRepository), as text, in a module that imports nothing
+ * but other SQL fragments: the bench (bench/rows/service-sql.ts, bench/floor/) loads them from the service
+ * build, so its raw `pg` baselines run exactly these statements and cannot drift from them.
+ */
+import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
+import { expiresAt, insertChanges, isoUtc, SHARED_WRITER_LOCK } from './change-records.js';
+
+/** The written object's columns, as every write statement returns them. */
+export const WRITTEN_OBJECT = (row: string) =>
+  `${row}.type, ${row}.keys, ${row}.context, ${isoUtc(`${row}.expires_at`)} AS "expiresAt"`;
+
+/** Live objects only: an expired one is gone from every read at once, before the expiry job removes it. */
+export const LIVE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > now())`;
+
+/**
+ * Ids of the objects of collection $1 that own any of the keys ($2 types, $3 values, in pairs): one probe
+ * of the key table's primary key per submitted key, whatever the statistics say. As a plain join, a
+ * collection that grew since the last ANALYZE was estimated at one key row, and PostgreSQL scanned all of
+ * its keys once and compared each with every submitted key (a batch of 1,000 into a collection of 20k new
+ * objects: 20M comparisons, 1.4 s per batch, measured by bench row 10). The LIMIT (a key has one row per
+ * collection anyway) keeps the lateral probe from being flattened into such a join.
+ */
+export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM unnest($2::text[], $3::text[]) AS q(type, value)
+                         CROSS JOIN LATERAL (SELECT object_id FROM intel_object_key
+                                              WHERE key_type = q.type AND value = q.value AND collection_id = $1
+                                              LIMIT 1) k`;
+
+/**
+ * The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row).
+ * `afterKeys`: the record is inserted only once `new_keys` has run. Its id orders the feed within a
+ * numbering pass, so it must be taken after any wait for a conflicting writer's key rows: PostgreSQL runs
+ * unreferenced data-modifying CTEs last-declared first, and an insert's record, taken before it waited for a
+ * racing delete of the same key to commit, came out ahead of that delete's Remove (Add, Add, Remove).
+ */
+function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null, afterKeys = false): string {
+  const why = reason === null ? 'NULL::text' : `'${reason}'`;
+  const keysWritten = afterKeys ? ', (SELECT count(*) FROM new_keys) AS keys_written' : '';
+  return `,
+    change AS (
+      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj${keysWritten}`)}
+    )
+    SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
+}
+
+/**
+ * The key rows of a written object, inserted in one order whatever the order the client sent: two inserts
+ * under the shared writer lock naming the same keys then meet on the first of them (one waits, then fails
+ * as a taken key) instead of each holding a key the other waits for (a deadlock).
+ */
+const ADD_KEYS = (keysParam: string) => `,
+    new_keys AS (
+      INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
+      SELECT $1::int, k.type, k.value, obj.id FROM obj, jsonb_to_recordset(${keysParam}::jsonb) AS k(type text, value text)
+       ORDER BY k.type, k.value
+      RETURNING 1
+    )`;
+
+/**
+ * Every write statement first takes the collection's writer lock in shared mode (`lk`, see
+ * change-records.ts): a single write runs beside other single writes but never inside a decision made
+ * under the exclusive lock (in a transaction that holds it already, the shared request does not wait).
+ * $1 = collection id.
+ *
+ * The update is a compare-and-set on the object's row: it writes only while the object is exactly as the
+ * add was decided on (`$8` its keys, live, and not by now equal to what the add would write), which
+ * UPDATE checks on the row's latest committed version once it holds the row lock (READ COMMITTED
+ * re-evaluates the WHERE after waiting for a concurrent writer of the row). Keys only ever join an object
+ * and leave with it, so its unchanged key list means every key the add names is still its own or among
+ * `$5`, whose rows the statement inserts: a key some other writer took meanwhile (committed or in flight)
+ * fails the statement on the key table's primary key. No row (or that failure) means: decide again
+ * (ObjectsService.add, under the exclusive lock). So two updates of different objects of one collection
+ * wait for nothing of each other; two of one object queue on its row, the second's record id drawn after
+ * the first committed.
+ */
+const WRITE_SQL = {
+  insert: `
+    WITH ${SHARED_WRITER_LOCK},
+    obj AS (
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
+      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
+      RETURNING id, type, keys, context, expires_at, uid, added_at
+    )${ADD_KEYS('$3')}${recordingChange('Add', null, true)}`,
+  update: `
+    WITH ${SHARED_WRITER_LOCK},
+    obj AS (
+      UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
+        FROM lk
+       WHERE o.id = $2::bigint AND o.keys = $8::jsonb AND ${LIVE('o')}
+         AND NOT (jsonb_array_length($5::jsonb) = 0 AND $7::int IS NULL AND o.context = $4::jsonb
+                  AND o.expires_at IS NOT DISTINCT FROM $6::timestamptz)
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
+    )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
+  // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
+  // job (or the next add of its keys) removes it, with reason Expired.
+  remove: `
+    WITH ${SHARED_WRITER_LOCK},
+    obj AS (
+      DELETE FROM intel_object o USING intel_object_key k, lk
+       WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
+         AND ${LIVE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
+    )${recordingChange('Remove', 'Deleted')}`,
+} as const;
+
+/** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
+const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
+          CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
+          NOT ${LIVE('o')} AS expired
+     FROM intel_object o
+    WHERE o.id IN (${OWNING_OBJECT_IDS})`;
+
+/** Each statement with the name it is prepared under (per pooled connection; see PreparedStatement). */
+export const OBJECT_STATEMENTS = {
+  findHits: { name: 'intel_find_hits', text: FIND_HITS_SQL },
+  insert: { name: 'intel_write_insert', text: WRITE_SQL.insert },
+  update: { name: 'intel_write_update', text: WRITE_SQL.update },
+  remove: { name: 'intel_write_remove', text: WRITE_SQL.remove },
+} as const;
