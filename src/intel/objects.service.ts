@@ -53,6 +53,9 @@ export class ObjectsService {
       const removed = await this.expireHits(manager, collection.id, current);
       const write = planAdd(object, current.filter((hit) => !hit.expired));
       const change = write && (await this.repository.write(manager, collection.id, write));
+      // Under the lock the statement's own conditions repeat planAdd's: a planned write that wrote nothing
+      // is a bug, and answering it as done would lose an acknowledged write.
+      if (write && !change) throw new Error('an add decided under the collection writer lock wrote nothing');
       return change ? [...removed, change] : removed;
     });
     this.changes.announce(collection, written);
