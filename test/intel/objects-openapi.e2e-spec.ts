@@ -64,6 +64,25 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expectErrors(search, ['400', '401', '403', '404', '429', '503']);
   });
 
+  it('GET and HEAD export, POST import: their parameters, Basic credentials, media types and errors', () => {
+    const EXPORT = '/intel/collections/{collection_id}/export';
+    const { get, head } = api.document.paths[EXPORT];
+    for (const operation of [get, head]) {
+      expect(operation.summary).toEqual(expect.any(String));
+      expect(params(operation)).toEqual(['header:If-None-Match', 'path:collection_id!', 'query:format!', 'query:keyType', 'query:urlScheme']);
+      expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
+      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
+      expectErrors(operation, ['400', '401', '403', '404', '429', '503']);
+    }
+    expect(Object.keys(get.responses['200'].content!).sort()).toEqual(['application/stix+json', 'application/x-ndjson', 'text/csv', 'text/plain']);
+    const imported = api.document.paths['/intel/collections/{collection_id}/import'].post;
+    expect(imported.summary).toEqual(expect.any(String));
+    expect(imported.description).toContain('dryRun');
+    expect(Object.keys(imported.requestBody!.content).sort()).toEqual(['text/csv', 'text/plain']);
+    expect(imported.security).not.toEqual(expect.arrayContaining([{ basic: [] }]));
+    expectErrors(imported, ['400', '401', '403', '404', '413', '415', '422', '429', '503']);
+  });
+
   it('POST /intel/lookup: keys and optional collections in; one result per key out; every error with its body', () => {
     const lookup = api.document.paths['/intel/lookup'].post;
     expect(lookup.summary).toEqual(expect.any(String));
