@@ -19,6 +19,8 @@ export interface Operation {
   parameters?: { in: string; name: string; required?: boolean }[];
   requestBody?: { content: Record<string, { schema: SchemaObject }> };
   responses: Record<string, { content?: Record<string, { schema: SchemaObject }>; headers?: Record<string, unknown> }>;
+  /** Alternatives, each a set of schemes (`[]` on operations that need no credentials). */
+  security?: Record<string, string[]>[];
 }
 export interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
