@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium as playwright, type Page } from 'playwright-core';
 
 /**
- * A real headless Chromium for the console's tests: `CHROMIUM_PATH` when set, otherwise the build of
- * `@sparticuz/chromium` (unpacked to /tmp on first use), launched with its arguments (they include the
+ * A real headless Chromium for the console's tests: `CHROMIUM_PATH` (the user's, or the build of
+ * `@sparticuz/chromium` that the run's global setup unpacked), launched with that package's arguments (they include the
  * sandbox flags that let it run as root in a container). One browser per test file; a fresh context
  * (cookies, storage) per session.
  */
 export async function launchBrowser(): Promise<Browser> {
-  const executablePath = process.env.CHROMIUM_PATH || (await chromium.executablePath());
+  const executablePath = process.env.CHROMIUM_PATH;
+  if (!executablePath) throw new Error('CHROMIUM_PATH is unset: run the tests through jest, whose global setup sets it');
   // Its `--single-process` (for AWS Lambda) ends the browser with its first closed context: not here.
   const args = chromium.args.filter((arg) => arg !== '--single-process');
   return playwright.launch({ executablePath, args, headless: true });

@@ -1,6 +1,6 @@
 // One throwaway PostgreSQL cluster for the whole run; each test file creates its own database on it.
 // Jest loads this file outside its TypeScript transform, so it uses the build output (`npm test` builds first).
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedDatabase } from '../../dist/database/embedded-postgres.js';
@@ -11,4 +11,25 @@ export default async function globalSetup() {
   globalThis.__IDS_TEST_CLUSTER__ = { cluster, root };
   // Test workers start after this and inherit the environment.
   process.env.IDS_TEST_ADMIN_URL = cluster.adminUrl;
+  process.env.CHROMIUM_PATH ||= await unpackChromium();
+}
+
+/**
+ * The browser tests' Chromium (test/support/browser.ts), unpacked from `@sparticuz/chromium` here, once,
+ * before any worker starts: two workers unpacking it into one place at once could start a half-written
+ * binary. The package unpacks into the temporary directory with mode 0700, so each user gets a folder of
+ * their own there (another user's copy cannot be run).
+ */
+async function unpackChromium() {
+  const { default: chromium } = await import('@sparticuz/chromium');
+  const dir = join(tmpdir(), `ids-chromium-${process.getuid?.() ?? 'user'}`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = process.env.TMPDIR;
+  process.env.TMPDIR = dir; // where the package unpacks (os.tmpdir())
+  try {
+    return await chromium.executablePath();
+  } finally {
+    if (tmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmp;
+  }
 }
