@@ -1,14 +1,15 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { CreateApiKeyDto } from '../../auth/dto/api-key.dto.js';
+import { ApiKeyIdParamDto, CreateApiKeyDto } from '../../auth/dto/api-key.dto.js';
 import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
 import { CompleteTaskDto, FailTaskDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
-import { RegisterTaskDto } from '../../insight/dto/task.dto.js';
-import { CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
+import { RegisterTaskDto, TaskIdParamDto } from '../../insight/dto/task.dto.js';
+import { CollectionNameParamDto, CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
 import { RemoveItemDto } from '../../intel/batch/batch.dto.js';
-import { ObjectAddDto } from '../../intel/dto/object.dto.js';
+import { CollectionIdParamDto, ObjectAddDto } from '../../intel/dto/object.dto.js';
 import { LookupDto } from '../../intel/lookup/lookup.dto.js';
+import { SchemaIdParamDto } from '../../schema-registry/dto/schema.dto.js';
 import { RESOURCE_ACTIONS } from '../guard/access.js';
 import { ApiError } from '../errors/api-error.js';
 import { INSIGHT_KEY_TYPES, INSIGHT_OBJECT_TYPES, KEY_TYPES, OBJECT_TYPES } from '../indicators/indicators.js';
@@ -33,9 +34,9 @@ function shape(value: unknown): unknown {
   return value === undefined ? { undefined: true } : value;
 }
 
-async function outcome(pipe: AppValidationPipe, type: Function, json: string): Promise<unknown> {
+async function outcome(pipe: AppValidationPipe, type: Function, json: string, source: 'body' | 'param' = 'body'): Promise<unknown> {
   try {
-    return { accepted: shape(await pipe.transform(JSON.parse(json), { type: 'body', metatype: type as never, data: undefined })) };
+    return { accepted: shape(await pipe.transform(JSON.parse(json), { type: source, metatype: type as never, data: undefined })) };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     return { refused: { status: error.status, code: error.code, message: error.message, details: error.details } };
@@ -101,6 +102,21 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   ],
 ];
 
+/** Path parameters as the router gives them (strings), valid and not: the names the patterns allow and refuse. */
+const pathValue = fc.oneof(
+  text,
+  fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/),
+  fc.integer({ min: 0, max: 2 ** 40 }).map(String),
+  fc.constantFrom('', '.', '..', '0', '01', 'a b', 'x'.repeat(129), '\u00e9', 'phishing'),
+);
+const PARAMS: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> = [
+  ['CollectionIdParamDto', CollectionIdParamDto, fc.record({ collection_id: pathValue })],
+  ['CollectionNameParamDto', CollectionNameParamDto, fc.record({ collectionName: pathValue })],
+  ['SchemaIdParamDto', SchemaIdParamDto, fc.record({ schema_id: pathValue })],
+  ['ApiKeyIdParamDto', ApiKeyIdParamDto, fc.record({ api_key_id: fc.oneof(fc.integer({ min: 1, max: 999_999_999 }).map(String), pathValue) })],
+  ['TaskIdParamDto', TaskIdParamDto, fc.record({ task_id: fc.oneof(uuid, pathValue) })],
+];
+
 /** Values that break validators: wrong types, bounds, enum look-alikes, nested shapes where values belong. */
 const spoilt: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
@@ -158,6 +174,36 @@ function spoil(body: unknown, spoilings: Spoiling[]): unknown {
   return root;
 }
 
+/**
+ * The pipe with the fast path answers every spoiled value of `valid` exactly as the library alone does, and
+ * the fast path alone accepts exactly what the library accepts (`source`: where the value comes from).
+ */
+async function agreesWithLibrary(source: 'body' | 'param', type: Function, valid: fc.Arbitrary<Record<string, unknown>>): Promise<void> {
+  const fast = compiledValidation(type)!;
+  const library = new LibraryPipe();
+  const pipe = new AppValidationPipe();
+  const accepted = { fast: 0, library: 0 };
+  await fc.assert(
+    fc.asyncProperty(valid, fc.array(spoiling, { maxLength: 2 }), async (body, spoilings) => {
+      const json = JSON.stringify(spoil(body, spoilings)) ?? 'null';
+      const reference = await outcome(library, type, json, source);
+      expect(await outcome(pipe, type, json, source)).toEqual(reference);
+      // The verdict of the fast path alone, on the bodies the pipe's own checks let through to it.
+      const parsed: unknown = JSON.parse(json);
+      if (inspectJsonBody(parsed, { attributeNames: true, text: true }) || typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return;
+      const verdict = fast(parsed) !== undefined;
+      expect(verdict).toBe('accepted' in (reference as object));
+      if (verdict) accepted.fast += 1;
+      if ('accepted' in (reference as object)) accepted.library += 1;
+    }),
+    { seed: SEED, numRuns: 400 },
+  );
+  // The generator reaches both sides: bodies accepted (then through the fast path) and refused.
+  expect(accepted.fast).toBe(accepted.library);
+  expect(accepted.library).toBeGreaterThan(40);
+  expect(accepted.library).toBeLessThan(380);
+}
+
 describe('compiled validation (the global pipe\'s fast path)', () => {
   it.each(BODIES)('is compiled for %s', (_name, type) => {
     expect(compiledValidation(type)).toBeDefined();
@@ -165,31 +211,16 @@ describe('compiled validation (the global pipe\'s fast path)', () => {
 
   it.each(BODIES)(
     '%s: accepts exactly the bodies class-validator accepts, gives the same instance, and the pipe answers every body as without it',
-    async (_name, type, valid) => {
-      const fast = compiledValidation(type)!;
-      const library = new LibraryPipe();
-      const pipe = new AppValidationPipe();
-      const accepted = { fast: 0, library: 0 };
-      await fc.assert(
-        fc.asyncProperty(valid, fc.array(spoiling, { maxLength: 2 }), async (body, spoilings) => {
-          const json = JSON.stringify(spoil(body, spoilings)) ?? 'null';
-          const reference = await outcome(library, type, json);
-          expect(await outcome(pipe, type, json)).toEqual(reference);
-          // The verdict of the fast path alone, on the bodies the pipe's own checks let through to it.
-          const parsed: unknown = JSON.parse(json);
-          if (inspectJsonBody(parsed, { attributeNames: true, text: true }) || typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return;
-          const verdict = fast(parsed) !== undefined;
-          expect(verdict).toBe('accepted' in (reference as object));
-          if (verdict) accepted.fast += 1;
-          if ('accepted' in (reference as object)) accepted.library += 1;
-        }),
-        { seed: SEED, numRuns: 400 },
-      );
-      // The generator reaches both sides: bodies accepted (then through the fast path) and refused.
-      expect(accepted.fast).toBe(accepted.library);
-      expect(accepted.library).toBeGreaterThan(40);
-      expect(accepted.library).toBeLessThan(380);
-    },
+    (_name, type, valid) => agreesWithLibrary('body', type, valid),
+  );
+
+  it.each(PARAMS)('is compiled for the path parameters of %s', (_name, type) => {
+    expect(compiledValidation(type)).toBeDefined();
+  });
+
+  it.each(PARAMS)(
+    '%s: accepts exactly the path parameters class-validator accepts, and the pipe answers every value as without it',
+    (_name, type, valid) => agreesWithLibrary('param', type, valid),
   );
 
   it('keeps the context as parsed (the same object, attributes named like methods included), as the DTO\'s @Transform does', () => {

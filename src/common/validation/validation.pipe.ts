@@ -35,8 +35,8 @@ const CODE_BY_SOURCE: Record<string, ErrorCode> = {
 @Injectable()
 export class AppValidationPipe extends ValidationPipe {
   /**
-   * Bodies the compiled fast path accepts skip class-validator; false leaves every body to the library (the
-   * reference compiled-validation.spec.ts holds the fast path to).
+   * Bodies and path parameters the compiled fast path accepts skip class-validator; false leaves them all to
+   * the library (the reference compiled-validation.spec.ts holds the fast path to).
    */
   protected readonly compiled: boolean = true;
 
@@ -84,8 +84,15 @@ export class AppValidationPipe extends ValidationPipe {
     if (metadata.type === 'body' && metadata.metatype && this.toValidate(metadata) && !isPlainObject(value)) {
       throw new ApiError('InvalidData', 'the request body must be a JSON object');
     }
-    // Only what class-validator would accept as it is; everything else takes the library's path below.
-    const fast = metadata.type === 'body' && this.compiled && metadata.metatype && this.toValidate(metadata) && compiledValidation(metadata.metatype)?.(value);
+    // Only what class-validator would accept as it is; everything else takes the library's path below. Path
+    // parameters too: most routes have a DTO of them, checked on every request (query DTOs convert types,
+    // which the fast path leaves to the library anyway).
+    const fast =
+      (metadata.type === 'body' || metadata.type === 'param') &&
+      this.compiled &&
+      metadata.metatype &&
+      this.toValidate(metadata) &&
+      compiledValidation(metadata.metatype)?.(value);
     if (fast) return fast;
     try {
       return await super.transform(value, metadata);
