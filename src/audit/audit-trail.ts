@@ -10,10 +10,10 @@ const MOST_PER_INSERT = 1000;
 /**
  * INSERTs of one instance in flight at once. More than one, so that an entry rarely waits behind a statement
  * that left without it (its answer would wait two commits); few, so that under load entries queue and share
- * statements. Two, measured (bench row 3c, 16 writers, 25 Nov 2026): with four, entries mostly went one per
- * statement (0.77 INSERTs and commits per write) and auditing cost single writes a quarter of their
- * throughput; with two, 0.48 per write, 683 writes/s against 475, and the answer came sooner too (p50
- * 21.8 ms against 31 ms), the machine having less to do; with one, 0.28 per write and 602 writes/s.
+ * statements. Two, measured (bench row 3c, 16 writers, runs alternating four and two, 25 Nov 2026): with
+ * four, entries mostly went one per statement (0.76 INSERTs and commits per write), 555–558 writes/s; with
+ * two, 0.47 per write, 647–741 writes/s, and answers came sooner too (p50 20–23 ms against 26–27 ms), the
+ * machine having less to do.
  */
 const MOST_IN_FLIGHT = 2;
 
