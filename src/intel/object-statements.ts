@@ -14,6 +14,21 @@ export const WRITTEN_OBJECT = (row: string) =>
 export const LIVE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > now())`;
 
 /**
+ * Liveness for the decision of an add, delete or batch: as of the start of the statement that reads the
+ * objects. Under the collection's exclusive lock that statement runs after the wait for the lock; now() would
+ * be the start of the transaction, before that wait, and count an object that expired meanwhile as live.
+ */
+export const LIVE_AT_DECISION = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > statement_timestamp())`;
+
+/**
+ * Liveness for a write of an object's row: as of the moment the statement holds the row, after any wait for
+ * another writer of it. The statement's start would count an object that expired during the wait as live,
+ * and an add would update it instead of recording its expiry and adding it anew. Objects only ever go from
+ * live to expired, so a write that finds its object expired is decided again, and the decision sees it so.
+ */
+const LIVE_AT_WRITE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > clock_timestamp())`;
+
+/**
  * Ids of the objects of collection $1 that own any of the keys ($2 types, $3 values, in pairs): one probe
  * of the key table's primary key per submitted key, whatever the statistics say. As a plain join, a
  * collection that grew since the last ANALYZE was estimated at one key row, and PostgreSQL scanned all of
@@ -86,7 +101,7 @@ const WRITE_SQL = {
     obj AS (
       UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
         FROM lk
-       WHERE o.id = $2::bigint AND o.keys = $8::jsonb AND ${LIVE('o')}
+       WHERE o.id = $2::bigint AND o.keys = $8::jsonb AND ${LIVE_AT_WRITE('o')}
          AND NOT (jsonb_array_length($5::jsonb) = 0 AND $7::int IS NULL AND o.context = $4::jsonb
                   AND o.expires_at IS NOT DISTINCT FROM $6::timestamptz)
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
@@ -98,7 +113,7 @@ const WRITE_SQL = {
     obj AS (
       DELETE FROM intel_object o USING intel_object_key k, lk
        WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
-         AND ${LIVE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
+         AND ${LIVE_AT_WRITE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
     )${recordingChange('Remove', 'Deleted')}`,
 } as const;
@@ -106,7 +121,7 @@ const WRITE_SQL = {
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
 const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
           CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
-          NOT ${LIVE('o')} AS expired
+          NOT ${LIVE_AT_DECISION('o')} AS expired
      FROM intel_object o
     WHERE o.id IN (${OWNING_OBJECT_IDS})`;
 

@@ -110,13 +110,15 @@ const FIND_HITS = PreparedStatement.of<KeyHit>(OBJECT_STATEMENTS.findHits);
  * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
  * first, with one `Remove` change each (reason Expired), recorded in that order. Run only under the
  * collection's exclusive writer lock (lockCollection); an object another writer already removed is
- * simply not found again, so each expiry is recorded once.
+ * simply not found again, so each expiry is recorded once. Expired as of this statement's start: every
+ * object an earlier statement of the transaction found expired (findHits) is expired then too.
  */
 const EXPIRE = `
   WITH gone AS (
     DELETE FROM intel_object o
      WHERE o.id IN (SELECT id FROM intel_object
-                     WHERE collection_id = $1::int AND expires_at <= now() AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
+                     WHERE collection_id = $1::int AND expires_at <= statement_timestamp()
+                       AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
                      ORDER BY id LIMIT $3)
     RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
   ),

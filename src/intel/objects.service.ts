@@ -13,6 +13,12 @@ import { type CollectionRecord, CollectionsService } from './collections.service
 import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
 import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
 
+/**
+ * Decisions of one add under the collection's exclusive lock: the second one finds expired what expired
+ * after the first (the only change possible under the lock), so a third is never needed.
+ */
+const DECISIONS_UNDER_LOCK = 3;
+
 @Injectable()
 export class ObjectsService {
   constructor(
@@ -48,15 +54,21 @@ export class ObjectsService {
 
     const written = await this.dataSource.transaction(async (manager) => {
       await this.repository.lockCollection(manager, collection.id);
+      const removed: WrittenChange[] = [];
       // Decided again under the lock: another writer may have changed these objects since the pre-check.
-      const current = await this.repository.findHits(manager, collection.id, keys, contextJson, object.expiry);
-      const removed = await this.expireHits(manager, collection.id, current);
-      const write = planAdd(object, current.filter((hit) => !hit.expired));
-      const change = write && (await this.repository.write(manager, collection.id, write));
-      // Under the lock the statement's own conditions repeat planAdd's: a planned write that wrote nothing
-      // is a bug, and answering it as done would lose an acknowledged write.
-      if (write && !change) throw new Error('an add decided under the collection writer lock wrote nothing');
-      return change ? [...removed, change] : removed;
+      // Under the lock only time still changes them: an object live at the decision may have expired when
+      // its update holds the row, which then writes nothing; the next decision finds it expired.
+      for (let decision = 1; decision <= DECISIONS_UNDER_LOCK; decision++) {
+        const current = await this.repository.findHits(manager, collection.id, keys, contextJson, object.expiry);
+        removed.push(...(await this.expireHits(manager, collection.id, current)));
+        const write = planAdd(object, current.filter((hit) => !hit.expired));
+        if (write === null) return removed;
+        const change = await this.repository.write(manager, collection.id, write);
+        if (change) return [...removed, change];
+      }
+      // Otherwise the statement's conditions and planAdd's disagree: a bug, and answering it as done would
+      // lose an acknowledged write.
+      throw new Error('an add decided under the collection writer lock wrote nothing');
     });
     this.changes.announce(collection, written);
   }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, expectCode, listAll } from './objects.helpers.js';
+import { createCollection, expectCode, listAll, md5, sha1 } from './objects.helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const domain = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -191,6 +192,75 @@ describe('object expiry', () => {
       (change) => `${change.operation}${change.reason ? `(${change.reason})` : ''} ${change.object.keys[0].value}`,
     );
     expect(summary).toEqual(['Add 192.0.2.1', 'Add 192.0.2.2', 'Remove(Expired) 192.0.2.1', 'Add 192.0.2.1']);
+  });
+
+  it('a write that waits for another writer of its object across the expiry finds it expired: expired and added anew, never extended or deleted', async () => {
+    await createCollection(a, 'expires-waiting');
+    const file = (keys: { type: string; value: string }[], extra: Record<string, unknown> = {}) => ({ type: 'File', keys, context: {}, ...extra });
+    const md5Key = { type: 'MD5Hash', value: md5(7) };
+    const sha1Key = { type: 'SHA1Hash', value: sha1(7) };
+    const { changesCursor } = await listAll(a, 'expires-waiting');
+    const soon = inMs(3000);
+    expect((await add('expires-waiting', domain('held.example', { expiresAt: soon }))).status).toBe(204);
+    expect((await add('expires-waiting', domain('deleted.example', { expiresAt: soon }))).status).toBe(204);
+    expect((await add('expires-waiting', file([md5Key], { expiresAt: soon }))).status).toBe(204);
+    const gone = inMs(200);
+    expect((await add('expires-waiting', file([sha1Key], { expiresAt: gone }))).status).toBe(204);
+    await sleep(Date.parse(gone) - Date.now() + 50);
+
+    // Another writer of the first three objects, in flight across their expiry: a raw transaction that has
+    // written their rows (as an add keeping their expiry would), so the service's writes wait for it and then
+    // check the rows' new versions (a row only locked, never written, is not checked again by PostgreSQL;
+    // no statement of the service locks an object's row without writing it).
+    const holder = new pg.Client({ connectionString: a.databaseUrl });
+    await holder.connect();
+    const blocked = async () =>
+      ((await a.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`))
+        .rows[0] as { n: number }).n;
+    const untilBlocked = async (count: number) => {
+      while ((await blocked()) < count) await sleep(10);
+    };
+    const writes: Promise<{ status: number }>[] = [];
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        `UPDATE intel_object o SET context = o.context FROM intel_object_key k
+          WHERE k.object_id = o.id AND k.value = ANY($1::text[])`,
+        [['held.example', 'deleted.example', md5Key.value]],
+      );
+      // A merge with the expired object's key: decided under the collection's exclusive lock (an expired
+      // object is removed first), it plans an update of the MD5 object and waits for its row.
+      writes.push(add('expires-waiting', file([md5Key, sha1Key])).then((response) => response));
+      await untilBlocked(1);
+      // A single update and a single delete, decided while their objects are live, then waiting.
+      writes.push(add('expires-waiting', domain('held.example', { context: { size: 1 } })).then((response) => response));
+      await untilBlocked(2);
+      writes.push(remove('expires-waiting', 'deleted.example').then((response) => response));
+      await untilBlocked(3);
+      await sleep(Date.parse(soon) - Date.now() + 100);
+      await holder.query('COMMIT');
+      expect((await Promise.all(writes)).map((response) => response.status)).toEqual([204, 204, 204]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await Promise.allSettled(writes);
+    }
+    await runJobOnBoth();
+
+    // Each object's own records (the order between objects depends on which waiting writer went first).
+    const byObject = new Map<string, string[]>();
+    for (const change of await changesAfter('expires-waiting', changesCursor)) {
+      const object = change.object as { keys: { value: string }[]; context: Record<string, unknown> };
+      const name = object.keys.map((key) => key.value).join('+');
+      byObject.set(name, [...(byObject.get(name) ?? []), `${change.operation}${change.reason ? `(${change.reason})` : ''} ${JSON.stringify(object.context)}`]);
+    }
+    expect(Object.fromEntries(byObject)).toEqual({
+      'held.example': ['Add {}', 'Remove(Expired) {}', 'Add {"size":1}'],
+      'deleted.example': ['Add {}', 'Remove(Expired) {}'],
+      [md5Key.value]: ['Add {}', 'Remove(Expired) {}'],
+      [sha1Key.value]: ['Add {}', 'Remove(Expired) {}'],
+      [`${md5Key.value}+${sha1Key.value}`]: ['Add {}'],
+    });
   });
 
   it('wakes a long-polling follower with the expiry', async () => {

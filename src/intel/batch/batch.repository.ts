@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { expiresAt, insertChanges, isoUtc, type RecordedIds } from '../change-records.js';
-import { LIVE, OWNING_OBJECT_IDS } from '../object-statements.js';
+import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
 import { Metrics } from '../../common/metrics/metrics.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
 
@@ -105,7 +105,7 @@ export class BatchRepository {
   /** The stored objects any of `keys` belongs to, with their whole state (the batch replays over it). */
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
-      `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE('o')} AS expired,
+      `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE_AT_DECISION('o')} AS expired,
               o.uid, o.added_at::text AS "addedAt"
          FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
