@@ -37,7 +37,7 @@ import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
-import { DATABASE_POOL_SIZE, loadObjectStatements } from './rows/service-sql.js';
+import { DATABASE_POOL_SIZE, loadObjectStatements, loadTaskStatements } from './rows/service-sql.js';
 import { runScale } from './scale.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -250,6 +250,7 @@ async function main(): Promise<number> {
       baselinePool,
       sqlStats: new SqlStats(db.statementStats ? setupPool : undefined),
       objectStatements: await loadObjectStatements(options.serviceDir),
+      taskStatements: await loadTaskStatements(options.serviceDir),
       cpu: { service: service.server.probe, database: db.kind === 'embedded' ? new ClusterCpu(join(runDir, 'pg')) : undefined },
       runDir,
       s3,

@@ -4,10 +4,9 @@
  */
 import pg from 'pg';
 import {
-  COMPLETE_TASK,
   DELIVERY_LIMIT_ERROR,
   loadObjectStatements,
-  TAKE_TASKS,
+  loadTaskStatements,
   TASK_LEASE_SECONDS,
   TASK_MAX_DELIVERIES,
 } from '../rows/service-sql.js';
@@ -39,6 +38,7 @@ export const pool = new pg.Pool({ connectionString: argument('--database-url'), 
 
 /** The service build's own statements (`--service-dir`), run under the names the service prepares them by. */
 const statements = await loadObjectStatements(argument('--service-dir'));
+const taskStatements = await loadTaskStatements(argument('--service-dir'));
 
 /**
  * The statements of a single add of an identical re-send or a new object, as ObjectsService.add runs them
@@ -59,7 +59,7 @@ export async function add(collectionId: number, body: ObjectBody): Promise<boole
 
 /** The service's claim statement. */
 export async function take(limit: number): Promise<TakenTask[]> {
-  const { rows } = await pool.query<{ exhausted: boolean; id: string; objectKeys: unknown }>(TAKE_TASKS, [
+  const { rows } = await pool.query<{ exhausted: boolean; id: string; objectKeys: unknown }>(taskStatements.take, [
     limit,
     TASK_MAX_DELIVERIES,
     TASK_LEASE_SECONDS,
@@ -71,7 +71,7 @@ export async function take(limit: number): Promise<TakenTask[]> {
 
 /** The service's completion UPDATE: whether the task was open for it. */
 export async function complete(body: TaskBody): Promise<boolean> {
-  const { rowCount } = await pool.query(COMPLETE_TASK, [body.taskID, TASK_MAX_DELIVERIES, JSON.stringify(body.result)]);
+  const { rowCount } = await pool.query(taskStatements.complete, [body.taskID, TASK_MAX_DELIVERIES, JSON.stringify(body.result)]);
   return rowCount === 1;
 }
 

@@ -10,7 +10,7 @@ import type { BenchS3 } from './s3.js';
 import type { Scale } from './scale.js';
 import type { ServiceHandle } from './service.js';
 import type { SqlFigures, SqlStats } from './sql-stats.js';
-import type { ObjectStatements } from '../rows/service-sql.js';
+import type { ObjectStatements, TaskStatements } from '../rows/service-sql.js';
 
 /** One side of a row (the service path, or its baseline), all rounds together. */
 export interface SideResult {
@@ -75,6 +75,8 @@ export interface RowContext {
   sqlStats: SqlStats;
   /** The service build's own statements of single adds and deletes, for the raw baselines. */
   objectStatements: ObjectStatements;
+  /** The service build's own statements of taking and completing tasks, for row 6's raw baseline. */
+  taskStatements: TaskStatements;
   /** The service process and the database cluster, for CPU accounting per phase. */
   cpu: CpuSources;
   runDir: string;

@@ -9,10 +9,11 @@ import { pathToFileURL } from 'node:url';
  */
 
 /**
- * The statements of single adds and deletes are not copied: they are loaded from the service build under
- * test (src/intel/object-statements.ts), so the raw baselines of row 3 and the stack floor run the very
- * text the service prepares, under the same names, whatever the service changes. $1 collection id; see
- * ObjectsRepository for the parameters of each.
+ * The statements of single adds and deletes, and of the task queue, are not copied: they are loaded from
+ * the service build under test (src/intel/object-statements.ts, src/insight/task-statements.ts), so the raw
+ * baselines of rows 3 and 6 and the stack floor run the very text the service runs (adds: prepared under
+ * the same names), whatever the service changes. $1 collection id; see ObjectsRepository for the
+ * parameters of each.
  */
 export interface ServiceStatement {
   name: string;
@@ -25,13 +26,32 @@ export interface ObjectStatements {
   remove: ServiceStatement;
 }
 
-/** OBJECT_STATEMENTS of the service build in `serviceDir` (a dist/ folder). */
-export async function loadObjectStatements(serviceDir: string): Promise<ObjectStatements> {
-  const file = join(serviceDir, 'intel', 'object-statements.js');
-  const loaded = (await import(pathToFileURL(file).href)) as { OBJECT_STATEMENTS?: ObjectStatements };
-  if (!loaded.OBJECT_STATEMENTS) throw new Error(`${file} exports no OBJECT_STATEMENTS: a service build older than the bench`);
-  return loaded.OBJECT_STATEMENTS;
+/**
+ * The task queue's take and completion (src/insight/task-statements.ts), loaded the same way: TAKE's $1
+ * limit, $2 max deliveries, $3 lease seconds, $4/$5 the exhausted error; COMPLETE's $1 task id, $2 max
+ * deliveries, $3 result.
+ */
+export interface TaskStatements {
+  take: string;
+  complete: string;
 }
+
+/** `exported` of the module `path` of the service build in `serviceDir` (a dist/ folder). */
+async function loadFromBuild<Statements>(serviceDir: string, path: string, exported: string): Promise<Statements> {
+  const file = join(serviceDir, ...path.split('/'));
+  const loaded = (await import(pathToFileURL(file).href)) as Record<string, Statements | undefined>;
+  const statements = loaded[exported];
+  if (!statements) throw new Error(`${file} exports no ${exported}: a service build older than the bench`);
+  return statements;
+}
+
+/** OBJECT_STATEMENTS of the service build in `serviceDir`. */
+export const loadObjectStatements = (serviceDir: string) =>
+  loadFromBuild<ObjectStatements>(serviceDir, 'intel/object-statements.js', 'OBJECT_STATEMENTS');
+
+/** TASK_STATEMENTS of the service build in `serviceDir`. */
+export const loadTaskStatements = (serviceDir: string) =>
+  loadFromBuild<TaskStatements>(serviceDir, 'insight/task-statements.js', 'TASK_STATEMENTS');
 
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
@@ -85,37 +105,6 @@ export const CHANGES_AFTER = withFeedBounds(
 
 /** The service's default PAGE_MAX_BYTES (src/config/app-config.ts), the byte bound of the statements above. */
 export const PAGE_MAX_BYTES = 8 * 1024 * 1024;
-
-// src/insight/tasks.repository.ts — TAKE ($1 limit, $2 max deliveries, $3 lease seconds, $4/$5 exhausted error).
-export const TAKE_TASKS = `
-  WITH exhausted AS (
-    UPDATE insight_task SET state = 'Failed', error_code = $4, error_message = $5
-     WHERE id IN (SELECT id FROM insight_task
-                   WHERE state = 'Pending' AND lease_expires_at <= now() AND deliveries >= $2
-                   FOR UPDATE SKIP LOCKED)
-    RETURNING id
-  ), picked AS (
-    SELECT id FROM insight_task
-     WHERE state = 'Pending' AND (lease_expires_at IS NULL OR (lease_expires_at <= now() AND deliveries < $2))
-     ORDER BY created_at, id
-     LIMIT $1
-     FOR UPDATE SKIP LOCKED
-  ), taken AS (
-    UPDATE insight_task t
-       SET deliveries = t.deliveries + 1, lease_expires_at = now() + make_interval(secs => $3)
-      FROM picked
-     WHERE t.id = picked.id
-    RETURNING t.id, t.created_at, t.schema_id, t.object_keys, t.file_id
-  )
-  SELECT false AS exhausted, id, created_at AS "createdAt", schema_id AS "schemaId", object_keys AS "objectKeys",
-         file_id AS "fileId"
-    FROM taken
-  UNION ALL
-  SELECT true, id, NULL, NULL, NULL, NULL FROM exhausted
-   ORDER BY "createdAt", id`;
-
-// src/insight/tasks.repository.ts — OPEN_FOR_REPORT and TasksRepository.complete ($2 max deliveries).
-export const COMPLETE_TASK = `UPDATE insight_task SET state = 'Completed', result = $3 WHERE id = $1 AND state = 'Pending' AND deliveries > 0 AND (lease_expires_at > now() OR deliveries < $2)`;
 
 /** src/config/app-config.ts defaults the bench's service runs with (TASK_MAX_DELIVERIES, TASK_LEASE_SECONDS, DATABASE_POOL_SIZE). */
 export const TASK_MAX_DELIVERIES = 5;
