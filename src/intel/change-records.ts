@@ -22,9 +22,10 @@ export const WRITER_LOCK_CLASS = 7_240_013;
 /**
  * CTE `lk`: the collection's writer lock in SHARED mode, to the end of the transaction. A statement
  * selects FROM `lk` before it touches any row, which makes PostgreSQL take the lock first (data-modifying
- * CTEs run in no guaranteed order otherwise).
+ * CTEs run in no guaranteed order otherwise). `granted_at`: when the lock was held (the select list runs in
+ * order); a condition that names it is checked only once `lk` has its row, i.e. after any wait for the lock.
  */
-export const SHARED_WRITER_LOCK = `lk AS (SELECT pg_advisory_xact_lock_shared(${WRITER_LOCK_CLASS}, $1::int))`;
+export const SHARED_WRITER_LOCK = `lk AS (SELECT pg_advisory_xact_lock_shared(${WRITER_LOCK_CLASS}, $1::int), clock_timestamp() AS granted_at)`;
 
 /** The collection's writer lock in EXCLUSIVE mode, to the end of the transaction (one statement). */
 export const EXCLUSIVE_WRITER_LOCK = `SELECT pg_advisory_xact_lock(${WRITER_LOCK_CLASS}, $1::int)`;

@@ -17,16 +17,22 @@ export const LIVE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expir
  * Liveness for the decision of an add, delete or batch: as of the start of the statement that reads the
  * objects. Under the collection's exclusive lock that statement runs after the wait for the lock; now() would
  * be the start of the transaction, before that wait, and count an object that expired meanwhile as live.
+ * Such a statement also returns that time (`decidedAt`): the objects it found expired are removed as expired
+ * as of it, whatever the clock says by then (a wall clock set back would otherwise leave them in place).
  */
 export const LIVE_AT_DECISION = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > statement_timestamp())`;
 
 /**
- * Liveness for a write of an object's row: as of the moment the statement holds the row, after any wait for
- * another writer of it. The statement's start would count an object that expired during the wait as live,
- * and an add would update it instead of recording its expiry and adding it anew. Objects only ever go from
- * live to expired, so a write that finds its object expired is decided again, and the decision sees it so.
+ * Liveness for a write of an object's row, in a statement joined to `lk`: as of the moment the statement
+ * holds the collection's lock and the row, after any wait for either. The statement's start would count an
+ * object that expired during the wait (for a batch holding the lock, or another writer of the row) as live,
+ * and an add would update it instead of recording its expiry and adding it anew. Naming `lk` keeps
+ * PostgreSQL from checking it while scanning the row, before the lock is held (it is a condition of the
+ * join then); the clock is read again when PostgreSQL re-checks a row another writer changed meanwhile.
+ * Objects only ever go from live to expired, so a write that finds its object expired is decided again,
+ * and the decision sees it so.
  */
-const LIVE_AT_WRITE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > clock_timestamp())`;
+const LIVE_AT_WRITE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > GREATEST(lk.granted_at, clock_timestamp()))`;
 
 /**
  * Ids of the objects of collection $1 that own any of the keys ($2 types, $3 values, in pairs): one probe
@@ -121,7 +127,7 @@ const WRITE_SQL = {
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
 const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
           CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
-          NOT ${LIVE_AT_DECISION('o')} AS expired
+          NOT ${LIVE_AT_DECISION('o')} AS expired, statement_timestamp()::text AS "decidedAt"
      FROM intel_object o
     WHERE o.id IN (${OWNING_OBJECT_IDS})`;
 

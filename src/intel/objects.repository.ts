@@ -24,6 +24,9 @@ export interface KeyHit {
   expired: boolean;
 }
 
+/** A key hit as read for a decision, with the time its `expired` was judged at (timestamptz as text: microseconds kept). */
+export type JudgedHit = KeyHit & { decidedAt: string };
+
 /**
  * When a written object expires: at a fixed moment (its own `expiresAt`, ISO text), `ttlSeconds` after the
  * write (the collection's time to live), or never (both null).
@@ -103,21 +106,21 @@ const WRITES = {
 };
 
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
-const FIND_HITS = PreparedStatement.of<KeyHit>(OBJECT_STATEMENTS.findHits);
+const FIND_HITS = PreparedStatement.of<JudgedHit>(OBJECT_STATEMENTS.findHits);
 
 
 /**
  * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
  * first, with one `Remove` change each (reason Expired), recorded in that order. Run only under the
  * collection's exclusive writer lock (lockCollection); an object another writer already removed is
- * simply not found again, so each expiry is recorded once. Expired as of this statement's start: every
- * object an earlier statement of the transaction found expired (findHits) is expired then too.
+ * simply not found again, so each expiry is recorded once. Expired as of $4, the time the decision that
+ * found them expired judged them at (findHits, BatchRepository.owners), or of this statement's start.
  */
 const EXPIRE = `
   WITH gone AS (
     DELETE FROM intel_object o
      WHERE o.id IN (SELECT id FROM intel_object
-                     WHERE collection_id = $1::int AND expires_at <= statement_timestamp()
+                     WHERE collection_id = $1::int AND expires_at <= COALESCE($4::timestamptz, statement_timestamp())
                        AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
                      ORDER BY id LIMIT $3)
     RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
@@ -172,7 +175,7 @@ export class ObjectsRepository {
     keys: ObjectKey[],
     context: string | null,
     expiry: Expiry | null = null,
-  ): Promise<KeyHit[]> {
+  ): Promise<JudgedHit[]> {
     return FIND_HITS.on(runner, [
       collectionId,
       keys.map((key) => key.type),
@@ -213,11 +216,11 @@ export class ObjectsRepository {
   }
 
   /**
-   * Removes expired objects of the collection (`ids`, or any, up to `limit`) with their `Remove` (Expired)
-   * records. The caller holds the collection's exclusive writer lock (lockCollection) in `manager`'s transaction.
+   * Removes expired objects of the collection (`ids`, or any, up to `limit`; expired as of `asOf`, or now)
+   * with their `Remove` (Expired) records. The caller holds the collection's exclusive writer lock (lockCollection) in `manager`'s transaction.
    */
-  async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number): Promise<WrittenChange[]> {
-    const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit]);
+  async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number, asOf: string | null = null): Promise<WrittenChange[]> {
+    const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit, asOf]);
     if (rows.length > 0) this.metrics.changesWritten.labels('Remove').inc(rows.length);
     return rows.map((row) => ({ operation: 'Remove', object: storedObject(row), reason: 'Expired' }));
   }

@@ -15,7 +15,8 @@ import { ObjectsRepository, storedObject, type WrittenChange } from './objects.r
 
 /**
  * Decisions of one add under the collection's exclusive lock: the second one finds expired what expired
- * after the first (the only change possible under the lock), so a third is never needed.
+ * after the first (the only change possible under the lock), so a third is needed only if the wall clock
+ * was set back in between; after that the add fails rather than loop.
  */
 const DECISIONS_UNDER_LOCK = 3;
 
@@ -77,9 +78,14 @@ export class ObjectsService {
    * Under the collection's exclusive writer lock: removes (Remove, Expired) the expired objects among `hits`, so that their
    * keys are free and a re-add creates the object anew (`Add`). Shared with batches.
    */
-  async expireHits(manager: EntityManager, collectionId: number, hits: { id: string; expired: boolean }[]): Promise<WrittenChange[]> {
-    const expired = hits.filter((hit) => hit.expired).map((hit) => hit.id);
-    return expired.length === 0 ? [] : this.repository.expire(manager, collectionId, expired, expired.length);
+  async expireHits(
+    manager: EntityManager,
+    collectionId: number,
+    hits: { id: string; expired: boolean; decidedAt: string }[],
+  ): Promise<WrittenChange[]> {
+    const expired = hits.filter((hit) => hit.expired);
+    if (expired.length === 0) return [];
+    return this.repository.expire(manager, collectionId, expired.map((hit) => hit.id), expired.length, expired[0].decidedAt);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { WRITER_LOCK_CLASS } from '../../src/intel/change-records.js';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -45,6 +46,23 @@ describe('object expiry', () => {
     return response.body as { operation: string; reason?: string; object: { keys: { value: string }[]; expiresAt?: string } }[];
   };
   const runJobOnBoth = () => Promise.all([a.app.get(ExpiryService).expireDue(), b.app.get(ExpiryService).expireDue()]);
+  /** Resolves once `count` backends of the database wait for a lock. */
+  const untilBlocked = async (count: number) => {
+    const blocked = async () =>
+      ((await a.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`))
+        .rows[0] as { n: number }).n;
+    while ((await blocked()) < count) await sleep(10);
+  };
+  /** Each object's own records, by its keys (the order between objects depends on which waiting writer went first). */
+  const summaries = (changes: { operation: string; reason?: string; object: object }[]) => {
+    const byObject = new Map<string, string[]>();
+    for (const change of changes) {
+      const object = change.object as { keys: { value: string }[]; context: Record<string, unknown> };
+      const name = object.keys.map((key) => key.value).join('+');
+      byObject.set(name, [...(byObject.get(name) ?? []), `${change.operation}${change.reason ? `(${change.reason})` : ''} ${JSON.stringify(object.context)}`]);
+    }
+    return Object.fromEntries(byObject);
+  };
 
   it('refuses an expiresAt that is malformed or not in the future, changing nothing', async () => {
     await createCollection(a, 'bad-expiry');
@@ -214,12 +232,6 @@ describe('object expiry', () => {
     // no statement of the service locks an object's row without writing it).
     const holder = new pg.Client({ connectionString: a.databaseUrl });
     await holder.connect();
-    const blocked = async () =>
-      ((await a.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`))
-        .rows[0] as { n: number }).n;
-    const untilBlocked = async (count: number) => {
-      while ((await blocked()) < count) await sleep(10);
-    };
     const writes: Promise<{ status: number }>[] = [];
     try {
       await holder.query('BEGIN');
@@ -247,19 +259,44 @@ describe('object expiry', () => {
     }
     await runJobOnBoth();
 
-    // Each object's own records (the order between objects depends on which waiting writer went first).
-    const byObject = new Map<string, string[]>();
-    for (const change of await changesAfter('expires-waiting', changesCursor)) {
-      const object = change.object as { keys: { value: string }[]; context: Record<string, unknown> };
-      const name = object.keys.map((key) => key.value).join('+');
-      byObject.set(name, [...(byObject.get(name) ?? []), `${change.operation}${change.reason ? `(${change.reason})` : ''} ${JSON.stringify(object.context)}`]);
-    }
-    expect(Object.fromEntries(byObject)).toEqual({
+    expect(summaries(await changesAfter('expires-waiting', changesCursor))).toEqual({
       'held.example': ['Add {}', 'Remove(Expired) {}', 'Add {"size":1}'],
       'deleted.example': ['Add {}', 'Remove(Expired) {}'],
       [md5Key.value]: ['Add {}', 'Remove(Expired) {}'],
       [sha1Key.value]: ['Add {}', 'Remove(Expired) {}'],
       [`${md5Key.value}+${sha1Key.value}`]: ['Add {}'],
+    });
+  });
+
+  it('a single write that waits for the collection lock (a batch running) across the expiry finds its object expired', async () => {
+    await createCollection(a, 'expires-locked');
+    const { changesCursor } = await listAll(a, 'expires-locked');
+    const soon = inMs(3000);
+    expect((await add('expires-locked', domain('updated.example', { expiresAt: soon }))).status).toBe(204);
+    expect((await add('expires-locked', domain('deleted.example', { expiresAt: soon }))).status).toBe(204);
+    // What a batch holds while it runs: the collection's writer lock, exclusively, and none of these rows.
+    const holder = new pg.Client({ connectionString: a.databaseUrl });
+    await holder.connect();
+    const writes: Promise<{ status: number }>[] = [];
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock($1, id) FROM intel_collection WHERE name = 'expires-locked'`, [WRITER_LOCK_CLASS]);
+      // Both are decided while their objects are live (the unlocked pre-check), then wait for the lock.
+      writes.push(add('expires-locked', domain('updated.example', { context: { size: 2 } })).then((response) => response));
+      writes.push(remove('expires-locked', 'deleted.example').then((response) => response));
+      await untilBlocked(2);
+      await sleep(Date.parse(soon) - Date.now() + 100);
+      await holder.query('COMMIT');
+      expect((await Promise.all(writes)).map((response) => response.status)).toEqual([204, 204]);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await Promise.allSettled(writes);
+    }
+    await runJobOnBoth();
+    expect(summaries(await changesAfter('expires-locked', changesCursor))).toEqual({
+      'updated.example': ['Add {}', 'Remove(Expired) {}', 'Add {"size":2}'],
+      'deleted.example': ['Add {}', 'Remove(Expired) {}'],
     });
   });
 

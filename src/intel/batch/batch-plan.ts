@@ -27,6 +27,8 @@ export interface OwningObject {
   expiresAt: string | null;
   /** Past its expiry: removed (Expired) before the batch is planned, never one of its owners. */
   expired: boolean;
+  /** The time `expired` was judged at (timestamptz as text). */
+  decidedAt: string;
   /** Its life's UUID and first add (timestamptz as text, microseconds kept). */
   uid: string;
   addedAt: string;
