@@ -53,6 +53,32 @@ describe('object expiry', () => {
         .rows[0] as { n: number }).n;
     while ((await blocked()) < count) await sleep(10);
   };
+  /**
+   * A raw transaction that runs `hold` and keeps what it took while `start` sends writes that wait for it,
+   * until past `until`; then it commits. The writes' statuses, in the order they were sent.
+   */
+  const heldAcross = async (
+    hold: string,
+    values: unknown[],
+    until: string,
+    start: (send: (write: PromiseLike<{ status: number }>) => void) => Promise<void>,
+  ): Promise<number[]> => {
+    const holder = new pg.Client({ connectionString: a.databaseUrl });
+    await holder.connect();
+    const writes: Promise<{ status: number }>[] = [];
+    try {
+      await holder.query('BEGIN');
+      await holder.query(hold, values);
+      await start((write) => writes.push(Promise.resolve(write)));
+      await sleep(Date.parse(until) - Date.now() + 100);
+      await holder.query('COMMIT');
+      return (await Promise.all(writes)).map((response) => response.status);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await Promise.allSettled(writes);
+    }
+  };
   /** Each object's own records, by its keys (the order between objects depends on which waiting writer went first). */
   const summaries = (changes: { operation: string; reason?: string; object: object }[]) => {
     const byObject = new Map<string, string[]>();
@@ -230,33 +256,23 @@ describe('object expiry', () => {
     // written their rows (as an add keeping their expiry would), so the service's writes wait for it and then
     // check the rows' new versions (a row only locked, never written, is not checked again by PostgreSQL;
     // no statement of the service locks an object's row without writing it).
-    const holder = new pg.Client({ connectionString: a.databaseUrl });
-    await holder.connect();
-    const writes: Promise<{ status: number }>[] = [];
-    try {
-      await holder.query('BEGIN');
-      await holder.query(
-        `UPDATE intel_object o SET context = o.context FROM intel_object_key k
-          WHERE k.object_id = o.id AND k.value = ANY($1::text[])`,
-        [['held.example', 'deleted.example', md5Key.value]],
-      );
-      // A merge with the expired object's key: decided under the collection's exclusive lock (an expired
-      // object is removed first), it plans an update of the MD5 object and waits for its row.
-      writes.push(add('expires-waiting', file([md5Key, sha1Key])).then((response) => response));
-      await untilBlocked(1);
-      // A single update and a single delete, decided while their objects are live, then waiting.
-      writes.push(add('expires-waiting', domain('held.example', { context: { size: 1 } })).then((response) => response));
-      await untilBlocked(2);
-      writes.push(remove('expires-waiting', 'deleted.example').then((response) => response));
-      await untilBlocked(3);
-      await sleep(Date.parse(soon) - Date.now() + 100);
-      await holder.query('COMMIT');
-      expect((await Promise.all(writes)).map((response) => response.status)).toEqual([204, 204, 204]);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-      await Promise.allSettled(writes);
-    }
+    const statuses = await heldAcross(
+      `UPDATE intel_object o SET context = o.context FROM intel_object_key k WHERE k.object_id = o.id AND k.value = ANY($1::text[])`,
+      [['held.example', 'deleted.example', md5Key.value]],
+      soon,
+      async (send) => {
+        // A merge with the expired object's key: decided under the collection's exclusive lock (an expired
+        // object is removed first), it plans an update of the MD5 object and waits for its row.
+        send(add('expires-waiting', file([md5Key, sha1Key])));
+        await untilBlocked(1);
+        // A single update and a single delete, decided while their objects are live, then waiting.
+        send(add('expires-waiting', domain('held.example', { context: { size: 1 } })));
+        await untilBlocked(2);
+        send(remove('expires-waiting', 'deleted.example'));
+        await untilBlocked(3);
+      },
+    );
+    expect(statuses).toEqual([204, 204, 204]);
     await runJobOnBoth();
 
     expect(summaries(await changesAfter('expires-waiting', changesCursor))).toEqual({
@@ -275,24 +291,18 @@ describe('object expiry', () => {
     expect((await add('expires-locked', domain('updated.example', { expiresAt: soon }))).status).toBe(204);
     expect((await add('expires-locked', domain('deleted.example', { expiresAt: soon }))).status).toBe(204);
     // What a batch holds while it runs: the collection's writer lock, exclusively, and none of these rows.
-    const holder = new pg.Client({ connectionString: a.databaseUrl });
-    await holder.connect();
-    const writes: Promise<{ status: number }>[] = [];
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock($1, id) FROM intel_collection WHERE name = 'expires-locked'`, [WRITER_LOCK_CLASS]);
-      // Both are decided while their objects are live (the unlocked pre-check), then wait for the lock.
-      writes.push(add('expires-locked', domain('updated.example', { context: { size: 2 } })).then((response) => response));
-      writes.push(remove('expires-locked', 'deleted.example').then((response) => response));
-      await untilBlocked(2);
-      await sleep(Date.parse(soon) - Date.now() + 100);
-      await holder.query('COMMIT');
-      expect((await Promise.all(writes)).map((response) => response.status)).toEqual([204, 204]);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-      await Promise.allSettled(writes);
-    }
+    const statuses = await heldAcross(
+      `SELECT pg_advisory_xact_lock($1, id) FROM intel_collection WHERE name = 'expires-locked'`,
+      [WRITER_LOCK_CLASS],
+      soon,
+      async (send) => {
+        // Both are decided while their objects are live (the unlocked pre-check), then wait for the lock.
+        send(add('expires-locked', domain('updated.example', { context: { size: 2 } })));
+        send(remove('expires-locked', 'deleted.example'));
+        await untilBlocked(2);
+      },
+    );
+    expect(statuses).toEqual([204, 204]);
     await runJobOnBoth();
     expect(summaries(await changesAfter('expires-locked', changesCursor))).toEqual({
       'updated.example': ['Add {}', 'Remove(Expired) {}', 'Add {"size":2}'],
