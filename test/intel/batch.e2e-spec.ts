@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, expectCode, listAll, followAll, md5, sha1 } from './objects.helpers.js';
+import { expectCode, followAll, freshCollections, listAll, md5, sha1 } from './objects.helpers.js';
 
 const file = (keys: { type: string; value: string }[], context: Record<string, unknown> = {}) => ({ type: 'File', keys, context });
 const domain = (value: string, context: Record<string, unknown> = {}) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context });
 
 describe('POST /intel/collections/{collection_id}/objects/batch', () => {
   let t: TestApp;
-  let count = 0;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -17,11 +16,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     await t.close();
   });
 
-  async function freshCollection(): Promise<string> {
-    const name = `batch-${++count}`;
-    await createCollection(t, name);
-    return name;
-  }
+  const freshCollection = freshCollections(() => t, 'batch');
   const batch = (c: string, items: unknown, query = '', key = t.adminKey) =>
     t.http().post(`/intel/collections/${c}/objects/batch${query}`).set('X-Api-Key', key).send(items as object);
   const ndjson = (c: string, text: string, query = '') =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, expectCode, followAll, listAll, md5 } from './objects.helpers.js';
+import { expectCode, followAll, freshCollections, listAll, md5 } from './objects.helpers.js';
 
 const MD5 = 'D41D8CD98F00B204E9800998ECF8427E';
 const SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
@@ -27,7 +27,6 @@ const summary = (objects: Found[]) => objects.map((o) => `${o.type} ${o.keys[0].
 /** Free-text and CSV import (extensions §9). */
 describe('POST /intel/collections/{name}/import', () => {
   let t: TestApp;
-  let count = 0;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -36,11 +35,7 @@ describe('POST /intel/collections/{name}/import', () => {
     await t.close();
   });
 
-  async function fresh(): Promise<string> {
-    const name = `import-${++count}`;
-    await createCollection(t, name);
-    return name;
-  }
+  const fresh = freshCollections(() => t, 'import');
   const post = (c: string, query: string, body: string | Buffer, type = 'text/plain') =>
     t.http().post(`/intel/collections/${c}/import?${query}`).set('X-Api-Key', t.adminKey).set('Content-Type', type).send(body);
 

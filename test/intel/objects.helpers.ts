@@ -35,6 +35,16 @@ export async function createCollection(t: TestApp, name: string, schemaID = 'siz
   expect(collection.status).toBe(201);
 }
 
+/** A new collection per call (`<prefix>-1`, `<prefix>-2`, …) on the app `app()` gives at that moment. */
+export function freshCollections(app: () => TestApp, prefix: string): () => Promise<string> {
+  let count = 0;
+  return async () => {
+    const name = `${prefix}-${++count}`;
+    await createCollection(app(), name);
+    return name;
+  };
+}
+
 export const md5 = (n: number) => n.toString(16).padStart(32, '0');
 export const sha1 = (n: number) => n.toString(16).padStart(40, '0');
 
