@@ -145,6 +145,24 @@ function describeFailures(label: string, outcome: LoadOutcome): string {
 }
 
 /**
+ * The phases of a row whose sides are loads run for a time: each side's warm-up for `warmupSeconds`, each
+ * measured phase for `seconds` (one request a unit).
+ */
+export function timedPhases(
+  service: (seconds: number) => Promise<LoadOutcome>,
+  baseline: (seconds: number) => Promise<LoadOutcome>,
+  warmupSeconds: number,
+  seconds: number,
+): Pick<CompareSpec, 'warmService' | 'warmBaseline' | 'service' | 'baseline'> {
+  return {
+    warmService: () => service(warmupSeconds),
+    warmBaseline: () => baseline(warmupSeconds),
+    service: async () => ({ outcome: await service(seconds) }),
+    baseline: async () => ({ outcome: await baseline(seconds) }),
+  };
+}
+
+/**
  * Measures a service path and its baseline side by side: after one warm-up each, the two alternate for
  * `rounds` rounds (service first in even rounds, baseline first in odd ones) so that drift on a noisy
  * machine hits both equally. Throughput is total units over total measured time; latency percentiles

@@ -55,34 +55,31 @@ export const row17: RowModule = {
     let importRequests = 0;
     let batchRequests = 0;
     const batchOf = (side: string, request: number) => Array.from({ length: size }, (_, i) => indicator(side, request * size + i));
+    /** `amount` sequential POSTs of `body()` to `path`, each expected to add `size` objects (`added` of its answer). */
+    const posts = (amount: number, path: string, requestHeaders: Record<string, string>, body: () => Buffer, added: (parsed: unknown) => number) =>
+      sequentialHttpLoad({
+        baseUrl: ctx.service.url,
+        amount,
+        headers,
+        timeoutS: 120,
+        next: () => ({ method: 'POST', path, headers: requestHeaders, body: body(), onResponse: (status, text) => counted(status, text, added) }),
+      });
     const served = (amount: number) =>
-      sequentialHttpLoad({
-        baseUrl: ctx.service.url,
+      posts(
         amount,
-        headers,
-        timeoutS: 120,
-        next: () => ({
-          method: 'POST',
-          path: `/intel/collections/${imported.name}/import?format=text`,
-          headers: { 'Content-Type': 'text/plain; charset=utf-8', 'X-Import-Context': JSON.stringify(CONTEXT) },
-          body: Buffer.from(batchOf('t', importRequests++).map((item) => `The sample ${item.text} today.`).join('\n')),
-          onResponse: (status, body) => counted(status, body, (parsed) => (parsed as { report: { added: number } }).report.added),
-        }),
-      });
+        `/intel/collections/${imported.name}/import?format=text`,
+        { 'Content-Type': 'text/plain; charset=utf-8', 'X-Import-Context': JSON.stringify(CONTEXT) },
+        () => Buffer.from(batchOf('t', importRequests++).map((item) => `The sample ${item.text} today.`).join('\n')),
+        (parsed) => (parsed as { report: { added: number } }).report.added,
+      );
     const baseline = (amount: number) =>
-      sequentialHttpLoad({
-        baseUrl: ctx.service.url,
+      posts(
         amount,
-        headers,
-        timeoutS: 120,
-        next: () => ({
-          method: 'POST',
-          path: `/intel/collections/${batched.name}/objects/batch`,
-          headers: { 'Content-Type': 'application/json' },
-          body: Buffer.from(JSON.stringify(batchOf('j', batchRequests++).map((item) => item.object))),
-          onResponse: (status, body) => counted(status, body, (parsed) => (parsed as { added: number }).added),
-        }),
-      });
+        `/intel/collections/${batched.name}/objects/batch`,
+        { 'Content-Type': 'application/json' },
+        () => Buffer.from(JSON.stringify(batchOf('j', batchRequests++).map((item) => item.object))),
+        (parsed) => (parsed as { added: number }).added,
+      );
     const requests = scale.quick ? 2 : 6;
     const measured = await compare({
       rounds: scale.rounds,

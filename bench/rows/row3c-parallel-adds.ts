@@ -1,5 +1,5 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
+import { compare, finishRow, floorSide, type RowContext, type RowModule, timedPhases } from '../lib/row.js';
 import { createCollection, ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 
@@ -87,10 +87,7 @@ export const row3c: RowModule = {
       rounds: scale.rounds,
       serviceLabel: 'POST …/objects, new object, one collection',
       baselineLabel: 'raw pg: same rows, no serialisation',
-      warmService: () => post(scale.warmupSeconds),
-      warmBaseline: () => raw(scale.warmupSeconds),
-      service: async () => ({ outcome: await post(scale.objectAddSeconds) }),
-      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds) }),
+      ...timedPhases(post, raw, scale.warmupSeconds, scale.objectAddSeconds),
       serviceProbe: ctx.service.server.probe,
       cpu: ctx.cpu,
       sql: ctx.sqlStats,
@@ -100,10 +97,7 @@ export const row3c: RowModule = {
       rounds: scale.rounds,
       serviceLabel: `${ctx.floorName} + pg: same add statements, one collection`,
       baselineLabel: 'raw pg: same rows, no serialisation',
-      warmService: () => floorPost(scale.warmupSeconds),
-      warmBaseline: () => raw(scale.warmupSeconds),
-      service: async () => ({ outcome: await floorPost(scale.objectAddSeconds) }),
-      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds) }),
+      ...timedPhases(floorPost, raw, scale.warmupSeconds, scale.objectAddSeconds),
       ...floorSide(ctx),
     });
     // The floor's records wait for a pass: a first listing page numbers them, outside any measured phase.

@@ -1,5 +1,5 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
+import { compare, finishRow, type RowContext, type RowModule, timedPhases } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 import { ROW_3C_THROUGHPUT } from './row3c-parallel-adds.js';
@@ -88,10 +88,7 @@ export const row3d: RowModule = {
       prepareService: numberBaselineRecords,
       serviceLabel: 'POST …/objects, update, one collection',
       baselineLabel: 'raw pg: same SQL, unserialised',
-      warmService: () => post(scale.warmupSeconds),
-      warmBaseline: () => raw(scale.warmupSeconds),
-      service: async () => ({ outcome: await post(scale.objectAddSeconds) }),
-      baseline: async () => ({ outcome: await raw(scale.objectAddSeconds) }),
+      ...timedPhases(post, raw, scale.warmupSeconds, scale.objectAddSeconds),
       serviceProbe: ctx.service.server.probe,
       cpu: ctx.cpu,
       sql: ctx.sqlStats,
