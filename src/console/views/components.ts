@@ -1,3 +1,4 @@
+import type { Refusal } from '../forms.js';
 import { html, type Html, type Value } from '../html.js';
 
 /**
@@ -64,8 +65,20 @@ export interface FieldOptions {
   attributes?: Html;
 }
 
-/** A labelled form control with its help and its error, as siblings (the `.stack` layout). */
-export function formField({ name, label, value = '', error, help, type = 'text', attributes }: FieldOptions): Html {
+/** A form shown again after a post: the values as sent and, when it was refused, the problems by field. */
+export interface SentForm {
+  form?: URLSearchParams;
+  refusal?: Refusal;
+}
+
+/**
+ * A labelled form control with its help and its error, as siblings (the `.stack` layout). With `sent`, the
+ * value and the error default to the sent form's (by the field's name).
+ */
+export function formField(options: FieldOptions, { form, refusal }: SentForm = {}): Html {
+  const { name, label, help, type = 'text', attributes } = options;
+  const value = options.value ?? form?.get(name) ?? '';
+  const error = options.error ?? refusal?.fields[name];
   const described = [help !== undefined && `${name}-help`, error !== undefined && `${name}-error`].filter(Boolean).join(' ');
   const common = html` id="${name}" name="${name}"${described && html` aria-describedby="${described}"`}${
     error !== undefined && html` aria-invalid="true"`

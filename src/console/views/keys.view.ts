@@ -1,7 +1,6 @@
 import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
-import type { Refusal } from '../forms.js';
 import { html, type Html } from '../html.js';
-import { alert, dataTable, dateOf, expiryOf, formField, pager } from './components.js';
+import { alert, dataTable, dateOf, expiryOf, formField, pager, type SentForm } from './components.js';
 import { Screen } from './layout.js';
 
 /** Actions held on one resource, named by its path (`intel/phishing-domains`). */
@@ -72,34 +71,20 @@ export interface GrantableRow {
   actions: readonly ResourceAction[];
 }
 
-export interface KeyEditorModel {
+export interface KeyEditorModel extends SentForm {
   rows: GrantableRow[];
-  /** The form as sent, when it is shown again. */
-  form?: URLSearchParams;
-  refusal?: Refusal;
 }
 
 /** The form's names: `grant` = `<id>:<action>` checkboxes, `limit:<id>:<action>` daily limits. */
-export function keyEditorView({ rows, form, refusal }: KeyEditorModel): Screen {
+export function keyEditorView({ rows, ...sent }: KeyEditorModel): Screen {
+  const { form, refusal } = sent;
   const checked = new Set(form?.getAll('grant') ?? []);
   return new Screen(
     'Generate an API key',
     html`${alert(refusal?.message)}
 <form method="post" action="/console/keys" class="stack wide">
-${formField({
-  name: 'description',
-  label: 'Description',
-  value: form?.get('description') ?? '',
-  error: refusal?.fields.description,
-  attributes: html`maxlength="1024"`,
-})}
-${formField({
-  name: 'expiresOn',
-  label: 'Expires on (UTC, optional)',
-  type: 'date',
-  value: form?.get('expiresOn') ?? '',
-  error: refusal?.fields.expiresOn,
-})}
+${formField({ name: 'description', label: 'Description', attributes: html`maxlength="1024"` }, sent)}
+${formField({ name: 'expiresOn', label: 'Expires on (UTC, optional)', type: 'date' }, sent)}
 ${dataTable({
   caption: 'Permissions and optional daily limits (only what this key may hand out)',
   rows,

@@ -1,8 +1,7 @@
 import { TASK_STATES, type TaskState } from '../../insight/entities/task.entity.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
-import type { Refusal } from '../forms.js';
 import { html, type Html } from '../html.js';
-import { alert, dataTable, formField, pager } from './components.js';
+import { alert, dataTable, formField, pager, type SentForm } from './components.js';
 import { Screen } from './layout.js';
 
 export interface TasksModel {
@@ -64,39 +63,22 @@ function subjectOf(task: TaskView): Html {
   }`;
 }
 
-export interface RegisterTaskModel {
-  /** The form as sent, when it is shown again. */
-  form?: URLSearchParams;
-  refusal?: Refusal;
-}
-
-export function registerTaskView({ form, refusal }: RegisterTaskModel = {}): Screen {
+export function registerTaskView(sent: SentForm = {}): Screen {
   return new Screen(
     'Register a task',
-    html`${alert(refusal?.message)}
+    html`${alert(sent.refusal?.message)}
 <form method="post" action="/console/tasks" class="stack">
-${formField({
-  name: 'schemaID',
-  label: 'Insight schema',
-  value: form?.get('schemaID') ?? '',
-  error: refusal?.fields.schemaID,
-  attributes: html`required maxlength="128"`,
-})}
-${formField({
-  name: 'objectKeys',
-  label: 'Object keys (one per line: one key, or the hashes of one file)',
-  type: 'textarea',
-  value: form?.get('objectKeys') ?? '',
-  error: refusal?.fields.objectKeys,
-  attributes: html`rows="4" spellcheck="false"`,
-})}
-${formField({
-  name: 'fileID',
-  label: 'File id (optional)',
-  value: form?.get('fileID') ?? '',
-  error: refusal?.fields.fileID,
-  attributes: html`maxlength="36"`,
-})}
+${formField({ name: 'schemaID', label: 'Insight schema', attributes: html`required maxlength="128"` }, sent)}
+${formField(
+  {
+    name: 'objectKeys',
+    label: 'Object keys (one per line: one key, or the hashes of one file)',
+    type: 'textarea',
+    attributes: html`rows="4" spellcheck="false"`,
+  },
+  sent,
+)}
+${formField({ name: 'fileID', label: 'File id (optional)', attributes: html`maxlength="36"` }, sent)}
 <p><button type="submit">Register task</button></p>
 </form>`,
   );
