@@ -44,9 +44,23 @@ export class ResourcesService {
   async findByIds(ids: number[]): Promise<Map<number, ResourceNode>> {
     const rows: ResourceRow[] = await this.dataSource.query(
       `SELECT id, parent_id AS "parentId" FROM auth_resource WHERE id = ANY($1::int[])`,
-      [ids.filter((id) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647)],
+      [storableIds(ids)],
     );
     return new Map(rows.map((row) => [row.id, { id: row.id, parentId: row.parentId }]));
+  }
+
+  /**
+   * How people name the given resources that exist: `parent/name` (`intel/phishing-domains`), or `name` at
+   * the top level. The tree has two levels (the built-ins and their children), so one join gives every path.
+   */
+  async pathsOf(ids: number[]): Promise<Map<number, string>> {
+    const rows: { id: number; path: string }[] = await this.dataSource.query(
+      `SELECT r.id, CASE WHEN p.id IS NULL THEN r.name ELSE p.name || '/' || r.name END AS path
+         FROM auth_resource r LEFT JOIN auth_resource p ON p.id = r.parent_id
+        WHERE r.id = ANY($1::int[])`,
+      [storableIds(ids)],
+    );
+    return new Map(rows.map((row) => [row.id, row.path]));
   }
 
   /** Creates the resource of a new child (a collection) inside the caller's transaction. */
@@ -82,4 +96,9 @@ export class ResourcesService {
       (row) => (row.parentId === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, parent: { id: row.parentId } }),
     );
   }
+}
+
+/** Ids an integer column can hold (others name nothing, and would make PostgreSQL refuse the parameter). */
+function storableIds(ids: number[]): number[] {
+  return ids.filter((id) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647);
 }

@@ -3,6 +3,10 @@ import type { Response } from 'express';
 import { AuditTrail } from '../audit/audit-trail.js';
 import { type ConsoleRequest, isHtmx } from './console-http.js';
 import type { Html } from './html.js';
+import { page, Screen } from './views/layout.js';
+
+/** How a screen answers a form post: on to another page (303), or a page with a status (a result, a refused form). */
+export type FormAnswer = { seeOther: string; created?: object } | { status: number; screen: Screen; created?: object };
 
 /**
  * Answers the console writes itself (redirects, re-rendered forms, errors). Like the API's, an audited
@@ -14,9 +18,15 @@ export class ConsoleAnswers {
   /** Absent only where the audit trail is not part of the application. */
   constructor(@Optional() private readonly audit?: AuditTrail) {}
 
-  async html(request: ConsoleRequest, response: Response, status: number, body: Html, created?: object): Promise<void> {
+  async html(request: ConsoleRequest, response: Response, status: number, body: Html | Screen, created?: object): Promise<void> {
     await this.audited(request, status, created);
-    response.status(status).type('text/html; charset=utf-8').send(body.text);
+    response.status(status).type('text/html; charset=utf-8').send((body instanceof Screen ? page(request, body) : body).text);
+  }
+
+  form(request: ConsoleRequest, response: Response, answer: FormAnswer): Promise<void> {
+    return 'seeOther' in answer
+      ? this.seeOther(request, response, answer.seeOther, answer.created)
+      : this.html(request, response, answer.status, answer.screen, answer.created);
   }
 
   /** To `location` after a form: a 303, or for htmx a full navigation (new head, new cookie). */

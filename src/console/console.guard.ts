@@ -36,7 +36,7 @@ import {
 import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { Html } from './html.js';
-import { errorPage } from './views/layout.js';
+import { errorScreen, page, Screen } from './views/layout.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
@@ -88,16 +88,18 @@ export class ConsoleGuard implements CanActivate {
   }
 }
 
-/** Handlers return `Html`; it goes out as a UTF-8 HTML document or fragment. */
+/** Handlers return a `Screen` (framed here as a whole page) or `Html` (a fragment); it goes out as UTF-8 HTML. */
 @Injectable()
 export class ConsoleHtmlInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<ConsoleRequest>();
     const response = context.switchToHttp().getResponse<Response>();
     return next.handle().pipe(
       map((result: unknown) => {
-        if (!(result instanceof Html)) return result;
+        const markup = result instanceof Screen ? page(request, result) : result;
+        if (!(markup instanceof Html)) return markup;
         response.type('text/html; charset=utf-8');
-        return result.text;
+        return markup.text;
       }),
     );
   }
@@ -142,7 +144,7 @@ export class ConsoleErrorFilter implements ExceptionFilter {
     }
     const status = error?.status ?? (exception instanceof HttpException ? exception.getStatus() : 500);
     const message = error?.message ?? 'Something went wrong on our side. It has been logged.';
-    this.send(this.answers.html(request, response, status, errorPage(request, status, message)));
+    this.send(this.answers.html(request, response, status, errorScreen(status, message)));
   }
 
   private send(answer: Promise<void>): void {

@@ -12,7 +12,12 @@ import { CollectionsController } from './collections.controller.js';
 import { FilesController } from './files.controller.js';
 import { KeysController } from './keys.controller.js';
 import { LookupController } from './lookup.controller.js';
+import { CollectionsScreen } from './collections.screen.js';
+import { KeysScreen } from './keys.screen.js';
+import { LookupScreen } from './lookup.screen.js';
 import { ResourceTree } from './resource-tree.js';
+import { SessionScreen } from './session.screen.js';
+import { TasksScreen } from './tasks.screen.js';
 import { SessionController } from './session.controller.js';
 import { TasksController } from './tasks.controller.js';
 
@@ -33,6 +38,19 @@ import { TasksController } from './tasks.controller.js';
     AssetsController,
     ConsoleNotFoundController,
   ],
-  providers: [ConsoleAnswers, ConsoleSessionsService, ConsoleGuard, ConsoleErrorFilter, ConsoleHtmlInterceptor, ResourceTree],
+  providers: [
+    ConsoleAnswers,
+    ConsoleSessionsService,
+    ConsoleGuard,
+    ConsoleErrorFilter,
+    ConsoleHtmlInterceptor,
+    ResourceTree,
+    // One per screen: reads through the areas' exported services and maps them to the screen's view model.
+    SessionScreen,
+    LookupScreen,
+    CollectionsScreen,
+    TasksScreen,
+    KeysScreen,
+  ],
 })
 export class ConsoleModule {}

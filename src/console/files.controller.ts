@@ -4,8 +4,8 @@ import { FilesService } from '../filebox/files.service.js';
 import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleController } from './console-controller.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
-import { html, type Html } from './html.js';
-import { page } from './views/layout.js';
+import { fileView, filesView } from './views/files.view.js';
+import type { Screen } from './views/layout.js';
 
 /** Files: upload (one file, streamed as the API's direct upload), a file's details, download. */
 @ConsoleController('files')
@@ -16,24 +16,8 @@ export class FilesController {
   ) {}
 
   @Get()
-  form(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Html {
-    return page(
-      request,
-      'Files',
-      html`<h2>Upload</h2>
-<form method="post" action="/console/files" enctype="multipart/form-data" class="stack" hx-encoding="multipart/form-data">
-<label for="file">File</label>
-<input id="file" name="file" type="file" required>
-<p><button type="submit">Upload</button></p>
-<progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
-</form>
-<h2>Open a file</h2>
-<form method="get" action="/console/files/open" class="row">
-<label for="fileID">File id</label>
-<input id="fileID" name="fileID" maxlength="36" required value="${typeof query.fileID === 'string' ? query.fileID : ''}">
-<button type="submit">Open</button>
-</form>`,
-    );
+  form(@Query() query: Record<string, unknown>): Screen {
+    return filesView(typeof query.fileID === 'string' ? query.fileID : '');
   }
 
   @Post()
@@ -45,26 +29,15 @@ export class FilesController {
 
   /** The "open a file" form (a GET form cannot put the id in the path). */
   @Get('open')
-  open(@Req() request: ConsoleRequest, @Res() response: Response, @Query() query: Record<string, unknown>): void {
+  open(@Res() response: Response, @Query() query: Record<string, unknown>): void {
     const id = typeof query.fileID === 'string' ? query.fileID.trim() : '';
     response.redirect(303, `/console/files/${encodeURIComponent(id)}`);
   }
 
   @Get(':id')
   @ConsoleAccess('filebox', 'Read')
-  async details(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<Html> {
-    const file = await this.files.describe(id.toLowerCase());
-    return page(
-      request,
-      'File',
-      html`<dl>
-<dt>Id</dt><dd class="mono">${file.fileID}</dd>
-<dt>Name</dt><dd>${file.name ?? '(none)'}</dd>
-<dt>Size</dt><dd>${file.size.toLocaleString('en')} bytes</dd>
-<dt>SHA-256</dt><dd class="mono">${file.sha256}</dd>
-</dl>
-<p><a href="/console/files/${file.fileID}/content" hx-boost="false" download>Download</a></p>`,
-    );
+  async details(@Param('id') id: string): Promise<Screen> {
+    return fileView(await this.files.describe(id.toLowerCase()));
   }
 
   @Get(':id/content')

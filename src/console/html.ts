@@ -17,7 +17,8 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => ESCAPES[character]);
 }
 
-type Value = Html | string | number | boolean | null | undefined | readonly Value[];
+/** What a template may interpolate: markup of ours, or text (escaped). */
+export type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 
 function render(value: Value): string {
   if (value === null || value === undefined || value === false) return '';

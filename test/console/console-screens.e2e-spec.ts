@@ -124,6 +124,7 @@ describe('console screens', () => {
       await page.getByLabel('Description').fill(HOSTILE);
       await page.getByLabel('ReadChildren on intel', { exact: true }).check();
       await page.getByLabel('Read on insight/tasks', { exact: true }).check();
+      await page.getByLabel('Read on intel/feeds', { exact: true }).check();
       await page.getByLabel('Daily limit of ReadChildren on intel', { exact: true }).fill('1000');
       await expectAccessible(page, '');
       await page.getByRole('button', { name: 'Generate key' }).click();
@@ -137,6 +138,10 @@ describe('console screens', () => {
       await page.goto('/console/keys');
       expect(await page.getByRole('cell', { name: HOSTILE }).count()).toBe(1);
       expect(await page.content()).not.toContain(created);
+      // Permissions and limits name resources by path, as a person knows them, not by id.
+      const row = page.getByRole('row', { name: new RegExp(`^${createdId} `) });
+      const lines = (await row.getByRole('cell').nth(5).innerText()).split('\n').filter((line) => line !== '');
+      expect(lines.sort()).toEqual(['insight/tasks: Read', 'intel/feeds: Read', 'intel: ReadChildren', 'limit intel ReadChildren: 1000/day']);
 
       const api = await t.http().get('/intel/collections').set('X-Api-Key', created);
       expect(api.status).toBe(200);
@@ -187,6 +192,15 @@ describe('console screens', () => {
     await asKey(t.adminKey, 'tasks-files', async (page) => {
       await page.getByRole('navigation').getByRole('link', { name: 'Tasks' }).click();
       await page.getByRole('link', { name: 'Register a task' }).click();
+      // Refused by the API's own DTO rules: each problem under its field, the form kept.
+      await page.getByLabel('Insight schema').fill('not a schema!');
+      await page.getByLabel(/Object keys/).fill('10.0.0.0/8');
+      await page.getByRole('button', { name: 'Register task' }).click();
+      await page.getByRole('alert').filter({ hasText: 'see the marked fields' }).waitFor();
+      await page.getByText('schemaID must be a schema identifier').waitFor();
+      expect(await page.getByLabel('Insight schema').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.getByLabel(/Object keys/).inputValue()).toBe('10.0.0.0/8');
+      await expectAccessible(page, '');
       await page.getByLabel('Insight schema').fill('verdict');
       await page.getByLabel(/Object keys/).fill('evil[.]example');
       await expectAccessible(page, '');

@@ -1,5 +1,6 @@
 import type { ConsoleRequest } from '../console-http.js';
 import { html, type Html } from '../html.js';
+import { alert } from './components.js';
 
 /**
  * htmx settings (no inline code anywhere, so a strict CSP holds): no `eval`, no inline indicator styles, no
@@ -31,8 +32,17 @@ export interface PageOptions {
   noHistory?: boolean;
 }
 
+/** What a screen's view renders: the page's title (its `h1` too) and content, without the frame. */
+export class Screen {
+  constructor(
+    readonly title: string,
+    readonly body: Html,
+    readonly options: PageOptions = {},
+  ) {}
+}
+
 /** A whole console document; the navigation and sign-out only for a signed-in request. */
-export function page(request: ConsoleRequest, title: string, body: Html, options: PageOptions = {}): Html {
+export function page(request: ConsoleRequest, { title, body, options }: Screen): Html {
   const signedIn = request.principal !== undefined && request.consoleSession !== undefined;
   const current = request.path;
   return html`<!doctype html>
@@ -67,17 +77,7 @@ ${body}
 </html>`;
 }
 
-export function errorPage(request: ConsoleRequest, status: number, message: string): Html {
+export function errorScreen(status: number, message: string): Screen {
   const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : status >= 500 ? 'Error' : 'Request refused';
-  return page(request, title, html`<p role="alert" class="error">${message}</p><p><a href="/console">Back to the console</a></p>`);
-}
-
-/** A message above a form (role=alert, so screen readers announce it after a swap). */
-export function alertOf(message: string | undefined): Html | '' {
-  return message ? html`<p role="alert" class="error">${message}</p>` : '';
-}
-
-export function dateOf(value: Date | string | null | undefined): string {
-  if (value === null || value === undefined) return '—';
-  return new Date(value).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return new Screen(title, html`${alert(message)}<p><a href="/console">Back to the console</a></p>`);
 }

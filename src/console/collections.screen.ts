@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { ApiError } from '../common/errors/api-error.js';
+import type { Principal } from '../common/guard/access.js';
+import type { ObjectKey } from '../common/indicators/index.js';
+import { ChangesService } from '../intel/changes.service.js';
+import { CollectionsService } from '../intel/collections.service.js';
+import { LookupService } from '../intel/lookup/lookup.service.js';
+import { ObjectsService } from '../intel/objects.service.js';
+import { cursorParam, nextCursor } from './paging.js';
+import { changesFragment, changesView, collectionsView, collectionView, objectView } from './views/collections.view.js';
+import type { Html } from './html.js';
+import type { Screen } from './views/layout.js';
+
+const PAGE_SIZE = '50';
+/** How long one live-tail request waits for a change before htmx asks again. */
+const TAIL_WAIT_SECONDS = '25';
+
+/** Collections through the intel area's services (reads only): lists, objects, the change feed, one object. */
+@Injectable()
+export class CollectionsScreen {
+  constructor(
+    private readonly collections: CollectionsService,
+    private readonly objects: ObjectsService,
+    private readonly changes: ChangesService,
+    private readonly lookups: LookupService,
+  ) {}
+
+  async list(principal: Principal, query: Record<string, unknown>): Promise<Screen> {
+    const cursor = cursorParam(query);
+    const result = await this.collections.list(principal, { cursor, limit: PAGE_SIZE });
+    return collectionsView({ collections: result.items, paged: cursor !== undefined, next: nextCursor(result) });
+  }
+
+  async collection(name: string, query: Record<string, unknown>): Promise<Screen> {
+    const cursor = cursorParam(query);
+    const result = await this.objects.list(name, { cursor, limit: PAGE_SIZE });
+    const schema = (await this.collections.schemaOf(name)).body;
+    return collectionView({
+      name,
+      schema: { id: String(schema.schemaID), ...(typeof schema.title === 'string' && { title: schema.title }) },
+      objects: result.items,
+      paged: cursor !== undefined,
+      next: nextCursor(result),
+      changesCursor: result.related?.cursor,
+    });
+  }
+
+  /**
+   * The change feed after `cursor`. For the live tail (`live`): a long-poll through the feed's own wait,
+   * answered with the new entries and the next poller. Otherwise a page of the changes, at once.
+   */
+  async changesAfter(name: string, query: Record<string, unknown>, live: boolean, gone: AbortSignal): Promise<Screen | Html> {
+    const cursor = cursorParam(query);
+    if (!cursor) throw new ApiError('InvalidQueryArgument', 'a changes cursor is required');
+    const result = await this.changes.page(name, { cursor, limit: '100', wait: live ? TAIL_WAIT_SECONDS : '0' }, gone);
+    const next = result.items.length > 0 ? result.cursorAfter(result.items.length - 1) : cursor;
+    const model = { name, changes: result.items, next };
+    return live ? changesFragment(model) : changesView(model);
+  }
+
+  async object(principal: Principal, name: string, query: Record<string, unknown>): Promise<Screen> {
+    const { type, value } = query;
+    if (typeof type !== 'string' || typeof value !== 'string') throw new ApiError('NotFound', 'No such object.');
+    // Throws NotFound for an unknown collection, like the API.
+    await this.collections.findByName(name);
+    const [result] = await this.lookups.lookup(principal, { keys: [{ type: type as ObjectKey['type'], value }], collections: [name] });
+    const object = result?.matches[0]?.object;
+    if (!object) throw new ApiError('NotFound', 'No object of this collection has that key (it may have expired or been deleted).');
+    return objectView({ collection: name, object });
+  }
+}

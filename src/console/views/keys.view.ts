@@ -1,0 +1,124 @@
+import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
+import { html, type Html } from '../html.js';
+import { alert, dataTable, dateOf, expiryOf, formField, pager, type SentForm } from './components.js';
+import { Screen } from './layout.js';
+
+/** Actions held on one resource, named by its path (`intel/phishing-domains`). */
+export interface GrantLine {
+  path: string;
+  actions: readonly string[];
+}
+
+export interface LimitLine {
+  path: string;
+  action: string;
+  limit: number;
+}
+
+export interface KeyRow {
+  id: number;
+  description: string | null;
+  createdAt: Date;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  permissions: GrantLine[];
+  limits: LimitLine[];
+  state: 'active' | 'expired' | 'revoked';
+}
+
+export interface KeysModel {
+  keys: KeyRow[];
+  /** The signed-in key may generate and revoke keys. */
+  canWrite: boolean;
+  next?: string;
+}
+
+export function keysView({ keys, canWrite, next }: KeysModel): Screen {
+  return new Screen(
+    'API keys',
+    html`${canWrite && html`<p><a href="/console/keys/new">Generate a key</a></p>`}
+${dataTable({
+  caption: 'Keys, oldest first',
+  rows: keys,
+  columns: [
+    { header: 'Id', cell: (key) => key.id },
+    { header: 'Description', cell: (key) => key.description ?? '' },
+    { header: 'Created', cell: (key) => dateOf(key.createdAt) },
+    { header: 'Expires', cell: (key) => expiryOf(key.expiresAt) },
+    { header: 'Last used', cell: (key) => dateOf(key.lastUsedAt) },
+    { header: 'Permissions', cell: grantsOf },
+    { header: 'State', cell: (key) => html`${key.state}${canWrite && key.state === 'active' && revokeButton(key.id)}` },
+  ],
+})}
+${pager('/console/keys', next)}`,
+  );
+}
+
+function grantsOf(key: KeyRow): Html {
+  return html`${key.permissions.map((grant) => html`${grant.path}: ${grant.actions.join(', ')}<br>`)}${key.limits.map(
+    (limit) => html`limit ${limit.path} ${limit.action}: ${limit.limit}/day<br>`,
+  )}`;
+}
+
+function revokeButton(id: number): Html {
+  return html`<form method="post" action="/console/keys/${id}/revoke"><button type="submit" class="secondary" aria-label="Revoke key ${id}">Revoke</button></form>`;
+}
+
+/** A resource the signed-in key may hand out actions on (only those columns get a checkbox). */
+export interface GrantableRow {
+  id: number;
+  path: string;
+  actions: readonly ResourceAction[];
+}
+
+export interface KeyEditorModel extends SentForm {
+  rows: GrantableRow[];
+}
+
+/** The form's names: `grant` = `<id>:<action>` checkboxes, `limit:<id>:<action>` daily limits. */
+export function keyEditorView({ rows, ...sent }: KeyEditorModel): Screen {
+  const { form, refusal } = sent;
+  const checked = new Set(form?.getAll('grant') ?? []);
+  return new Screen(
+    'Generate an API key',
+    html`${alert(refusal?.message)}
+<form method="post" action="/console/keys" class="stack wide">
+${formField({ name: 'description', label: 'Description', attributes: html`maxlength="1024"` }, sent)}
+${formField({ name: 'expiresOn', label: 'Expires on (UTC, optional)', type: 'date' }, sent)}
+${dataTable({
+  caption: 'Permissions and optional daily limits (only what this key may hand out)',
+  rows,
+  columns: [
+    { header: 'Resource', rowHeader: true, cell: (row) => row.path },
+    ...RESOURCE_ACTIONS.map((action) => ({
+      header: action,
+      cell: (row: GrantableRow) => row.actions.includes(action) && grantCell(row, action, checked, form),
+    })),
+  ],
+})}
+<p><button type="submit">Generate key</button></p>
+</form>`,
+  );
+}
+
+function grantCell(row: GrantableRow, action: ResourceAction, checked: Set<string>, form: URLSearchParams | undefined): Html {
+  const value = `${row.id}:${action}`;
+  return html`<input type="checkbox" id="grant-${row.id}-${action}" name="grant" value="${value}" aria-label="${action} on ${row.path}"${
+    checked.has(value) ? html` checked` : ''
+  }>
+<input type="number" min="1" step="1" name="limit:${value}" aria-label="Daily limit of ${action} on ${row.path}" placeholder="no limit" value="${
+    form?.get(`limit:${value}`) ?? ''
+  }">`;
+}
+
+/** The new key's value, shown this once (and kept out of htmx's history). */
+export function keyCreatedView({ id, key }: { id: number; key: string }): Screen {
+  return new Screen(
+    `Key ${id} generated`,
+    html`<p>Copy the key now: it is shown only this once and cannot be read again.</p>
+<p><label for="new-key">The new API key</label></p>
+<p><input id="new-key" class="secret mono" readonly size="60" value="${key}"></p>
+<p><a href="/console/keys">Back to the keys</a></p>`,
+    { noHistory: true },
+  );
+}

@@ -1,0 +1,81 @@
+import type { LookupResultView } from '../../intel/lookup/lookup.dto.js';
+import { MAX_FORM_BYTES } from '../console-http.js';
+import { html, type Html } from '../html.js';
+import { MAX_LOOKUP_LINES } from '../indicator-lines.js';
+import { objectHref } from './collections.view.js';
+import { alert, dataTable, formField } from './components.js';
+import { Screen } from './layout.js';
+
+export interface LookupOutcome {
+  known: LookupResultView[];
+  unknown: string[];
+  invalid: { line: string; message: string }[];
+}
+
+export interface LookupModel {
+  /** The paste, shown again in the form. */
+  text: string;
+  outcome?: LookupOutcome;
+  message?: string;
+}
+
+export function lookupView({ text, outcome, message }: LookupModel): Screen {
+  return new Screen(
+    'Lookup',
+    html`${alert(message)}
+<form method="post" action="/console/lookup" class="stack" hx-target="body">
+${formField({
+  name: 'indicators',
+  label: 'Indicators',
+  type: 'textarea',
+  value: text,
+  attributes: html`rows="6" spellcheck="false"`,
+  help: html`One per line: hashes, domain names, URLs, IP addresses or networks. Defanged forms
+(hxxp, [.], (.), [:], [at]) are accepted. Up to ${MAX_LOOKUP_LINES.toLocaleString('en')} lines and
+${MAX_FORM_BYTES / 1024 / 1024} MiB a paste.`,
+})}
+<p class="row"><button type="submit">Look up</button><span class="busy" aria-hidden="true">Looking up…</span></p>
+</form>
+${outcome && results(outcome)}`,
+  );
+}
+
+function results({ known, unknown, invalid }: LookupOutcome): Html {
+  return html`<section aria-labelledby="summary"><h2 id="summary" tabindex="-1">${known.length} known, ${unknown.length} unknown${
+    invalid.length > 0 ? html`, ${invalid.length} not indicators` : ''
+  }</h2>
+${
+  known.length > 0 &&
+  dataTable({
+    id: 'known',
+    caption: 'Known',
+    rows: known,
+    columns: [
+      { header: 'Indicator', className: 'mono', cell: (result) => result.key.value },
+      { header: 'Type', cell: (result) => result.key.type },
+      {
+        header: 'Found in',
+        cell: (result) => result.matches.map((match) => html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> `),
+      },
+    ],
+  })
+}
+${
+  unknown.length > 0 &&
+  html`<div class="stack"><label for="unknown">Unknown indicators (${unknown.length}), to copy</label>
+<textarea id="unknown" readonly rows="8">${unknown.join('\n')}</textarea></div>`
+}
+${
+  invalid.length > 0 &&
+  dataTable({
+    id: 'invalid',
+    caption: 'Not indicators',
+    rows: invalid,
+    columns: [
+      { header: 'Line', className: 'mono', cell: (entry) => entry.line },
+      { header: 'Why', cell: (entry) => entry.message },
+    ],
+  })
+}
+</section>`;
+}

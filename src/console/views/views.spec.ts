@@ -1,0 +1,126 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ObjectView } from '../../intel/dto/object.dto.js';
+import type { TaskView } from '../../insight/dto/task.dto.js';
+import { escapeHtml } from '../html.js';
+import { changesFragment, changesView, collectionsView, collectionView, objectView } from './collections.view.js';
+import { fileView, filesView } from './files.view.js';
+import { keyCreatedView, keyEditorView, keysView } from './keys.view.js';
+import type { Screen } from './layout.js';
+import { lookupView } from './lookup.view.js';
+import { homeView, signInView } from './session.view.js';
+import { registerTaskView, tasksView, taskView } from './tasks.view.js';
+
+/** Stored text (descriptions, contexts, names, titles, messages) that would be markup if shown unescaped. */
+const HOSTILE = `<script>x()</script>"><img src=x onerror='y()'>`;
+
+const object: ObjectView = {
+  type: 'DomainName',
+  keys: [{ type: 'DomainName', value: HOSTILE }],
+  context: { [HOSTILE]: HOSTILE },
+  expiresAt: '2030-01-02T00:00:00.000Z',
+} as ObjectView;
+
+const task = {
+  id: '3f1e2d4c-0000-4000-8000-000000000001',
+  params: { schemaID: HOSTILE, objectKeys: [{ type: 'DomainName', value: HOSTILE }], fileID: HOSTILE },
+  state: 'Failed',
+  result: { type: 'DomainName', keys: [], context: { note: HOSTILE } },
+  error: { code: HOSTILE, message: HOSTILE },
+} as unknown as TaskView;
+
+const form = new URLSearchParams({ description: HOSTILE, expiresOn: HOSTILE, schemaID: HOSTILE, objectKeys: HOSTILE, fileID: HOSTILE });
+const refusal = { status: 400, message: HOSTILE, fields: { description: HOSTILE, schemaID: HOSTILE, objectKeys: HOSTILE } };
+
+/** Every screen, with hostile text in each string it shows that comes from data or from the user. */
+const SCREENS: Array<[string, Screen | { text: string }]> = [
+  ['sign-in', signInView(HOSTILE)],
+  ['home', homeView({ keyId: 1, expiresAt: null, permissions: [{ path: HOSTILE, actions: ['Read'] }], limits: [{ path: HOSTILE, action: 'Read', limit: 5 }] })],
+  [
+    'keys',
+    keysView({
+      keys: [
+        {
+          id: 7,
+          description: HOSTILE,
+          createdAt: new Date(0),
+          expiresAt: null,
+          lastUsedAt: null,
+          permissions: [{ path: HOSTILE, actions: ['Read'] }],
+          limits: [{ path: HOSTILE, action: 'Read', limit: 5 }],
+          state: 'active',
+        },
+      ],
+      canWrite: true,
+      next: HOSTILE,
+    }),
+  ],
+  ['key editor', keyEditorView({ rows: [{ id: 9, path: HOSTILE, actions: ['Read'] }], form, refusal })],
+  ['key created', keyCreatedView({ id: 7, key: HOSTILE })],
+  ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE }], paged: true, next: HOSTILE })],
+  ['collection', collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE })],
+  ['changes', changesView({ name: HOSTILE, changes: [{ operation: 'Add', object } as never], next: HOSTILE })],
+  ['live changes', changesFragment({ name: HOSTILE, changes: [{ operation: 'Remove', reason: 'Expired', object } as never], next: HOSTILE })],
+  ['object', objectView({ collection: HOSTILE, object })],
+  [
+    'lookup',
+    lookupView({
+      text: HOSTILE,
+      message: HOSTILE,
+      outcome: {
+        known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object }] }],
+        unknown: [HOSTILE],
+        invalid: [{ line: HOSTILE, message: HOSTILE }],
+      },
+    }),
+  ],
+  ['tasks', tasksView({ tasks: [task], canWrite: true, next: HOSTILE })],
+  ['task', taskView(task)],
+  ['register a task', registerTaskView({ form, refusal })],
+  ['files', filesView(HOSTILE)],
+  ['file', fileView({ fileID: HOSTILE, name: HOSTILE, size: 1, sha256: HOSTILE })],
+];
+
+function textOf(screen: Screen | { text: string }): string {
+  return 'body' in screen ? `${escapeHtml(screen.title)}${screen.body.text}` : screen.text;
+}
+
+describe('console views', () => {
+  it.each(SCREENS)('%s shows stored text as text', (_name, screen) => {
+    const text = textOf(screen);
+    expect(text).not.toContain('<script');
+    expect(text).not.toContain('<img');
+    expect(text).not.toContain(`onerror='`);
+  });
+
+  it('names a key\'s resources by path, with their actions and daily limits', () => {
+    const text = keysView({
+      keys: [
+        {
+          id: 3,
+          description: null,
+          createdAt: new Date(0),
+          expiresAt: null,
+          lastUsedAt: null,
+          permissions: [{ path: 'intel/phishing-domains', actions: ['Read', 'Write'] }],
+          limits: [{ path: 'intel/phishing-domains', action: 'Read', limit: 1000 }],
+          state: 'revoked',
+        },
+      ],
+      canWrite: true,
+    }).body.text;
+    expect(text).toContain('<td>intel/phishing-domains: Read, Write<br>limit intel/phishing-domains Read: 1000/day<br></td>');
+    // A revoked key offers no Revoke button.
+    expect(text).not.toContain('Revoke key 3');
+  });
+
+  it('shows a refused form again with its values and each field\'s problem', () => {
+    const text = registerTaskView({
+      form: new URLSearchParams({ schemaID: 'bad id', objectKeys: 'a.example' }),
+      refusal: { status: 400, message: 'The form was not accepted: see the marked fields.', fields: { schemaID: 'schemaID must be a schema identifier' } },
+    }).body.text;
+    expect(text).toContain('<p role="alert" class="error">The form was not accepted: see the marked fields.</p>');
+    expect(text).toContain('aria-describedby="schemaID-error" aria-invalid="true" required maxlength="128" value="bad id">');
+    expect(text).toContain('<p id="schemaID-error" class="error">schemaID must be a schema identifier</p>');
+    expect(text).toContain('>a.example</textarea>');
+  });
+});
