@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES } from '../common/guard/access.js';
 import type { InsightKeyType } from '../common/indicators/index.js';
-import { TASK_STATES, type TaskState } from '../insight/entities/task.entity.js';
+import { TASK_STATES, type TaskState } from '../insight/dto/task.dto.js';
 import { type RegisterTaskDto, type TaskView, UUID_PATTERN } from '../insight/dto/task.dto.js';
 import { TasksService } from '../insight/tasks.service.js';
 import { SCHEMA_ID_PATTERN } from '../schema-registry/dto/schema.dto.js';
