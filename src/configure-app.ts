@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { sendErrorBody } from './common/errors/all-exceptions.filter.js';
+import { sendErrorBody } from './common/errors/error-body.js';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
 import { securityHeaders } from './common/http/security-headers.js';

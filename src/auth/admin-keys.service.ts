@@ -2,11 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, RESOURCE_ACTIONS } from '../common/guard/access.js';
+import { ADMIN_KEY_LOCK } from '../database/advisory-locks.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
-
-/** Serialises admin-key creation: instances starting together must not both create the first key. */
-const ADMIN_KEY_LOCK = 7_240_001;
 
 /** decisions §1: the admin key holds every action on the four top-level resources. */
 const ADMIN_PERMISSIONS = [

@@ -15,11 +15,11 @@ import type { Response } from 'express';
 import { map, Observable } from 'rxjs';
 import { AuthService } from '../auth/auth.service.js';
 import { ResourcesService } from '../auth/resources.service.js';
-import { fromForeign } from '../common/errors/all-exceptions.filter.js';
+import { fromForeign } from '../common/errors/error-body.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { RouteAction } from '../common/guard/access.js';
 import type { ResourceRef } from '../common/guard/access.decorators.js';
-import { requiredAccessOf } from '../common/guard/required-access.js';
+import { requiredAccessOf } from '../app/required-access.js';
 import { requestLog } from '../common/logging/request-logging.js';
 import { isDatabaseUnavailable } from '../database/connection-failure.js';
 import {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import { RegisterTaskDto } from '../insight/dto/task.dto.js';
-import { TASK_STATES, type TaskState } from '../insight/entities/task.entity.js';
+import { TASK_STATES, type TaskState } from '../insight/dto/task.dto.js';
 import { TasksService } from '../insight/tasks.service.js';
 import type { FormAnswer } from './console-answers.js';
 import { refusalOf, validatedForm } from './forms.js';

@@ -1,7 +1,5 @@
 import type { DataSource } from 'typeorm';
-
-/** Held while migrations run; no other lock of the service uses this number. */
-const MIGRATIONS_LOCK = 7_240_002;
+import { MIGRATIONS_LOCK } from './advisory-locks.js';
 
 /**
  * Applies the pending migrations, one migrator at a time across every process on the database. TypeORM

@@ -3,10 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { SWEEP_LOCK } from '../database/advisory-locks.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
-
-/** One sweeper at a time across the instances of a deployment. */
-const SWEEP_LOCK = 7_240_015;
 
 /**
  * A blob older than this that no row refers to is an orphan: a put completes and its row is committed

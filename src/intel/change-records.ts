@@ -16,8 +16,7 @@
  * other but never in the middle of a decision. $1 is the collection id in every fragment.
  */
 
-/** Advisory lock class of the collection writer locks (two-key form: class, collection id). */
-export const WRITER_LOCK_CLASS = 7_240_013;
+import { WRITER_LOCK_CLASS } from '../database/advisory-locks.js';
 
 /**
  * CTE `lk`: the collection's writer lock in SHARED mode, to the end of the transaction. A statement

@@ -3,10 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { SEQUENCER_LOCK } from '../database/advisory-locks.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
-
-/** Advisory lock key held by a numbering pass (any instance), and by the pruner (same rows). */
-export const SEQUENCER_LOCK = 7_240_012;
 
 /** The invalidation-bus topic of the change feed's long-polls; the key is the collection id. */
 export const FEED_TOPIC = 'feed';

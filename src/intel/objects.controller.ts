@@ -15,7 +15,6 @@ import {
   ObjectChangeView,
   ObjectView,
 } from './dto/object.dto.js';
-import { ObjectErrors } from './objects.errors.js';
 import { ObjectsService } from './objects.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;

@@ -9,7 +9,7 @@ import { Metrics } from '../common/metrics/metrics.js';
 import type { SizedRow } from '../common/pagination/page.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { SEQUENCER_LOCK } from './change-sequencer.js';
+import { EXPIRY_LOCK, PRUNE_LOCK, SEQUENCER_LOCK } from '../database/advisory-locks.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
 /** An existing object that one of the submitted keys points at. */
@@ -89,11 +89,6 @@ export interface Numbering {
   /** The numbering CTEs for the statement (collection $1). */
   ctes: string;
 }
-
-/** Advisory lock key held by the one instance pruning the change feed. */
-const PRUNE_LOCK = 7_240_002;
-/** Advisory lock key held by the one instance running the expiry job. */
-const EXPIRY_LOCK = 7_240_014;
 
 /**
  * Named prepared statements: a single add or delete runs two of them per request outside any transaction,

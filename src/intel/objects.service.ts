@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
-import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';

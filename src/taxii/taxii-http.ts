@@ -2,7 +2,7 @@ import { CallHandler, Catch, createParamDecorator, ExecutionContext, Injectable,
 import { STATUS_CODES } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { map, type Observable } from 'rxjs';
-import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
+import { AllExceptionsFilter } from '../app/all-exceptions.filter.js';
 import { type ApiError, CommonErrors } from '../common/errors/api-error.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii-limits.js';
 import { TaxiiErrors } from './taxii.errors.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { PRUNE_LOCK } from '../../src/database/advisory-locks.js';
 import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
 import { ChangesService } from '../../src/intel/changes.service.js';
 import { ObjectsRepository } from '../../src/intel/objects.repository.js';
@@ -238,7 +239,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     await other.connect();
     try {
       await other.query('BEGIN');
-      await other.query('SELECT pg_advisory_xact_lock(7240002)');
+      await other.query('SELECT pg_advisory_xact_lock($1)', [PRUNE_LOCK]);
       expect(await t.app.get(ObjectsRepository).prune(30, 10_000)).toBeUndefined();
       await t.app.get(ChangesService).prune();
       const kept = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);

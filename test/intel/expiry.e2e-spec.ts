@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { WRITER_LOCK_CLASS } from '../../src/intel/change-records.js';
+import { WRITER_LOCK_CLASS } from '../../src/database/advisory-locks.js';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';

@@ -4,7 +4,6 @@ import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
-  type ChangeBody,
   createCollection,
   expectCode,
   followAll,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { WRITER_LOCK_CLASS } from '../../src/intel/change-records.js';
+import { WRITER_LOCK_CLASS } from '../../src/database/advisory-locks.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, followAll, listAll, md5, sha1 } from './objects.helpers.js';
 

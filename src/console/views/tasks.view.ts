@@ -1,4 +1,4 @@
-import { TASK_STATES, type TaskState } from '../../insight/entities/task.entity.js';
+import { TASK_STATES, type TaskState } from '../../insight/dto/task.dto.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
 import { html, type Html } from '../html.js';
 import { alert, dataTable, formField, pager, type SentForm } from './components.js';

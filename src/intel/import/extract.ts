@@ -66,7 +66,7 @@ const ANY_URL = /\bhttps?:\/\/\S+/gi;
  * Pure: no I/O, so the rules are tested without the service.
  */
 export function extractIndicators(input: string): ObjectKey[] {
-  let text = refang(input);
+  const text = refang(input);
   const found = new Map<string, ObjectKey>();
   const take = (type: KeyType, values: string[], accept: (value: string) => boolean = () => true): string[] => {
     const taken: string[] = [];

@@ -1,10 +1,10 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { ModuleRef, Reflector } from '@nestjs/core';
-import { AuthService } from '../../auth/auth.service.js';
-import { ResourcesService } from '../../auth/resources.service.js';
-import { ApiError, CommonErrors } from '../errors/api-error.js';
-import { AccessRequest } from './access.js';
-import { ACCESS_RULE, AccessRule, BASIC_REALM } from './access.decorators.js';
+import { AuthService } from '../auth/auth.service.js';
+import { ResourcesService } from '../auth/resources.service.js';
+import { ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { AccessRequest } from '../common/guard/access.js';
+import { ACCESS_RULE, AccessRule, BASIC_REALM } from '../common/guard/access.decorators.js';
 import { requiredAccessOf } from './required-access.js';
 
 /**

@@ -1,9 +1,9 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Response } from 'express';
 import { from, Observable, switchMap } from 'rxjs';
-import { AuthErrors } from '../../auth/auth.errors.js';
-import { RequestLimitsService } from '../../auth/request-limits.service.js';
-import { AccessRequest, childrenActionOf } from '../guard/access.js';
+import { AuthErrors } from '../auth/auth.errors.js';
+import { RequestLimitsService } from '../auth/request-limits.service.js';
+import { AccessRequest, childrenActionOf } from '../common/guard/access.js';
 
 /**
  * The one global rate-limit interceptor (decisions §4). It runs after the guard and counts the request

@@ -1,0 +1,101 @@
+// Lint: the boundaries between the folders of src/ (CONTRIBUTING.md, "Lint and boundaries") and a few
+// recommended TypeScript rules. Syntax only, no type information: it runs in seconds.
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/**
+ * The areas: folders of src/ that own a piece of the service. One reaches another only through what that
+ * one exports (its module, services, DTOs, errors), never its tables (`entities/`), its queries
+ * (`*.repository.ts`, `*-statements.ts`) or the folders listed in INTERNAL. Not areas: `common/` (shared by
+ * all, knows none), `config/`, `database/`, `formats/` (pure, knows none), and the places that wire areas
+ * together: `app/` with `app.module.ts`, `main.ts`, `configure-app.ts`, and the admin CLI (`admin/`), which
+ * builds its few services by hand outside Nest.
+ */
+const AREAS = ['audit', 'auth', 'console', 'extensions', 'filebox', 'health', 'insight', 'intel', 'schema-registry', 'startup', 'stix', 'taxii'];
+
+/** Folders inside an area that only the area itself imports. */
+const INTERNAL = { filebox: ['storage'], console: ['views'], intel: ['export', 'network'] };
+
+/** Every folder of src/ that `common/` and `formats/` must not know. */
+const DEPENDENTS = [...AREAS, 'admin', 'app'];
+
+/** Matches a relative import that climbs out of its folder into one of `folders` (at any depth). */
+const into = (folders) => `^(?:\\.\\./)+(?:${folders.join('|')})/`;
+
+/** What another area must not import from `area`. */
+const privateOf = (area) =>
+  `${area}/(?:entities/|(?:[^/]+/)*[^/]+(?:\\.repository|-statements)\\.js$${(INTERNAL[area] ?? []).map((dir) => `|${dir}/`).join('')})`;
+
+const areaBoundary = (area) => ({
+  files: [`src/${area}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^(?:\\.\\./)+(?:${AREAS.filter((other) => other !== area).map(privateOf).join('|')})`,
+            message: "Another area's tables, queries and internal folders are its own: use its exported service.",
+          },
+        ],
+      },
+    ],
+  },
+});
+
+export default defineConfig(
+  { ignores: ['dist/', 'coverage/', 'data/', 'bench/.build/', 'examples/.build/', 'node_modules/'] },
+  {
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    extends: [tseslint.configs.recommended],
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `_name`: a parameter a signature needs (Express's error handler) or a field left out of a rest copy.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // class-validator and Nest type classes as `Function` (their metadata keys); the compiled validation reads them so.
+      '@typescript-eslint/no-unsafe-function-type': 'off',
+    },
+  },
+  ...AREAS.map(areaBoundary),
+  {
+    files: ['src/common/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: into(DEPENDENTS), message: 'common/ is shared by every area and knows none of them.' }] },
+      ],
+    },
+  },
+  {
+    // The spec of the compiled validation checks the fast path against the real body DTOs of every area.
+    files: ['src/common/validation/compiled-validation.spec.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    files: ['src/formats/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['typeorm', 'pg', 'express'].map((name) => ({ name, message: 'formats/ is pure: no database, no HTTP.' })),
+          patterns: [
+            { group: ['@nestjs/*'], message: 'formats/ is pure: no Nest.' },
+            { regex: into([...DEPENDENTS, 'database', 'config']), message: 'formats/ is pure: it knows no area, database or settings.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // An extension sees the service only through its public surface (src/extensions/index.ts).
+    files: ['examples/**/*.ts'],
+    // Its end-to-end test drives the whole service like any other test.
+    ignores: ['examples/**/*.e2e-spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: into(['src', 'dist']), message: "Import the service's surface from 'intel-data-service/extensions'." }] },
+      ],
+    },
+  },
+);
