@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
+import { ObjectsService } from '../../src/intel/objects.service.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, resourceIdOf, ROOT, taxiiClient } from '../taxii/taxii-support.js';
@@ -7,8 +8,8 @@ import { createCollection, resourceIdOf, ROOT, taxiiClient } from '../taxii/taxi
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const domain = (value: string, extra: Record<string, unknown> = {}) => ({
-  type: 'DomainName',
-  keys: [{ type: 'DomainName', value }],
+  type: 'DomainName' as const,
+  keys: [{ type: 'DomainName' as const, value }],
   context: {},
   ...extra,
 });
@@ -140,6 +141,18 @@ describe('attribution of change records', () => {
     expect(await newRecords()).toEqual([
       { operation: 'Add', reason: null, ...byWriter('taxii', 'client-taxii-post') },
       { operation: 'Remove', reason: 'Deleted', ...byWriter('taxii', 'client-taxii-delete') },
+    ]);
+  });
+
+  it('an extension module, through the service it is given (no request)', async () => {
+    const objectsService = t.app.get(ObjectsService);
+    expect(await objectsService.add(collection, domain('eight.example'))).toBe('Added');
+    expect(await objectsService.add(collection, domain('eight.example'))).toBe('Unchanged');
+    await objectsService.remove(collection, { objectKeyType: 'DomainName', objectKey: 'eight.example' });
+    const extension = { via: 'extension', keyID: null, requestID: null, source: null };
+    expect(await newRecords()).toEqual([
+      { operation: 'Add', reason: null, ...extension },
+      { operation: 'Remove', reason: 'Deleted', ...extension },
     ]);
   });
 
