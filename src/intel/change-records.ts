@@ -16,6 +16,8 @@
  * other but never in the middle of a decision. $1 is the collection id in every fragment.
  */
 
+import type { WriteOrigin } from './write-origin.js';
+
 /** Advisory lock class of the collection writer locks (two-key form: class, collection id). */
 export const WRITER_LOCK_CLASS = 7_240_013;
 
@@ -84,7 +86,7 @@ const RECORD_FIELDS = Object.keys(RECORD_COLUMNS) as (keyof ChangeRecord)[];
  * The parameters that carry a write's origin (write-origin.ts) into every statement recording changes,
  * named as WriteOrigin's fields, so that `{ ...ownValues, ...origin }` fills them.
  */
-export const ORIGIN_PARAMETERS = ['via', 'keyID', 'requestID', 'source'] as const;
+export const ORIGIN_PARAMETERS = ['via', 'keyID', 'requestID', 'source'] as const satisfies readonly (keyof WriteOrigin)[];
 export type OriginPlaceholders = { readonly [Name in (typeof ORIGIN_PARAMETERS)[number]]: string };
 
 /** The change records of one statement: `record` evaluated for each row of `from` (a FROM clause and what follows). */
@@ -100,7 +102,7 @@ export interface RecordedRows {
  * every record of a statement: constants, no work per row beyond the columns).
  *
  * Ids are drawn in `order` (the identity is evaluated above the sort), so the sequencer, which numbers
- * by id, keeps a statement's records in that order. `rows` must read the written object from the writing
+ * by id, keeps a statement's records in that order. `from` must read the written object from the writing
  * CTE's RETURNING: then the id is drawn only once the writer holds the object's row, i.e. after every
  * earlier writer of that object committed, and two changes of one object get ids in commit order.
  */

@@ -1,6 +1,6 @@
 /**
  * The statements of single adds and deletes (ObjectsRepository), as text, in a module that imports nothing
- * but other SQL fragments: the bench (bench/rows/service-sql.ts, bench/floor/) loads them from the service
+ * but other SQL fragments and the named-parameters helper (no framework): the bench (bench/rows/service-sql.ts, bench/floor/) loads them from the service
  * build, so its raw `pg` baselines run exactly these statements and cannot drift from them.
  */
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';

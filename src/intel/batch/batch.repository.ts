@@ -116,9 +116,8 @@ function applyParameters(collectionId: number, plan: BatchPlan, origin: WriteOri
   };
   const keysJson = (keys: ObjectKey[]) => JSON.stringify(keys);
   const newKeys = plan.updates.flatMap((u) => u.newKeys.map((key) => ({ id: u.id, key })));
-  // Positions are given in this order (contexts is read last, once every position is taken).
   // Expiries: each row computes its own in the one statement (same now()), so an object and its change
-  // record agree.
+  // record agree. `contexts` is complete once every column has taken its positions.
   const named = {
     collectionId,
     updateIds: plan.updates.map((u) => u.id),
