@@ -7,6 +7,7 @@ import {
   DELIVERY_LIMIT_ERROR,
   loadObjectStatements,
   loadTaskStatements,
+  RAW_WRITE_ORIGIN,
   TASK_LEASE_SECONDS,
   TASK_MAX_DELIVERIES,
 } from '../rows/service-sql.js';
@@ -53,7 +54,7 @@ export async function add(collectionId: number, body: ObjectBody): Promise<boole
     values: [collectionId, body.keys.map((key) => key.type), body.keys.map((key) => key.value), context, true, null],
   });
   if (rowCount !== 0) return true;
-  const inserted = await pool.query({ ...statements.insert, values: [collectionId, body.type, JSON.stringify(body.keys), context, null, null] });
+  const inserted = await pool.query({ ...statements.insert, values: [collectionId, body.type, JSON.stringify(body.keys), context, null, null, ...RAW_WRITE_ORIGIN] });
   return inserted.rowCount === 1;
 }
 

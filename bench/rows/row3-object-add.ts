@@ -1,6 +1,7 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
+import { RAW_WRITE_ORIGIN } from './service-sql.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
 const NEW_FLOOR = { id: '3af', title: 'stack floor of 3a: the bare framework + pg running the same add statements', unit: 'objects/s', target: {} };
@@ -97,7 +98,7 @@ export const row3: RowModule = {
       const hits = await client.query({ ...ctx.objectStatements.findHits, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
       // A new object: one autocommitted statement (ObjectsService.add → ObjectsRepository.writeAsDecided).
-      const written = await client.query({ ...ctx.objectStatements.insert, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null] });
+      const written = await client.query({ ...ctx.objectStatements.insert, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null, ...RAW_WRITE_ORIGIN] });
       if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>

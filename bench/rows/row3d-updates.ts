@@ -3,6 +3,7 @@ import { compare, finishRow, type RowContext, type RowModule, timedPhases } from
 import { ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 import { ROW_3C_THROUGHPUT } from './row3c-parallel-adds.js';
+import { RAW_WRITE_ORIGIN } from './service-sql.js';
 
 const ROW = {
   id: '3d',
@@ -74,8 +75,11 @@ export const row3d: RowModule = {
           if (hits.rowCount !== 1) throw new Error(`object ${object.value} is not stored`);
           const [{ id, keys }] = hits.rows;
           const keysJson = JSON.stringify(keys);
-          // ObjectsRepository's update parameters: id, all keys, context, new keys, expiry (none), keys decided on.
-          const written = await client.query({ ...update, values: [directId, id, keysJson, object.contextJson, '[]', null, null, keysJson] });
+          // ObjectsRepository's update parameters: id, all keys, context, new keys, expiry (none), keys decided on, origin.
+          const written = await client.query({
+            ...update,
+            values: [directId, id, keysJson, object.contextJson, '[]', null, null, keysJson, ...RAW_WRITE_ORIGIN],
+          });
           if (written.rowCount !== 1) throw new Error(`object ${object.value} was not updated`);
         },
       });

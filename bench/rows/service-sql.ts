@@ -27,6 +27,12 @@ export interface ObjectStatements {
 }
 
 /**
+ * The last parameters of the write statements (insert, update, remove): the write's origin (`via`, key
+ * id, request id, source; see src/intel/write-origin.ts), as an API request of one key would give them.
+ */
+export const RAW_WRITE_ORIGIN = ['api', 1, 'bench-raw-baseline', null] as const;
+
+/**
  * The task queue's take and completion (src/insight/task-statements.ts), loaded the same way: TAKE's $1
  * limit, $2 max deliveries, $3 lease seconds, $4/$5 the exhausted error; COMPLETE's $1 task id, $2 max
  * deliveries, $3 result.

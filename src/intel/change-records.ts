@@ -17,6 +17,7 @@
  */
 
 import { WRITER_LOCK_CLASS } from '../database/advisory-locks.js';
+import type { WriteOrigin } from './write-origin.js';
 
 /**
  * CTE `lk`: the collection's writer lock in SHARED mode, to the end of the transaction. A statement
@@ -48,20 +49,68 @@ export function objectJson(row: string): string {
 }
 
 /**
- * The INSERT of change records from `rows`, a query yielding `(n, operation, reason, type, keys, context,
- * expires_at, uid, added_at)` per change: its order `n` within the statement, the object's state after the
- * change (its last state for a Remove), for a Remove why it went (`Deleted` or `Expired`; NULL otherwise),
- * and the object's life: its `uid` and first add `added_at` (intel_object's columns; a re-add is a new life).
+ * One change record, named: each field an SQL expression over the rows of the statement that records it.
+ * `order` is its order within the statement; `type` to `expiresAt` the object's state after the change (its
+ * last state for a Remove); `reason` why it went for a Remove (`Deleted` or `Expired`; NULL otherwise);
+ * `uid` and `addedAt` the object's life (intel_object's columns; a re-add is a new life).
+ */
+export interface ChangeRecord {
+  order: string;
+  operation: string;
+  reason: string;
+  type: string;
+  keys: string;
+  context: string;
+  expiresAt: string;
+  uid: string;
+  addedAt: string;
+}
+
+/** The column of each field in the rows `insertChanges` reads (`c`): the one place a record becomes a column list. */
+const RECORD_COLUMNS: { readonly [Field in keyof ChangeRecord]: string } = {
+  order: 'n',
+  operation: 'operation',
+  reason: 'reason',
+  type: 'type',
+  keys: 'keys',
+  context: 'context',
+  expiresAt: 'expires_at',
+  uid: 'uid',
+  addedAt: 'added_at',
+};
+const RECORD_FIELDS = Object.keys(RECORD_COLUMNS) as (keyof ChangeRecord)[];
+
+/**
+ * The parameters that carry a write's origin (write-origin.ts) into every statement recording changes,
+ * named as WriteOrigin's fields, so that `{ ...ownValues, ...origin }` fills them.
+ */
+export const ORIGIN_PARAMETERS = ['via', 'keyID', 'requestID', 'source'] as const satisfies readonly (keyof WriteOrigin)[];
+export type OriginPlaceholders = { readonly [Name in (typeof ORIGIN_PARAMETERS)[number]]: string };
+
+/** The change records of one statement: `record` evaluated for each row of `from` (a FROM clause and what follows). */
+export interface RecordedRows {
+  record: ChangeRecord;
+  from: string;
+  /** Select-list items evaluated with each row but not recorded (to make a CTE run before the record's id is drawn). */
+  besides?: string;
+}
+
+/**
+ * The INSERT of change records, attributed to the origin whose parameters `origin` names (the same for
+ * every record of a statement: constants, no work per row beyond the columns).
  *
- * Ids are drawn in `n` order (the identity is evaluated above the sort), so the sequencer, which numbers
- * by id, keeps a statement's records in that order. `rows` must read the written object from the writing
+ * Ids are drawn in `order` (the identity is evaluated above the sort), so the sequencer, which numbers
+ * by id, keeps a statement's records in that order. `from` must read the written object from the writing
  * CTE's RETURNING: then the id is drawn only once the writer holds the object's row, i.e. after every
  * earlier writer of that object committed, and two changes of one object get ids in commit order.
  */
-export function insertChanges(rows: string): string {
-  return `INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at)
-      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}, c.uid, c.added_at
-        FROM (${rows}) AS c(n, operation, reason, type, keys, context, expires_at, uid, added_at)
+export function insertChanges({ record, from, besides }: RecordedRows, origin: OriginPlaceholders): string {
+  const values = RECORD_FIELDS.map((field) => record[field]).join(', ');
+  const columns = RECORD_FIELDS.map((field) => RECORD_COLUMNS[field]).join(', ');
+  return `INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at, via, key_id, request_id, source)
+      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}, c.uid, c.added_at,
+             ${origin.via}::text, ${origin.keyID}::int, ${origin.requestID}::text, ${origin.source}::text
+        FROM (SELECT ${values}${besides === undefined ? '' : `, ${besides}`} ${from}) AS c(${columns})
        ORDER BY c.n`;
 }
 

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChangesService } from './changes.service.js';
 import { ObjectsRepository } from './objects.repository.js';
+import { jobOrigin } from './write-origin.js';
 
 /** Expired objects removed per transaction (one collection at a time). */
 const EXPIRY_BATCH = 1000;
@@ -31,11 +33,15 @@ export class ExpiryService implements OnModuleInit, OnModuleDestroy {
     this.stop?.();
   }
 
-  /** Removes every object expired by now, in batches; run by the periodic job, public for tests. */
+  /**
+   * Removes every object expired by now, in batches; run by the periodic job, public for tests. Each run
+   * gets an id of its own, recorded as the request id of its Remove records (extensions §14).
+   */
   async expireDue(): Promise<void> {
+    const origin = jobOrigin('expiry', randomUUID());
     let total = 0;
     for (;;) {
-      const batch = await this.repository.expireDue(EXPIRY_BATCH);
+      const batch = await this.repository.expireDue(origin, EXPIRY_BATCH);
       if (batch === undefined || batch.removed.length === 0) break; // another instance runs it, or done
       total += batch.removed.length;
       this.changes.announce(batch.collection, batch.removed);

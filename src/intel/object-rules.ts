@@ -69,6 +69,14 @@ export function schemaInstance(object: PreparedObject): Record<string, unknown> 
   return { type: object.type, keys: object.keys, context: object.context };
 }
 
+/** What an add did: stored a new object, changed one, or found it already as submitted (an identical re-send). */
+export type AddOutcome = 'Added' | 'Updated' | 'Unchanged';
+
+/** The outcome of an add that made `write` (planAdd's answer) and recorded it. */
+export function addOutcome(write: AddWrite | null): AddOutcome {
+  return write === null ? 'Unchanged' : write.kind === 'insert' ? 'Added' : 'Updated';
+}
+
 /**
  * The decisions §7 add rules for a prepared object, given the objects its keys already belong to: the
  * write to make, or null when the add changes nothing. KeySetConflict when the keys name two objects or

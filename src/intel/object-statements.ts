@@ -1,10 +1,11 @@
 /**
  * The statements of single adds and deletes (ObjectsRepository), as text, in a module that imports nothing
- * but other SQL fragments: the bench (bench/rows/service-sql.ts, bench/floor/) loads them from the service
+ * but other SQL fragments and the named-parameters helper (no framework): the bench (bench/rows/service-sql.ts, bench/floor/) loads them from the service
  * build, so its raw `pg` baselines run exactly these statements and cannot drift from them.
  */
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
-import { expiresAt, insertChanges, isoUtc, SHARED_WRITER_LOCK } from './change-records.js';
+import { namedParameters } from '../common/sql/named-parameters.js';
+import { expiresAt, insertChanges, isoUtc, ORIGIN_PARAMETERS, type OriginPlaceholders, SHARED_WRITER_LOCK } from './change-records.js';
 
 /** The written object's columns, as every write statement returns them. */
 export const WRITTEN_OBJECT = (row: string) =>
@@ -48,18 +49,40 @@ export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM unnest($2::text[], $3:
                                               LIMIT 1) k`;
 
 /**
+ * The parameters of each write statement, by name (`collectionId` first: the writer lock and the record
+ * name it `$1`), then the write's origin (ORIGIN_PARAMETERS). ObjectsRepository fills them by name.
+ */
+export const WRITE_PARAMETERS = {
+  insert: namedParameters(['collectionId', 'type', 'keys', 'context', 'expiresAt', 'ttlSeconds', ...ORIGIN_PARAMETERS]),
+  update: namedParameters([
+    'collectionId', 'objectId', 'keys', 'context', 'newKeys', 'expiresAt', 'ttlSeconds', 'decidedOnKeys', ...ORIGIN_PARAMETERS,
+  ]),
+  remove: namedParameters(['collectionId', 'keyType', 'keyValue', 'uid', ...ORIGIN_PARAMETERS]),
+};
+
+/**
  * The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row).
  * `afterKeys`: the record is inserted only once `new_keys` has run. Its id orders the feed within a
  * numbering pass, so it must be taken after any wait for a conflicting writer's key rows: PostgreSQL runs
  * unreferenced data-modifying CTEs last-declared first, and an insert's record, taken before it waited for a
  * racing delete of the same key to commit, came out ahead of that delete's Remove (Add, Add, Remove).
  */
-function recordingChange(operation: ChangeOperation, reason: RemoveReason | null = null, afterKeys = false): string {
-  const why = reason === null ? 'NULL::text' : `'${reason}'`;
-  const keysWritten = afterKeys ? ', (SELECT count(*) FROM new_keys) AS keys_written' : '';
+function recordingChange(origin: OriginPlaceholders, operation: ChangeOperation, reason: RemoveReason | null = null, afterKeys = false): string {
+  const record = {
+    order: '1',
+    operation: `'${operation}'`,
+    reason: reason === null ? 'NULL::text' : `'${reason}'`,
+    type: 'obj.type',
+    keys: 'obj.keys',
+    context: 'obj.context',
+    expiresAt: 'obj.expires_at',
+    uid: 'obj.uid',
+    addedAt: 'obj.added_at',
+  };
+  const besides = afterKeys ? '(SELECT count(*) FROM new_keys) AS keys_written' : undefined;
   return `,
     change AS (
-      ${insertChanges(`SELECT 1, '${operation}', ${why}, obj.type, obj.keys, obj.context, obj.expires_at, obj.uid, obj.added_at FROM obj${keysWritten}`)}
+      ${insertChanges({ record, from: 'FROM obj', besides }, origin)}
     )
     SELECT ${WRITTEN_OBJECT('obj')} FROM obj`;
 }
@@ -77,18 +100,19 @@ const ADD_KEYS = (keysParam: string) => `,
       RETURNING 1
     )`;
 
+const [I, U, R] = [WRITE_PARAMETERS.insert.$, WRITE_PARAMETERS.update.$, WRITE_PARAMETERS.remove.$];
+
 /**
  * Every write statement first takes the collection's writer lock in shared mode (`lk`, see
  * change-records.ts): a single write runs beside other single writes but never inside a decision made
  * under the exclusive lock (in a transaction that holds it already, the shared request does not wait).
- * $1 = collection id.
  *
  * The update is a compare-and-set on the object's row: it writes only while the object is exactly as the
- * add was decided on (`$8` its keys, live, and not by now equal to what the add would write), which
+ * add was decided on (`decidedOnKeys` its keys, live, and not by now equal to what the add would write), which
  * UPDATE checks on the row's latest committed version once it holds the row lock (READ COMMITTED
  * re-evaluates the WHERE after waiting for a concurrent writer of the row). Keys only ever join an object
  * and leave with it, so its unchanged key list means every key the add names is still its own or among
- * `$5`, whose rows the statement inserts: a key some other writer took meanwhile (committed or in flight)
+ * `newKeys`, whose rows the statement inserts: a key some other writer took meanwhile (committed or in flight)
  * fails the statement on the key table's primary key. No row (or that failure) means: decide again
  * (ObjectsService.add, under the exclusive lock). So two updates of different objects of one collection
  * wait for nothing of each other; two of one object queue on its row, the second's record id drawn after
@@ -99,29 +123,29 @@ const WRITE_SQL = {
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
-      SELECT $1::int, $2::text, $3::jsonb, $4::jsonb, ${expiresAt('$5', '$6')} FROM lk
+      SELECT ${I.collectionId}::int, ${I.type}::text, ${I.keys}::jsonb, ${I.context}::jsonb, ${expiresAt(I.expiresAt, I.ttlSeconds)} FROM lk
       RETURNING id, type, keys, context, expires_at, uid, added_at
-    )${ADD_KEYS('$3')}${recordingChange('Add', null, true)}`,
+    )${ADD_KEYS(I.keys)}${recordingChange(I, 'Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      UPDATE intel_object o SET keys = $3::jsonb, context = $4::jsonb, expires_at = ${expiresAt('$6', '$7')}
+      UPDATE intel_object o SET keys = ${U.keys}::jsonb, context = ${U.context}::jsonb, expires_at = ${expiresAt(U.expiresAt, U.ttlSeconds)}
         FROM lk
-       WHERE o.id = $2::bigint AND o.keys = $8::jsonb AND ${LIVE_AT_WRITE('o')}
-         AND NOT (jsonb_array_length($5::jsonb) = 0 AND $7::int IS NULL AND o.context = $4::jsonb
-                  AND o.expires_at IS NOT DISTINCT FROM $6::timestamptz)
+       WHERE o.id = ${U.objectId}::bigint AND o.keys = ${U.decidedOnKeys}::jsonb AND ${LIVE_AT_WRITE('o')}
+         AND NOT (jsonb_array_length(${U.newKeys}::jsonb) = 0 AND ${U.ttlSeconds}::int IS NULL AND o.context = ${U.context}::jsonb
+                  AND o.expires_at IS NOT DISTINCT FROM ${U.expiresAt}::timestamptz)
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
-    )${ADD_KEYS('$5')}${recordingChange('Update', null, true)}`,
+    )${ADD_KEYS(U.newKeys)}${recordingChange(U, 'Update', null, true)}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
   // job (or the next add of its keys) removes it, with reason Expired.
   remove: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       DELETE FROM intel_object o USING intel_object_key k, lk
-       WHERE k.collection_id = $1::int AND k.key_type = $2::text AND k.value = $3::text AND o.id = k.object_id
-         AND ${LIVE_AT_WRITE('o')} AND ($4::uuid IS NULL OR o.uid = $4::uuid)
+       WHERE k.collection_id = ${R.collectionId}::int AND k.key_type = ${R.keyType}::text AND k.value = ${R.keyValue}::text AND o.id = k.object_id
+         AND ${LIVE_AT_WRITE('o')} AND (${R.uid}::uuid IS NULL OR o.uid = ${R.uid}::uuid)
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
-    )${recordingChange('Remove', 'Deleted')}`,
+    )${recordingChange(R, 'Remove', 'Deleted')}`,
 } as const;
 
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */

@@ -16,6 +16,7 @@ import {
   ObjectView,
 } from './dto/object.dto.js';
 import { ObjectsService } from './objects.service.js';
+import { Origin, type WriteOrigin } from './write-origin.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
 
@@ -52,8 +53,8 @@ export class ObjectsController {
       'object type. KeySetConflict: the keys name two stored objects, or clash with a key of the stored one. SchemaCheckFail: the object does ' +
       'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
   })
-  add(@Param() params: CollectionIdParamDto, @Body() form: ObjectAddDto) {
-    return this.objects.add(params.collection_id, form);
+  async add(@Origin('api') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Body() form: ObjectAddDto) {
+    await this.objects.add(origin, params.collection_id, form);
   }
 
   @Delete()
@@ -72,8 +73,8 @@ export class ObjectsController {
     404: 'NotFound: no collection has this name.',
     422: 'InvalidKeyFormat: a key value its type does not allow.',
   })
-  remove(@Param() params: CollectionIdParamDto, @Query() query: DeleteObjectQueryDto) {
-    return this.objects.remove(params.collection_id, query);
+  remove(@Origin('api') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Query() query: DeleteObjectQueryDto) {
+    return this.objects.remove(origin, params.collection_id, query);
   }
 
   @Get()

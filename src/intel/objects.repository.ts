@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
-import { EXCLUSIVE_WRITER_LOCK, insertChanges } from './change-records.js';
-import { LIVE, OBJECT_STATEMENTS, WRITTEN_OBJECT } from './object-statements.js';
+import { EXCLUSIVE_WRITER_LOCK, insertChanges, ORIGIN_PARAMETERS } from './change-records.js';
+import { LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS, WRITTEN_OBJECT } from './object-statements.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import type { SizedRow } from '../common/pagination/page.js';
@@ -11,6 +11,8 @@ import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { EXPIRY_LOCK, PRUNE_LOCK, SEQUENCER_LOCK } from '../database/advisory-locks.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
+import { namedParameters } from '../common/sql/named-parameters.js';
+import type { WriteOrigin } from './write-origin.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -104,43 +106,73 @@ const WRITES = {
 const FIND_HITS = PreparedStatement.of<JudgedHit>(OBJECT_STATEMENTS.findHits);
 
 
+const EXPIRE_PARAMETERS = namedParameters(['collectionId', 'ids', 'limit', 'asOf', ...ORIGIN_PARAMETERS]);
+const X = EXPIRE_PARAMETERS.$;
+
 /**
- * Removes up to $3 expired objects of collection $1 (only those of $2 when it is not null), oldest id
+ * Removes up to `limit` expired objects of the collection (only those of `ids` when it is not null), oldest id
  * first, with one `Remove` change each (reason Expired), recorded in that order. Run only under the
  * collection's exclusive writer lock (lockCollection); an object another writer already removed is
- * simply not found again, so each expiry is recorded once. Expired as of $4, the time the decision that
+ * simply not found again, so each expiry is recorded once. Expired as of `asOf`, the time the decision that
  * found them expired judged them at (findHits, BatchRepository.owners), or of this statement's start.
  */
 const EXPIRE = `
   WITH gone AS (
     DELETE FROM intel_object o
      WHERE o.id IN (SELECT id FROM intel_object
-                     WHERE collection_id = $1::int AND expires_at <= COALESCE($4::timestamptz, statement_timestamp())
-                       AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[]))
-                     ORDER BY id LIMIT $3)
+                     WHERE collection_id = ${X.collectionId}::int AND expires_at <= COALESCE(${X.asOf}::timestamptz, statement_timestamp())
+                       AND (${X.ids}::bigint[] IS NULL OR id = ANY(${X.ids}::bigint[]))
+                     ORDER BY id LIMIT ${X.limit})
     RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
   ),
   change AS (
-    ${insertChanges(`SELECT gone.id, 'Remove', 'Expired', gone.type, gone.keys, gone.context, gone.expires_at, gone.uid, gone.added_at FROM gone`)}
+    ${insertChanges(
+      {
+        record: {
+          order: 'gone.id',
+          operation: `'Remove'`,
+          reason: `'Expired'`,
+          type: 'gone.type',
+          keys: 'gone.keys',
+          context: 'gone.context',
+          expiresAt: 'gone.expires_at',
+          uid: 'gone.uid',
+          addedAt: 'gone.added_at',
+        },
+        from: 'FROM gone',
+      },
+      X,
+    )}
   )
   SELECT ${WRITTEN_OBJECT('gone')} FROM gone ORDER BY gone.id`;
 
-function writeParams(write: ObjectWrite): unknown[] {
+/** A write's statement parameters, by name (OBJECT_STATEMENTS, WRITE_PARAMETERS). */
+function writeParams(collectionId: number, write: ObjectWrite, origin: WriteOrigin): unknown[] {
   switch (write.kind) {
     case 'insert':
-      return [write.type, JSON.stringify(write.keys), write.context, write.expiry.at, write.expiry.ttlSeconds];
+      return WRITE_PARAMETERS.insert.values({
+        collectionId,
+        type: write.type,
+        keys: JSON.stringify(write.keys),
+        context: write.context,
+        expiresAt: write.expiry.at,
+        ttlSeconds: write.expiry.ttlSeconds,
+        ...origin,
+      });
     case 'update':
-      return [
-        write.objectId,
-        JSON.stringify(write.keys),
-        write.context,
-        JSON.stringify(write.newKeys),
-        write.expiry.at,
-        write.expiry.ttlSeconds,
-        JSON.stringify(write.decidedOnKeys),
-      ];
+      return WRITE_PARAMETERS.update.values({
+        collectionId,
+        objectId: write.objectId,
+        keys: JSON.stringify(write.keys),
+        context: write.context,
+        newKeys: JSON.stringify(write.newKeys),
+        expiresAt: write.expiry.at,
+        ttlSeconds: write.expiry.ttlSeconds,
+        decidedOnKeys: JSON.stringify(write.decidedOnKeys),
+        ...origin,
+      });
     case 'remove':
-      return [write.key.type, write.key.value, write.uid ?? null];
+      return WRITE_PARAMETERS.remove.values({ collectionId, keyType: write.key.type, keyValue: write.key.value, uid: write.uid ?? null, ...origin });
   }
 }
 
@@ -202,8 +234,8 @@ export class ObjectsRepository {
   }
 
   /** Applies one write with its change record, in one statement; null when it found nothing to write. */
-  async write(runner: DataSource | EntityManager, collectionId: number, write: ObjectWrite): Promise<WrittenChange | null> {
-    const rows = await WRITES[write.kind].on(runner, [collectionId, ...writeParams(write)]);
+  async write(runner: DataSource | EntityManager, origin: WriteOrigin, collectionId: number, write: ObjectWrite): Promise<WrittenChange | null> {
+    const rows = await WRITES[write.kind].on(runner, writeParams(collectionId, write, origin));
     if (rows.length === 0) return null;
     const operation = write.kind === 'insert' ? 'Add' : write.kind === 'update' ? 'Update' : 'Remove';
     this.metrics.changesWritten.labels(operation).inc();
@@ -214,8 +246,15 @@ export class ObjectsRepository {
    * Removes expired objects of the collection (`ids`, or any, up to `limit`; expired as of `asOf`, or now)
    * with their `Remove` (Expired) records. The caller holds the collection's exclusive writer lock (lockCollection) in `manager`'s transaction.
    */
-  async expire(manager: EntityManager, collectionId: number, ids: string[] | null, limit: number, asOf: string | null = null): Promise<WrittenChange[]> {
-    const rows: RawObject[] = await manager.query(EXPIRE, [collectionId, ids, limit, asOf]);
+  async expire(
+    manager: EntityManager,
+    origin: WriteOrigin,
+    collectionId: number,
+    ids: string[] | null,
+    limit: number,
+    asOf: string | null = null,
+  ): Promise<WrittenChange[]> {
+    const rows: RawObject[] = await manager.query(EXPIRE, EXPIRE_PARAMETERS.values({ collectionId, ids, limit, asOf, ...origin }));
     if (rows.length > 0) this.metrics.changesWritten.labels('Remove').inc(rows.length);
     return rows.map((row) => ({ operation: 'Remove', object: storedObject(row), reason: 'Expired' }));
   }
@@ -224,7 +263,7 @@ export class ObjectsRepository {
    * One batch of the expiry job, in its own transaction: up to `limit` expired objects of the collection
    * holding the oldest expired object. Undefined when another instance runs the job right now.
    */
-  async expireDue(limit: number): Promise<{ collection: { id: number; name: string }; removed: WrittenChange[] } | undefined> {
+  async expireDue(origin: WriteOrigin, limit: number): Promise<{ collection: { id: number; name: string }; removed: WrittenChange[] } | undefined> {
     return this.dataSource.transaction(async (manager) => {
       // One expiry job at a time across instances (the pruner's pattern): two would only queue on the
       // same collection locks. Exactly-once does not rest on it: a removed object cannot be removed again.
@@ -239,7 +278,7 @@ export class ObjectsRepository {
       );
       if (due.length === 0) return { collection: { id: 0, name: '' }, removed: [] };
       await this.lockCollection(manager, due[0].id);
-      return { collection: due[0], removed: await this.expire(manager, due[0].id, null, limit) };
+      return { collection: due[0], removed: await this.expire(manager, origin, due[0].id, null, limit) };
     });
   }
 
@@ -251,9 +290,9 @@ export class ObjectsRepository {
    * the object is still as decided on (see OBJECT_STATEMENTS.update). Either way null means the decision
    * is stale, and the caller decides again under the lock.
    */
-  async writeAsDecided(collectionId: number, write: AddWrite): Promise<WrittenChange | null> {
+  async writeAsDecided(origin: WriteOrigin, collectionId: number, write: AddWrite): Promise<WrittenChange | null> {
     try {
-      return await this.write(this.dataSource, collectionId, write);
+      return await this.write(this.dataSource, origin, collectionId, write);
     } catch (error) {
       if (isKeyTaken(error)) return null;
       throw error;

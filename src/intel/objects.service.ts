@@ -9,8 +9,9 @@ import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import { ChangeSequencer } from './change-sequencer.js';
 import type { DeleteObjectQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
-import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
+import { type AddOutcome, addOutcome, planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
 import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
+import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
 
 /**
  * Decisions of one add under the collection's exclusive lock: the second one finds expired what expired
@@ -30,8 +31,18 @@ export class ObjectsService {
     private readonly sequencer: ChangeSequencer,
   ) {}
 
-  /** Add or upsert (decisions §7). */
-  async add(collectionName: string, form: ObjectAddDto): Promise<void> {
+  /**
+   * Add or upsert (decisions §7), and what it did. `Unchanged` (an identical re-send) writes no change
+   * record; the answer to the client is the same whatever the outcome.
+   */
+  add(origin: WriteOrigin, collectionName: string, form: ObjectAddDto): Promise<AddOutcome>;
+  /** The add of an extension module (src/extensions), recorded as `via: 'extension'`. */
+  add(collectionName: string, form: ObjectAddDto): Promise<AddOutcome>;
+  add(...args: [WriteOrigin, string, ObjectAddDto] | [string, ObjectAddDto]): Promise<AddOutcome> {
+    return args.length === 2 ? this.addAs(EXTENSION_ORIGIN, ...args) : this.addAs(...args);
+  }
+
+  private async addAs(origin: WriteOrigin, collectionName: string, form: ObjectAddDto): Promise<AddOutcome> {
     // 404 first, as for the change feed: an unknown collection is not a question of the object's keys.
     const collection = await this.collections.findByName(collectionName);
     const object = await this.prepare(collection, form);
@@ -45,14 +56,17 @@ export class ObjectsService {
     const hits = await this.repository.findHits(this.dataSource, collection.id, keys, contextJson, object.expiry);
     if (!hits.some((hit) => hit.expired)) {
       const planned = planAdd(object, hits);
-      if (planned === null) return;
+      if (planned === null) return 'Unchanged';
       // An insert or update written only if what it was decided on still holds (under the object's row
       // lock and the keys' rows, beside other single writers): the request is then ordered at its write.
-      const written = await this.repository.writeAsDecided(collection.id, planned);
-      if (written) return this.changes.announce(collection, [written]);
+      const written = await this.repository.writeAsDecided(origin, collection.id, planned);
+      if (written) {
+        this.changes.announce(collection, [written]);
+        return addOutcome(planned);
+      }
     }
 
-    const written = await this.dataSource.transaction(async (manager) => {
+    const { outcome, written } = await this.dataSource.transaction(async (manager) => {
       await this.repository.lockCollection(manager, collection.id);
       const removed: WrittenChange[] = [];
       // Decided again under the lock: another writer may have changed these objects since the pre-check.
@@ -60,17 +74,18 @@ export class ObjectsService {
       // its update holds the row, which then writes nothing; the next decision finds it expired.
       for (let decision = 1; decision <= DECISIONS_UNDER_LOCK; decision++) {
         const current = await this.repository.findHits(manager, collection.id, keys, contextJson, object.expiry);
-        removed.push(...(await this.expireHits(manager, collection.id, current)));
+        removed.push(...(await this.expireHits(manager, origin, collection.id, current)));
         const write = planAdd(object, current.filter((hit) => !hit.expired));
-        if (write === null) return removed;
-        const change = await this.repository.write(manager, collection.id, write);
-        if (change) return [...removed, change];
+        if (write === null) return { outcome: addOutcome(write), written: removed };
+        const change = await this.repository.write(manager, origin, collection.id, write);
+        if (change) return { outcome: addOutcome(write), written: [...removed, change] };
       }
       // Otherwise the statement's conditions and planAdd's disagree: a bug, and answering it as done would
       // lose an acknowledged write.
       throw new Error('an add decided under the collection writer lock wrote nothing');
     });
     this.changes.announce(collection, written);
+    return outcome;
   }
 
   /**
@@ -79,12 +94,13 @@ export class ObjectsService {
    */
   async expireHits(
     manager: EntityManager,
+    origin: WriteOrigin,
     collectionId: number,
     hits: { id: string; expired: boolean; decidedAt: string }[],
   ): Promise<WrittenChange[]> {
     const expired = hits.filter((hit) => hit.expired);
     if (expired.length === 0) return [];
-    return this.repository.expire(manager, collectionId, expired.map((hit) => hit.id), expired.length, expired[0].decidedAt);
+    return this.repository.expire(manager, origin, collectionId, expired.map((hit) => hit.id), expired.length, expired[0].decidedAt);
   }
 
   /**
@@ -100,7 +116,14 @@ export class ObjectsService {
   }
 
   /** Idempotent: an absent object is a success with no change record. */
-  async remove(collectionName: string, query: DeleteObjectQueryDto): Promise<void> {
+  remove(origin: WriteOrigin, collectionName: string, query: DeleteObjectQueryDto): Promise<void>;
+  /** The delete of an extension module (src/extensions), recorded as `via: 'extension'`. */
+  remove(collectionName: string, query: DeleteObjectQueryDto): Promise<void>;
+  remove(...args: [WriteOrigin, string, DeleteObjectQueryDto] | [string, DeleteObjectQueryDto]): Promise<void> {
+    return args.length === 2 ? this.removeAs(EXTENSION_ORIGIN, ...args) : this.removeAs(...args);
+  }
+
+  private async removeAs(origin: WriteOrigin, collectionName: string, query: DeleteObjectQueryDto): Promise<void> {
     const collection = await this.collections.findByName(collectionName);
     const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
     // Same reasoning as the add pre-check: absent now means the delete may be ordered now, as a no-op.
@@ -109,7 +132,7 @@ export class ObjectsService {
     if (hits.every((hit) => hit.expired)) return;
     // One statement under the shared writer lock: if a concurrent delete won the race it deletes and
     // records nothing.
-    const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key });
+    const removed = await this.repository.write(this.dataSource, origin, collection.id, { kind: 'remove', key });
     if (removed) this.changes.announce(collection, [removed]);
   }
 
@@ -117,11 +140,11 @@ export class ObjectsService {
    * Deletes the live object of one life (a standard feed names objects by it): `false` when that life has
    * ended. The delete statement checks the life itself, so a key re-added meanwhile (a new life) is kept.
    */
-  async removeLife(collectionName: string, uid: string): Promise<boolean> {
+  async removeLife(origin: WriteOrigin, collectionName: string, uid: string): Promise<boolean> {
     const collection = await this.collections.findByName(collectionName);
     const keys = await this.repository.keysOfLife(collection.id, uid);
     if (keys === undefined) return false;
-    const removed = await this.repository.write(this.dataSource, collection.id, { kind: 'remove', key: keys[0], uid });
+    const removed = await this.repository.write(this.dataSource, origin, collection.id, { kind: 'remove', key: keys[0], uid });
     if (removed) this.changes.announce(collection, [removed]);
     return removed !== null;
   }

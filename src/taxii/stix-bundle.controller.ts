@@ -6,6 +6,7 @@ import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { BatchReportView } from '../intel/batch/batch.dto.js';
 import { CollectionIdParamDto } from '../intel/dto/object.dto.js';
 import { StixImportService } from './stix-import.service.js';
+import { Origin, type WriteOrigin } from '../intel/write-origin.js';
 import { STIX_BUNDLE_TYPES } from './taxii-limits.js';
 
 /** The route of STIX bundle files, for the body reader configureApp mounts ahead of the JSON parser. */
@@ -37,7 +38,7 @@ export class StixBundleController {
     413: 'RequestEntityTooLarge: more than 32 MiB or 10,000 objects.',
     415: 'UnsupportedMediaType: neither application/json nor application/stix+json.',
   })
-  import(@Param() params: CollectionIdParamDto, @Req() request: Request) {
-    return this.imports.importBundle(params.collection_id, request.body, request.headers['content-type']);
+  import(@Origin('import') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Req() request: Request) {
+    return this.imports.importBundle(origin, params.collection_id, request.body, request.headers['content-type']);
   }
 }

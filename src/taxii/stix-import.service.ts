@@ -6,6 +6,7 @@ import type { BatchItemView, BatchReportView } from '../intel/batch/batch.dto.js
 import { BatchService } from '../intel/batch/batch.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
+import type { WriteOrigin } from '../intel/write-origin.js';
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from '../stix/stix-ids.js';
 import { fromStix, type StixImport } from '../stix/stix-projection.js';
 
@@ -61,16 +62,16 @@ export class StixImportService {
   }
 
   /** A STIX bundle file on the native API: its media type checked (415), 404 before any body error. */
-  async importBundle(collectionName: string, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
+  async importBundle(origin: WriteOrigin, collectionName: string, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
     await this.collections.findByName(collectionName);
     const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
     if (!STIX_BUNDLE_TYPES.includes(mediaType)) {
       throw new ApiError('UnsupportedMediaType', 'a STIX bundle is sent as application/json or application/stix+json');
     }
-    return this.import(collectionName, this.parse(body));
+    return this.import(origin, collectionName, this.parse(body));
   }
 
-  async import(collectionName: string, objects: unknown[]): Promise<BatchReportView> {
+  async import(origin: WriteOrigin, collectionName: string, objects: unknown[]): Promise<BatchReportView> {
     const mapped: StixImport[] = objects.map(fromStix);
     const indicatorKeys = new Set(
       mapped.flatMap((item) => (item.kind === 'object' && !item.sco ? item.form.keys.map(keyId) : [])),
@@ -92,7 +93,7 @@ export class StixImportService {
       }
     }
     if (forms.length > 0) {
-      const report = await this.batch.applyItems(collectionName, forms.map((entry) => entry.form));
+      const report = await this.batch.applyItems(origin, collectionName, forms.map((entry) => entry.form));
       report.items.forEach((outcome, at) => (results[forms[at].index] = { ...outcome, index: forms[at].index }));
     }
     const items = results as BatchItemView[];

@@ -7,6 +7,7 @@ import { DATE_ADDED_HEADERS, TaxiiController, TaxiiPageQuery } from './taxii-doc
 import { TaxiiFeedService } from './taxii-feed.service.js';
 import { RawBody, TAXII_MEDIA_TYPE, TaxiiQuery } from './taxii-http.js';
 import { TaxiiWritesService } from './taxii-writes.service.js';
+import { Origin, type WriteOrigin } from '../intel/write-origin.js';
 
 /** The intel collection named by the TAXII id in the path: permissions are those of the native routes. */
 const COLLECTION = { parent: 'intel', param: 'collection_id', resolver: TaxiiFeedService } as const;
@@ -63,8 +64,8 @@ export class TaxiiObjectsController {
     413: 'RequestEntityTooLarge: the body is larger than max_content_length, or has more than 10,000 objects.',
     415: 'UnsupportedMediaType: the body is not application/taxii+json;version=2.1.',
   })
-  add(@Param('collection_id') id: string, @RawBody() body: unknown) {
-    return this.writes.post(id, body);
+  add(@Origin('taxii') origin: WriteOrigin, @Param('collection_id') id: string, @RawBody() body: unknown) {
+    return this.writes.post(origin, id, body);
   }
 
   @Get('objects/:object_id')
@@ -85,8 +86,8 @@ export class TaxiiObjectsController {
   })
   @ApiOkResponse({ description: 'Removed.' })
   @ApiErrors({ 404: 'NotFound: no collection has this id, or no live object has this indicator id.', 406: READ_ERRORS[406] })
-  remove(@Param('collection_id') id: string, @Param('object_id') objectId: string) {
-    return this.writes.remove(id, objectId);
+  remove(@Origin('taxii') origin: WriteOrigin, @Param('collection_id') id: string, @Param('object_id') objectId: string) {
+    return this.writes.remove(origin, id, objectId);
   }
 
   @Get('objects/:object_id/versions')

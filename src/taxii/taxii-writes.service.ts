@@ -9,6 +9,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
 import { StixImportService } from './stix-import.service.js';
+import type { WriteOrigin } from '../intel/write-origin.js';
 import { TaxiiFeedService } from './taxii-feed.service.js';
 import { TaxiiResult } from './taxii-http.js';
 import { TaxiiErrors } from './taxii.errors.js';
@@ -86,11 +87,11 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** `POST .../objects/`: every object is handled now, so the status is `complete` at once (202 with it). */
-  async post(taxiiId: string, body: unknown): Promise<TaxiiResult> {
+  async post(origin: WriteOrigin, taxiiId: string, body: unknown): Promise<TaxiiResult> {
     const collection = await this.feed.collection(taxiiId);
     const objects = this.imports.parse(body);
     const requestTimestamp = new Date().toISOString();
-    const report = await this.imports.import(collection.name, objects);
+    const report = await this.imports.import(origin, collection.name, objects);
     const successes: StatusDetail[] = [];
     const failures: StatusDetail[] = [];
     for (const item of report.items) {
@@ -142,10 +143,10 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** `DELETE .../objects/{id}/`: an indicator's object is removed (its last version, revoked); 404 when there is none. */
-  async remove(taxiiId: string, objectId: string): Promise<void> {
+  async remove(origin: WriteOrigin, taxiiId: string, objectId: string): Promise<void> {
     const collection = await this.feed.collection(taxiiId);
     const life = /^indicator--([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(objectId)?.[1];
-    if (life === undefined || !(await this.objects.removeLife(collection.name, life))) throw TaxiiErrors.objectNotFound(objectId);
+    if (life === undefined || !(await this.objects.removeLife(origin, collection.name, life))) throw TaxiiErrors.objectNotFound(objectId);
   }
 
   /** Removes statuses older than the retention; run by the periodic job, public for tests. */

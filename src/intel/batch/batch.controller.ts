@@ -8,6 +8,7 @@ import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { JSON_TYPE, NDJSON_TYPES } from './batch-body.js';
 import { BATCH_BODY_OPENAPI, BatchQueryDto, BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchService } from './batch.service.js';
+import { Origin, type WriteOrigin } from '../write-origin.js';
 
 @ApiTags('intel')
 @ApiExtraModels(ObjectFormDto, RemoveItemDto)
@@ -37,7 +38,7 @@ export class BatchController {
     415: 'UnsupportedMediaType: neither application/json nor application/x-ndjson.',
     422: 'BatchRejected (atomic only): an item failed, nothing was applied; `details` is the report.',
   })
-  apply(@Param() params: CollectionIdParamDto, @Query() query: BatchQueryDto, @Req() request: Request) {
-    return this.batch.apply(params.collection_id, query, request.body, request.headers['content-type']);
+  apply(@Origin('batch') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Query() query: BatchQueryDto, @Req() request: Request) {
+    return this.batch.apply(origin, params.collection_id, query, request.body, request.headers['content-type']);
   }
 }

@@ -14,6 +14,7 @@ import { type BatchPlan, type ItemOutcome, planBatch, type PreparedItem } from '
 import { parseBatch } from './batch-body.js';
 import { type BatchItemView, type BatchQueryDto, type BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchRepository } from './batch.repository.js';
+import type { WriteOrigin } from '../write-origin.js';
 
 /** Thrown inside the transaction of an atomic batch with a failed item, to roll it back. */
 class AtomicRejection extends Error {
@@ -76,20 +77,20 @@ export class BatchService {
     private readonly changes: ChangesService,
   ) {}
 
-  async apply(collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
+  async apply(origin: WriteOrigin, collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
     const collection = await this.collections.findByName(collectionName);
-    return this.applyTo(collection, parseBatch(body, contentType), query.atomic === 'true');
+    return this.applyTo(origin, collection, parseBatch(body, contentType), query.atomic === 'true');
   }
 
   /**
    * A batch of items already parsed (imports of other formats map their records to items), with exactly
    * the rules of `apply`, all or nothing when `atomic`.
    */
-  async applyItems(collectionName: string, rawItems: unknown[], atomic = false): Promise<BatchReportView> {
-    return this.applyTo(await this.collections.findByName(collectionName), rawItems, atomic);
+  async applyItems(origin: WriteOrigin, collectionName: string, rawItems: unknown[], atomic = false): Promise<BatchReportView> {
+    return this.applyTo(origin, await this.collections.findByName(collectionName), rawItems, atomic);
   }
 
-  private async applyTo(collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
+  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
     const items: PreparedItem[] = [];
     for (const raw of rawItems) items.push(await this.prepare(collection, raw));
     if (atomic && items.some((item) => item.kind === 'failed')) {
@@ -110,8 +111,8 @@ export class BatchService {
         const owners = await this.repository.owners(manager, collection.id, keys);
         const decided = planBatch(items, owners.filter((owner) => !owner.expired));
         if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
-        expired = await this.objects.expireHits(manager, collection.id, owners);
-        recorded = await this.repository.apply(manager, collection.id, decided);
+        expired = await this.objects.expireHits(manager, origin, collection.id, owners);
+        recorded = await this.repository.apply(manager, origin, collection.id, decided);
         return decided;
       });
     } catch (error) {

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import type { WriteVia } from '../write-origin.js';
 
 export const CHANGE_OPERATIONS = ['Add', 'Update', 'Remove'] as const;
 export type ChangeOperation = (typeof CHANGE_OPERATIONS)[number];
@@ -44,6 +45,19 @@ export class ChangeEntity {
 
   @Column({ name: 'object_added_at', type: 'timestamptz' })
   objectAddedAt: Date;
+
+  /** Attribution (extensions §14, see WriteOrigin); null on records written before it was recorded. */
+  @Column({ type: 'text', nullable: true })
+  via: WriteVia | null;
+
+  @Column({ name: 'key_id', type: 'integer', nullable: true })
+  keyId: number | null;
+
+  @Column({ name: 'request_id', type: 'text', nullable: true })
+  requestId: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  source: string | null;
 
   /** The position's time, given with `seq` by the sequencer: strictly increasing per collection. */
   @Column({ name: 'seq_at', type: 'timestamptz', nullable: true })

@@ -6,6 +6,7 @@ import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { ImportQueryDto, ImportView } from './import.dto.js';
 import { ImportService } from './import.service.js';
+import { Origin, type WriteOrigin } from '../write-origin.js';
 
 @ApiTags('intel')
 @Controller('intel/collections/:collection_id/import')
@@ -40,7 +41,13 @@ export class ImportController {
     415: 'UnsupportedMediaType: a charset other than UTF-8.',
     422: 'BatchRejected (atomic only): an object failed, nothing was written; `details` is the report.',
   })
-  import(@Param() params: CollectionIdParamDto, @Query() query: ImportQueryDto, @Req() request: Request, @Headers('x-import-context') context?: string) {
-    return this.imports.apply(params.collection_id, query, request.body, request.headers['content-type'], context);
+  import(
+    @Origin('import') origin: WriteOrigin,
+    @Param() params: CollectionIdParamDto,
+    @Query() query: ImportQueryDto,
+    @Req() request: Request,
+    @Headers('x-import-context') context?: string,
+  ) {
+    return this.imports.apply(origin, params.collection_id, query, request.body, request.headers['content-type'], context);
   }
 }

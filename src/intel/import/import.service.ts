@@ -8,6 +8,7 @@ import { csvItems } from './import-csv.js';
 import { importText } from './import-body.js';
 import type { ImportQueryDto, ImportView } from './import.dto.js';
 import { ImportErrors } from './import.errors.js';
+import type { WriteOrigin } from '../write-origin.js';
 
 /** A JSON object from a query parameter or header; `fail` for anything else. */
 function jsonObject(raw: string, fail: () => Error): Record<string, unknown> {
@@ -39,7 +40,7 @@ export class ImportService {
     private readonly batch: BatchService,
   ) {}
 
-  async apply(collectionName: string, query: ImportQueryDto, body: unknown, contentType: string | undefined, contextHeader: string | undefined): Promise<ImportView> {
+  async apply(origin: WriteOrigin, collectionName: string, query: ImportQueryDto, body: unknown, contentType: string | undefined, contextHeader: string | undefined): Promise<ImportView> {
     const csv = query.format === 'csv';
     if (csv && (query.typeColumn === undefined || query.valueColumn === undefined)) throw ImportErrors.csvColumnsRequired();
     if (!csv && (query.typeColumn ?? query.valueColumn ?? query.contextColumns) !== undefined) throw ImportErrors.csvColumnsNotTaken();
@@ -51,7 +52,7 @@ export class ImportService {
       : extractIndicators(text).map((key) => ({ type: inferObjectType([key]), keys: [key], context }));
     if (objects.length > MAX_BATCH_ITEMS) throw ImportErrors.tooMany(objects.length);
     if (query.dryRun === 'true') return { objects: objects as Record<string, unknown>[] };
-    const report = await this.batch.applyItems(collection.name, objects, query.atomic === 'true');
+    const report = await this.batch.applyItems(origin, collection.name, objects, query.atomic === 'true');
     return { objects: objects as Record<string, unknown>[], report };
   }
 }
