@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { extractIndicators, refang } from './extract.js';
+import { extractIndicators, refang } from './text.js';
 
 const keys = (text: string) => extractIndicators(text).map((key) => `${key.type} ${key.value}`).sort();
 
