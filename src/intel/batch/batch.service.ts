@@ -15,6 +15,9 @@ import { parseBatch } from './batch-body.js';
 import { type BatchItemView, type BatchQueryDto, type BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchRepository } from './batch.repository.js';
 
+/** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
+export { MAX_BATCH_ITEMS } from './batch-body.js';
+
 /** Thrown inside the transaction of an atomic batch with a failed item, to roll it back. */
 class AtomicRejection extends Error {
   constructor(readonly outcomes: ItemOutcome[]) {
