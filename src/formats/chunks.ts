@@ -29,7 +29,7 @@ export async function* textOf(input: Chunks): AsyncGenerator<string> {
     const rest = decoder.decode();
     if (rest !== '') yield rest;
   } catch (error) {
-    if (error instanceof TypeError) throw new NotUtf8('the body is not valid UTF-8');
+    if ((error as { code?: unknown }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') throw new NotUtf8('the body is not valid UTF-8');
     throw error;
   }
 }
