@@ -1,4 +1,4 @@
-import { parse as parseStream } from 'csv-parse';
+import { CsvError, parse as parseStream } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { inferObjectType, KEY_TYPES, type KeyType, type ObjectKey } from '../common/indicators/indicators.js';
 import { type Chunks, decodedRecords, textOf } from './chunks.js';
@@ -186,7 +186,7 @@ async function* csvRecords(input: Chunks, options: CsvOptions): AsyncGenerator<C
       yield* rowRecords(row, options);
     }
   } catch (error) {
-    if (error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('CSV_')) {
+    if (error instanceof CsvError) {
       yield { kind: 'failed', failure: malformed(error) };
       return;
     }
