@@ -174,7 +174,11 @@ async function* csvRecords(input: Chunks, options: CsvOptions): AsyncGenerator<C
   );
   const feeding = (async () => {
     try {
-      for await (const text of bodyText(input, options)) if (!parser.write(text)) await new Promise((resolve) => parser.once('drain', resolve));
+      for await (const text of bodyText(input, options)) {
+        // A parser that failed or was left never drains: its close ends the wait, and the feeding.
+        if (!parser.write(text)) await new Promise((resolve) => parser.once('drain', resolve).once('close', resolve));
+        if (parser.destroyed) return;
+      }
       parser.end();
     } catch (error) {
       parser.destroy(error as Error);
