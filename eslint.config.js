@@ -7,16 +7,17 @@ import tseslint from 'typescript-eslint';
  * The areas: folders of src/ that own a piece of the service. One reaches another only through what that
  * one exports (its module, services, DTOs, errors), never its tables (`entities/`), its queries
  * (`*.repository.ts`, `*-statements.ts`) or the folders listed in INTERNAL. Not areas: `common/` (shared by
- * all, knows none), `config/`, `database/`, `formats/` (pure, knows none), and the places that wire areas
+ * all, knows none), `config/`, `database/`, the pure libraries `formats/` (parsers of the
+ * feed formats) and `stix/` (the STIX 2.1 projection), which know none, and the places that wire areas
  * together: `app/` with `app.module.ts`, `main.ts`, `configure-app.ts`, and the admin CLI (`admin/`), which
  * builds its few services by hand outside Nest.
  */
-const AREAS = ['audit', 'auth', 'console', 'extensions', 'filebox', 'health', 'insight', 'intel', 'schema-registry', 'startup', 'stix', 'taxii'];
+const AREAS = ['audit', 'auth', 'console', 'extensions', 'filebox', 'health', 'insight', 'intel', 'schema-registry', 'startup', 'taxii'];
 
 /** Folders inside an area that only the area itself imports. */
 const INTERNAL = { filebox: ['storage'], console: ['views'], intel: ['export', 'network'] };
 
-/** Every folder of src/ that `common/` and `formats/` must not know. */
+/** Every folder of src/ that `common/` and the pure libraries must not know. */
 const DEPENDENTS = [...AREAS, 'admin', 'app'];
 
 /** Matches a relative import that climbs out of its folder into one of `folders` (at any depth). */
@@ -72,15 +73,15 @@ export default defineConfig(
     rules: { 'no-restricted-imports': 'off' },
   },
   {
-    files: ['src/formats/**/*.ts'],
+    files: ['src/formats/**/*.ts', 'src/stix/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: ['typeorm', 'pg', 'express'].map((name) => ({ name, message: 'formats/ is pure: no database, no HTTP.' })),
+          paths: ['typeorm', 'pg', 'express'].map((name) => ({ name, message: 'formats/ and stix/ are pure: no database, no HTTP.' })),
           patterns: [
-            { group: ['@nestjs/*'], message: 'formats/ is pure: no Nest.' },
-            { regex: into([...DEPENDENTS, 'database', 'config']), message: 'formats/ is pure: it knows no area, database or settings.' },
+            { group: ['@nestjs/*'], message: 'formats/ and stix/ are pure: no Nest.' },
+            { regex: into([...DEPENDENTS, 'database', 'config']), message: 'formats/ and stix/ are pure: they know no area, database or settings.' },
           ],
         },
       ],

@@ -1,33 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
-import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
-import { MAX_BATCH_ITEMS } from '../intel/batch/batch-body.js';
+import type { ObjectKey } from '../common/indicators/indicators.js';
+import { parseStixDocument, stixItems } from '../formats/stix.js';
 import type { BatchItemView, BatchReportView } from '../intel/batch/batch.dto.js';
-import { BatchService } from '../intel/batch/batch.service.js';
+import { BatchService, MAX_BATCH_ITEMS } from '../intel/batch/batch.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
 import type { WriteOrigin } from '../intel/write-origin.js';
-import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from '../stix/stix-ids.js';
-import { fromStix, type StixImport } from '../stix/stix-projection.js';
-
-const SERVICE_OBJECT_IDS = new Set([SERVICE_IDENTITY_ID, CONTEXT_EXTENSION_ID]);
 import { TOO_LARGE } from './taxii-http.js';
 import { STIX_BUNDLE_TYPES } from './taxii-limits.js';
 import { TaxiiErrors } from './taxii.errors.js';
-
-/** A key compared as stored (normalised) when it can be, else as written. */
-function keyId(key: ObjectKey): string {
-  try {
-    const normal = normalizeKey(key);
-    return `${normal.type}\n${normal.value}`;
-  } catch {
-    return `${key.type}\n${key.value}`;
-  }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * STIX objects into a collection, through the intel batch path (the same rules, normalisation, schema check
@@ -49,16 +31,9 @@ export class StixImportService {
   /** The `objects` of a TAXII envelope or STIX bundle body (bytes): 400 when not JSON or empty, 413 when too large. */
   parse(body: unknown, member = 'objects'): unknown[] {
     if (body === TOO_LARGE) throw TaxiiErrors.tooLarge();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.isBuffer(body) ? body.toString('utf8') : '');
-    } catch {
-      throw TaxiiErrors.invalidEnvelope('the body is not valid JSON');
-    }
-    const objects = isPlainObject(parsed) ? parsed[member] : undefined;
-    if (!Array.isArray(objects) || objects.length === 0) throw TaxiiErrors.invalidEnvelope(`the body has no "${member}"`);
-    if (objects.length > MAX_BATCH_ITEMS) throw TaxiiErrors.tooLarge();
-    return objects;
+    const parsed = parseStixDocument(Buffer.isBuffer(body) ? body.toString('utf8') : '', MAX_BATCH_ITEMS, member);
+    if (parsed.ok) return parsed.objects;
+    throw parsed.failure.code === 'TooManyItems' ? TaxiiErrors.tooLarge() : TaxiiErrors.invalidEnvelope(parsed.failure.message);
   }
 
   /** A STIX bundle file on the native API: its media type checked (415), 404 before any body error. */
@@ -72,20 +47,13 @@ export class StixImportService {
   }
 
   async import(origin: WriteOrigin, collectionName: string, objects: unknown[]): Promise<BatchReportView> {
-    const mapped: StixImport[] = objects.map(fromStix);
-    const indicatorKeys = new Set(
-      mapped.flatMap((item) => (item.kind === 'object' && !item.sco ? item.form.keys.map(keyId) : [])),
-    );
     const results: (BatchItemView | undefined)[] = [];
     const forms: { index: number; form: unknown }[] = [];
-    for (const [index, item] of mapped.entries()) {
-      if (SERVICE_OBJECT_IDS.has((objects[index] as { id?: unknown } | null)?.id as string)) {
-        // The service's own identity and extension definition, as it serves them: nothing to store.
+    for (const [index, item] of stixItems(objects).entries()) {
+      if (item.kind === 'carried') {
         results[index] = { index, status: 'Unchanged' };
       } else if (item.kind === 'refused') {
         results[index] = { index, status: 'Failed', error: { code: 'StixNotSupported', message: item.reason } };
-      } else if (item.sco && item.form.keys.every((key) => indicatorKeys.has(keyId(key)))) {
-        results[index] = { index, status: 'Unchanged' };
       } else if (item.sco && (await this.heldAlready(collectionName, item.form.keys, index, results))) {
         // answered by heldAlready
       } else {

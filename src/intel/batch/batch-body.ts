@@ -1,5 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import { ApiError, CommonErrors } from '../../common/errors/api-error.js';
+import { jsonLines } from '../../formats/ndjson.js';
 
 /** The batch route, for the body reader that configureApp mounts ahead of the JSON body parser. */
 export const BATCH_ROUTE = '/intel/collections/:collection_id/objects/batch';
@@ -40,16 +41,10 @@ export function parseBatch(body: unknown, contentType: string | undefined): unkn
     items = parsed;
   } else if (NDJSON_TYPES.includes(mediaType)) {
     items = [];
-    const lines = text.split('\n');
-    for (let index = 0; index < lines.length; index++) {
-      const line = lines[index].trim();
-      if (line === '') continue;
+    for (const parsed of jsonLines(text)) {
       if (items.length === MAX_BATCH_ITEMS) throw tooMany();
-      try {
-        items.push(JSON.parse(line));
-      } catch {
-        throw CommonErrors.invalidData(`line ${index + 1} of the NDJSON body is not valid JSON`, { line: index + 1 });
-      }
+      if ('notJson' in parsed) throw CommonErrors.invalidData(`line ${parsed.line} of the NDJSON body is not valid JSON`, { line: parsed.line });
+      items.push(parsed.value);
     }
   } else {
     throw new ApiError(

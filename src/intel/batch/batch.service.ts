@@ -16,6 +16,9 @@ import { type BatchItemView, type BatchQueryDto, type BatchReportView, RemoveIte
 import { BatchRepository } from './batch.repository.js';
 import type { WriteOrigin } from '../write-origin.js';
 
+/** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
+export { MAX_BATCH_ITEMS } from './batch-body.js';
+
 /** Thrown inside the transaction of an atomic batch with a failed item, to roll it back. */
 class AtomicRejection extends Error {
   constructor(readonly outcomes: ItemOutcome[]) {

@@ -1,4 +1,5 @@
 import { ApiError, CommonErrors } from '../../common/errors/api-error.js';
+import type { FormatFailure } from '../../formats/forms.js';
 import { MAX_BATCH_ITEMS } from '../batch/batch-body.js';
 
 /** Errors of imports: the request is refused as a whole and nothing is written. */
@@ -9,8 +10,8 @@ export const ImportErrors = {
   charset: (charset: string) => new ApiError('UnsupportedMediaType', `the body must be UTF-8 text, not ${charset}`),
   tooMany: (count: number) =>
     CommonErrors.tooLarge(`the body holds ${count} indicators; an import takes at most ${MAX_BATCH_ITEMS}: split it`),
-  malformedCsv: (message: string) => CommonErrors.invalidData(`the CSV body is malformed: ${message}`),
-  missingColumn: (column: string) => CommonErrors.invalidData(`the CSV header has no column "${column}"`, { column }),
+  /** A CSV the format refuses whole (malformed, a named column missing): its message, and the column. */
+  csv: (failure: FormatFailure) => CommonErrors.invalidData(failure.message, failure.column === undefined ? undefined : { column: failure.column }),
   csvColumnsRequired: () => CommonErrors.invalidQuery('format=csv needs typeColumn and valueColumn'),
   csvColumnsNotTaken: () => CommonErrors.invalidQuery('typeColumn, valueColumn and contextColumns apply to format=csv only'),
   contextQuery: () => CommonErrors.invalidQuery('context must be a JSON object'),

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { inferObjectType } from '../../common/indicators/indicators.js';
 import { MAX_BATCH_ITEMS } from '../batch/batch-body.js';
 import { BatchService } from '../batch/batch.service.js';
 import { CollectionsService } from '../collections.service.js';
-import { extractIndicators } from './extract.js';
-import { csvItems } from './import-csv.js';
+import { type CsvOptions, parseCsv } from '../../formats/csv.js';
+import { keyId } from '../../formats/forms.js';
+import { extractForms } from '../../formats/text.js';
 import { importText } from './import-body.js';
 import type { ImportQueryDto, ImportView } from './import.dto.js';
 import { ImportErrors } from './import.errors.js';
@@ -48,13 +48,33 @@ export class ImportService {
     const collection = await this.collections.findByName(collectionName);
     const text = importText(body, contentType);
     const objects = csv
-      ? csvItems(text, { typeColumn: query.typeColumn!, valueColumn: query.valueColumn!, contextColumns: columnList(query.contextColumns) }, context)
-      : extractIndicators(text).map((key) => ({ type: inferObjectType([key]), keys: [key], context }));
+      ? csvItems(text, { typeColumn: query.typeColumn!, valueColumn: query.valueColumn!, contextColumns: columnList(query.contextColumns), context })
+      : extractForms(text, context);
     if (objects.length > MAX_BATCH_ITEMS) throw ImportErrors.tooMany(objects.length);
     if (query.dryRun === 'true') return { objects: objects as Record<string, unknown>[] };
     const report = await this.batch.applyItems(origin, collection.name, objects, query.atomic === 'true');
     return { objects: objects as Record<string, unknown>[], report };
   }
+}
+
+/**
+ * One batch item per distinct key of a CSV: a row whose key is not valid still becomes an item, one the
+ * batch reports as failed (with the row's type and value), so that every row is accounted for. A later
+ * row of the same key is dropped (first one wins).
+ */
+function csvItems(text: string, options: CsvOptions): unknown[] {
+  const parsed = parseCsv(text, options);
+  if (!parsed.ok) throw ImportErrors.csv(parsed.failure);
+  const seen = new Set<string>();
+  const items: unknown[] = [];
+  for (const record of parsed.records) {
+    if (record.kind === 'rejected') items.push(record.rejection.unchecked);
+    else if (record.kind === 'form' && !seen.has(keyId(record.form.keys[0]))) {
+      seen.add(keyId(record.form.keys[0]));
+      items.push(record.form);
+    }
+  }
+  return items;
 }
 
 function columnList(raw: string | undefined): string[] {

@@ -1,6 +1,13 @@
 import { extractDomains, extractIPv6s, extractMD5s, extractSHA1s, extractSHA256s, extractSHA512s, extractURLs } from 'ioc-extractor';
 import { parse as parseDomain } from 'tldts';
-import { type KeyType, normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import { type KeyType, normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
+import { type Chunks, decodedRecords, linesOf } from './chunks.js';
+import { type FormatRecord, formOf, type ObjectForm } from './forms.js';
+
+/**
+ * Text formats: free text (a report, an e-mail: every indicator in it, the import's `format=text`) and
+ * indicator lists (one per line with comments, a source of kind `text`). Pure: no I/O.
+ */
 
 /**
  * Undoes the usual defanging: `[.]` `(.)` `{.}` `[dot]` `\.`, `[:]`, `[://]`, `[/]`, `[at]` `[@]`, and
@@ -104,4 +111,50 @@ export function extractIndicators(input: string): ObjectKey[] {
   const colons = words.filter((word) => word.indexOf(':') !== word.lastIndexOf(':')).join(' ');
   take('IPAddress', extractIPv6s(colons, options), isLikelyIpv6);
   return [...found.values()];
+}
+
+/** The forms of every indicator of a free text, each with the given context (the import's `format=text`). */
+export function extractForms(text: string, context: Record<string, unknown>): ObjectForm[] {
+  return extractIndicators(text).map((key) => formOf(key, context));
+}
+
+export const NO_INDICATOR = 'no indicator found in the value';
+
+/** A whole comment line (`#`, `;`), or an inline comment after a space (`1.10.16.0/20 ; SBL256894`). */
+const COMMENT = /^[#;].*$|\s[#;].*$/;
+/** An address with a port (`198.51.100.7:443`, `[2001:db8::1]:443`): the address is the indicator. */
+const ADDRESS_PORT = /^(?:((?:\d{1,3}\.){3}\d{1,3})|\[([0-9a-f:.]+)\]):\d{1,5}$/i;
+
+/**
+ * The indicators of one value of a list (a line, a CSV cell, an NDJSON member) as the free-text import
+ * finds them, after the port of an `address:port` is dropped. Usually one; none for a non-indicator.
+ */
+export function valueKeys(raw: string): ObjectKey[] {
+  const value = refang(raw.trim());
+  const address = ADDRESS_PORT.exec(value);
+  return extractIndicators(address === null ? value : (address[1] ?? address[2]));
+}
+
+/**
+ * An indicator list (a source of kind `text`): one indicator per line, its type found as the free-text
+ * import finds it (so a name needs a known public suffix); a line holding more than one gives each. A
+ * line with none is rejected with its number.
+ */
+export function streamTextList(input: Chunks, context: Record<string, unknown>): AsyncGenerator<FormatRecord> {
+  return decodedRecords(textListRecords(input, context));
+}
+
+async function* textListRecords(input: Chunks, context: Record<string, unknown>): AsyncGenerator<FormatRecord> {
+  for await (const { line, text } of linesOf(input)) {
+    const value = text.replace(COMMENT, '').trim();
+    if (value === '') continue;
+    yield* valueRecords(line, value, context);
+  }
+}
+
+/** The records of one list value: a form per indicator in it, or its rejection. */
+export function* valueRecords(line: number, value: string, context: Record<string, unknown>): Generator<FormatRecord> {
+  const keys = valueKeys(value);
+  if (keys.length === 0) yield { kind: 'rejected', rejection: { line, value, reason: NO_INDICATOR } };
+  for (const key of keys) yield { kind: 'form', line, form: formOf(key, context) };
 }

@@ -1,0 +1,43 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { inferObjectType, normalizeKey } from '../common/indicators/indicators.js';
+import { SERVICE_IDENTITY, toIndicator, toSco } from '../stix/stix-projection.js';
+import { indicatorArb } from './arbitraries.spec.js';
+import { parseStixDocument, stixItems } from './stix.js';
+
+describe('STIX documents', () => {
+  it('never throws on any body or any objects', () => {
+    fc.assert(fc.property(fc.string(), (text) => void parseStixDocument(text, 10)));
+    fc.assert(fc.property(fc.array(fc.anything()), (objects) => expect(stixItems(objects)).toHaveLength(objects.length)));
+    fc.assert(fc.property(fc.jsonValue(), (value) => void parseStixDocument(JSON.stringify(value), 10)));
+  });
+
+  it('maps what the projection serves back to the same object, its observable carried', () => {
+    fc.assert(
+      fc.property(indicatorArb, fc.dictionary(fc.string(), fc.jsonValue()), fc.uuid({ version: 4 }), (key, context, uuid) => {
+        const object = { type: inferObjectType([key]), keys: [normalizeKey(key)], context };
+        const time = '2026-01-01T00:00:00.000Z';
+        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time });
+        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object)])).toEqual([{ kind: 'carried' }, { kind: 'form', form: object, sco: false }, { kind: 'carried' }]);
+      }),
+    );
+  });
+
+  it('refuses the body as a whole by code, and objects it cannot store one by one', () => {
+    expect(parseStixDocument('{', 10)).toEqual({ ok: false, failure: { code: 'NotJson', message: 'the body is not valid JSON' } });
+    expect(parseStixDocument('{"objects": []}', 10)).toEqual({ ok: false, failure: { code: 'NoItems', message: 'the body has no "objects"', member: 'objects' } });
+    expect(parseStixDocument('{"objects": [1, 2]}', 1)).toMatchObject({ ok: false, failure: { code: 'TooManyItems' } });
+    const lone = { type: 'domain-name', spec_version: '2.1', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'evil-example.com' };
+    expect(
+      stixItems([
+        { type: 'relationship', id: 'relationship--44298a74-ba52-4f0c-87a3-1824e67d7fad' },
+        { type: 'indicator', id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad', pattern_type: 'stix', pattern: "[ipv4-addr:value = '198.51.100.7']", revoked: true },
+        lone,
+      ]),
+    ).toEqual([
+      { kind: 'refused', reason: 'objects of type relationship are not stored (only indicators and file, domain-name, url, ipv4-addr, ipv6-addr)' },
+      { kind: 'refused', reason: 'a revoked indicator is not stored' },
+      { kind: 'form', form: { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil-example.com' }], context: {} }, sco: true },
+    ]);
+  });
+});
