@@ -3,12 +3,9 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
 
 interface KeyView {
   id: number;
@@ -130,7 +127,7 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('refuses expiresAt in the past with 400 InvalidData', async () => {
-      expectCode(await post({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 400, 'InvalidData');
+      expectError(await post({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 'InvalidData');
     });
 
     it.each([
@@ -170,32 +167,30 @@ describe('API keys (/auth/keys)', () => {
       ['an unknown field', { permissions: [], scopes: ['all'] }],
     ])('refuses %s with 400 InvalidData', async (_name, body) => {
       const response = await post(body);
-      expectCode(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
       expect(typeof response.body.message).toBe('string');
     });
 
     it('refuses an unknown resource id with 422 ResourceNotFound', async () => {
-      expectCode(await post({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 422, 'ResourceNotFound');
-      expectCode(await post({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 422, 'ResourceNotFound');
-      expectCode(await post({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 422, 'ResourceNotFound');
-      expectCode(
+      expectError(await post({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await post({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await post({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(
         await post({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 4242 }, action: 'Read' }, limit: 1, period: 'Day' }],
         }),
-        422,
         'ResourceNotFound',
       );
     });
 
     it('refuses a limit below 1 with 422 InvalidRequestLimit', async () => {
       for (const limit of [0, -5]) {
-        expectCode(
+        expectError(
           await post({
             permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
             requestLimits: [{ target: { resource: { id: 1 }, action: 'Read' }, limit, period: 'Day' }],
           }),
-          422,
           'InvalidRequestLimit',
         );
       }
@@ -203,21 +198,19 @@ describe('API keys (/auth/keys)', () => {
 
     it('refuses a limit whose target the new key does not cover with 422 InvalidRequestLimit', async () => {
       // Write on auth is not granted.
-      expectCode(
+      expectError(
         await post({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 1 }, action: 'Write' }, limit: 5, period: 'Day' }],
         }),
-        422,
         'InvalidRequestLimit',
       );
       // ReadChildren on insight is not implied by Read on tasks.
-      expectCode(
+      expectError(
         await post({
           permissions: [{ resource: { id: 5 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 3 }, action: 'ReadChildren' }, limit: 5, period: 'Day' }],
         }),
-        422,
         'InvalidRequestLimit',
       );
     });
@@ -231,7 +224,7 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('refuses two limits on the same target with 422 LimitSetConflict', async () => {
-      expectCode(
+      expectError(
         await post({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [
@@ -239,7 +232,6 @@ describe('API keys (/auth/keys)', () => {
             { target: { resource: { id: 1 }, action: 'Read' }, limit: 7, period: 'Day' },
           ],
         }),
-        422,
         'LimitSetConflict',
       );
     });
@@ -260,8 +252,8 @@ describe('API keys (/auth/keys)', () => {
       it('refuses to grant an action the caller lacks with 403 Forbidden', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         // Caller holds Write on auth only: granting Read on auth or anything on intel is escalation.
-        expectCode(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, caller.key), 403, 'Forbidden');
-        expectCode(await post({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }, caller.key), 403, 'Forbidden');
+        expectError(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, caller.key), 'Forbidden');
+        expectError(await post({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }, caller.key), 'Forbidden');
         // What it does hold it may pass on.
         expect((await post({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] }, caller.key)).status).toBe(201);
       });
@@ -280,15 +272,14 @@ describe('API keys (/auth/keys)', () => {
           201,
         );
         // ReadChildren on tasks would reach tasks' children: not held.
-        expectCode(
+        expectError(
           await post({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }, caller.key),
-          403,
           'Forbidden',
         );
         // Read on insight itself is not held (ReadChildren covers only the children).
-        expectCode(await post({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }, caller.key), 403, 'Forbidden');
+        expectError(await post({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }, caller.key), 'Forbidden');
         // Write on tasks is not held either.
-        expectCode(await post({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }, caller.key), 403, 'Forbidden');
+        expectError(await post({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }, caller.key), 'Forbidden');
       });
 
       it('refuses key generation by a key that carries request limits (the new key would escape them)', async () => {
@@ -297,7 +288,7 @@ describe('API keys (/auth/keys)', () => {
           limits: [{ resource: 1, action: 'Read', limit: 100 }],
         });
         const before = (await list('?limit=1000')).body.length;
-        expectCode(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, limited.key), 403, 'Forbidden');
+        expectError(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, limited.key), 'Forbidden');
         expect((await list('?limit=1000')).body.length).toBe(before);
       });
 
@@ -308,16 +299,16 @@ describe('API keys (/auth/keys)', () => {
           expiresAt: inOneDay.toISOString(),
         });
         const grant = { permissions: [{ resource: { id: 1 }, actions: ['Write'] }] };
-        expectCode(await post(grant, creator.key), 403, 'Forbidden');
+        expectError(await post(grant, creator.key), 'Forbidden');
         const later = new Date(inOneDay.getTime() + 60_000).toISOString();
-        expectCode(await post({ ...grant, expiresAt: later }, creator.key), 403, 'Forbidden');
+        expectError(await post({ ...grant, expiresAt: later }, creator.key), 'Forbidden');
         const earlier = new Date(inOneDay.getTime() - 60_000).toISOString();
         expect((await post({ ...grant, expiresAt: earlier }, creator.key)).status).toBe(201);
       });
 
       it('refuses generation without Write on auth with 403 MissingPermissions', async () => {
         const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-        expectCode(await post({ permissions: [] }, reader.key), 403, 'MissingPermissions');
+        expectError(await post({ permissions: [] }, reader.key), 'MissingPermissions');
       });
 
       it('works through a bearer token as well', async () => {
@@ -334,13 +325,13 @@ describe('API keys (/auth/keys)', () => {
           .post('/auth/keys')
           .set('Authorization', `Bearer ${token}`)
           .send({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
-        expectCode(refused, 403, 'Forbidden');
+        expectError(refused, 'Forbidden');
       });
     });
 
     it('needs credentials: 401 Unauthorized', async () => {
-      expectCode(await t.http().post('/auth/keys').send({ permissions: [] }), 401, 'Unauthorized');
-      expectCode(await post({ permissions: [] }, 'not-a-key'), 401, 'Unauthorized');
+      expectError(await t.http().post('/auth/keys').send({ permissions: [] }), 'Unauthorized');
+      expectError(await post({ permissions: [] }, 'not-a-key'), 'Unauthorized');
     });
   });
 
@@ -400,18 +391,18 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it.each(['yes', 'TRUE', '1', ''])('refuses revoked=%p with 400 InvalidQueryArgument', async (value) => {
-      expectCode(await list(`?revoked=${value}`), 400, 'InvalidQueryArgument');
+      expectError(await list(`?revoked=${value}`), 'InvalidQueryArgument');
     });
 
     it('refuses unknown query parameters and repeated filters with 400 InvalidQueryArgument', async () => {
-      expectCode(await list('?revoked=true&revoked=false'), 400, 'InvalidQueryArgument');
-      expectCode(await list('?description=a&description=b'), 400, 'InvalidQueryArgument');
+      expectError(await list('?revoked=true&revoked=false'), 'InvalidQueryArgument');
+      expectError(await list('?description=a&description=b'), 'InvalidQueryArgument');
     });
 
     it('needs Read on auth: 403 MissingPermissions otherwise, 401 without credentials', async () => {
       const writer = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }, { resource: 2, actions: ['Read'] }] });
-      expectCode(await list('', writer.key), 403, 'MissingPermissions');
-      expectCode(await t.http().get('/auth/keys'), 401, 'Unauthorized');
+      expectError(await list('', writer.key), 'MissingPermissions');
+      expectError(await t.http().get('/auth/keys'), 'Unauthorized');
     });
 
     it('sets lastUsedAt once the key has been used', async () => {
@@ -441,8 +432,8 @@ describe('API keys (/auth/keys)', () => {
       expect(first.text).toBe('');
       expect(first.headers['content-type']).toBeUndefined();
       expect((await viewOf(id)).revoked).toBe(true);
-      expectCode(await list('', key), 401, 'Unauthorized');
-      expectCode(await t.http().get('/auth/token').set('X-Api-Key', key), 401, 'Unauthorized');
+      expectError(await list('', key), 'Unauthorized');
+      expectError(await t.http().get('/auth/token').set('X-Api-Key', key), 'Unauthorized');
 
       const { rows: [{ revoked_at: firstRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
       const again = await revoke(id);
@@ -457,30 +448,30 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('answers an unknown key id with 404 NotFound', async () => {
-      expectCode(await revoke(987654), 404, 'NotFound');
+      expectError(await revoke(987654), 'NotFound');
       // Beyond the id column's range: still simply not there, never 500.
-      expectCode(await revoke(9999999999), 404, 'NotFound');
+      expectError(await revoke(9999999999), 'NotFound');
     });
 
     it.each(['abc', '0', '-1', '1.5', '01', '1e3', '%20', '99999999999999999999'])(
       'refuses the malformed id %p with 400 InvalidPathArgument',
       async (id) => {
-        expectCode(await revoke(id), 400, 'InvalidPathArgument');
+        expectError(await revoke(id), 'InvalidPathArgument');
       },
     );
 
     it('needs Write on auth: 403 MissingPermissions for a reader, 401 without credentials', async () => {
       const victim = await createKey(t, { permissions: [] });
       const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expectCode(await revoke(victim.id, reader.key), 403, 'MissingPermissions');
-      expectCode(await t.http().post(`/auth/keys/${victim.id}/revoked`), 401, 'Unauthorized');
+      expectError(await revoke(victim.id, reader.key), 'MissingPermissions');
+      expectError(await t.http().post(`/auth/keys/${victim.id}/revoked`), 'Unauthorized');
       expect((await viewOf(victim.id)).revoked).toBe(false);
     });
 
     it('a key may revoke itself; afterwards it is refused', async () => {
       const self = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
       expect((await revoke(self.id, self.key)).status).toBe(204);
-      expectCode(await revoke(self.id, self.key), 401, 'Unauthorized');
+      expectError(await revoke(self.id, self.key), 'Unauthorized');
     });
   });
 });

@@ -2,10 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
+import { expectError } from '../support/clients/api-client.js';
 
 function schemaDocument(schemaID: string, title = `Title of ${schemaID}`) {
   return {
@@ -64,17 +61,17 @@ describe('intel collections (/intel/collections)', () => {
 
     it('refuses a taken name with 409 DuplicateCollection, also when registrations race', async () => {
       await create({ name: 'taken', schemaID: 'file-schema' }).expect(201);
-      expectCode(await create({ name: 'taken', schemaID: 'phishing-schema' }), 409, 'DuplicateCollection');
+      expectError(await create({ name: 'taken', schemaID: 'phishing-schema' }), 'DuplicateCollection');
       expect((await get('taken')).body).toEqual({ name: 'taken', schemaID: 'file-schema' });
 
       const racing = await Promise.all(Array.from({ length: 6 }, () => create({ name: 'raced', schemaID: 'file-schema' })));
       expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-      racing.filter((r) => r.status !== 201).forEach((r) => expectCode(r, 409, 'DuplicateCollection'));
+      racing.filter((r) => r.status !== 201).forEach((r) => expectError(r, 'DuplicateCollection'));
     });
 
     it('refuses an unknown intel schema with 422 SchemaNotFound and creates nothing', async () => {
-      expectCode(await create({ name: 'orphan', schemaID: 'no-such-schema' }), 422, 'SchemaNotFound');
-      expectCode(await get('orphan'), 404, 'NotFound');
+      expectError(await create({ name: 'orphan', schemaID: 'no-such-schema' }), 'SchemaNotFound');
+      expectError(await get('orphan'), 'NotFound');
       expect(await resourceIdOf('orphan')).toBeUndefined();
     });
 
@@ -97,7 +94,7 @@ describe('intel collections (/intel/collections)', () => {
       ['an unknown field', { name: 'extra', schemaID: 'file-schema', tag: '1' }],
     ])('refuses %s with 400 InvalidData and creates nothing', async (_case, body) => {
       const before = await list('?limit=1000');
-      expectCode(await create(body), 400, 'InvalidData');
+      expectError(await create(body), 'InvalidData');
       expect((await list('?limit=1000')).body).toEqual(before.body);
     });
 
@@ -111,10 +108,10 @@ describe('intel collections (/intel/collections)', () => {
 
   describe('GET /intel/collections/{collectionName} and .../schema', () => {
     it('answers 404 NotFound for an unknown collection and 400 InvalidPathArgument for a malformed name', async () => {
-      expectCode(await get('unknown'), 404, 'NotFound');
-      expectCode(await get('unknown/schema'), 404, 'NotFound');
-      expectCode(await get('bad%20name'), 400, 'InvalidPathArgument');
-      expectCode(await get('n'.repeat(129)), 400, 'InvalidPathArgument');
+      expectError(await get('unknown'), 'NotFound');
+      expectError(await get('unknown/schema'), 'NotFound');
+      expectError(await get('bad%20name'), 'InvalidPathArgument');
+      expectError(await get('n'.repeat(129)), 'InvalidPathArgument');
     });
 
     it("returns the collection's schema document with the schema's own tag, following schema changes", async () => {
@@ -164,11 +161,11 @@ describe('intel collections (/intel/collections)', () => {
 
     it('requires If-Match (400 BadRequest) and the current tag (412 ResourceModified)', async () => {
       await create({ name: 'tagged', schemaID: 'phishing-schema' }).expect(201);
-      expectCode(await patch('tagged', { schemaID: 'file-schema' }), 400, 'BadRequest');
+      expectError(await patch('tagged', { schemaID: 'file-schema' }), 'BadRequest');
       await patch('tagged', { schemaID: 'file-schema' }, '"1"').expect(204);
-      expectCode(await patch('tagged', { schemaID: 'phishing-schema' }, '"1"'), 412, 'ResourceModified');
-      expectCode(await patch('tagged', {}, '"1"'), 412, 'ResourceModified');
-      expectCode(await patch('tagged', {}, '2'), 412, 'ResourceModified');
+      expectError(await patch('tagged', { schemaID: 'phishing-schema' }, '"1"'), 'ResourceModified');
+      expectError(await patch('tagged', {}, '"1"'), 'ResourceModified');
+      expectError(await patch('tagged', {}, '2'), 'ResourceModified');
       const viewed = await get('tagged');
       expect(viewed.body.schemaID).toBe('file-schema');
       expect(viewed.headers.etag).toBe('"2"');
@@ -176,21 +173,21 @@ describe('intel collections (/intel/collections)', () => {
 
     it('refuses an unknown schema with 422 SchemaNotFound and keeps the collection', async () => {
       await create({ name: 'keeps', schemaID: 'phishing-schema' }).expect(201);
-      expectCode(await patch('keeps', { schemaID: 'no-such-schema' }, '"1"'), 422, 'SchemaNotFound');
+      expectError(await patch('keeps', { schemaID: 'no-such-schema' }, '"1"'), 'SchemaNotFound');
       const viewed = await get('keeps');
       expect(viewed.body.schemaID).toBe('phishing-schema');
       expect(viewed.headers.etag).toBe('"1"');
     });
 
     it('answers 404 NotFound for an unknown collection', async () => {
-      expectCode(await patch('missing', { schemaID: 'file-schema' }, '"1"'), 404, 'NotFound');
+      expectError(await patch('missing', { schemaID: 'file-schema' }, '"1"'), 'NotFound');
     });
 
     it('checks in order: 404, then 412, then 422 SchemaNotFound', async () => {
       await create({ name: 'check-order', schemaID: 'phishing-schema' }).expect(201);
-      expectCode(await patch('missing', { schemaID: 'no-such-schema' }, '"9"'), 404, 'NotFound');
-      expectCode(await patch('check-order', { schemaID: 'no-such-schema' }, '"9"'), 412, 'ResourceModified');
-      expectCode(await patch('check-order', { schemaID: 'no-such-schema' }, '"1"'), 422, 'SchemaNotFound');
+      expectError(await patch('missing', { schemaID: 'no-such-schema' }, '"9"'), 'NotFound');
+      expectError(await patch('check-order', { schemaID: 'no-such-schema' }, '"9"'), 'ResourceModified');
+      expectError(await patch('check-order', { schemaID: 'no-such-schema' }, '"1"'), 'SchemaNotFound');
       expect((await get('check-order')).headers.etag).toBe('"1"');
     });
 
@@ -200,7 +197,7 @@ describe('intel collections (/intel/collections)', () => {
       const responses = await Promise.all(targets.map((schemaID) => patch('contended', { schemaID }, '"1"')));
       const winners = responses.flatMap((response, i) => (response.status === 204 ? [i] : []));
       expect(winners).toHaveLength(1);
-      responses.filter((response) => response.status !== 204).forEach((response) => expectCode(response, 412, 'ResourceModified'));
+      responses.filter((response) => response.status !== 204).forEach((response) => expectError(response, 'ResourceModified'));
       const viewed = await get('contended');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.body).toEqual({ name: 'contended', schemaID: targets[winners[0]] });
@@ -237,7 +234,7 @@ describe('intel collections (/intel/collections)', () => {
       ['an unknown field', 'patch-unknown', { name: 'renamed' }],
     ])('refuses %s with 400 InvalidData', async (_case, name, body) => {
       await create({ name, schemaID: 'phishing-schema' }).expect(201);
-      expectCode(await patch(name, body, '"1"'), 400, 'InvalidData');
+      expectError(await patch(name, body, '"1"'), 'InvalidData');
       const viewed = await get(name);
       expect(viewed.body).toEqual({ name, schemaID: 'phishing-schema' });
       expect(viewed.headers.etag).toBe('"1"');
@@ -273,10 +270,10 @@ describe('intel collections (/intel/collections)', () => {
         const beyond = await list(`?cursor=${Buffer.from(JSON.stringify({ a })).toString('base64url')}`);
         expect({ a, status: beyond.status, body: beyond.body }).toEqual({ a, status: 200, body: [] });
       }
-      expectCode(await list(`?cursor=${Buffer.from('{"a":-1}').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list('?cursor=%%%'), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list('?limit=-1'), 400, 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('{"a":-1}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list('?cursor=%%%'), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list('?limit=-1'), 'InvalidQueryArgument');
     });
   });
 
@@ -298,17 +295,16 @@ describe('intel collections (/intel/collections)', () => {
       expect(listed.status).toBe(200);
       expect(listed.body).toEqual([{ name: 'readable', schemaID: 'phishing-schema' }]);
 
-      expectCode(await get('hidden', reader.key), 403, 'MissingPermissions');
-      expectCode(await get('hidden/schema', reader.key), 403, 'MissingPermissions');
-      expectCode(await get('no-such-collection', reader.key), 403, 'MissingPermissions');
-      expectCode(await patch('readable', { schemaID: 'file-schema' }, '"1"', reader.key), 403, 'MissingPermissions');
-      expectCode(await create({ name: 'by-reader', schemaID: 'file-schema' }, reader.key), 403, 'MissingPermissions');
-      expectCode(
+      expectError(await get('hidden', reader.key), 'MissingPermissions');
+      expectError(await get('hidden/schema', reader.key), 'MissingPermissions');
+      expectError(await get('no-such-collection', reader.key), 'MissingPermissions');
+      expectError(await patch('readable', { schemaID: 'file-schema' }, '"1"', reader.key), 'MissingPermissions');
+      expectError(await create({ name: 'by-reader', schemaID: 'file-schema' }, reader.key), 'MissingPermissions');
+      expectError(
         await t.http().post('/intel/schemas').set('X-Api-Key', reader.key).send(schemaDocument('by-reader')),
-        403,
         'MissingPermissions',
       );
-      expectCode(await t.http().get('/intel/schemas/phishing-schema').set('X-Api-Key', reader.key), 403, 'MissingPermissions');
+      expectError(await t.http().get('/intel/schemas/phishing-schema').set('X-Api-Key', reader.key), 'MissingPermissions');
       expect((await get('readable')).headers.etag).toBe('"1"');
     });
 
@@ -316,20 +312,20 @@ describe('intel collections (/intel/collections)', () => {
       await create({ name: 'writable', schemaID: 'phishing-schema' }).expect(201);
       const writer = await createKey(t, { permissions: [{ resource: (await resourceIdOf('writable'))!, actions: ['Write'] }] });
       expect((await patch('writable', { schemaID: 'file-schema' }, '"1"', writer.key)).status).toBe(204);
-      expectCode(await get('writable', writer.key), 403, 'MissingPermissions');
+      expectError(await get('writable', writer.key), 'MissingPermissions');
 
       const childReader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
       const everything = await list('?limit=1000');
       expect((await list('?limit=1000', childReader.key)).body).toEqual(everything.body);
       expect((await get('writable', childReader.key)).status).toBe(200);
-      expectCode(await get('no-such-collection', childReader.key), 404, 'NotFound');
+      expectError(await get('no-such-collection', childReader.key), 'NotFound');
 
       const nobody = await createKey(t, { permissions: [{ resource: 4, actions: ['Read'] }] });
       const none = await list('', nobody.key);
       expect(none.status).toBe(200);
       expect(none.body).toEqual([]);
       expect(none.headers.link).toBeUndefined();
-      expectCode(await t.http().get('/intel/collections'), 401, 'Unauthorized');
+      expectError(await t.http().get('/intel/collections'), 'Unauthorized');
     });
   });
 });

@@ -2,12 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
 
 /** A typical intel schema (interface-spec §2.3), with keys in an order jsonb would not keep. */
 function documentOf(schemaID: string, extra: Record<string, unknown> = {}) {
@@ -107,17 +104,17 @@ describe('intel schemas (/intel/schemas)', () => {
         expect((await post({ schemaID, $id, type: 'object', $defs: { n: { type: 'integer' } } })).status).toBe(201);
       }
       expect((await post(documentOf('after-meta-ids'))).status).toBe(201);
-      expectCode(await post({ schemaID: 'still-checked', type: 'nope' }), 400, 'InvalidData');
+      expectError(await post({ schemaID: 'still-checked', type: 'nope' }), 'InvalidData');
     });
 
     it('refuses a taken schemaID with 409 DuplicateSchema, also under concurrent registration', async () => {
       await post(documentOf('taken')).expect(201);
-      expectCode(await post(documentOf('taken', { title: 'other' })), 409, 'DuplicateSchema');
+      expectError(await post(documentOf('taken', { title: 'other' })), 'DuplicateSchema');
       expect((await get('taken')).body).toEqual(documentOf('taken'));
 
       const racing = await Promise.all(Array.from({ length: 6 }, () => post(documentOf('raced'))));
       expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-      racing.filter((r) => r.status === 409).forEach((r) => expectCode(r, 409, 'DuplicateSchema'));
+      racing.filter((r) => r.status === 409).forEach((r) => expectError(r, 'DuplicateSchema'));
     });
 
     it.each([
@@ -140,10 +137,10 @@ describe('intel schemas (/intel/schemas)', () => {
       ['a title with U+0000', { schemaID: 'nultitle', title: 'a\u0000b' }],
     ])('refuses %s with 400 InvalidData and stores nothing', async (_case, body) => {
       const response = await post(body);
-      expectCode(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
       expect(typeof response.body.message).toBe('string');
       const id = (body as { schemaID?: unknown }).schemaID;
-      if (typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id)) expectCode(await get(id), 404, 'NotFound');
+      if (typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id)) expectError(await get(id), 'NotFound');
     });
 
     it('refuses documents nested deeper than 256 levels with 400 InvalidData, and keeps deep-but-sane ones exactly', async () => {
@@ -151,11 +148,11 @@ describe('intel schemas (/intel/schemas)', () => {
       const fine = { schemaID: 'deep-ok', 'x-deep': nested(200) };
       expect((await post(fine)).status).toBe(201);
       expect((await get('deep-ok')).text).toBe(JSON.stringify(fine));
-      expectCode(await post({ schemaID: 'deep-300', 'x-deep': nested(300) }), 400, 'InvalidData');
+      expectError(await post({ schemaID: 'deep-300', 'x-deep': nested(300) }), 'InvalidData');
       const raw = `{"schemaID": "deep-huge", "x-deep": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
       const huge = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(raw);
-      expectCode(huge, 400, 'InvalidData');
-      expectCode(await get('deep-huge'), 404, 'NotFound');
+      expectError(huge, 'InvalidData');
+      expectError(await get('deep-huge'), 'NotFound');
     });
 
     it('refuses a number out of the range of a double (it would read back as null) with 400 InvalidData', async () => {
@@ -167,8 +164,8 @@ describe('intel schemas (/intel/schemas)', () => {
           .set('X-Api-Key', t.adminKey)
           .set('Content-Type', 'application/json')
           .send(text);
-        expectCode(response, 400, 'InvalidData');
-        expectCode(await get(schemaID), 404, 'NotFound');
+        expectError(response, 'InvalidData');
+        expectError(await get(schemaID), 'NotFound');
       }
       await post(documentOf('finite')).expect(201);
       const replaced = await t
@@ -178,7 +175,7 @@ describe('intel schemas (/intel/schemas)', () => {
         .set('If-Match', '"1"')
         .set('Content-Type', 'application/json')
         .send('{"schemaID": "finite", "x-vendor": [1, 2, 1e999]}');
-      expectCode(replaced, 400, 'InvalidData');
+      expectError(replaced, 'InvalidData');
       expect((await get('finite')).body).toEqual(documentOf('finite'));
       // Large but finite numbers are kept.
       expect((await post({ schemaID: 'large-finite', maximum: 1e300 })).status).toBe(201);
@@ -187,7 +184,7 @@ describe('intel schemas (/intel/schemas)', () => {
 
     it('reports the compiler message for a document that does not compile', async () => {
       const response = await post({ schemaID: 'compile-msg', type: 'object', properties: { a: { type: 'nope' } } });
-      expectCode(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
       expect(response.body.message).toContain('JSON Schema 2020-12');
       expect(response.body.message).toContain('type');
     });
@@ -199,15 +196,15 @@ describe('intel schemas (/intel/schemas)', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send('{"schemaID": ');
-      expectCode(notJson, 400, 'InvalidData');
+      expectError(notJson, 'InvalidData');
       const text = await t
         .http()
         .post('/intel/schemas')
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'text/plain')
         .send('{"schemaID": "plain"}');
-      expectCode(text, 400, 'InvalidData');
-      expectCode(await get('plain'), 404, 'NotFound');
+      expectError(text, 'InvalidData');
+      expectError(await get('plain'), 'NotFound');
     });
   });
 
@@ -232,15 +229,15 @@ describe('intel schemas (/intel/schemas)', () => {
       expect((await put('replayed', replacement, '"2"')).status).toBe(204);
       expect((await get('replayed')).headers.etag).toBe('"2"');
       // A different document with that old tag is a real conflict.
-      expectCode(await put('replayed', documentOf('replayed', { title: 'v3' }), '"1"'), 412, 'ResourceModified');
+      expectError(await put('replayed', documentOf('replayed', { title: 'v3' }), '"1"'), 'ResourceModified');
       expect((await get('replayed')).body).toEqual(replacement);
     });
 
     it('refuses a stale tag with 412 ResourceModified and changes nothing', async () => {
       await post(documentOf('stale')).expect(201);
       await put('stale', documentOf('stale', { title: 'second' }), '"1"').expect(204);
-      expectCode(await put('stale', documentOf('stale', { title: 'third' }), '"1"'), 412, 'ResourceModified');
-      expectCode(await put('stale', documentOf('stale', { title: 'third' }), '2'), 412, 'ResourceModified');
+      expectError(await put('stale', documentOf('stale', { title: 'third' }), '"1"'), 'ResourceModified');
+      expectError(await put('stale', documentOf('stale', { title: 'third' }), '2'), 'ResourceModified');
       const viewed = await get('stale');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.body.title).toBe('second');
@@ -248,32 +245,32 @@ describe('intel schemas (/intel/schemas)', () => {
 
     it('requires If-Match: 400 BadRequest without it', async () => {
       await post(documentOf('untagged')).expect(201);
-      expectCode(await put('untagged', documentOf('untagged', { title: 'x' })), 400, 'BadRequest');
-      expectCode(await put('untagged', documentOf('untagged', { title: 'x' }), ''), 400, 'BadRequest');
+      expectError(await put('untagged', documentOf('untagged', { title: 'x' })), 'BadRequest');
+      expectError(await put('untagged', documentOf('untagged', { title: 'x' }), ''), 'BadRequest');
       expect((await get('untagged')).headers.etag).toBe('"1"');
     });
 
     it('refuses a body whose schemaID differs from the path with 422 InvalidSchemaID', async () => {
       await post(documentOf('fixed-id')).expect(201);
-      expectCode(await put('fixed-id', documentOf('other-id'), '"1"'), 422, 'InvalidSchemaID');
-      expectCode(await get('other-id'), 404, 'NotFound');
+      expectError(await put('fixed-id', documentOf('other-id'), '"1"'), 'InvalidSchemaID');
+      expectError(await get('other-id'), 'NotFound');
       expect((await get('fixed-id')).headers.etag).toBe('"1"');
     });
 
     it('answers 404 NotFound for an unknown schema', async () => {
-      expectCode(await put('never-registered', documentOf('never-registered'), '"1"'), 404, 'NotFound');
+      expectError(await put('never-registered', documentOf('never-registered'), '"1"'), 'NotFound');
     });
 
     it('refuses an invalid replacement with 400 InvalidData and keeps the old document', async () => {
       await post(documentOf('kept')).expect(201);
-      expectCode(await put('kept', { schemaID: 'kept', type: 'nope' }, '"1"'), 400, 'InvalidData');
-      expectCode(await put('kept', [documentOf('kept')], '"1"'), 400, 'InvalidData');
-      expectCode(await put('kept', { schemaID: 'kept', $schema: 'http://json-schema.org/draft-04/schema#' }, '"1"'), 400, 'InvalidData');
+      expectError(await put('kept', { schemaID: 'kept', type: 'nope' }, '"1"'), 'InvalidData');
+      expectError(await put('kept', [documentOf('kept')], '"1"'), 'InvalidData');
+      expectError(await put('kept', { schemaID: 'kept', $schema: 'http://json-schema.org/draft-04/schema#' }, '"1"'), 'InvalidData');
       expect((await get('kept')).body).toEqual(documentOf('kept'));
     });
 
     it('refuses a malformed path value with 400 InvalidPathArgument', async () => {
-      expectCode(await put('bad%20id', documentOf('bad id'), '"1"'), 400, 'InvalidPathArgument');
+      expectError(await put('bad%20id', documentOf('bad id'), '"1"'), 'InvalidPathArgument');
     });
 
     it('checks in order: If-Match, document, schemaID, existence, replay, tag', async () => {
@@ -281,17 +278,17 @@ describe('intel schemas (/intel/schemas)', () => {
       await put('ordered', documentOf('ordered', { title: 'v2' }), '"1"').expect(204);
       const invalid = { schemaID: 'ordered', type: 'nope' };
       // If-Match missing beats an invalid document (both 400, told apart by the code).
-      expectCode(await put('ordered', invalid), 400, 'BadRequest');
+      expectError(await put('ordered', invalid), 'BadRequest');
       // An invalid document beats a stale tag and an unknown schema.
-      expectCode(await put('ordered', invalid, '"1"'), 400, 'InvalidData');
-      expectCode(await put('never-there', { schemaID: 'never-there', type: 'nope' }, '"1"'), 400, 'InvalidData');
+      expectError(await put('ordered', invalid, '"1"'), 'InvalidData');
+      expectError(await put('never-there', { schemaID: 'never-there', type: 'nope' }, '"1"'), 'InvalidData');
       // A changed schemaID beats a stale tag and an unknown schema.
-      expectCode(await put('ordered', documentOf('renamed'), '"1"'), 422, 'InvalidSchemaID');
-      expectCode(await put('never-there', documentOf('renamed'), '"1"'), 422, 'InvalidSchemaID');
+      expectError(await put('ordered', documentOf('renamed'), '"1"'), 'InvalidSchemaID');
+      expectError(await put('never-there', documentOf('renamed'), '"1"'), 'InvalidSchemaID');
       // Unknown beats the tag; the current document beats a stale tag; then the tag is judged.
-      expectCode(await put('never-there', documentOf('never-there'), '"7"'), 404, 'NotFound');
+      expectError(await put('never-there', documentOf('never-there'), '"7"'), 'NotFound');
       expect((await put('ordered', documentOf('ordered', { title: 'v2' }), '"1"')).status).toBe(204);
-      expectCode(await put('ordered', documentOf('ordered', { title: 'v3' }), '"1"'), 412, 'ResourceModified');
+      expectError(await put('ordered', documentOf('ordered', { title: 'v3' }), '"1"'), 'ResourceModified');
       expect((await get('ordered')).headers.etag).toBe('"2"');
     });
 
@@ -301,7 +298,7 @@ describe('intel schemas (/intel/schemas)', () => {
       const responses = await Promise.all(documents.map((document) => put('contended', document, '"1"')));
       const winners = responses.flatMap((response, i) => (response.status === 204 ? [i] : []));
       expect(winners).toHaveLength(1);
-      responses.filter((response) => response.status !== 204).forEach((response) => expectCode(response, 412, 'ResourceModified'));
+      responses.filter((response) => response.status !== 204).forEach((response) => expectError(response, 'ResourceModified'));
       const viewed = await get('contended');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.body).toEqual(documents[winners[0]]);
@@ -310,10 +307,10 @@ describe('intel schemas (/intel/schemas)', () => {
 
   describe('GET /intel/schemas/{schema_id}', () => {
     it('answers 404 NotFound for an unknown schema and 400 InvalidPathArgument for a malformed id', async () => {
-      expectCode(await get('unknown-schema'), 404, 'NotFound');
-      expectCode(await get('-leading-dash'), 400, 'InvalidPathArgument');
-      expectCode(await get('a'.repeat(129)), 400, 'InvalidPathArgument');
-      expectCode(await get('bad%00id'), 400, 'InvalidPathArgument');
+      expectError(await get('unknown-schema'), 'NotFound');
+      expectError(await get('-leading-dash'), 'InvalidPathArgument');
+      expectError(await get('a'.repeat(129)), 'InvalidPathArgument');
+      expectError(await get('bad%00id'), 'InvalidPathArgument');
     });
   });
 
@@ -351,13 +348,13 @@ describe('intel schemas (/intel/schemas)', () => {
 
     it('refuses bad paging arguments with 400 InvalidQueryArgument', async () => {
       const list = (query: string) => t.http().get(`/intel/schemas${query}`).set('X-Api-Key', t.adminKey);
-      expectCode(await list('?cursor=not*base64'), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('{"a":1}').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('{"s":"x\' OR 1=1"}').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('[1]').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list('?limit=0'), 400, 'InvalidQueryArgument');
-      expectCode(await list('?limit=two'), 400, 'InvalidQueryArgument');
-      expectCode(await list('?other=1'), 400, 'InvalidQueryArgument');
+      expectError(await list('?cursor=not*base64'), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('{"a":1}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('{"s":"x\' OR 1=1"}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('[1]').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list('?limit=0'), 'InvalidQueryArgument');
+      expectError(await list('?limit=two'), 'InvalidQueryArgument');
+      expectError(await list('?other=1'), 'InvalidQueryArgument');
     });
   });
 
@@ -367,19 +364,19 @@ describe('intel schemas (/intel/schemas)', () => {
       const reader = await createKey(t, { permissions: [{ resource: 2, actions: ['Read'] }] });
       expect((await get('guarded', reader.key)).status).toBe(200);
       expect((await t.http().get('/intel/schemas').set('X-Api-Key', reader.key)).status).toBe(200);
-      expectCode(await post(documentOf('by-reader'), reader.key), 403, 'MissingPermissions');
-      expectCode(await put('guarded', documentOf('guarded', { title: 'x' }), '"1"', reader.key), 403, 'MissingPermissions');
-      expectCode(await get('by-reader'), 404, 'NotFound');
+      expectError(await post(documentOf('by-reader'), reader.key), 'MissingPermissions');
+      expectError(await put('guarded', documentOf('guarded', { title: 'x' }), '"1"', reader.key), 'MissingPermissions');
+      expectError(await get('by-reader'), 'NotFound');
 
       const writer = await createKey(t, { permissions: [{ resource: 2, actions: ['Write'] }] });
-      expectCode(await get('guarded', writer.key), 403, 'MissingPermissions');
+      expectError(await get('guarded', writer.key), 'MissingPermissions');
       expect((await post(documentOf('by-writer'), writer.key)).status).toBe(201);
       expect((await put('by-writer', documentOf('by-writer', { title: 'x' }), '"1"', writer.key)).status).toBe(204);
     });
 
     it('answers 401 Unauthorized without credentials', async () => {
-      expectCode(await t.http().get('/intel/schemas'), 401, 'Unauthorized');
-      expectCode(await t.http().post('/intel/schemas').send(documentOf('anon')), 401, 'Unauthorized');
+      expectError(await t.http().get('/intel/schemas'), 'Unauthorized');
+      expectError(await t.http().post('/intel/schemas').send(documentOf('anon')), 'Unauthorized');
     });
   });
 });
