@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { AuthClient, expectError } from '../support/clients/auth.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -21,21 +21,19 @@ interface KeyView {
 describe('API keys (/auth/keys)', () => {
   let t: TestApp;
   let db: pg.Pool;
+  let auth: AuthClient;
 
   beforeAll(async () => {
     t = await createTestApp();
     db = t.db;
+    auth = new AuthClient(t);
   });
   afterAll(async () => {
     await t.close();
   });
 
-  const post = (body: unknown, key = t.adminKey) => t.http().post('/auth/keys').set('X-Api-Key', key).send(body as object);
-  const list = (query = '', key = t.adminKey) => t.http().get(`/auth/keys${query}`).set('X-Api-Key', key);
-  const revoke = (id: number | string, key = t.adminKey) => t.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', key);
-
   async function viewOf(id: number): Promise<KeyView> {
-    const response = await list('?limit=1000');
+    const response = await auth.keys('?limit=1000');
     expect(response.status).toBe(200);
     const view = (response.body as KeyView[]).find((key) => key.id === id);
     if (!view) throw new Error(`key ${id} is not listed`);
@@ -45,10 +43,8 @@ describe('API keys (/auth/keys)', () => {
   describe('POST /auth/keys', () => {
     it('generates a key from the SDK form (wire-contract §12.9) and answers 201 {id, key}', async () => {
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      const response = await t
-        .http()
+      const response = await auth
         .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         // Python json.dumps spacing and key order.
         .send(
@@ -91,7 +87,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('shows the key value once and stores only its SHA-256', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }], description: 'hashed' });
-      const listed = await list();
+      const listed = await auth.keys();
       expect(listed.text).not.toContain(key);
       const { rows } = await db.query('SELECT * FROM auth_api_key WHERE id = $1', [id]);
       expect(rows).toHaveLength(1);
@@ -106,7 +102,7 @@ describe('API keys (/auth/keys)', () => {
       );
       expect(dump[0].all).not.toContain(key);
       // The value works as a credential.
-      expect((await list('', key)).status).toBe(200);
+      expect((await auth.as(key).keys()).status).toBe(200);
     });
 
     it('generates a different value on every call', async () => {
@@ -119,15 +115,15 @@ describe('API keys (/auth/keys)', () => {
     it('accepts expiresAt with fractional seconds and an offset, and null description/expiresAt', async () => {
       const future = new Date(Date.now() + 3_600_000);
       const withOffset = future.toISOString().replace('Z', '+00:00');
-      const response = await post({ permissions: [], expiresAt: withOffset });
+      const response = await auth.createKey({ permissions: [], expiresAt: withOffset });
       expect(response.status).toBe(201);
       expect((await viewOf(response.body.id)).expiresAt).toBe(future.toISOString());
-      const nulls = await post({ permissions: [], expiresAt: null, description: null });
+      const nulls = await auth.createKey({ permissions: [], expiresAt: null, description: null });
       expect(nulls.status).toBe(201);
     });
 
     it('refuses expiresAt in the past with 400 InvalidData', async () => {
-      expectError(await post({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 'InvalidData');
+      expectError(await auth.createKey({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 'InvalidData');
     });
 
     it.each([
@@ -166,17 +162,17 @@ describe('API keys (/auth/keys)', () => {
       ],
       ['an unknown field', { permissions: [], scopes: ['all'] }],
     ])('refuses %s with 400 InvalidData', async (_name, body) => {
-      const response = await post(body);
+      const response = await auth.createKey(body);
       expectError(response, 'InvalidData');
       expect(typeof response.body.message).toBe('string');
     });
 
     it('refuses an unknown resource id with 422 ResourceNotFound', async () => {
-      expectError(await post({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
-      expectError(await post({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 'ResourceNotFound');
-      expectError(await post({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await auth.createKey({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await auth.createKey({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await auth.createKey({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
       expectError(
-        await post({
+        await auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 4242 }, action: 'Read' }, limit: 1, period: 'Day' }],
         }),
@@ -187,7 +183,7 @@ describe('API keys (/auth/keys)', () => {
     it('refuses a limit below 1 with 422 InvalidRequestLimit', async () => {
       for (const limit of [0, -5]) {
         expectError(
-          await post({
+          await auth.createKey({
             permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
             requestLimits: [{ target: { resource: { id: 1 }, action: 'Read' }, limit, period: 'Day' }],
           }),
@@ -199,7 +195,7 @@ describe('API keys (/auth/keys)', () => {
     it('refuses a limit whose target the new key does not cover with 422 InvalidRequestLimit', async () => {
       // Write on auth is not granted.
       expectError(
-        await post({
+        await auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 1 }, action: 'Write' }, limit: 5, period: 'Day' }],
         }),
@@ -207,7 +203,7 @@ describe('API keys (/auth/keys)', () => {
       );
       // ReadChildren on insight is not implied by Read on tasks.
       expectError(
-        await post({
+        await auth.createKey({
           permissions: [{ resource: { id: 5 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 3 }, action: 'ReadChildren' }, limit: 5, period: 'Day' }],
         }),
@@ -216,7 +212,7 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('accepts a limit on a child covered through the parent\'s *Children action', async () => {
-      const response = await post({
+      const response = await auth.createKey({
         permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }],
         requestLimits: [{ target: { resource: { id: 5 }, action: 'Read' }, limit: 5, period: 'Day' }],
       });
@@ -225,7 +221,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('refuses two limits on the same target with 422 LimitSetConflict', async () => {
       expectError(
-        await post({
+        await auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [
             { target: { resource: { id: 1 }, action: 'Read' }, limit: 5, period: 'Day' },
@@ -238,7 +234,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('writes nothing when the form is refused', async () => {
       const before = (await db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows[0].n;
-      await post({
+      await auth.createKey({
         permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
         requestLimits: [
           { target: { resource: { id: 1 }, action: 'Read' }, limit: 5, period: 'Day' },
@@ -252,10 +248,10 @@ describe('API keys (/auth/keys)', () => {
       it('refuses to grant an action the caller lacks with 403 Forbidden', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         // Caller holds Write on auth only: granting Read on auth or anything on intel is escalation.
-        expectError(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, caller.key), 'Forbidden');
-        expectError(await post({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }, caller.key), 'Forbidden');
+        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
+        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }), 'Forbidden');
         // What it does hold it may pass on.
-        expect((await post({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] }, caller.key)).status).toBe(201);
+        expect((await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] })).status).toBe(201);
       });
 
       it('lets a key grant Read on a child it reads through the parent, but not *Children it holds only via the parent', async () => {
@@ -266,20 +262,20 @@ describe('API keys (/auth/keys)', () => {
           ],
         });
         // Read on tasks (5) is held through ReadChildren on insight (3).
-        expect((await post({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] }, caller.key)).status).toBe(201);
+        expect((await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] })).status).toBe(201);
         // ReadChildren on insight itself is held directly.
-        expect((await post({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] }, caller.key)).status).toBe(
+        expect((await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] })).status).toBe(
           201,
         );
         // ReadChildren on tasks would reach tasks' children: not held.
         expectError(
-          await post({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }, caller.key),
+          await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }),
           'Forbidden',
         );
         // Read on insight itself is not held (ReadChildren covers only the children).
-        expectError(await post({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }, caller.key), 'Forbidden');
+        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }), 'Forbidden');
         // Write on tasks is not held either.
-        expectError(await post({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }, caller.key), 'Forbidden');
+        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }), 'Forbidden');
       });
 
       it('refuses key generation by a key that carries request limits (the new key would escape them)', async () => {
@@ -287,9 +283,9 @@ describe('API keys (/auth/keys)', () => {
           permissions: [{ resource: 1, actions: ['Read', 'Write'] }],
           limits: [{ resource: 1, action: 'Read', limit: 100 }],
         });
-        const before = (await list('?limit=1000')).body.length;
-        expectError(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, limited.key), 'Forbidden');
-        expect((await list('?limit=1000')).body.length).toBe(before);
+        const before = (await auth.keys('?limit=1000')).body.length;
+        expectError(await auth.as(limited.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
+        expect((await auth.keys('?limit=1000')).body.length).toBe(before);
       });
 
       it('refuses a key that would outlive its creator, and accepts one that expires no later', async () => {
@@ -299,39 +295,31 @@ describe('API keys (/auth/keys)', () => {
           expiresAt: inOneDay.toISOString(),
         });
         const grant = { permissions: [{ resource: { id: 1 }, actions: ['Write'] }] };
-        expectError(await post(grant, creator.key), 'Forbidden');
+        expectError(await auth.as(creator.key).createKey(grant), 'Forbidden');
         const later = new Date(inOneDay.getTime() + 60_000).toISOString();
-        expectError(await post({ ...grant, expiresAt: later }, creator.key), 'Forbidden');
+        expectError(await auth.as(creator.key).createKey({ ...grant, expiresAt: later }), 'Forbidden');
         const earlier = new Date(inOneDay.getTime() - 60_000).toISOString();
-        expect((await post({ ...grant, expiresAt: earlier }, creator.key)).status).toBe(201);
+        expect((await auth.as(creator.key).createKey({ ...grant, expiresAt: earlier })).status).toBe(201);
       });
 
       it('refuses generation without Write on auth with 403 MissingPermissions', async () => {
         const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-        expectError(await post({ permissions: [] }, reader.key), 'MissingPermissions');
+        expectError(await auth.as(reader.key).createKey({ permissions: [] }), 'MissingPermissions');
       });
 
       it('works through a bearer token as well', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         const token = await tokenFor(t, caller.key);
-        const ok = await t
-          .http()
-          .post('/auth/keys')
-          .set('Authorization', `Bearer ${token}`)
-          .send({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] });
+        const ok = await auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] });
         expect(ok.status).toBe(201);
-        const refused = await t
-          .http()
-          .post('/auth/keys')
-          .set('Authorization', `Bearer ${token}`)
-          .send({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
+        const refused = await auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
         expectError(refused, 'Forbidden');
       });
     });
 
     it('needs credentials: 401 Unauthorized', async () => {
       expectError(await t.http().post('/auth/keys').send({ permissions: [] }), 'Unauthorized');
-      expectError(await post({ permissions: [] }, 'not-a-key'), 'Unauthorized');
+      expectError(await auth.as('not-a-key').createKey({ permissions: [] }), 'Unauthorized');
     });
   });
 
@@ -347,11 +335,11 @@ describe('API keys (/auth/keys)', () => {
         under: await make('filter a_b'),
         revokedAlpha: await make('filter-alpha revoked'),
       };
-      expect((await revoke(ids.revokedAlpha)).status).toBe(204);
+      expect((await auth.revoke(ids.revokedAlpha)).status).toBe(204);
     });
 
     const listedIds = async (query: string) => {
-      const response = await list(query);
+      const response = await auth.keys(query);
       expect(response.status).toBe(200);
       expect(Array.isArray(response.body)).toBe(true);
       return (response.body as KeyView[]).map((key) => key.id);
@@ -391,17 +379,17 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it.each(['yes', 'TRUE', '1', ''])('refuses revoked=%p with 400 InvalidQueryArgument', async (value) => {
-      expectError(await list(`?revoked=${value}`), 'InvalidQueryArgument');
+      expectError(await auth.keys(`?revoked=${value}`), 'InvalidQueryArgument');
     });
 
     it('refuses unknown query parameters and repeated filters with 400 InvalidQueryArgument', async () => {
-      expectError(await list('?revoked=true&revoked=false'), 'InvalidQueryArgument');
-      expectError(await list('?description=a&description=b'), 'InvalidQueryArgument');
+      expectError(await auth.keys('?revoked=true&revoked=false'), 'InvalidQueryArgument');
+      expectError(await auth.keys('?description=a&description=b'), 'InvalidQueryArgument');
     });
 
     it('needs Read on auth: 403 MissingPermissions otherwise, 401 without credentials', async () => {
       const writer = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }, { resource: 2, actions: ['Read'] }] });
-      expectError(await list('', writer.key), 'MissingPermissions');
+      expectError(await auth.as(writer.key).keys(), 'MissingPermissions');
       expectError(await t.http().get('/auth/keys'), 'Unauthorized');
     });
 
@@ -409,7 +397,7 @@ describe('API keys (/auth/keys)', () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
       expect((await viewOf(id)).lastUsedAt ?? null).toBeNull();
       const before = Date.now();
-      expect((await list('', key)).status).toBe(200);
+      expect((await auth.as(key).keys()).status).toBe(200);
       const lastUsedAt = (await viewOf(id)).lastUsedAt;
       expect(lastUsedAt).toMatch(TIMESTAMP);
       expect(Date.parse(lastUsedAt!)).toBeGreaterThanOrEqual(before - 5_000);
@@ -425,18 +413,18 @@ describe('API keys (/auth/keys)', () => {
   describe('POST /auth/keys/{api_key_id}/revoked', () => {
     it('revokes without a body or Content-Type (204), disables the key, and is idempotent', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expect((await list('', key)).status).toBe(200);
+      expect((await auth.as(key).keys()).status).toBe(200);
       // As the SDK sends it: Content-Length 0, no Content-Type.
-      const first = await t.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', t.adminKey).set('Content-Length', '0');
+      const first = await auth.post(`/auth/keys/${id}/revoked`).set('Content-Length', '0');
       expect(first.status).toBe(204);
       expect(first.text).toBe('');
       expect(first.headers['content-type']).toBeUndefined();
       expect((await viewOf(id)).revoked).toBe(true);
-      expectError(await list('', key), 'Unauthorized');
-      expectError(await t.http().get('/auth/token').set('X-Api-Key', key), 'Unauthorized');
+      expectError(await auth.as(key).keys(), 'Unauthorized');
+      expectError(await auth.as(key).get('/auth/token'), 'Unauthorized');
 
       const { rows: [{ revoked_at: firstRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
-      const again = await revoke(id);
+      const again = await auth.revoke(id);
       expect(again.status).toBe(204);
       const { rows: [{ revoked_at: secondRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
       expect(secondRevokedAt).toEqual(firstRevokedAt);
@@ -444,34 +432,34 @@ describe('API keys (/auth/keys)', () => {
 
     it('accepts an empty JSON object body too', async () => {
       const { id } = await createKey(t, { permissions: [] });
-      expect((await t.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', t.adminKey).send({})).status).toBe(204);
+      expect((await auth.post(`/auth/keys/${id}/revoked`).send({})).status).toBe(204);
     });
 
     it('answers an unknown key id with 404 NotFound', async () => {
-      expectError(await revoke(987654), 'NotFound');
+      expectError(await auth.revoke(987654), 'NotFound');
       // Beyond the id column's range: still simply not there, never 500.
-      expectError(await revoke(9999999999), 'NotFound');
+      expectError(await auth.revoke(9999999999), 'NotFound');
     });
 
     it.each(['abc', '0', '-1', '1.5', '01', '1e3', '%20', '99999999999999999999'])(
       'refuses the malformed id %p with 400 InvalidPathArgument',
       async (id) => {
-        expectError(await revoke(id), 'InvalidPathArgument');
+        expectError(await auth.revoke(id), 'InvalidPathArgument');
       },
     );
 
     it('needs Write on auth: 403 MissingPermissions for a reader, 401 without credentials', async () => {
       const victim = await createKey(t, { permissions: [] });
       const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expectError(await revoke(victim.id, reader.key), 'MissingPermissions');
+      expectError(await auth.as(reader.key).revoke(victim.id), 'MissingPermissions');
       expectError(await t.http().post(`/auth/keys/${victim.id}/revoked`), 'Unauthorized');
       expect((await viewOf(victim.id)).revoked).toBe(false);
     });
 
     it('a key may revoke itself; afterwards it is refused', async () => {
       const self = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
-      expect((await revoke(self.id, self.key)).status).toBe(204);
-      expectError(await revoke(self.id, self.key), 'Unauthorized');
+      expect((await auth.as(self.key).revoke(self.id)).status).toBe(204);
+      expectError(await auth.as(self.key).revoke(self.id), 'Unauthorized');
     });
   });
 });

@@ -52,22 +52,26 @@ export class ApiClient {
     return this.request('get', path);
   }
 
+  /** A body, when given, is sent as JSON; without one, `.send(...)` what the test needs. */
   post(path: string, body?: unknown): Test {
-    const request = this.request('post', path);
-    return body === undefined ? request : request.send(body as object);
+    return withBody(this.request('post', path), body);
   }
 
-  put(path: string, body: unknown, ifMatch?: string): Test {
-    return withTag(this.request('put', path), ifMatch).send(body as object);
+  put(path: string, body?: unknown, ifMatch?: string): Test {
+    return withBody(withTag(this.request('put', path), ifMatch), body);
   }
 
-  patch(path: string, body: unknown, ifMatch?: string): Test {
-    return withTag(this.request('patch', path), ifMatch).send(body as object);
+  patch(path: string, body?: unknown, ifMatch?: string): Test {
+    return withBody(withTag(this.request('patch', path), ifMatch), body);
   }
 
   delete(path: string): Test {
     return this.request('delete', path);
   }
+}
+
+function withBody(request: Test, body: unknown): Test {
+  return body === undefined ? request : request.send(body as object);
 }
 
 function withTag(request: Test, ifMatch: string | undefined): Test {

@@ -5,7 +5,7 @@ export { expectError } from './api-client.js';
 
 /** `/insight`: result schemas, tasks and the task queue. */
 export class InsightClient extends ApiClient {
-  createSchema(document: Record<string, unknown>): Test {
+  createSchema(document: unknown): Test {
     return this.post('/insight/schemas', document);
   }
 
@@ -13,7 +13,12 @@ export class InsightClient extends ApiClient {
     return this.get(`/insight/schemas/${schemaID}`);
   }
 
-  replaceSchema(schemaID: string, document: Record<string, unknown>, ifMatch?: string): Test {
+  /** `query` as written after the path (`?limit=2`). */
+  schemas(query = ''): Test {
+    return this.get(`/insight/schemas${query}`);
+  }
+
+  replaceSchema(schemaID: string, document: unknown, ifMatch?: string): Test {
     return this.put(`/insight/schemas/${schemaID}`, document, ifMatch);
   }
 

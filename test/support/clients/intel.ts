@@ -13,7 +13,7 @@ export interface ObjectForm {
 
 /** `/intel`: schemas, collections, objects, their feed and the lookup. */
 export class IntelClient extends ApiClient {
-  createSchema(document: Record<string, unknown>): Test {
+  createSchema(document: unknown): Test {
     return this.post('/intel/schemas', document);
   }
 
@@ -21,11 +21,16 @@ export class IntelClient extends ApiClient {
     return this.get(`/intel/schemas/${schemaID}`);
   }
 
-  replaceSchema(schemaID: string, document: Record<string, unknown>, ifMatch?: string): Test {
+  /** `query` as written after the path (`?limit=2`). */
+  schemas(query = ''): Test {
+    return this.get(`/intel/schemas${query}`);
+  }
+
+  replaceSchema(schemaID: string, document: unknown, ifMatch?: string): Test {
     return this.put(`/intel/schemas/${schemaID}`, document, ifMatch);
   }
 
-  createCollection(form: { name: string; schemaID: string } & Record<string, unknown>): Test {
+  createCollection(form: unknown): Test {
     return this.post('/intel/collections', form);
   }
 
