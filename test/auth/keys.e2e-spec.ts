@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { AuthClient, expectError } from '../support/clients/auth.js';
+import { expectError } from '../support/clients/auth.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -21,19 +21,17 @@ interface KeyView {
 describe('API keys (/auth/keys)', () => {
   let t: TestApp;
   let db: pg.Pool;
-  let auth: AuthClient;
 
   beforeAll(async () => {
     t = await createTestApp();
     db = t.db;
-    auth = new AuthClient(t);
   });
   afterAll(async () => {
     await t.close();
   });
 
   async function viewOf(id: number): Promise<KeyView> {
-    const response = await auth.keys('?limit=1000');
+    const response = await t.auth.keys('?limit=1000');
     expect(response.status).toBe(200);
     const view = (response.body as KeyView[]).find((key) => key.id === id);
     if (!view) throw new Error(`key ${id} is not listed`);
@@ -43,7 +41,7 @@ describe('API keys (/auth/keys)', () => {
   describe('POST /auth/keys', () => {
     it('generates a key from the SDK form (wire-contract §12.9) and answers 201 {id, key}', async () => {
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      const response = await auth
+      const response = await t.auth
         .post('/auth/keys')
         .set('Content-Type', 'application/json')
         // Python json.dumps spacing and key order.
@@ -87,7 +85,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('shows the key value once and stores only its SHA-256', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }], description: 'hashed' });
-      const listed = await auth.keys();
+      const listed = await t.auth.keys();
       expect(listed.text).not.toContain(key);
       const { rows } = await db.query('SELECT * FROM auth_api_key WHERE id = $1', [id]);
       expect(rows).toHaveLength(1);
@@ -102,7 +100,7 @@ describe('API keys (/auth/keys)', () => {
       );
       expect(dump[0].all).not.toContain(key);
       // The value works as a credential.
-      expect((await auth.as(key).keys()).status).toBe(200);
+      expect((await t.auth.as(key).keys()).status).toBe(200);
     });
 
     it('generates a different value on every call', async () => {
@@ -115,15 +113,15 @@ describe('API keys (/auth/keys)', () => {
     it('accepts expiresAt with fractional seconds and an offset, and null description/expiresAt', async () => {
       const future = new Date(Date.now() + 3_600_000);
       const withOffset = future.toISOString().replace('Z', '+00:00');
-      const response = await auth.createKey({ permissions: [], expiresAt: withOffset });
+      const response = await t.auth.createKey({ permissions: [], expiresAt: withOffset });
       expect(response.status).toBe(201);
       expect((await viewOf(response.body.id)).expiresAt).toBe(future.toISOString());
-      const nulls = await auth.createKey({ permissions: [], expiresAt: null, description: null });
+      const nulls = await t.auth.createKey({ permissions: [], expiresAt: null, description: null });
       expect(nulls.status).toBe(201);
     });
 
     it('refuses expiresAt in the past with 400 InvalidData', async () => {
-      expectError(await auth.createKey({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 'InvalidData');
+      expectError(await t.auth.createKey({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 'InvalidData');
     });
 
     it.each([
@@ -162,17 +160,17 @@ describe('API keys (/auth/keys)', () => {
       ],
       ['an unknown field', { permissions: [], scopes: ['all'] }],
     ])('refuses %s with 400 InvalidData', async (_name, body) => {
-      const response = await auth.createKey(body);
+      const response = await t.auth.createKey(body);
       expectError(response, 'InvalidData');
       expect(typeof response.body.message).toBe('string');
     });
 
     it('refuses an unknown resource id with 422 ResourceNotFound', async () => {
-      expectError(await auth.createKey({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
-      expectError(await auth.createKey({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 'ResourceNotFound');
-      expectError(await auth.createKey({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await t.auth.createKey({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await t.auth.createKey({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await t.auth.createKey({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
       expectError(
-        await auth.createKey({
+        await t.auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 4242 }, action: 'Read' }, limit: 1, period: 'Day' }],
         }),
@@ -183,7 +181,7 @@ describe('API keys (/auth/keys)', () => {
     it('refuses a limit below 1 with 422 InvalidRequestLimit', async () => {
       for (const limit of [0, -5]) {
         expectError(
-          await auth.createKey({
+          await t.auth.createKey({
             permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
             requestLimits: [{ target: { resource: { id: 1 }, action: 'Read' }, limit, period: 'Day' }],
           }),
@@ -195,7 +193,7 @@ describe('API keys (/auth/keys)', () => {
     it('refuses a limit whose target the new key does not cover with 422 InvalidRequestLimit', async () => {
       // Write on auth is not granted.
       expectError(
-        await auth.createKey({
+        await t.auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 1 }, action: 'Write' }, limit: 5, period: 'Day' }],
         }),
@@ -203,7 +201,7 @@ describe('API keys (/auth/keys)', () => {
       );
       // ReadChildren on insight is not implied by Read on tasks.
       expectError(
-        await auth.createKey({
+        await t.auth.createKey({
           permissions: [{ resource: { id: 5 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 3 }, action: 'ReadChildren' }, limit: 5, period: 'Day' }],
         }),
@@ -212,7 +210,7 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('accepts a limit on a child covered through the parent\'s *Children action', async () => {
-      const response = await auth.createKey({
+      const response = await t.auth.createKey({
         permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }],
         requestLimits: [{ target: { resource: { id: 5 }, action: 'Read' }, limit: 5, period: 'Day' }],
       });
@@ -221,7 +219,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('refuses two limits on the same target with 422 LimitSetConflict', async () => {
       expectError(
-        await auth.createKey({
+        await t.auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [
             { target: { resource: { id: 1 }, action: 'Read' }, limit: 5, period: 'Day' },
@@ -234,7 +232,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('writes nothing when the form is refused', async () => {
       const before = (await db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows[0].n;
-      await auth.createKey({
+      await t.auth.createKey({
         permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
         requestLimits: [
           { target: { resource: { id: 1 }, action: 'Read' }, limit: 5, period: 'Day' },
@@ -248,10 +246,10 @@ describe('API keys (/auth/keys)', () => {
       it('refuses to grant an action the caller lacks with 403 Forbidden', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         // Caller holds Write on auth only: granting Read on auth or anything on intel is escalation.
-        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
-        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }), 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }), 'Forbidden');
         // What it does hold it may pass on.
-        expect((await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] })).status).toBe(201);
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] })).status).toBe(201);
       });
 
       it('lets a key grant Read on a child it reads through the parent, but not *Children it holds only via the parent', async () => {
@@ -262,20 +260,20 @@ describe('API keys (/auth/keys)', () => {
           ],
         });
         // Read on tasks (5) is held through ReadChildren on insight (3).
-        expect((await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] })).status).toBe(201);
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] })).status).toBe(201);
         // ReadChildren on insight itself is held directly.
-        expect((await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] })).status).toBe(
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] })).status).toBe(
           201,
         );
         // ReadChildren on tasks would reach tasks' children: not held.
         expectError(
-          await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }),
+          await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }),
           'Forbidden',
         );
         // Read on insight itself is not held (ReadChildren covers only the children).
-        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }), 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }), 'Forbidden');
         // Write on tasks is not held either.
-        expectError(await auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }), 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }), 'Forbidden');
       });
 
       it('refuses key generation by a key that carries request limits (the new key would escape them)', async () => {
@@ -283,9 +281,9 @@ describe('API keys (/auth/keys)', () => {
           permissions: [{ resource: 1, actions: ['Read', 'Write'] }],
           limits: [{ resource: 1, action: 'Read', limit: 100 }],
         });
-        const before = (await auth.keys('?limit=1000')).body.length;
-        expectError(await auth.as(limited.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
-        expect((await auth.keys('?limit=1000')).body.length).toBe(before);
+        const before = (await t.auth.keys('?limit=1000')).body.length;
+        expectError(await t.auth.as(limited.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
+        expect((await t.auth.keys('?limit=1000')).body.length).toBe(before);
       });
 
       it('refuses a key that would outlive its creator, and accepts one that expires no later', async () => {
@@ -295,31 +293,31 @@ describe('API keys (/auth/keys)', () => {
           expiresAt: inOneDay.toISOString(),
         });
         const grant = { permissions: [{ resource: { id: 1 }, actions: ['Write'] }] };
-        expectError(await auth.as(creator.key).createKey(grant), 'Forbidden');
+        expectError(await t.auth.as(creator.key).createKey(grant), 'Forbidden');
         const later = new Date(inOneDay.getTime() + 60_000).toISOString();
-        expectError(await auth.as(creator.key).createKey({ ...grant, expiresAt: later }), 'Forbidden');
+        expectError(await t.auth.as(creator.key).createKey({ ...grant, expiresAt: later }), 'Forbidden');
         const earlier = new Date(inOneDay.getTime() - 60_000).toISOString();
-        expect((await auth.as(creator.key).createKey({ ...grant, expiresAt: earlier })).status).toBe(201);
+        expect((await t.auth.as(creator.key).createKey({ ...grant, expiresAt: earlier })).status).toBe(201);
       });
 
       it('refuses generation without Write on auth with 403 MissingPermissions', async () => {
         const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-        expectError(await auth.as(reader.key).createKey({ permissions: [] }), 'MissingPermissions');
+        expectError(await t.auth.as(reader.key).createKey({ permissions: [] }), 'MissingPermissions');
       });
 
       it('works through a bearer token as well', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         const token = await tokenFor(t, caller.key);
-        const ok = await auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] });
+        const ok = await t.auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] });
         expect(ok.status).toBe(201);
-        const refused = await auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
+        const refused = await t.auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
         expectError(refused, 'Forbidden');
       });
     });
 
     it('needs credentials: 401 Unauthorized', async () => {
       expectError(await t.http().post('/auth/keys').send({ permissions: [] }), 'Unauthorized');
-      expectError(await auth.as('not-a-key').createKey({ permissions: [] }), 'Unauthorized');
+      expectError(await t.auth.as('not-a-key').createKey({ permissions: [] }), 'Unauthorized');
     });
   });
 
@@ -335,11 +333,11 @@ describe('API keys (/auth/keys)', () => {
         under: await make('filter a_b'),
         revokedAlpha: await make('filter-alpha revoked'),
       };
-      expect((await auth.revoke(ids.revokedAlpha)).status).toBe(204);
+      expect((await t.auth.revoke(ids.revokedAlpha)).status).toBe(204);
     });
 
     const listedIds = async (query: string) => {
-      const response = await auth.keys(query);
+      const response = await t.auth.keys(query);
       expect(response.status).toBe(200);
       expect(Array.isArray(response.body)).toBe(true);
       return (response.body as KeyView[]).map((key) => key.id);
@@ -379,17 +377,17 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it.each(['yes', 'TRUE', '1', ''])('refuses revoked=%p with 400 InvalidQueryArgument', async (value) => {
-      expectError(await auth.keys(`?revoked=${value}`), 'InvalidQueryArgument');
+      expectError(await t.auth.keys(`?revoked=${value}`), 'InvalidQueryArgument');
     });
 
     it('refuses unknown query parameters and repeated filters with 400 InvalidQueryArgument', async () => {
-      expectError(await auth.keys('?revoked=true&revoked=false'), 'InvalidQueryArgument');
-      expectError(await auth.keys('?description=a&description=b'), 'InvalidQueryArgument');
+      expectError(await t.auth.keys('?revoked=true&revoked=false'), 'InvalidQueryArgument');
+      expectError(await t.auth.keys('?description=a&description=b'), 'InvalidQueryArgument');
     });
 
     it('needs Read on auth: 403 MissingPermissions otherwise, 401 without credentials', async () => {
       const writer = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }, { resource: 2, actions: ['Read'] }] });
-      expectError(await auth.as(writer.key).keys(), 'MissingPermissions');
+      expectError(await t.auth.as(writer.key).keys(), 'MissingPermissions');
       expectError(await t.http().get('/auth/keys'), 'Unauthorized');
     });
 
@@ -397,7 +395,7 @@ describe('API keys (/auth/keys)', () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
       expect((await viewOf(id)).lastUsedAt ?? null).toBeNull();
       const before = Date.now();
-      expect((await auth.as(key).keys()).status).toBe(200);
+      expect((await t.auth.as(key).keys()).status).toBe(200);
       const lastUsedAt = (await viewOf(id)).lastUsedAt;
       expect(lastUsedAt).toMatch(TIMESTAMP);
       expect(Date.parse(lastUsedAt!)).toBeGreaterThanOrEqual(before - 5_000);
@@ -413,18 +411,18 @@ describe('API keys (/auth/keys)', () => {
   describe('POST /auth/keys/{api_key_id}/revoked', () => {
     it('revokes without a body or Content-Type (204), disables the key, and is idempotent', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expect((await auth.as(key).keys()).status).toBe(200);
+      expect((await t.auth.as(key).keys()).status).toBe(200);
       // As the SDK sends it: Content-Length 0, no Content-Type.
-      const first = await auth.post(`/auth/keys/${id}/revoked`).set('Content-Length', '0');
+      const first = await t.auth.post(`/auth/keys/${id}/revoked`).set('Content-Length', '0');
       expect(first.status).toBe(204);
       expect(first.text).toBe('');
       expect(first.headers['content-type']).toBeUndefined();
       expect((await viewOf(id)).revoked).toBe(true);
-      expectError(await auth.as(key).keys(), 'Unauthorized');
-      expectError(await auth.as(key).get('/auth/token'), 'Unauthorized');
+      expectError(await t.auth.as(key).keys(), 'Unauthorized');
+      expectError(await t.auth.as(key).get('/auth/token'), 'Unauthorized');
 
       const { rows: [{ revoked_at: firstRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
-      const again = await auth.revoke(id);
+      const again = await t.auth.revoke(id);
       expect(again.status).toBe(204);
       const { rows: [{ revoked_at: secondRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
       expect(secondRevokedAt).toEqual(firstRevokedAt);
@@ -432,34 +430,34 @@ describe('API keys (/auth/keys)', () => {
 
     it('accepts an empty JSON object body too', async () => {
       const { id } = await createKey(t, { permissions: [] });
-      expect((await auth.post(`/auth/keys/${id}/revoked`).send({})).status).toBe(204);
+      expect((await t.auth.post(`/auth/keys/${id}/revoked`).send({})).status).toBe(204);
     });
 
     it('answers an unknown key id with 404 NotFound', async () => {
-      expectError(await auth.revoke(987654), 'NotFound');
+      expectError(await t.auth.revoke(987654), 'NotFound');
       // Beyond the id column's range: still simply not there, never 500.
-      expectError(await auth.revoke(9999999999), 'NotFound');
+      expectError(await t.auth.revoke(9999999999), 'NotFound');
     });
 
     it.each(['abc', '0', '-1', '1.5', '01', '1e3', '%20', '99999999999999999999'])(
       'refuses the malformed id %p with 400 InvalidPathArgument',
       async (id) => {
-        expectError(await auth.revoke(id), 'InvalidPathArgument');
+        expectError(await t.auth.revoke(id), 'InvalidPathArgument');
       },
     );
 
     it('needs Write on auth: 403 MissingPermissions for a reader, 401 without credentials', async () => {
       const victim = await createKey(t, { permissions: [] });
       const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expectError(await auth.as(reader.key).revoke(victim.id), 'MissingPermissions');
+      expectError(await t.auth.as(reader.key).revoke(victim.id), 'MissingPermissions');
       expectError(await t.http().post(`/auth/keys/${victim.id}/revoked`), 'Unauthorized');
       expect((await viewOf(victim.id)).revoked).toBe(false);
     });
 
     it('a key may revoke itself; afterwards it is refused', async () => {
       const self = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
-      expect((await auth.as(self.key).revoke(self.id)).status).toBe(204);
-      expectError(await auth.as(self.key).revoke(self.id), 'Unauthorized');
+      expect((await t.auth.as(self.key).revoke(self.id)).status).toBe(204);
+      expectError(await t.auth.as(self.key).revoke(self.id), 'Unauthorized');
     });
   });
 });

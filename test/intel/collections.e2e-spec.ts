@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
-import { expectError, IntelClient } from '../support/clients/intel.js';
+import { expectError } from '../support/clients/intel.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -16,13 +16,11 @@ function schemaDocument(schemaID: string, title = `Title of ${schemaID}`) {
 
 describe('intel collections (/intel/collections)', () => {
   let t: TestApp;
-  let intel: IntelClient;
 
   beforeAll(async () => {
     t = await createTestApp();
-    intel = new IntelClient(t);
     for (const id of ['phishing-schema', 'phishing-schema-v2', 'file-schema']) {
-      const response = await intel.createSchema(schemaDocument(id));
+      const response = await t.intel.createSchema(schemaDocument(id));
       expect(response.status).toBe(201);
     }
   });
@@ -32,38 +30,38 @@ describe('intel collections (/intel/collections)', () => {
 
   /** The collection's auth resource, as an admin finds it (decisions §3: a child of intel, id 2). */
   async function resourceIdOf(name: string): Promise<number | undefined> {
-    const response = await intel.get('/auth/resources?parentID=2&limit=1000');
+    const response = await t.intel.get('/auth/resources?parentID=2&limit=1000');
     expect(response.status).toBe(200);
     return (response.body as { id: number; name: string }[]).find((resource) => resource.name === name)?.id;
   }
 
   describe('POST /intel/collections', () => {
     it('registers a collection: 201 {name}, its own auth resource under intel, and a view with ETag "1"', async () => {
-      const response = await intel.createCollection({ name: 'phishing', schemaID: 'phishing-schema' });
+      const response = await t.intel.createCollection({ name: 'phishing', schemaID: 'phishing-schema' });
       expect(response.status).toBe(201);
       expect(response.body).toEqual({ name: 'phishing' });
       expect(await resourceIdOf('phishing')).toEqual(expect.any(Number));
 
-      const viewed = await intel.collection('phishing');
+      const viewed = await t.intel.collection('phishing');
       expect(viewed.status).toBe(200);
       expect(viewed.body).toEqual({ name: 'phishing', schemaID: 'phishing-schema' });
       expect(viewed.headers.etag).toBe('"1"');
-      expect((await intel.collection('phishing').set('If-None-Match', '"1"')).status).toBe(304);
+      expect((await t.intel.collection('phishing').set('If-None-Match', '"1"')).status).toBe(304);
     });
 
     it('refuses a taken name with 409 DuplicateCollection, also when registrations race', async () => {
-      await intel.createCollection({ name: 'taken', schemaID: 'file-schema' }).expect(201);
-      expectError(await intel.createCollection({ name: 'taken', schemaID: 'phishing-schema' }), 'DuplicateCollection');
-      expect((await intel.collection('taken')).body).toEqual({ name: 'taken', schemaID: 'file-schema' });
+      await t.intel.createCollection({ name: 'taken', schemaID: 'file-schema' }).expect(201);
+      expectError(await t.intel.createCollection({ name: 'taken', schemaID: 'phishing-schema' }), 'DuplicateCollection');
+      expect((await t.intel.collection('taken')).body).toEqual({ name: 'taken', schemaID: 'file-schema' });
 
-      const racing = await Promise.all(Array.from({ length: 6 }, () => intel.createCollection({ name: 'raced', schemaID: 'file-schema' })));
+      const racing = await Promise.all(Array.from({ length: 6 }, () => t.intel.createCollection({ name: 'raced', schemaID: 'file-schema' })));
       expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
       racing.filter((r) => r.status !== 201).forEach((r) => expectError(r, 'DuplicateCollection'));
     });
 
     it('refuses an unknown intel schema with 422 SchemaNotFound and creates nothing', async () => {
-      expectError(await intel.createCollection({ name: 'orphan', schemaID: 'no-such-schema' }), 'SchemaNotFound');
-      expectError(await intel.collection('orphan'), 'NotFound');
+      expectError(await t.intel.createCollection({ name: 'orphan', schemaID: 'no-such-schema' }), 'SchemaNotFound');
+      expectError(await t.intel.collection('orphan'), 'NotFound');
       expect(await resourceIdOf('orphan')).toBeUndefined();
     });
 
@@ -85,44 +83,44 @@ describe('intel collections (/intel/collections)', () => {
       ['a malformed schemaID', { name: 'malformed-schema', schemaID: 'bad schema' }],
       ['an unknown field', { name: 'extra', schemaID: 'file-schema', tag: '1' }],
     ])('refuses %s with 400 InvalidData and creates nothing', async (_case, body) => {
-      const before = await intel.collections('?limit=1000');
-      expectError(await intel.createCollection(body), 'InvalidData');
-      expect((await intel.collections('?limit=1000')).body).toEqual(before.body);
+      const before = await t.intel.collections('?limit=1000');
+      expectError(await t.intel.createCollection(body), 'InvalidData');
+      expect((await t.intel.collections('?limit=1000')).body).toEqual(before.body);
     });
 
     it('accepts every URL-safe character and the longest name', async () => {
       for (const name of ['A.b_c~d-9', 'n'.repeat(128), '...']) {
-        expect((await intel.createCollection({ name, schemaID: 'file-schema' })).status).toBe(201);
-        expect((await intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema' });
+        expect((await t.intel.createCollection({ name, schemaID: 'file-schema' })).status).toBe(201);
+        expect((await t.intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema' });
       }
     });
   });
 
   describe('GET /intel/collections/{collectionName} and .../schema', () => {
     it('answers 404 NotFound for an unknown collection and 400 InvalidPathArgument for a malformed name', async () => {
-      expectError(await intel.collection('unknown'), 'NotFound');
-      expectError(await intel.collection('unknown/schema'), 'NotFound');
-      expectError(await intel.collection('bad%20name'), 'InvalidPathArgument');
-      expectError(await intel.collection('n'.repeat(129)), 'InvalidPathArgument');
+      expectError(await t.intel.collection('unknown'), 'NotFound');
+      expectError(await t.intel.collection('unknown/schema'), 'NotFound');
+      expectError(await t.intel.collection('bad%20name'), 'InvalidPathArgument');
+      expectError(await t.intel.collection('n'.repeat(129)), 'InvalidPathArgument');
     });
 
     it("returns the collection's schema document with the schema's own tag, following schema changes", async () => {
-      await intel.createCollection({ name: 'with-schema', schemaID: 'phishing-schema-v2' }).expect(201);
-      const direct = await intel.schema('phishing-schema-v2');
-      const viaCollection = await intel.collection('with-schema/schema');
+      await t.intel.createCollection({ name: 'with-schema', schemaID: 'phishing-schema-v2' }).expect(201);
+      const direct = await t.intel.schema('phishing-schema-v2');
+      const viaCollection = await t.intel.collection('with-schema/schema');
       expect(viaCollection.status).toBe(200);
       expect(viaCollection.text).toBe(direct.text);
       expect(viaCollection.headers.etag).toBe(direct.headers.etag);
-      expect((await intel.collection('with-schema/schema').set('If-None-Match', direct.headers.etag)).status).toBe(304);
+      expect((await t.intel.collection('with-schema/schema').set('If-None-Match', direct.headers.etag)).status).toBe(304);
 
       // The tag is usable for the schema PUT (wire-contract §7.3).
       const updated = schemaDocument('phishing-schema-v2', 'Renamed');
-      const put = await intel
+      const put = await t.intel
         .put('/intel/schemas/phishing-schema-v2')
         .set('If-Match', viaCollection.headers.etag)
         .send(updated);
       expect(put.status).toBe(204);
-      const after = await intel.collection('with-schema/schema');
+      const after = await t.intel.collection('with-schema/schema');
       expect(after.body).toEqual(updated);
       expect(after.headers.etag).toBe('"2"');
     });
@@ -130,65 +128,65 @@ describe('intel collections (/intel/collections)', () => {
 
   describe('PATCH /intel/collections/{collectionName}', () => {
     it('changes the schema: 204, the tag increments, the view and .../schema follow', async () => {
-      await intel.createCollection({ name: 'patched', schemaID: 'phishing-schema' }).expect(201);
-      const response = await intel.updateCollection('patched', { schemaID: 'file-schema' }, '"1"');
+      await t.intel.createCollection({ name: 'patched', schemaID: 'phishing-schema' }).expect(201);
+      const response = await t.intel.updateCollection('patched', { schemaID: 'file-schema' }, '"1"');
       expect(response.status).toBe(204);
       expect(response.text).toBe('');
-      const viewed = await intel.collection('patched');
+      const viewed = await t.intel.collection('patched');
       expect(viewed.body).toEqual({ name: 'patched', schemaID: 'file-schema' });
       expect(viewed.headers.etag).toBe('"2"');
-      expect((await intel.collection('patched/schema')).body).toEqual(schemaDocument('file-schema'));
+      expect((await t.intel.collection('patched/schema')).body).toEqual(schemaDocument('file-schema'));
     });
 
     it('treats {} and the current schemaID as no-ops that keep the tag', async () => {
-      await intel.createCollection({ name: 'noop', schemaID: 'phishing-schema' }).expect(201);
-      expect((await intel.updateCollection('noop', {}, '"1"')).status).toBe(204);
-      expect((await intel.updateCollection('noop', { schemaID: 'phishing-schema' }, '"1"')).status).toBe(204);
-      const viewed = await intel.collection('noop');
+      await t.intel.createCollection({ name: 'noop', schemaID: 'phishing-schema' }).expect(201);
+      expect((await t.intel.updateCollection('noop', {}, '"1"')).status).toBe(204);
+      expect((await t.intel.updateCollection('noop', { schemaID: 'phishing-schema' }, '"1"')).status).toBe(204);
+      const viewed = await t.intel.collection('noop');
       expect(viewed.headers.etag).toBe('"1"');
       expect(viewed.body).toEqual({ name: 'noop', schemaID: 'phishing-schema' });
     });
 
     it('requires If-Match (400 BadRequest) and the current tag (412 ResourceModified)', async () => {
-      await intel.createCollection({ name: 'tagged', schemaID: 'phishing-schema' }).expect(201);
-      expectError(await intel.updateCollection('tagged', { schemaID: 'file-schema' }), 'BadRequest');
-      await intel.updateCollection('tagged', { schemaID: 'file-schema' }, '"1"').expect(204);
-      expectError(await intel.updateCollection('tagged', { schemaID: 'phishing-schema' }, '"1"'), 'ResourceModified');
-      expectError(await intel.updateCollection('tagged', {}, '"1"'), 'ResourceModified');
-      expectError(await intel.updateCollection('tagged', {}, '2'), 'ResourceModified');
-      const viewed = await intel.collection('tagged');
+      await t.intel.createCollection({ name: 'tagged', schemaID: 'phishing-schema' }).expect(201);
+      expectError(await t.intel.updateCollection('tagged', { schemaID: 'file-schema' }), 'BadRequest');
+      await t.intel.updateCollection('tagged', { schemaID: 'file-schema' }, '"1"').expect(204);
+      expectError(await t.intel.updateCollection('tagged', { schemaID: 'phishing-schema' }, '"1"'), 'ResourceModified');
+      expectError(await t.intel.updateCollection('tagged', {}, '"1"'), 'ResourceModified');
+      expectError(await t.intel.updateCollection('tagged', {}, '2'), 'ResourceModified');
+      const viewed = await t.intel.collection('tagged');
       expect(viewed.body.schemaID).toBe('file-schema');
       expect(viewed.headers.etag).toBe('"2"');
     });
 
     it('refuses an unknown schema with 422 SchemaNotFound and keeps the collection', async () => {
-      await intel.createCollection({ name: 'keeps', schemaID: 'phishing-schema' }).expect(201);
-      expectError(await intel.updateCollection('keeps', { schemaID: 'no-such-schema' }, '"1"'), 'SchemaNotFound');
-      const viewed = await intel.collection('keeps');
+      await t.intel.createCollection({ name: 'keeps', schemaID: 'phishing-schema' }).expect(201);
+      expectError(await t.intel.updateCollection('keeps', { schemaID: 'no-such-schema' }, '"1"'), 'SchemaNotFound');
+      const viewed = await t.intel.collection('keeps');
       expect(viewed.body.schemaID).toBe('phishing-schema');
       expect(viewed.headers.etag).toBe('"1"');
     });
 
     it('answers 404 NotFound for an unknown collection', async () => {
-      expectError(await intel.updateCollection('missing', { schemaID: 'file-schema' }, '"1"'), 'NotFound');
+      expectError(await t.intel.updateCollection('missing', { schemaID: 'file-schema' }, '"1"'), 'NotFound');
     });
 
     it('checks in order: 404, then 412, then 422 SchemaNotFound', async () => {
-      await intel.createCollection({ name: 'check-order', schemaID: 'phishing-schema' }).expect(201);
-      expectError(await intel.updateCollection('missing', { schemaID: 'no-such-schema' }, '"9"'), 'NotFound');
-      expectError(await intel.updateCollection('check-order', { schemaID: 'no-such-schema' }, '"9"'), 'ResourceModified');
-      expectError(await intel.updateCollection('check-order', { schemaID: 'no-such-schema' }, '"1"'), 'SchemaNotFound');
-      expect((await intel.collection('check-order')).headers.etag).toBe('"1"');
+      await t.intel.createCollection({ name: 'check-order', schemaID: 'phishing-schema' }).expect(201);
+      expectError(await t.intel.updateCollection('missing', { schemaID: 'no-such-schema' }, '"9"'), 'NotFound');
+      expectError(await t.intel.updateCollection('check-order', { schemaID: 'no-such-schema' }, '"9"'), 'ResourceModified');
+      expectError(await t.intel.updateCollection('check-order', { schemaID: 'no-such-schema' }, '"1"'), 'SchemaNotFound');
+      expect((await t.intel.collection('check-order')).headers.etag).toBe('"1"');
     });
 
     it('lets exactly one of concurrent PATCHes with the same tag win; the others get 412 ResourceModified', async () => {
-      await intel.createCollection({ name: 'contended', schemaID: 'phishing-schema' }).expect(201);
+      await t.intel.createCollection({ name: 'contended', schemaID: 'phishing-schema' }).expect(201);
       const targets = ['file-schema', 'phishing-schema-v2', 'file-schema', 'phishing-schema-v2', 'file-schema', 'phishing-schema-v2'];
-      const responses = await Promise.all(targets.map((schemaID) => intel.updateCollection('contended', { schemaID }, '"1"')));
+      const responses = await Promise.all(targets.map((schemaID) => t.intel.updateCollection('contended', { schemaID }, '"1"')));
       const winners = responses.flatMap((response, i) => (response.status === 204 ? [i] : []));
       expect(winners).toHaveLength(1);
       responses.filter((response) => response.status !== 204).forEach((response) => expectError(response, 'ResourceModified'));
-      const viewed = await intel.collection('contended');
+      const viewed = await t.intel.collection('contended');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.body).toEqual({ name: 'contended', schemaID: targets[winners[0]] });
     });
@@ -214,7 +212,7 @@ describe('intel collections (/intel/collections)', () => {
         ),
       );
       expect(patched.map((response) => response.status)).toEqual(names.map(() => 204));
-      for (const name of names.slice(0, 3)) expect((await intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema' });
+      for (const name of names.slice(0, 3)) expect((await t.intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema' });
     });
 
     it.each([
@@ -223,9 +221,9 @@ describe('intel collections (/intel/collections)', () => {
       ['a malformed schemaID', 'patch-malformed', { schemaID: 'a b' }],
       ['an unknown field', 'patch-unknown', { name: 'renamed' }],
     ])('refuses %s with 400 InvalidData', async (_case, name, body) => {
-      await intel.createCollection({ name, schemaID: 'phishing-schema' }).expect(201);
-      expectError(await intel.updateCollection(name, body, '"1"'), 'InvalidData');
-      const viewed = await intel.collection(name);
+      await t.intel.createCollection({ name, schemaID: 'phishing-schema' }).expect(201);
+      expectError(await t.intel.updateCollection(name, body, '"1"'), 'InvalidData');
+      const viewed = await t.intel.collection(name);
       expect(viewed.body).toEqual({ name, schemaID: 'phishing-schema' });
       expect(viewed.headers.etag).toBe('"1"');
     });
@@ -233,7 +231,7 @@ describe('intel collections (/intel/collections)', () => {
 
   describe('GET /intel/collections', () => {
     it('pages in registration order with limit carried in Link, and refuses bad paging arguments', async () => {
-      const all = await intel.collections('?limit=1000');
+      const all = await t.intel.collections('?limit=1000');
       expect(all.status).toBe(200);
       const names = (all.body as { name: string; schemaID: string }[]).map((item) => item.name);
       expect(names.length).toBeGreaterThan(5);
@@ -242,7 +240,7 @@ describe('intel collections (/intel/collections)', () => {
       const seen: string[] = [];
       let url: string | undefined = '/intel/collections?limit=3';
       while (url) {
-        const response: Response = await intel.get(url);
+        const response: Response = await t.intel.get(url);
         expect(response.status).toBe(200);
         expect(response.body.length).toBeLessThanOrEqual(3);
         seen.push(...(response.body as { name: string }[]).map((item) => item.name));
@@ -257,61 +255,61 @@ describe('intel collections (/intel/collections)', () => {
 
       // A forged cursor past every id (even beyond the integer column's range) is an empty page, not a 500.
       for (const a of [2147483647, 2147483648, Number.MAX_SAFE_INTEGER]) {
-        const beyond = await intel.collections(`?cursor=${Buffer.from(JSON.stringify({ a })).toString('base64url')}`);
+        const beyond = await t.intel.collections(`?cursor=${Buffer.from(JSON.stringify({ a })).toString('base64url')}`);
         expect({ a, status: beyond.status, body: beyond.body }).toEqual({ a, status: 200, body: [] });
       }
-      expectError(await intel.collections(`?cursor=${Buffer.from('{"a":-1}').toString('base64url')}`), 'InvalidQueryArgument');
-      expectError(await intel.collections('?cursor=%%%'), 'InvalidQueryArgument');
-      expectError(await intel.collections(`?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`), 'InvalidQueryArgument');
-      expectError(await intel.collections('?limit=-1'), 'InvalidQueryArgument');
+      expectError(await t.intel.collections(`?cursor=${Buffer.from('{"a":-1}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await t.intel.collections('?cursor=%%%'), 'InvalidQueryArgument');
+      expectError(await t.intel.collections(`?cursor=${Buffer.from('{"a":"x"}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await t.intel.collections('?limit=-1'), 'InvalidQueryArgument');
     });
   });
 
   describe('permissions (decisions §3)', () => {
     it('a key with Read on one collection sees only that one and may do nothing else', async () => {
-      await intel.createCollection({ name: 'readable', schemaID: 'phishing-schema' }).expect(201);
-      await intel.createCollection({ name: 'hidden', schemaID: 'file-schema' }).expect(201);
+      await t.intel.createCollection({ name: 'readable', schemaID: 'phishing-schema' }).expect(201);
+      await t.intel.createCollection({ name: 'hidden', schemaID: 'file-schema' }).expect(201);
       const resourceId = await resourceIdOf('readable');
       const reader = await createKey(t, { permissions: [{ resource: resourceId!, actions: ['Read'] }] });
 
-      const viewed = await intel.as(reader.key).collection('readable');
+      const viewed = await t.intel.as(reader.key).collection('readable');
       expect(viewed.status).toBe(200);
       expect(viewed.body).toEqual({ name: 'readable', schemaID: 'phishing-schema' });
-      const schema = await intel.as(reader.key).collection('readable/schema');
+      const schema = await t.intel.as(reader.key).collection('readable/schema');
       expect(schema.status).toBe(200);
       expect(schema.body.schemaID).toBe('phishing-schema');
 
-      const listed = await intel.as(reader.key).collections();
+      const listed = await t.intel.as(reader.key).collections();
       expect(listed.status).toBe(200);
       expect(listed.body).toEqual([{ name: 'readable', schemaID: 'phishing-schema' }]);
 
-      expectError(await intel.as(reader.key).collection('hidden'), 'MissingPermissions');
-      expectError(await intel.as(reader.key).collection('hidden/schema'), 'MissingPermissions');
-      expectError(await intel.as(reader.key).collection('no-such-collection'), 'MissingPermissions');
-      expectError(await intel.as(reader.key).updateCollection('readable', { schemaID: 'file-schema' }, '"1"'), 'MissingPermissions');
-      expectError(await intel.as(reader.key).createCollection({ name: 'by-reader', schemaID: 'file-schema' }), 'MissingPermissions');
+      expectError(await t.intel.as(reader.key).collection('hidden'), 'MissingPermissions');
+      expectError(await t.intel.as(reader.key).collection('hidden/schema'), 'MissingPermissions');
+      expectError(await t.intel.as(reader.key).collection('no-such-collection'), 'MissingPermissions');
+      expectError(await t.intel.as(reader.key).updateCollection('readable', { schemaID: 'file-schema' }, '"1"'), 'MissingPermissions');
+      expectError(await t.intel.as(reader.key).createCollection({ name: 'by-reader', schemaID: 'file-schema' }), 'MissingPermissions');
       expectError(
-        await intel.as(reader.key).post('/intel/schemas').send(schemaDocument('by-reader')),
+        await t.intel.as(reader.key).post('/intel/schemas').send(schemaDocument('by-reader')),
         'MissingPermissions',
       );
-      expectError(await intel.as(reader.key).get('/intel/schemas/phishing-schema'), 'MissingPermissions');
-      expect((await intel.collection('readable')).headers.etag).toBe('"1"');
+      expectError(await t.intel.as(reader.key).get('/intel/schemas/phishing-schema'), 'MissingPermissions');
+      expect((await t.intel.collection('readable')).headers.etag).toBe('"1"');
     });
 
     it('Write on a collection allows PATCH; ReadChildren on intel lists every collection; no permission lists none', async () => {
-      await intel.createCollection({ name: 'writable', schemaID: 'phishing-schema' }).expect(201);
+      await t.intel.createCollection({ name: 'writable', schemaID: 'phishing-schema' }).expect(201);
       const writer = await createKey(t, { permissions: [{ resource: (await resourceIdOf('writable'))!, actions: ['Write'] }] });
-      expect((await intel.as(writer.key).updateCollection('writable', { schemaID: 'file-schema' }, '"1"')).status).toBe(204);
-      expectError(await intel.as(writer.key).collection('writable'), 'MissingPermissions');
+      expect((await t.intel.as(writer.key).updateCollection('writable', { schemaID: 'file-schema' }, '"1"')).status).toBe(204);
+      expectError(await t.intel.as(writer.key).collection('writable'), 'MissingPermissions');
 
       const childReader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
-      const everything = await intel.collections('?limit=1000');
-      expect((await intel.as(childReader.key).collections('?limit=1000')).body).toEqual(everything.body);
-      expect((await intel.as(childReader.key).collection('writable')).status).toBe(200);
-      expectError(await intel.as(childReader.key).collection('no-such-collection'), 'NotFound');
+      const everything = await t.intel.collections('?limit=1000');
+      expect((await t.intel.as(childReader.key).collections('?limit=1000')).body).toEqual(everything.body);
+      expect((await t.intel.as(childReader.key).collection('writable')).status).toBe(200);
+      expectError(await t.intel.as(childReader.key).collection('no-such-collection'), 'NotFound');
 
       const nobody = await createKey(t, { permissions: [{ resource: 4, actions: ['Read'] }] });
-      const none = await intel.as(nobody.key).collections();
+      const none = await t.intel.as(nobody.key).collections();
       expect(none.status).toBe(200);
       expect(none.body).toEqual([]);
       expect(none.headers.link).toBeUndefined();

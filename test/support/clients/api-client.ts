@@ -3,6 +3,9 @@ import type { Test } from 'supertest';
 import { ERROR_STATUS, type ErrorCode } from '../../../src/common/errors/api-error.js';
 import type { TestApp } from '../test-app.js';
 
+/** What a client needs of an app. */
+export type ClientApp = Pick<TestApp, 'http' | 'adminKey'>;
+
 /** How a client authenticates: a key's value (`X-Api-Key`), a bearer token, or nothing. */
 export type Credential = string | { bearer: string } | null;
 
@@ -32,13 +35,13 @@ export function expectError(response: ErrorAnswer, code: ErrorCode): void {
  */
 export class ApiClient {
   constructor(
-    readonly t: TestApp,
+    readonly t: ClientApp,
     readonly credential: Credential = t.adminKey,
   ) {}
 
   /** The same client calling with another credential. */
   as(credential: Credential): this {
-    return new (this.constructor as new (t: TestApp, credential: Credential) => this)(this.t, credential);
+    return new (this.constructor as new (t: ClientApp, credential: Credential) => this)(this.t, credential);
   }
 
   request(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string): Test {
@@ -67,6 +70,28 @@ export class ApiClient {
 
   delete(path: string): Test {
     return this.request('delete', path);
+  }
+}
+
+/** The routes of a schema registry, which intel and insight each serve under their own path. */
+export abstract class SchemaRegistryClient extends ApiClient {
+  protected abstract readonly area: 'intel' | 'insight';
+
+  createSchema(document: unknown): Test {
+    return this.post(`/${this.area}/schemas`, document);
+  }
+
+  schema(schemaID: string): Test {
+    return this.get(`/${this.area}/schemas/${schemaID}`);
+  }
+
+  /** `query` as written after the path (`?limit=2`). */
+  schemas(query = ''): Test {
+    return this.get(`/${this.area}/schemas${query}`);
+  }
+
+  replaceSchema(schemaID: string, document: unknown, ifMatch?: string): Test {
+    return this.put(`/${this.area}/schemas/${schemaID}`, document, ifMatch);
   }
 }
 

@@ -1,26 +1,11 @@
 import type { Test } from 'supertest';
-import { ApiClient } from './api-client.js';
+import { SchemaRegistryClient } from './api-client.js';
 
 export { expectError } from './api-client.js';
 
 /** `/insight`: result schemas, tasks and the task queue. */
-export class InsightClient extends ApiClient {
-  createSchema(document: unknown): Test {
-    return this.post('/insight/schemas', document);
-  }
-
-  schema(schemaID: string): Test {
-    return this.get(`/insight/schemas/${schemaID}`);
-  }
-
-  /** `query` as written after the path (`?limit=2`). */
-  schemas(query = ''): Test {
-    return this.get(`/insight/schemas${query}`);
-  }
-
-  replaceSchema(schemaID: string, document: unknown, ifMatch?: string): Test {
-    return this.put(`/insight/schemas/${schemaID}`, document, ifMatch);
-  }
+export class InsightClient extends SchemaRegistryClient {
+  protected readonly area = 'insight';
 
   registerTask(params: Record<string, unknown>): Test {
     return this.post('/insight/tasks', { params });

@@ -1,5 +1,5 @@
 import type { Test } from 'supertest';
-import { ApiClient } from './api-client.js';
+import { SchemaRegistryClient } from './api-client.js';
 
 export { expectError } from './api-client.js';
 
@@ -12,23 +12,8 @@ export interface ObjectForm {
 }
 
 /** `/intel`: schemas, collections, objects, their feed and the lookup. */
-export class IntelClient extends ApiClient {
-  createSchema(document: unknown): Test {
-    return this.post('/intel/schemas', document);
-  }
-
-  schema(schemaID: string): Test {
-    return this.get(`/intel/schemas/${schemaID}`);
-  }
-
-  /** `query` as written after the path (`?limit=2`). */
-  schemas(query = ''): Test {
-    return this.get(`/intel/schemas${query}`);
-  }
-
-  replaceSchema(schemaID: string, document: unknown, ifMatch?: string): Test {
-    return this.put(`/intel/schemas/${schemaID}`, document, ifMatch);
-  }
+export class IntelClient extends SchemaRegistryClient {
+  protected readonly area = 'intel';
 
   createCollection(form: unknown): Test {
     return this.post('/intel/collections', form);
