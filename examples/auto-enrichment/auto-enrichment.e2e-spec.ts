@@ -4,19 +4,12 @@ import { ConfigError, loadConfig } from '../../src/config/app-config.js';
 import { TasksService } from '../../src/insight/tasks.service.js';
 import { registerSchema } from '../../test/insight/insight-support.js';
 import { createCollection } from '../../test/intel/objects.helpers.js';
+import { eventually } from '../../test/support/eventually.js';
 import { createTestApp, type TestApp } from '../../test/support/test-app.js';
 
 import { AutoEnrichment } from './auto-enrichment.module.js';
 
 const EXAMPLE = 'examples/auto-enrichment/auto-enrichment.module.ts';
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    const value = await read();
-    if (done(value) || attempt === 200) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** The example extension, loaded by configuration like any deployment would load it. */
 describe('examples/auto-enrichment', () => {
@@ -53,10 +46,10 @@ describe('examples/auto-enrichment', () => {
     expect((await add('watched', { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '10.0.0.0/8' }], context: {} })).status).toBe(204);
 
     const taken: Awaited<ReturnType<typeof queued>> = [];
-    await eventually(
-      async () => taken.push(...(await queued())),
-      () => taken.length >= 2,
-    );
+    await eventually(async () => {
+      taken.push(...(await queued()));
+      return taken.length >= 2;
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     taken.push(...(await queued()));
     expect(taken.map((task) => task.params).sort((a, b) => a.objectKeys![0].type.localeCompare(b.objectKeys![0].type))).toEqual([
@@ -74,7 +67,10 @@ describe('examples/auto-enrichment', () => {
     try {
       const response = await add('watched', { type: 'DomainName', keys: [{ type: 'DomainName', value: 'after.example' }], context: {} });
       expect(response.status).toBe(204);
-      const tasks = await eventually(queued, (found) => found.length > 0);
+      const tasks = await eventually(async () => {
+        const found = await queued();
+        return found.length > 0 && found;
+      });
       expect(tasks.map((task) => task.params.objectKeys)).toEqual([[{ type: 'DomainName', value: 'after.example' }]]);
     } finally {
       offThrow();
@@ -104,7 +100,7 @@ describe('examples/auto-enrichment', () => {
       expect(upload.status).toBeLessThan(300);
       const fileID = upload.body.fileID as string;
       const expected = [`registered ${taskID}`, `completed ${taskID} DomainName`, `stored ${fileID} 5`];
-      expect(await eventually(async () => [...seen], (now) => now.length >= 3)).toEqual(expected);
+      expect(await eventually(() => seen.length >= 3 && [...seen])).toEqual(expected);
     } finally {
       for (const off of offs) off();
     }

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { AuditService } from '../../src/audit/audit.service.js';
+import type { ErrorCode } from '../../src/common/errors/api-error.js';
 import { boundary, multipartBody, openSession, sdkPartFields, send } from '../filebox/filebox.helpers.js';
 import { createKey, cursorOf, parseLinks, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { type ErrorAnswer, expectError } from '../support/clients/api-client.js';
 
 interface Entry {
   id: number;
@@ -24,10 +26,6 @@ const domain = (value: string, context: Record<string, unknown> = {}) => ({
   keys: [{ type: 'DomainName', value }],
   context,
 });
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
 
 describe('audit trail', () => {
   let t: TestApp;
@@ -160,7 +158,7 @@ describe('audit trail', () => {
 
   it('records refused writes with their status, and the key when one was accepted', async () => {
     const reader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
-    const cases: [string, () => Promise<{ status: number; body: { code?: unknown } }>, number, string, number | null][] = [
+    const cases: [string, () => Promise<ErrorAnswer>, number, ErrorCode, number | null][] = [
       ['no-key', () => t.http().post('/intel/collections/c1/objects').set('X-Request-Id', 'r-no-key').send(domain('x.example')), 401, 'Unauthorized', null],
       ['bad-key', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', 'nope').set('X-Request-Id', 'r-bad-key').send(domain('x.example')), 401, 'Unauthorized', null],
       ['forbidden', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-forbidden').send(domain('x.example')), 403, 'MissingPermissions', reader.id],
@@ -172,7 +170,7 @@ describe('audit trail', () => {
       ['nul', () => t.http().post('/intel/collections/a%00b/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-nul').send(domain('x.example')), 403, 'MissingPermissions', reader.id],
     ];
     for (const [name, call, status, code, keyID] of cases) {
-      expectCode(await call(), status, code);
+      expectError(await call(), code);
       expect({ name, entries: await entriesOf(`r-${name}`) }).toEqual({
         name,
         entries: [expect.objectContaining({ method: 'POST', status, keyID })],
@@ -206,9 +204,9 @@ describe('audit trail', () => {
     await t.db.query(`ALTER TABLE audit_entry ADD CONSTRAINT refuse_some CHECK (request_id NOT IN ('unstorable-1', 'unstorable-2')) NOT VALID`);
     try {
       const write = await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'unstorable-1').send(domain('unaudited.example'));
-      expectCode(write, 500, 'InternalError');
+      expectError(write, 'InternalError');
       const refused = await t.http().post('/intel/collections/c1/objects').set('X-Request-Id', 'unstorable-2').send(domain('unaudited.example'));
-      expectCode(refused, 401, 'Unauthorized');
+      expectError(refused, 'Unauthorized');
       // Requests after them are recorded as usual.
       await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'storable-3').send(domain('audited.example')).expect(204);
     } finally {
@@ -258,7 +256,7 @@ describe('audit trail', () => {
     expect(await allEntries(`&until=${encodeURIComponent(before)}&keyID=${writer.id}`)).toEqual([]);
 
     for (const query of ['keyID=0', 'keyID=x', 'action=POST', 'action=post%20/x', 'since=yesterday', 'until=2030-13-01T00:00:00Z', 'cursor=%%%', 'cursor=e30', 'limit=0']) {
-      expectCode(await t.http().get(`/auth/audit?${query}`).set('X-Api-Key', t.adminKey), 400, 'InvalidQueryArgument');
+      expectError(await t.http().get(`/auth/audit?${query}`).set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
     }
     // A cursor of one listing continues it, also with other filters (it is a position, not a page number).
     const first = await t.http().get('/auth/audit?limit=1').set('X-Api-Key', t.adminKey);
@@ -273,9 +271,9 @@ describe('audit trail', () => {
     const intelAll = await createKey(t, { permissions: [{ resource: 2, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] }] });
     expect((await t.http().get('/auth/audit').set('X-Api-Key', authReader.key)).status).toBe(200);
     expect((await t.http().get('/auth/audit').set('Authorization', `Bearer ${await tokenFor(t, authReader.key)}`)).status).toBe(200);
-    expectCode(await t.http().get('/auth/audit').set('X-Api-Key', authWriter.key), 403, 'MissingPermissions');
-    expectCode(await t.http().get('/auth/audit').set('X-Api-Key', intelAll.key), 403, 'MissingPermissions');
-    expectCode(await t.http().get('/auth/audit'), 401, 'Unauthorized');
+    expectError(await t.http().get('/auth/audit').set('X-Api-Key', authWriter.key), 'MissingPermissions');
+    expectError(await t.http().get('/auth/audit').set('X-Api-Key', intelAll.key), 'MissingPermissions');
+    expectError(await t.http().get('/auth/audit'), 'Unauthorized');
   });
 
   it('removes entries older than AUDIT_RETENTION_DAYS, whatever their number', async () => {

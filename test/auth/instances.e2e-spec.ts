@@ -3,15 +3,7 @@ import pg from 'pg';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-/** Polls `check` until it holds (functional waiting for another instance, never a timing assertion). */
-async function eventually(check: () => Promise<boolean>, attempts = 100): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}
+import { eventually } from '../support/eventually.js';
 
 /** Two instances of one deployment: key caches never outlive a revocation made through the other. */
 describe('several instances on one database', () => {
@@ -48,7 +40,7 @@ describe('several instances on one database', () => {
     expect((await a.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', a.adminKey)).status).toBe(204);
     // A refuses at once; B as soon as the revocation's notification arrives.
     expect((await readResources(a, ['X-Api-Key', key])).status).toBe(401);
-    expect(await eventually(async () => (await readResources(b, ['X-Api-Key', key])).status === 401)).toBe(true);
+    await eventually(async () => (await readResources(b, ['X-Api-Key', key])).status === 401);
     expect((await readResources(b, ['Authorization', `Bearer ${token}`])).status).toBe(401);
   });
 
@@ -62,9 +54,7 @@ describe('several instances on one database', () => {
         WHERE datname = current_database() AND application_name = 'ids-invalidation'`,
     );
     // Both notice the loss (and drop their caches) before anything else happens.
-    expect(
-      await eventually(async () => [a, b].every((app, i) => app.app.get(InvalidationBus).currentEpoch > epochs[i])),
-    ).toBe(true);
+    await eventually(async () => [a, b].every((app, i) => app.app.get(InvalidationBus).currentEpoch > epochs[i]));
     // Revoke behind the service's back: no notification at all.
     await db.query('UPDATE auth_api_key SET revoked_at = now() WHERE id = $1', [id]);
     // Both instances re-read the key while their listener is down or has just come back.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { expectError } from '../support/clients/api-client.js';
 
 interface KeyView {
   id: number;
@@ -14,10 +15,6 @@ interface Usage {
   day: string;
   resetSeconds: number;
   requestLimits: { target: { resource: { id: number }; action: string }; limit: number; period: string; used: number; remaining: number }[];
-}
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
 }
 
 /**
@@ -84,22 +81,22 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
 
     // Directly from 127.0.0.1: outside, whatever X-Forwarded-For claims.
     const outside = await readAs(direct, { 'X-Api-Key': key });
-    expectCode(outside, 401, 'Unauthorized');
+    expectError(outside, 'Unauthorized');
     expect(outside.body).toEqual(unknown.body);
-    expectCode(await readAs(direct, { 'X-Api-Key': key, 'X-Forwarded-For': '203.0.113.5' }), 401, 'Unauthorized');
-    expectCode(await readAs(elsewhere, { 'X-Api-Key': key, 'X-Forwarded-For': '203.0.113.5' }), 401, 'Unauthorized');
-    expectCode(await direct.http().get('/auth/token').set('X-Api-Key', key), 401, 'Unauthorized');
+    expectError(await readAs(direct, { 'X-Api-Key': key, 'X-Forwarded-For': '203.0.113.5' }), 'Unauthorized');
+    expectError(await readAs(elsewhere, { 'X-Api-Key': key, 'X-Forwarded-For': '203.0.113.5' }), 'Unauthorized');
+    expectError(await direct.http().get('/auth/token').set('X-Api-Key', key), 'Unauthorized');
     // Through the trusted proxy, the client's own address counts.
     await readAs(proxied, { 'X-Api-Key': key, 'X-Forwarded-For': '203.0.113.5' }).expect(200);
     await readAs(proxied, { 'X-Api-Key': key, 'X-Forwarded-For': '2001:db8::17' }).expect(200);
-    expectCode(await readAs(proxied, { 'X-Api-Key': key, 'X-Forwarded-For': '198.51.100.4' }), 401, 'Unauthorized');
+    expectError(await readAs(proxied, { 'X-Api-Key': key, 'X-Forwarded-For': '198.51.100.4' }), 'Unauthorized');
 
     const issued = await proxied.http().get('/auth/token').set('X-Api-Key', key).set('X-Forwarded-For', '203.0.113.5');
     expect(issued.status).toBe(200);
     const bearer = `Bearer ${(issued.body as { accessToken: string }).accessToken}`;
     await readAs(proxied, { Authorization: bearer, 'X-Forwarded-For': '203.0.113.77' }).expect(200);
-    expectCode(await readAs(proxied, { Authorization: bearer, 'X-Forwarded-For': '198.51.100.4' }), 401, 'Unauthorized');
-    expectCode(await readAs(direct, { Authorization: bearer }), 401, 'Unauthorized');
+    expectError(await readAs(proxied, { Authorization: bearer, 'X-Forwarded-For': '198.51.100.4' }), 'Unauthorized');
+    expectError(await readAs(direct, { Authorization: bearer }), 'Unauthorized');
 
     // A key restricted to the loopback network works directly.
     const local = await createForm({ permissions: [{ resource: { id: 2 }, actions: ['ReadChildren'] }], allowedNetworks: ['127.0.0.0/8'] }).expect(201);
@@ -107,11 +104,11 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
 
     // The refusals are audited as 401 without a key id, from the client's address.
     const refused = await direct.http().post('/intel/collections').set('X-Api-Key', key).set('X-Request-Id', 'net-refused').send({});
-    expectCode(refused, 401, 'Unauthorized');
+    expectError(refused, 'Unauthorized');
     const rows = await direct.db.query('SELECT key_id, status, address FROM audit_entry WHERE request_id = $1', ['net-refused']);
     expect(rows.rows).toEqual([{ key_id: null, status: 401, address: '127.0.0.1' }]);
     const proxiedWrite = await proxied.http().post('/intel/collections').set('X-Api-Key', key).set('X-Forwarded-For', '203.0.113.5').set('X-Request-Id', 'net-proxied').send({});
-    expectCode(proxiedWrite, 403, 'MissingPermissions');
+    expectError(proxiedWrite, 'MissingPermissions');
     const proxiedRows = await direct.db.query('SELECT status, address FROM audit_entry WHERE request_id = $1', ['net-proxied']);
     expect(proxiedRows.rows).toEqual([{ status: 403, address: '203.0.113.5' }]);
   });
@@ -125,7 +122,7 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
     ['101 entries', Array.from({ length: 101 }, (_, index) => `10.0.${index}.0/24`)],
     ['a number', [10]],
   ])('refuses allowedNetworks with %s: 400 InvalidData', async (_name, allowedNetworks) => {
-    expectCode(await createForm({ permissions: [], allowedNetworks }), 400, 'InvalidData');
+    expectError(await createForm({ permissions: [], allowedNetworks }), 'InvalidData');
   });
 
   it('counts today\'s requests per limit exactly, for concurrent requests through two instances', async () => {
@@ -166,9 +163,9 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
   });
 
   it('answers usage of an unknown key 404, a malformed id 400, and only with Read on auth', async () => {
-    expectCode(await direct.http().get('/auth/keys/99999/usage').set('X-Api-Key', direct.adminKey), 404, 'NotFound');
-    expectCode(await direct.http().get('/auth/keys/x/usage').set('X-Api-Key', direct.adminKey), 400, 'InvalidPathArgument');
+    expectError(await direct.http().get('/auth/keys/99999/usage').set('X-Api-Key', direct.adminKey), 'NotFound');
+    expectError(await direct.http().get('/auth/keys/x/usage').set('X-Api-Key', direct.adminKey), 'InvalidPathArgument');
     const writer = await createKey(direct, { permissions: [{ resource: 1, actions: ['Write'] }] });
-    expectCode(await direct.http().get(`/auth/keys/${writer.id}/usage`).set('X-Api-Key', writer.key), 403, 'MissingPermissions');
+    expectError(await direct.http().get(`/auth/keys/${writer.id}/usage`).set('X-Api-Key', writer.key), 'MissingPermissions');
   });
 });

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { expectError } from '../support/clients/auth.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
 
 interface KeyView {
   id: number;
@@ -33,12 +30,8 @@ describe('API keys (/auth/keys)', () => {
     await t.close();
   });
 
-  const post = (body: unknown, key = t.adminKey) => t.http().post('/auth/keys').set('X-Api-Key', key).send(body as object);
-  const list = (query = '', key = t.adminKey) => t.http().get(`/auth/keys${query}`).set('X-Api-Key', key);
-  const revoke = (id: number | string, key = t.adminKey) => t.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', key);
-
   async function viewOf(id: number): Promise<KeyView> {
-    const response = await list('?limit=1000');
+    const response = await t.auth.keys('?limit=1000');
     expect(response.status).toBe(200);
     const view = (response.body as KeyView[]).find((key) => key.id === id);
     if (!view) throw new Error(`key ${id} is not listed`);
@@ -48,10 +41,8 @@ describe('API keys (/auth/keys)', () => {
   describe('POST /auth/keys', () => {
     it('generates a key from the SDK form (wire-contract §12.9) and answers 201 {id, key}', async () => {
       const expiresAt = new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      const response = await t
-        .http()
+      const response = await t.auth
         .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         // Python json.dumps spacing and key order.
         .send(
@@ -94,7 +85,7 @@ describe('API keys (/auth/keys)', () => {
 
     it('shows the key value once and stores only its SHA-256', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }], description: 'hashed' });
-      const listed = await list();
+      const listed = await t.auth.keys();
       expect(listed.text).not.toContain(key);
       const { rows } = await db.query('SELECT * FROM auth_api_key WHERE id = $1', [id]);
       expect(rows).toHaveLength(1);
@@ -109,7 +100,7 @@ describe('API keys (/auth/keys)', () => {
       );
       expect(dump[0].all).not.toContain(key);
       // The value works as a credential.
-      expect((await list('', key)).status).toBe(200);
+      expect((await t.auth.as(key).keys()).status).toBe(200);
     });
 
     it('generates a different value on every call', async () => {
@@ -122,15 +113,15 @@ describe('API keys (/auth/keys)', () => {
     it('accepts expiresAt with fractional seconds and an offset, and null description/expiresAt', async () => {
       const future = new Date(Date.now() + 3_600_000);
       const withOffset = future.toISOString().replace('Z', '+00:00');
-      const response = await post({ permissions: [], expiresAt: withOffset });
+      const response = await t.auth.createKey({ permissions: [], expiresAt: withOffset });
       expect(response.status).toBe(201);
       expect((await viewOf(response.body.id)).expiresAt).toBe(future.toISOString());
-      const nulls = await post({ permissions: [], expiresAt: null, description: null });
+      const nulls = await t.auth.createKey({ permissions: [], expiresAt: null, description: null });
       expect(nulls.status).toBe(201);
     });
 
     it('refuses expiresAt in the past with 400 InvalidData', async () => {
-      expectCode(await post({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 400, 'InvalidData');
+      expectError(await t.auth.createKey({ permissions: [], expiresAt: '2020-01-01T00:00:00Z' }), 'InvalidData');
     });
 
     it.each([
@@ -169,33 +160,31 @@ describe('API keys (/auth/keys)', () => {
       ],
       ['an unknown field', { permissions: [], scopes: ['all'] }],
     ])('refuses %s with 400 InvalidData', async (_name, body) => {
-      const response = await post(body);
-      expectCode(response, 400, 'InvalidData');
+      const response = await t.auth.createKey(body);
+      expectError(response, 'InvalidData');
       expect(typeof response.body.message).toBe('string');
     });
 
     it('refuses an unknown resource id with 422 ResourceNotFound', async () => {
-      expectCode(await post({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 422, 'ResourceNotFound');
-      expectCode(await post({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 422, 'ResourceNotFound');
-      expectCode(await post({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 422, 'ResourceNotFound');
-      expectCode(
-        await post({
+      expectError(await t.auth.createKey({ permissions: [{ resource: { id: 999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await t.auth.createKey({ permissions: [{ resource: { id: 0 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(await t.auth.createKey({ permissions: [{ resource: { id: 99999999999 }, actions: ['Read'] }] }), 'ResourceNotFound');
+      expectError(
+        await t.auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 4242 }, action: 'Read' }, limit: 1, period: 'Day' }],
         }),
-        422,
         'ResourceNotFound',
       );
     });
 
     it('refuses a limit below 1 with 422 InvalidRequestLimit', async () => {
       for (const limit of [0, -5]) {
-        expectCode(
-          await post({
+        expectError(
+          await t.auth.createKey({
             permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
             requestLimits: [{ target: { resource: { id: 1 }, action: 'Read' }, limit, period: 'Day' }],
           }),
-          422,
           'InvalidRequestLimit',
         );
       }
@@ -203,27 +192,25 @@ describe('API keys (/auth/keys)', () => {
 
     it('refuses a limit whose target the new key does not cover with 422 InvalidRequestLimit', async () => {
       // Write on auth is not granted.
-      expectCode(
-        await post({
+      expectError(
+        await t.auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 1 }, action: 'Write' }, limit: 5, period: 'Day' }],
         }),
-        422,
         'InvalidRequestLimit',
       );
       // ReadChildren on insight is not implied by Read on tasks.
-      expectCode(
-        await post({
+      expectError(
+        await t.auth.createKey({
           permissions: [{ resource: { id: 5 }, actions: ['Read'] }],
           requestLimits: [{ target: { resource: { id: 3 }, action: 'ReadChildren' }, limit: 5, period: 'Day' }],
         }),
-        422,
         'InvalidRequestLimit',
       );
     });
 
     it('accepts a limit on a child covered through the parent\'s *Children action', async () => {
-      const response = await post({
+      const response = await t.auth.createKey({
         permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }],
         requestLimits: [{ target: { resource: { id: 5 }, action: 'Read' }, limit: 5, period: 'Day' }],
       });
@@ -231,22 +218,21 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('refuses two limits on the same target with 422 LimitSetConflict', async () => {
-      expectCode(
-        await post({
+      expectError(
+        await t.auth.createKey({
           permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
           requestLimits: [
             { target: { resource: { id: 1 }, action: 'Read' }, limit: 5, period: 'Day' },
             { target: { resource: { id: 1 }, action: 'Read' }, limit: 7, period: 'Day' },
           ],
         }),
-        422,
         'LimitSetConflict',
       );
     });
 
     it('writes nothing when the form is refused', async () => {
       const before = (await db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows[0].n;
-      await post({
+      await t.auth.createKey({
         permissions: [{ resource: { id: 1 }, actions: ['Read'] }],
         requestLimits: [
           { target: { resource: { id: 1 }, action: 'Read' }, limit: 5, period: 'Day' },
@@ -260,10 +246,10 @@ describe('API keys (/auth/keys)', () => {
       it('refuses to grant an action the caller lacks with 403 Forbidden', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         // Caller holds Write on auth only: granting Read on auth or anything on intel is escalation.
-        expectCode(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, caller.key), 403, 'Forbidden');
-        expectCode(await post({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }, caller.key), 403, 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }), 'Forbidden');
         // What it does hold it may pass on.
-        expect((await post({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] }, caller.key)).status).toBe(201);
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] })).status).toBe(201);
       });
 
       it('lets a key grant Read on a child it reads through the parent, but not *Children it holds only via the parent', async () => {
@@ -274,21 +260,20 @@ describe('API keys (/auth/keys)', () => {
           ],
         });
         // Read on tasks (5) is held through ReadChildren on insight (3).
-        expect((await post({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] }, caller.key)).status).toBe(201);
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] })).status).toBe(201);
         // ReadChildren on insight itself is held directly.
-        expect((await post({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] }, caller.key)).status).toBe(
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] })).status).toBe(
           201,
         );
         // ReadChildren on tasks would reach tasks' children: not held.
-        expectCode(
-          await post({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }, caller.key),
-          403,
+        expectError(
+          await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }),
           'Forbidden',
         );
         // Read on insight itself is not held (ReadChildren covers only the children).
-        expectCode(await post({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }, caller.key), 403, 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }), 'Forbidden');
         // Write on tasks is not held either.
-        expectCode(await post({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }, caller.key), 403, 'Forbidden');
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Write'] }] }), 'Forbidden');
       });
 
       it('refuses key generation by a key that carries request limits (the new key would escape them)', async () => {
@@ -296,9 +281,9 @@ describe('API keys (/auth/keys)', () => {
           permissions: [{ resource: 1, actions: ['Read', 'Write'] }],
           limits: [{ resource: 1, action: 'Read', limit: 100 }],
         });
-        const before = (await list('?limit=1000')).body.length;
-        expectCode(await post({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }, limited.key), 403, 'Forbidden');
-        expect((await list('?limit=1000')).body.length).toBe(before);
+        const before = (await t.auth.keys('?limit=1000')).body.length;
+        expectError(await t.auth.as(limited.key).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Read'] }] }), 'Forbidden');
+        expect((await t.auth.keys('?limit=1000')).body.length).toBe(before);
       });
 
       it('refuses a key that would outlive its creator, and accepts one that expires no later', async () => {
@@ -308,39 +293,31 @@ describe('API keys (/auth/keys)', () => {
           expiresAt: inOneDay.toISOString(),
         });
         const grant = { permissions: [{ resource: { id: 1 }, actions: ['Write'] }] };
-        expectCode(await post(grant, creator.key), 403, 'Forbidden');
+        expectError(await t.auth.as(creator.key).createKey(grant), 'Forbidden');
         const later = new Date(inOneDay.getTime() + 60_000).toISOString();
-        expectCode(await post({ ...grant, expiresAt: later }, creator.key), 403, 'Forbidden');
+        expectError(await t.auth.as(creator.key).createKey({ ...grant, expiresAt: later }), 'Forbidden');
         const earlier = new Date(inOneDay.getTime() - 60_000).toISOString();
-        expect((await post({ ...grant, expiresAt: earlier }, creator.key)).status).toBe(201);
+        expect((await t.auth.as(creator.key).createKey({ ...grant, expiresAt: earlier })).status).toBe(201);
       });
 
       it('refuses generation without Write on auth with 403 MissingPermissions', async () => {
         const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-        expectCode(await post({ permissions: [] }, reader.key), 403, 'MissingPermissions');
+        expectError(await t.auth.as(reader.key).createKey({ permissions: [] }), 'MissingPermissions');
       });
 
       it('works through a bearer token as well', async () => {
         const caller = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
         const token = await tokenFor(t, caller.key);
-        const ok = await t
-          .http()
-          .post('/auth/keys')
-          .set('Authorization', `Bearer ${token}`)
-          .send({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] });
+        const ok = await t.auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 1 }, actions: ['Write'] }] });
         expect(ok.status).toBe(201);
-        const refused = await t
-          .http()
-          .post('/auth/keys')
-          .set('Authorization', `Bearer ${token}`)
-          .send({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
-        expectCode(refused, 403, 'Forbidden');
+        const refused = await t.auth.as({ bearer: token }).createKey({ permissions: [{ resource: { id: 4 }, actions: ['Read'] }] });
+        expectError(refused, 'Forbidden');
       });
     });
 
     it('needs credentials: 401 Unauthorized', async () => {
-      expectCode(await t.http().post('/auth/keys').send({ permissions: [] }), 401, 'Unauthorized');
-      expectCode(await post({ permissions: [] }, 'not-a-key'), 401, 'Unauthorized');
+      expectError(await t.http().post('/auth/keys').send({ permissions: [] }), 'Unauthorized');
+      expectError(await t.auth.as('not-a-key').createKey({ permissions: [] }), 'Unauthorized');
     });
   });
 
@@ -356,11 +333,11 @@ describe('API keys (/auth/keys)', () => {
         under: await make('filter a_b'),
         revokedAlpha: await make('filter-alpha revoked'),
       };
-      expect((await revoke(ids.revokedAlpha)).status).toBe(204);
+      expect((await t.auth.revoke(ids.revokedAlpha)).status).toBe(204);
     });
 
     const listedIds = async (query: string) => {
-      const response = await list(query);
+      const response = await t.auth.keys(query);
       expect(response.status).toBe(200);
       expect(Array.isArray(response.body)).toBe(true);
       return (response.body as KeyView[]).map((key) => key.id);
@@ -400,25 +377,25 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it.each(['yes', 'TRUE', '1', ''])('refuses revoked=%p with 400 InvalidQueryArgument', async (value) => {
-      expectCode(await list(`?revoked=${value}`), 400, 'InvalidQueryArgument');
+      expectError(await t.auth.keys(`?revoked=${value}`), 'InvalidQueryArgument');
     });
 
     it('refuses unknown query parameters and repeated filters with 400 InvalidQueryArgument', async () => {
-      expectCode(await list('?revoked=true&revoked=false'), 400, 'InvalidQueryArgument');
-      expectCode(await list('?description=a&description=b'), 400, 'InvalidQueryArgument');
+      expectError(await t.auth.keys('?revoked=true&revoked=false'), 'InvalidQueryArgument');
+      expectError(await t.auth.keys('?description=a&description=b'), 'InvalidQueryArgument');
     });
 
     it('needs Read on auth: 403 MissingPermissions otherwise, 401 without credentials', async () => {
       const writer = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }, { resource: 2, actions: ['Read'] }] });
-      expectCode(await list('', writer.key), 403, 'MissingPermissions');
-      expectCode(await t.http().get('/auth/keys'), 401, 'Unauthorized');
+      expectError(await t.auth.as(writer.key).keys(), 'MissingPermissions');
+      expectError(await t.http().get('/auth/keys'), 'Unauthorized');
     });
 
     it('sets lastUsedAt once the key has been used', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
       expect((await viewOf(id)).lastUsedAt ?? null).toBeNull();
       const before = Date.now();
-      expect((await list('', key)).status).toBe(200);
+      expect((await t.auth.as(key).keys()).status).toBe(200);
       const lastUsedAt = (await viewOf(id)).lastUsedAt;
       expect(lastUsedAt).toMatch(TIMESTAMP);
       expect(Date.parse(lastUsedAt!)).toBeGreaterThanOrEqual(before - 5_000);
@@ -434,18 +411,18 @@ describe('API keys (/auth/keys)', () => {
   describe('POST /auth/keys/{api_key_id}/revoked', () => {
     it('revokes without a body or Content-Type (204), disables the key, and is idempotent', async () => {
       const { id, key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expect((await list('', key)).status).toBe(200);
+      expect((await t.auth.as(key).keys()).status).toBe(200);
       // As the SDK sends it: Content-Length 0, no Content-Type.
-      const first = await t.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', t.adminKey).set('Content-Length', '0');
+      const first = await t.auth.post(`/auth/keys/${id}/revoked`).set('Content-Length', '0');
       expect(first.status).toBe(204);
       expect(first.text).toBe('');
       expect(first.headers['content-type']).toBeUndefined();
       expect((await viewOf(id)).revoked).toBe(true);
-      expectCode(await list('', key), 401, 'Unauthorized');
-      expectCode(await t.http().get('/auth/token').set('X-Api-Key', key), 401, 'Unauthorized');
+      expectError(await t.auth.as(key).keys(), 'Unauthorized');
+      expectError(await t.auth.as(key).get('/auth/token'), 'Unauthorized');
 
       const { rows: [{ revoked_at: firstRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
-      const again = await revoke(id);
+      const again = await t.auth.revoke(id);
       expect(again.status).toBe(204);
       const { rows: [{ revoked_at: secondRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
       expect(secondRevokedAt).toEqual(firstRevokedAt);
@@ -453,34 +430,34 @@ describe('API keys (/auth/keys)', () => {
 
     it('accepts an empty JSON object body too', async () => {
       const { id } = await createKey(t, { permissions: [] });
-      expect((await t.http().post(`/auth/keys/${id}/revoked`).set('X-Api-Key', t.adminKey).send({})).status).toBe(204);
+      expect((await t.auth.post(`/auth/keys/${id}/revoked`).send({})).status).toBe(204);
     });
 
     it('answers an unknown key id with 404 NotFound', async () => {
-      expectCode(await revoke(987654), 404, 'NotFound');
+      expectError(await t.auth.revoke(987654), 'NotFound');
       // Beyond the id column's range: still simply not there, never 500.
-      expectCode(await revoke(9999999999), 404, 'NotFound');
+      expectError(await t.auth.revoke(9999999999), 'NotFound');
     });
 
     it.each(['abc', '0', '-1', '1.5', '01', '1e3', '%20', '99999999999999999999'])(
       'refuses the malformed id %p with 400 InvalidPathArgument',
       async (id) => {
-        expectCode(await revoke(id), 400, 'InvalidPathArgument');
+        expectError(await t.auth.revoke(id), 'InvalidPathArgument');
       },
     );
 
     it('needs Write on auth: 403 MissingPermissions for a reader, 401 without credentials', async () => {
       const victim = await createKey(t, { permissions: [] });
       const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
-      expectCode(await revoke(victim.id, reader.key), 403, 'MissingPermissions');
-      expectCode(await t.http().post(`/auth/keys/${victim.id}/revoked`), 401, 'Unauthorized');
+      expectError(await t.auth.as(reader.key).revoke(victim.id), 'MissingPermissions');
+      expectError(await t.http().post(`/auth/keys/${victim.id}/revoked`), 'Unauthorized');
       expect((await viewOf(victim.id)).revoked).toBe(false);
     });
 
     it('a key may revoke itself; afterwards it is refused', async () => {
       const self = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
-      expect((await revoke(self.id, self.key)).status).toBe(204);
-      expectCode(await revoke(self.id, self.key), 401, 'Unauthorized');
+      expect((await t.auth.as(self.key).revoke(self.id)).status).toBe(204);
+      expectError(await t.auth.as(self.key).revoke(self.id), 'Unauthorized');
     });
   });
 });

@@ -3,10 +3,7 @@ import pg from 'pg';
 import type { ResourceAction } from '../../src/common/guard/access.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
+import { expectError } from '../support/clients/api-client.js';
 
 const AUTH = 1;
 const INTEL = 2;
@@ -51,7 +48,7 @@ describe('request limits', () => {
   }
 
   function expectLimitExceeded(response: { status: number; body: { code?: unknown }; headers: Record<string, string> }) {
-    expectCode(response, 429, 'LimitExceeded');
+    expectError(response, 'LimitExceeded');
     expect(response.headers['retry-after']).toMatch(/^\d+$/);
     const retryAfter = Number(response.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(0);
@@ -258,7 +255,7 @@ describe('request limits', () => {
       t.http().post('/intel/schemas').set('X-Api-Key', writer.key).send({ schemaID, type: 'object' });
     expect((await register('refused-a')).status).toBe(201);
     expectLimitExceeded(await register('refused-b'));
-    expectCode(await t.http().get('/intel/schemas/refused-b').set('X-Api-Key', t.adminKey), 404, 'NotFound');
+    expectError(await t.http().get('/intel/schemas/refused-b').set('X-Api-Key', t.adminKey), 'NotFound');
     expect(await countersOf(writer.id)).toEqual({ [`${INTEL}/Write`]: 1 });
 
     // Nor is a revoke.

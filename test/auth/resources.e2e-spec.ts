@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
+import { expectError } from '../support/clients/api-client.js';
 
 describe('resources (GET /auth/resources)', () => {
   let t: TestApp;
@@ -65,25 +62,25 @@ describe('resources (GET /auth/resources)', () => {
   });
 
   it('an unknown parentID → 422 ResourceNotFound', async () => {
-    expectCode(await list('?parentID=999999'), 422, 'ResourceNotFound');
-    expectCode(await list('?parentID=9999999999'), 422, 'ResourceNotFound');
+    expectError(await list('?parentID=999999'), 'ResourceNotFound');
+    expectError(await list('?parentID=9999999999'), 'ResourceNotFound');
   });
 
   it.each(['abc', '0', '-1', '1.5', '', '1&parentID=2', '%20'])(
     'a malformed parentID %p → 400 InvalidQueryArgument',
     async (value) => {
-      expectCode(await list(`?parentID=${value}`), 400, 'InvalidQueryArgument');
+      expectError(await list(`?parentID=${value}`), 'InvalidQueryArgument');
     },
   );
 
   it('the spec name parent_id is not the wire name → 400 InvalidQueryArgument', async () => {
-    expectCode(await list('?parent_id=3'), 400, 'InvalidQueryArgument');
+    expectError(await list('?parent_id=3'), 'InvalidQueryArgument');
   });
 
   it('needs Read on auth: 403 MissingPermissions otherwise, 401 without credentials', async () => {
     const other = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
-    expectCode(await list('', other.key), 403, 'MissingPermissions');
-    expectCode(await t.http().get('/auth/resources'), 401, 'Unauthorized');
+    expectError(await list('', other.key), 'MissingPermissions');
+    expectError(await t.http().get('/auth/resources'), 'Unauthorized');
     const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
     expect((await list('?parentID=3', reader.key)).status).toBe(200);
   });

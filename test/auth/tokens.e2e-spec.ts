@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-function expectCode(response: { status: number; body: { code?: unknown }; headers: Record<string, string> }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-  expect(response.headers['content-type']).toMatch(/^application\/json/);
-}
+import { expectError } from '../support/clients/api-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -52,7 +48,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
     expect(Array.isArray(response.body)).toBe(true);
     // The token carries exactly the key's rights: no Write on auth.
     const write = await t.http().post('/auth/keys').set('Authorization', `Bearer ${token}`).send({ permissions: [] });
-    expectCode(write, 403, 'MissingPermissions');
+    expectError(write, 'MissingPermissions');
     // "bearer" in any case, as RFC 6750 allows.
     expect((await t.http().get('/auth/keys').set('Authorization', `bearer ${token}`)).status).toBe(200);
   });
@@ -61,7 +57,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
     const { key } = await createKey(t, { permissions: [] });
     const response = await t.http().get('/auth/token').set('X-Api-Key', key);
     expect(response.status).toBe(200);
-    expectCode(await readKeys({ bearer: response.body.accessToken }), 403, 'MissingPermissions');
+    expectError(await readKeys({ bearer: response.body.accessToken }), 'MissingPermissions');
   });
 
   it('accepts the key directly in X-Api-Key on any endpoint', async () => {
@@ -76,12 +72,12 @@ describe('tokens (GET /auth/token) and credentials', () => {
   ])('GET /auth/token with %s → 401 Unauthorized', async (_name, auth: { key?: string }) => {
     const request = t.http().get('/auth/token');
     if (auth.key) request.set('X-Api-Key', auth.key);
-    expectCode(await request, 401, 'Unauthorized');
+    expectError(await request, 'Unauthorized');
   });
 
   it('GET /auth/token with only a bearer token → 401 (tokens do not mint tokens)', async () => {
     const token = await tokenFor(t, t.adminKey);
-    expectCode(await t.http().get('/auth/token').set('Authorization', `Bearer ${token}`), 401, 'Unauthorized');
+    expectError(await t.http().get('/auth/token').set('Authorization', `Bearer ${token}`), 'Unauthorized');
   });
 
   it.each([
@@ -90,7 +86,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
     ['a token-shaped forgery', `1.99999999999.${'A'.repeat(43)}`],
     ['a very long value', 'a'.repeat(10_000)],
   ])('a bearer token of %s → 401 Unauthorized, never 403', async (_name, token) => {
-    expectCode(await readKeys({ bearer: token }), 401, 'Unauthorized');
+    expectError(await readKeys({ bearer: token }), 'Unauthorized');
   });
 
   it('a tampered token (other key id or later expiry, same signature) → 401', async () => {
@@ -98,15 +94,15 @@ describe('tokens (GET /auth/token) and credentials', () => {
     const token = await tokenFor(t, reader.key);
     const [keyId, expiresAt, signature] = token.split('.');
     expect(signature).toBeDefined();
-    expectCode(await readKeys({ bearer: `1.${expiresAt}.${signature}` }), 401, 'Unauthorized');
-    expectCode(await readKeys({ bearer: `${keyId}.${Number(expiresAt) + 1000}.${signature}` }), 401, 'Unauthorized');
-    expectCode(await readKeys({ bearer: `${token}x` }), 401, 'Unauthorized');
+    expectError(await readKeys({ bearer: `1.${expiresAt}.${signature}` }), 'Unauthorized');
+    expectError(await readKeys({ bearer: `${keyId}.${Number(expiresAt) + 1000}.${signature}` }), 'Unauthorized');
+    expectError(await readKeys({ bearer: `${token}x` }), 'Unauthorized');
   });
 
   it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc'])(
     'an Authorization header %p → 401 Unauthorized',
     async (header) => {
-      expectCode(await t.http().get('/auth/keys').set('Authorization', header), 401, 'Unauthorized');
+      expectError(await t.http().get('/auth/keys').set('Authorization', header), 'Unauthorized');
     },
   );
 
@@ -115,9 +111,9 @@ describe('tokens (GET /auth/token) and credentials', () => {
     const token = await tokenFor(t, reader.key);
     expect((await readKeys({ bearer: token })).status).toBe(200);
     expect((await t.http().post(`/auth/keys/${reader.id}/revoked`).set('X-Api-Key', t.adminKey)).status).toBe(204);
-    expectCode(await readKeys({ bearer: token }), 401, 'Unauthorized');
-    expectCode(await readKeys({ key: reader.key }), 401, 'Unauthorized');
-    expectCode(await t.http().get('/auth/token').set('X-Api-Key', reader.key), 401, 'Unauthorized');
+    expectError(await readKeys({ bearer: token }), 'Unauthorized');
+    expectError(await readKeys({ key: reader.key }), 'Unauthorized');
+    expectError(await t.http().get('/auth/token').set('X-Api-Key', reader.key), 'Unauthorized');
   });
 
   it('an expired key is refused for both the key and its tokens', async () => {
@@ -136,9 +132,9 @@ describe('tokens (GET /auth/token) and credentials', () => {
 
     await sleep(Math.max(0, expiresAt.getTime() - Date.now()) + 150);
 
-    expectCode(await readKeys({ key: reader.key }), 401, 'Unauthorized');
-    expectCode(await readKeys({ bearer: token }), 401, 'Unauthorized');
-    expectCode(await t.http().get('/auth/token').set('X-Api-Key', reader.key), 401, 'Unauthorized');
+    expectError(await readKeys({ key: reader.key }), 'Unauthorized');
+    expectError(await readKeys({ bearer: token }), 'Unauthorized');
+    expectError(await t.http().get('/auth/token').set('X-Api-Key', reader.key), 'Unauthorized');
   });
 
   describe('token lifetime', () => {
@@ -157,7 +153,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
       // Wait the token out (a functional wait, not a timing assertion).
       await sleep(1_100);
       const expired = await short.http().get('/auth/keys').set('Authorization', `Bearer ${issued.body.accessToken}`);
-      expectCode(expired, 401, 'Unauthorized');
+      expectError(expired, 'Unauthorized');
       // Expiry is in whole seconds, so a 1 s token lives until the next second starts: issue the fresh one
       // just after a second begins, so that it is valid for nearly all of it however busy the machine is.
       await sleep(1_000 - (Date.now() % 1_000) + 20);
@@ -167,7 +163,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
 
     it('tokens are bound to the database secret: another app\'s token is refused', async () => {
       const foreign = await tokenFor(short, short.adminKey);
-      expectCode(await readKeys({ bearer: foreign }), 401, 'Unauthorized');
+      expectError(await readKeys({ bearer: foreign }), 'Unauthorized');
     });
   });
 });

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-/** Every error answer is JSON `{code, message, details?}` with the status of the code table. */
-function expectError(response: { status: number; body: unknown; headers: Record<string, string> }, status: number, code: string) {
-  expect({ status: response.status, code: (response.body as { code?: unknown })?.code }).toEqual({ status, code });
-  expect(response.headers['content-type']).toMatch(/^application\/json/);
-  expect(typeof (response.body as { message?: unknown }).message).toBe('string');
-}
+import { expectError } from '../support/clients/api-client.js';
 
 describe('common HTTP behaviour', () => {
   let t: TestApp;
@@ -20,9 +14,9 @@ describe('common HTTP behaviour', () => {
 
   describe('error model', () => {
     it('answers an unknown route with a JSON 404 NotFound, with or without credentials', async () => {
-      expectError(await t.http().get('/no/such/route'), 404, 'NotFound');
-      expectError(await t.http().get('/auth/nothing-here').set('X-Api-Key', t.adminKey), 404, 'NotFound');
-      expectError(await t.http().delete('/auth/keys').set('X-Api-Key', t.adminKey), 404, 'NotFound');
+      expectError(await t.http().get('/no/such/route'), 'NotFound');
+      expectError(await t.http().get('/auth/nothing-here').set('X-Api-Key', t.adminKey), 'NotFound');
+      expectError(await t.http().delete('/auth/keys').set('X-Api-Key', t.adminKey), 'NotFound');
     });
 
     it('answers malformed JSON with a JSON 400', async () => {
@@ -52,7 +46,7 @@ describe('common HTTP behaviour', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send(big);
-      expectError(response, 413, 'RequestEntityTooLarge');
+      expectError(response, 'RequestEntityTooLarge');
     });
 
     it('accepts a JSON body just below the limit as far as the body parser is concerned', async () => {
@@ -62,7 +56,7 @@ describe('common HTTP behaviour', () => {
         .post('/auth/keys')
         .set('X-Api-Key', t.adminKey)
         .send({ description: 'x'.repeat(1024 * 1024), permissions: [] });
-      expectError(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
     });
 
     it.each([
@@ -77,7 +71,7 @@ describe('common HTTP behaviour', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send(typeof body === 'string' ? body : JSON.stringify(body));
-      expectError(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
     });
 
     it('refuses wrong types with 400 InvalidData and field details', async () => {
@@ -86,21 +80,21 @@ describe('common HTTP behaviour', () => {
         .post('/auth/keys')
         .set('X-Api-Key', t.adminKey)
         .send({ permissions: 'all', description: 5 });
-      expectError(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
       const fields = (response.body.details.errors as { field: string }[]).map((error) => error.field);
       expect(fields).toEqual(expect.arrayContaining(['permissions', 'description']));
     });
 
     it('refuses unknown fields, also nested ones, with 400 InvalidData', async () => {
       const top = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).send({ permissions: [], admin: true });
-      expectError(top, 400, 'InvalidData');
+      expectError(top, 'InvalidData');
       expect(JSON.stringify(top.body.details)).toContain('admin');
       const nested = await t
         .http()
         .post('/auth/keys')
         .set('X-Api-Key', t.adminKey)
         .send({ permissions: [{ resource: { id: 1, name: 'auth' }, actions: ['Read'] }] });
-      expectError(nested, 400, 'InvalidData');
+      expectError(nested, 'InvalidData');
     });
 
     it('refuses a body sent as text/plain with 400 InvalidData', async () => {
@@ -110,7 +104,7 @@ describe('common HTTP behaviour', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'text/plain')
         .send('{"permissions":[]}');
-      expectError(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
     });
 
     it('answers a path with broken percent-encoding with a JSON 400, never 500', async () => {
@@ -127,7 +121,7 @@ describe('common HTTP behaviour', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json; charset=klingon')
         .send('{"permissions":[]}');
-      expectError(response, 415, 'UnsupportedMediaType');
+      expectError(response, 'UnsupportedMediaType');
     });
 
     it('answers a body with a broken Content-Encoding with a JSON 4xx, never 500', async () => {
@@ -162,12 +156,12 @@ describe('common HTTP behaviour', () => {
 
     it.each(['2', '0', 'v1', ''])('refuses %p with 400 BadRequest', async (version) => {
       const response = await t.http().get('/auth/resources').set('X-Api-Key', t.adminKey).set('X-Api-Version', version);
-      expectError(response, 400, 'BadRequest');
+      expectError(response, 'BadRequest');
     });
 
     it('refuses version 2 on the token endpoint too', async () => {
       const response = await t.http().get('/auth/token').set('X-Api-Key', t.adminKey).set('X-Api-Version', '2');
-      expectError(response, 400, 'BadRequest');
+      expectError(response, 'BadRequest');
     });
   });
 

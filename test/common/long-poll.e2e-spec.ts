@@ -2,18 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { registerSchema, registerTask } from '../insight/insight-support.js';
-import { createCollection, expectCode, listAll } from '../intel/objects.helpers.js';
+import { createCollection, listAll } from '../intel/objects.helpers.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-
-/** Polls `check` every 20 ms, up to 20 s: generous, since the whole suite shares two cores. */
-async function eventually(check: () => boolean | Promise<boolean>, attempts = 1000): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return false;
-}
+import { expectError } from '../support/clients/api-client.js';
+import { eventually } from '../support/eventually.js';
 
 const waitersOf = (t: TestApp) => t.app.get(InvalidationBus).waiters;
 
@@ -46,7 +39,7 @@ describe('long-poll (wait)', () => {
   it('a follower waiting on one instance is answered by a commit on the other', async () => {
     const { changesCursor } = await listAll(a, 'polled');
     const waiting = feed(a, changesCursor, '&wait=30&limit=5').then((response) => response);
-    expect(await eventually(() => waitersOf(a) === 1)).toBe(true);
+    await eventually(() => waitersOf(a) === 1);
     expect((await add(b, 'pushed.example')).status).toBe(204);
     const response = await waiting;
     expect(response.status).toBe(200);
@@ -76,12 +69,12 @@ describe('long-poll (wait)', () => {
   it('refuses a wait outside 0-60 or not an integer, in the query and in the body', async () => {
     const { changesCursor } = await listAll(a, 'polled');
     for (const bad of ['61', '-1', '1.5', 'abc', '', '1e1']) {
-      expectCode(await feed(a, changesCursor, `&wait=${bad}`), 400, 'InvalidQueryArgument');
+      expectError(await feed(a, changesCursor, `&wait=${bad}`), 'InvalidQueryArgument');
     }
     const task = await registerTask(a);
     for (const bad of ['61', 'x', '-3']) {
       const response = await a.http().get(`/insight/tasks/${task}?wait=${bad}`).set('X-Api-Key', a.adminKey);
-      expectCode(response, 400, 'InvalidQueryArgument');
+      expectError(response, 'InvalidQueryArgument');
     }
     for (const bad of [61, -1, 1.5, '5', true, [1]]) {
       const response = await a
@@ -89,7 +82,7 @@ describe('long-poll (wait)', () => {
         .post('/insight/task-queue/executing-tasks')
         .set('X-Api-Key', a.adminKey)
         .send({ limit: 1, wait: bad });
-      expectCode(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
     }
     // Nothing was taken by the refused requests.
     const taken = await takeWaiting(a, 10, 0);
@@ -104,17 +97,17 @@ describe('long-poll (wait)', () => {
       request.on('error', () => undefined);
       return request;
     });
-    expect(await eventually(() => waitersOf(a) === 3)).toBe(true);
+    await eventually(() => waitersOf(a) === 3);
     for (const request of requests) request.destroy();
     // Far sooner than the 60 s wait: 5 s at most here.
-    expect(await eventually(() => waitersOf(a) === 0)).toBe(true);
+    await eventually(() => waitersOf(a) === 0);
   });
 
   it('200 concurrent waiters on a pool of 10 hold no connection and are all answered by one commit', async () => {
     const { changesCursor } = await listAll(a, 'polled');
     const waiting = Array.from({ length: 200 }, (_, i) => feed(i % 2 ? a : b, changesCursor, '&wait=30'));
     const all = Promise.all(waiting);
-    expect(await eventually(() => waitersOf(a) === 100 && waitersOf(b) === 100)).toBe(true);
+    await eventually(() => waitersOf(a) === 100 && waitersOf(b) === 100);
     // No query runs on behalf of the waiters while they wait.
     const active = await a.db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity
@@ -145,7 +138,7 @@ describe('long-poll (wait)', () => {
       }
     };
     const executors = [a, b, a, b, a, b].map(executor);
-    expect(await eventually(() => waitersOf(a) + waitersOf(b) === 6)).toBe(true);
+    await eventually(() => waitersOf(a) + waitersOf(b) === 6);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
       ids.push(await registerTask(i % 2 ? a : b));
@@ -159,7 +152,7 @@ describe('long-poll (wait)', () => {
     while ((await takeWaiting(a, 1000, 0)).body.length > 0);
     const id = await registerTask(a);
     const view = a.http().get(`/insight/tasks/${id}?wait=30`).set('X-Api-Key', a.adminKey).then((response) => response);
-    expect(await eventually(() => waitersOf(a) === 1)).toBe(true);
+    await eventually(() => waitersOf(a) === 1);
     expect((await takeWaiting(b, 1, 0)).body).toHaveLength(1);
     const failed = await b
       .http()
@@ -199,7 +192,7 @@ describe('long-poll: leases and shutdown', () => {
       t.http().get(`/intel/collections/closing/objects/changes?cursor=${changesCursor}&wait=60`).set('X-Api-Key', t.adminKey),
       t.http().get(`/insight/tasks/${task}?wait=60`).set('X-Api-Key', t.adminKey),
     ].map((pending) => pending.then((response) => response));
-    expect(await eventually(() => waitersOf(t) === 2)).toBe(true);
+    await eventually(() => waitersOf(t) === 2);
     const closed = t.close();
     const [page, view] = await Promise.all(held);
     await closed;

@@ -2,20 +2,11 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { tunedSettings, visibleMemoryBytes } from '../../src/database/embedded-tuning.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+import { freePort } from '../support/processes.js';
 
 /** `npm start`'s process on a fresh DATA_DIR: the embedded PostgreSQL gets settings sized to the machine. */
 describe('embedded PostgreSQL settings at start', () => {

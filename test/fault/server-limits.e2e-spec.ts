@@ -7,15 +7,9 @@ import { join } from 'node:path';
 import { boundary, download, multipartBody, openSession, sdkPartFields, sql } from '../filebox/filebox.helpers.js';
 import { tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { eventually } from '../support/eventually.js';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits (bounded) until `check` holds; the assertion after it states what must be true. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 200 && !(await check()); attempt++) await pause(50);
-}
-
 interface SlowRequest {
   /** Resolves with the answer once the request was sent whole (after `finish`) or cut off by the server. */
   answer: Promise<{ status: number; body: string }>;

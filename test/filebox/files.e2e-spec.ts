@@ -18,6 +18,7 @@ import {
   uploadPart,
 } from './filebox.helpers.js';
 import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
+import { eventually } from '../support/eventually.js';
 
 /** Paths this process (which runs the server) holds open; empty where /proc is not available. */
 async function openPaths(): Promise<string[]> {
@@ -26,13 +27,6 @@ async function openPaths(): Promise<string[]> {
     (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
   );
   return links.filter((link) => link !== '');
-}
-
-/** Waits (bounded) until `check` holds; the assertion after it states what must be true. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100 && !(await check()); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const MiB = 1024 * 1024;

@@ -8,15 +8,9 @@ import { tokenFor } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
 import { boundary, multipartBody, openSession, send, sql, uploadFile } from './filebox.helpers.js';
 import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
+import { eventually } from '../support/eventually.js';
 
 const CAP = 64 * 1024;
-
-/** Waits (bounded) until `check` holds; the assertion after it states what must be true. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 100 && !(await check()); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const fileCount = async (t: TestApp) => Number((await sql<{ n: string }>(t, 'SELECT count(*) AS n FROM filebox_file'))[0].n);
 

@@ -9,6 +9,7 @@ import { FILE_STORAGE, type FileStorage } from '../../src/filebox/storage/file-s
 import { tokenFor } from '../support/factories.js';
 import { complete, download, openSession, sdkPartFields, send, uploadFile, uploadPart } from './filebox.helpers.js';
 import { fileboxBackend, type FileboxApp } from './storage-backends.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const MiB = 1024 * 1024;
 const run = promisify(execFile);
@@ -90,7 +91,7 @@ describe('filebox on S3 with several instances', () => {
       client.destroy();
 
       const ready = await c.http().get('/health/ready');
-      expect([ready.status, ready.body.code]).toEqual([503, 'ServiceUnavailable']);
+      expectError(ready, 'ServiceUnavailable');
       const upload = await uploadFile(c, cToken, randomBytes(100));
       expect([upload.status, upload.json().code]).toEqual([503, 'ServiceUnavailable']);
       expect(upload.headers['content-type']).toMatch(/^application\/json/);
@@ -136,7 +137,7 @@ describe('filebox on S3 with several instances', () => {
     const fileId = (await uploadFile(a, token, content)).json().fileID!;
     await backend.stop();
     const ready = await a.http().get('/health/ready');
-    expect([ready.status, ready.body.code]).toEqual([503, 'ServiceUnavailable']);
+    expectError(ready, 'ServiceUnavailable');
     const read = await download(b, token, fileId, 'bytes=0-9');
     expect([read.status, read.json().code]).toEqual([503, 'ServiceUnavailable']);
     const upload = await uploadFile(b, token, randomBytes(100));

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { complete, domainParams, fail, GOOD_RESULT, type QueueItem, registerSchema, registerTask, sleep, take, viewTask } from './insight-support.js';
+import { expectError } from '../support/clients/api-client.js';
 
 /** Takes until the queue hands something out (a lease has run out), or gives up after a generous while. */
 async function takeAfterExpiry(t: TestApp): Promise<QueueItem[]> {
@@ -35,7 +36,7 @@ describe('insight task leases (1 s lease, 3 deliveries)', () => {
     // A reports late: allowed (taken at least once, deliveries left); B's report then finds it final.
     expect((await complete(t, id)).status).toBe(204);
     const late = await fail(t, id);
-    expect([late.status, late.body.code]).toEqual([422, 'InvalidState']);
+    expectError(late, 'InvalidState');
     expect((await viewTask(t, id)).state).toBe('Completed');
 
     // A completed task is never handed out again, even after its lease would have run out.
@@ -69,7 +70,7 @@ describe('insight task leases (1 s lease, 3 deliveries)', () => {
       await complete(t, id),
       await fail(t, id),
     ]) {
-      expect([response.status, response.body.code]).toEqual([422, 'InvalidState']);
+      expectError(response, 'InvalidState');
     }
 
     // A take records the failure and does not deliver the task.

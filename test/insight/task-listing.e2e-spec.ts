@@ -4,6 +4,7 @@ import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { complete, domainParams, fail, registerSchema, registerTask, take } from './insight-support.js';
+import { expectError } from '../support/clients/api-client.js';
 
 describe('GET /insight/tasks', () => {
   let t: TestApp;
@@ -53,7 +54,7 @@ describe('GET /insight/tasks', () => {
     }
     const queue = await createKey(t, { permissions: [{ resource: BUILTIN_RESOURCES['task-queue'].id, actions: ['Read', 'Write'] }] });
     const refused = await t.http().get('/insight/tasks').set('X-Api-Key', queue.key);
-    expect([refused.status, refused.body.code]).toEqual([403, 'MissingPermissions']);
+    expectError(refused, 'MissingPermissions');
     const reader = await createKey(t, { permissions: [{ resource: BUILTIN_RESOURCES.tasks.id, actions: ['Read'] }] });
     expect(await listAll('', reader.key)).toHaveLength(5);
   });

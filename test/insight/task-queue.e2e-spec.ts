@@ -12,6 +12,7 @@ import {
   take,
   viewTask,
 } from './insight-support.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UNKNOWN_TASK = '00000000-0000-4000-8000-000000000000';
@@ -85,9 +86,9 @@ describe('insight task queue', () => {
     it('refuses reports for a task never taken (InvalidState) and keeps it Pending and takeable', async () => {
       const id = await registerTask(t);
       const completed = await complete(t, id);
-      expect([completed.status, completed.body.code]).toEqual([422, 'InvalidState']);
+      expectError(completed, 'InvalidState');
       const failed = await fail(t, id);
-      expect([failed.status, failed.body.code]).toEqual([422, 'InvalidState']);
+      expectError(failed, 'InvalidState');
       expect(await viewTask(t, id)).toEqual({ id, params: domainParams(), state: 'Pending' });
       expect((await take(t, 10)).map((item) => item.id)).toEqual([id]);
       expect((await complete(t, id)).status).toBe(204);
@@ -100,12 +101,12 @@ describe('insight task queue', () => {
       expect((await viewTask(t, id)).state).toBe('Completed');
 
       const again = await complete(t, id);
-      expect([again.status, again.body.code]).toEqual([422, 'InvalidState']);
+      expectError(again, 'InvalidState');
       const failed = await fail(t, id);
-      expect([failed.status, failed.body.code]).toEqual([422, 'InvalidState']);
+      expectError(failed, 'InvalidState');
       // Even an invalid result: the state is judged first.
       const invalid = await complete(t, id, { ...GOOD_RESULT, context: { verdict: 'unknown' } });
-      expect([invalid.status, invalid.body.code]).toEqual([422, 'InvalidState']);
+      expectError(invalid, 'InvalidState');
 
       expect(await viewTask(t, id)).toEqual({ id, params: domainParams(), state: 'Completed', result: GOOD_RESULT });
       expect(await take(t, 10)).toEqual([]);
@@ -117,9 +118,9 @@ describe('insight task queue', () => {
       expect((await fail(t, id, { code: 'Timeout', message: 'the sandbox timed out' })).status).toBe(204);
 
       const again = await fail(t, id, { code: 'Other', message: 'other' });
-      expect([again.status, again.body.code]).toEqual([422, 'InvalidState']);
+      expectError(again, 'InvalidState');
       const completed = await complete(t, id);
-      expect([completed.status, completed.body.code]).toEqual([422, 'InvalidState']);
+      expectError(completed, 'InvalidState');
 
       expect(await viewTask(t, id)).toEqual({
         id,
@@ -132,9 +133,9 @@ describe('insight task queue', () => {
 
     it('answers TaskNotFound for an unknown task and 400 InvalidData for a malformed report', async () => {
       const completed = await complete(t, UNKNOWN_TASK);
-      expect([completed.status, completed.body.code]).toEqual([422, 'TaskNotFound']);
+      expectError(completed, 'TaskNotFound');
       const failed = await fail(t, UNKNOWN_TASK);
-      expect([failed.status, failed.body.code]).toEqual([422, 'TaskNotFound']);
+      expectError(failed, 'TaskNotFound');
 
       const id = await registerTask(t);
       await take(t, 10);
@@ -173,7 +174,7 @@ describe('insight task queue', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send(`{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "example.com"}], "context": {"verdict": "benign", "score": 1e400}}}`);
-      expect([huge.status, huge.body.code]).toEqual([400, 'InvalidData']);
+      expectError(huge, 'InvalidData');
       // Nothing above changed the task.
       expect(await viewTask(t, id)).toEqual({ id, params: domainParams(), state: 'Pending' });
       expect((await complete(t, id)).status).toBe(204);
@@ -222,7 +223,7 @@ describe('insight task queue', () => {
       await take(t, 10);
       const list = Array.from({ length: 5000 }, (_, i) => i);
       const response = await complete(t, id, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'many.example' }], context: { list } });
-      expect([response.status, response.body.code]).toEqual([422, 'SchemaCheckFail']);
+      expectError(response, 'SchemaCheckFail');
       expect(response.body.details.errors).toHaveLength(1000);
       expect(response.body.details.errorCount).toBe(5000);
       expect(response.body.details.InstanceLocation).toBe('/context/list/0');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { complete, domainParams, fail, registerSchema, registerTask, take, viewTask } from './insight-support.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MD5 = '627FCDB6CC9A5E16D657CA6CDEF0A6BB';
@@ -202,13 +203,13 @@ describe('insight tasks', () => {
     const body = { params: domainParams('perm.example') };
 
     let response = await t.http().post('/insight/tasks').set('X-Api-Key', readOnly.key).send(body);
-    expect([response.status, response.body.code]).toEqual([403, 'MissingPermissions']);
+    expectError(response, 'MissingPermissions');
     response = await t.http().post('/insight/tasks').set('X-Api-Key', queueOnly.key).send(body);
-    expect([response.status, response.body.code]).toEqual([403, 'MissingPermissions']);
+    expectError(response, 'MissingPermissions');
     response = await t.http().get(`/insight/tasks/${id}`).set('X-Api-Key', writeOnly.key);
-    expect([response.status, response.body.code]).toEqual([403, 'MissingPermissions']);
+    expectError(response, 'MissingPermissions');
     response = await t.http().post('/insight/tasks').send(body);
-    expect([response.status, response.body.code]).toEqual([401, 'Unauthorized']);
+    expectError(response, 'Unauthorized');
 
     response = await t.http().get(`/insight/tasks/${id}`).set('X-Api-Key', readOnly.key);
     expect(response.status).toBe(200);

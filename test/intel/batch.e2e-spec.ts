@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectCode, followAll, freshCollections, listAll, md5, sha1 } from './objects.helpers.js';
+import { followAll, freshCollections, listAll, md5, sha1 } from './objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const file = (keys: { type: string; value: string }[], context: Record<string, unknown> = {}) => ({ type: 'File', keys, context });
 const domain = (value: string, context: Record<string, unknown> = {}) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context });
@@ -140,7 +141,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       file([{ type: 'SHA1Hash', value: sha1(1) }, { type: 'MD5Hash', value: md5(2) }]),
     ]) {
       const response = await batch(c, [...good, failing], '?atomic=true');
-      expectCode(response, 422, 'BatchRejected');
+      expectError(response, 'BatchRejected');
       expect(response.body.details).toMatchObject({ added: 0, updated: 0, unchanged: 0, removed: 0, failed: 1 });
       expect(response.body.details.items.map((item: { status: string }) => item.status)).toEqual(['NotApplied', 'NotApplied', 'Failed']);
       expect(response.body.details.items[2].error.code).toMatch(/^(SchemaCheckFail|KeySetConflict)$/);
@@ -151,7 +152,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     const ok = await batch(c, good, '?atomic=true');
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ added: 1, removed: 1, failed: 0 });
-    expectCode(await batch(c, good, '?atomic=yes'), 400, 'InvalidQueryArgument');
+    expectError(await batch(c, good, '?atomic=yes'), 'InvalidQueryArgument');
   });
 
   it('takes NDJSON (blank lines skipped); a line that is not JSON refuses the whole batch', async () => {
@@ -163,7 +164,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
 
     const before = await listAll(t, c, 100);
     const bad = await ndjson(c, `${JSON.stringify(file([{ type: 'MD5Hash', value: md5(3) }]))}\n{"type": "File",\n`);
-    expectCode(bad, 400, 'InvalidData');
+    expectError(bad, 'InvalidData');
     expect(bad.body.details).toEqual({ line: 2 });
     expect((await listAll(t, c, 100)).objects).toEqual(before.objects);
     expect((await followAll(t, c, before.changesCursor)).changes).toEqual([]);
@@ -172,16 +173,16 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
   it('refuses malformed requests as a whole: 400 empty/not an array/not JSON, 413 over 10,000 items or 32 MiB, 415', async () => {
     const c = await freshCollection();
     const before = await listAll(t, c, 100);
-    expectCode(await batch(c, []), 400, 'InvalidData');
-    expectCode(await ndjson(c, '\n\n'), 400, 'InvalidData');
-    expectCode(await batch(c, { type: 'File', keys: [] }), 400, 'InvalidData');
-    expectCode(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('[{'), 400, 'InvalidData');
+    expectError(await batch(c, []), 'InvalidData');
+    expectError(await ndjson(c, '\n\n'), 'InvalidData');
+    expectError(await batch(c, { type: 'File', keys: [] }), 'InvalidData');
+    expectError(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('[{'), 'InvalidData');
     const item = { remove: { type: 'MD5Hash', value: md5(1) } };
-    expectCode(await batch(c, Array(10_001).fill(item)), 413, 'RequestEntityTooLarge');
-    expectCode(await ndjson(c, `${JSON.stringify(item)}\n`.repeat(10_001)), 413, 'RequestEntityTooLarge');
+    expectError(await batch(c, Array(10_001).fill(item)), 'RequestEntityTooLarge');
+    expectError(await ndjson(c, `${JSON.stringify(item)}\n`.repeat(10_001)), 'RequestEntityTooLarge');
     const huge = JSON.stringify([{ ...file([{ type: 'MD5Hash', value: md5(1) }]), context: { note: 'x'.repeat(32 * 1024 * 1024) } }]);
-    expectCode(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(huge), 413, 'RequestEntityTooLarge');
-    expectCode(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('[]'), 415, 'UnsupportedMediaType');
+    expectError(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(huge), 'RequestEntityTooLarge');
+    expectError(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('[]'), 'UnsupportedMediaType');
     expect((await listAll(t, c, 100)).objects).toEqual(before.objects);
     expect((await followAll(t, c, before.changesCursor)).changes).toEqual([]);
 
@@ -209,7 +210,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       expect(response.status).toBe(200);
       expect(response.headers['ratelimit-remaining']).toBe(remaining);
     }
-    expectCode(await batch(c, items, '', limited.key), 429, 'LimitExceeded');
+    expectError(await batch(c, items, '', limited.key), 'LimitExceeded');
   });
 
   it('needs Write on the collection (403 MissingPermissions), 404 for an unknown collection', async () => {
@@ -217,8 +218,8 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     const resources = await t.http().get('/auth/resources?parentID=2').set('X-Api-Key', t.adminKey);
     const resource = (resources.body as { id: number; name: string }[]).find((r) => r.name === c)!;
     const reader = await createKey(t, { permissions: [{ resource: resource.id, actions: ['Read'] }] });
-    expectCode(await batch(c, [file([{ type: 'MD5Hash', value: md5(1) }])], '', reader.key), 403, 'MissingPermissions');
-    expectCode(await batch('no-such-collection', [file([{ type: 'MD5Hash', value: md5(1) }])]), 404, 'NotFound');
+    expectError(await batch(c, [file([{ type: 'MD5Hash', value: md5(1) }])], '', reader.key), 'MissingPermissions');
+    expectError(await batch('no-such-collection', [file([{ type: 'MD5Hash', value: md5(1) }])]), 'NotFound');
     expect((await listAll(t, c, 100)).objects).toEqual([]);
   });
 });

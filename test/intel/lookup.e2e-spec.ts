@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, expectCode, md5, sha1 } from './objects.helpers.js';
+import { createCollection, md5, sha1 } from './objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
 
 const INTEL = 2;
 
@@ -89,12 +90,12 @@ describe('POST /intel/lookup', () => {
   });
 
   it('refuses malformed requests: 400 InvalidData for no keys, over 1,000 keys, an unknown key type; 401 without credentials', async () => {
-    expectCode(await lookup({ keys: [] }, reader), 400, 'InvalidData');
-    expectCode(await lookup({}, reader), 400, 'InvalidData');
-    expectCode(await lookup({ keys: Array(1001).fill({ type: 'MD5Hash', value: md5(1) }) }, reader), 400, 'InvalidData');
-    expectCode(await lookup({ keys: [{ type: 'Hash', value: md5(1) }] }, reader), 400, 'InvalidData');
-    expectCode(await lookup({ keys: [{ type: 'MD5Hash', value: md5(1) }], collections: ['a/b'] }, reader), 400, 'InvalidData');
-    expectCode(await t.http().post('/intel/lookup').send({ keys: [{ type: 'MD5Hash', value: md5(1) }] }), 401, 'Unauthorized');
+    expectError(await lookup({ keys: [] }, reader), 'InvalidData');
+    expectError(await lookup({}, reader), 'InvalidData');
+    expectError(await lookup({ keys: Array(1001).fill({ type: 'MD5Hash', value: md5(1) }) }, reader), 'InvalidData');
+    expectError(await lookup({ keys: [{ type: 'Hash', value: md5(1) }] }, reader), 'InvalidData');
+    expectError(await lookup({ keys: [{ type: 'MD5Hash', value: md5(1) }], collections: ['a/b'] }, reader), 'InvalidData');
+    expectError(await t.http().post('/intel/lookup').send({ keys: [{ type: 'MD5Hash', value: md5(1) }] }), 'Unauthorized');
     const thousand = await lookup({ keys: Array.from({ length: 1000 }, (_, n) => ({ type: 'MD5Hash', value: md5(n) })) }, reader);
     expect(thousand.status).toBe(200);
     expect(thousand.body).toHaveLength(1000);

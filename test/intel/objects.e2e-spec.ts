@@ -5,13 +5,13 @@ import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
   createCollection,
-  expectCode,
   followAll,
   listAll,
   md5,
   type ObjectViewBody,
   sha1,
 } from './objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
 
 describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   let t: TestApp;
@@ -105,7 +105,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
     ])('refuses %s with 422 InvalidKeyFormat and stores nothing', async (_name, type, value) => {
       const c = await freshCollection();
       const objectType = type.endsWith('Hash') ? 'File' : type;
-      expectCode(await add(c, { type: objectType, keys: [{ type, value }], context: {} }), 422, 'InvalidKeyFormat');
+      expectError(await add(c, { type: objectType, keys: [{ type, value }], context: {} }), 'InvalidKeyFormat');
       expect((await state(c)).objects).toEqual([]);
     });
 
@@ -120,7 +120,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       ['an IPNetwork with an IPAddress key', { type: 'IPNetwork', keys: [{ type: 'IPAddress', value: '10.0.0.1' }] }],
     ])('refuses %s with 422 InvalidKeySet', async (_name, body) => {
       const c = await freshCollection();
-      expectCode(await add(c, body), 422, 'InvalidKeySet');
+      expectError(await add(c, body), 'InvalidKeySet');
       expect((await state(c)).objects).toEqual([]);
     });
 
@@ -175,7 +175,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       await add(c, file([{ type: 'SHA1Hash', value: sha1(2) }], { size: 2 })).expect(204);
       const before = await state(c);
       const response = await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(2) }], { size: 3 }));
-      expectCode(response, 422, 'KeySetConflict');
+      expectError(response, 'KeySetConflict');
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual(before.objects);
       expect(after.changes).toEqual([]);
@@ -185,7 +185,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const c = await freshCollection();
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }])).expect(204);
       const before = await state(c);
-      expectCode(await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(9) }])), 422, 'KeySetConflict');
+      expectError(await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(9) }])), 'KeySetConflict');
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual(before.objects);
       expect(after.changes).toEqual([]);
@@ -194,7 +194,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
     it('checks the object against the collection schema: 422 SchemaCheckFail with wire details', async () => {
       const c = await freshCollection();
       const response = await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { size: -1 }));
-      expectCode(response, 422, 'SchemaCheckFail');
+      expectError(response, 'SchemaCheckFail');
       expect(response.body.details).toEqual(
         expect.objectContaining({
           AbsoluteKeywordLocation: 'size-schema#/properties/context/properties/size/minimum',
@@ -211,7 +211,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).send(strict).expect(201);
       const view = await t.http().get(`/intel/collections/${c}`).set('X-Api-Key', t.adminKey);
       await t.http().patch(`/intel/collections/${c}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag as string).send({ schemaID: 'strict-schema' }).expect(204);
-      expectCode(await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { size: 1 })), 422, 'SchemaCheckFail');
+      expectError(await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { size: 1 })), 'SchemaCheckFail');
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { source: 'x' })).expect(204);
     });
 
@@ -234,7 +234,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       ['an unpaired surrogate in the context', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { a: '\ud800' } }],
     ])('refuses %s with 400 InvalidData and stores nothing', async (_name, body) => {
       const c = await freshCollection();
-      expectCode(await add(c, body), 400, 'InvalidData');
+      expectError(await add(c, body), 'InvalidData');
       expect((await state(c)).objects).toEqual([]);
     });
 
@@ -246,7 +246,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send('{"type": "File", ');
-      expectCode(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
     });
 
     it('keeps context attributes named like Object.prototype members, at any depth (listing and feed)', async () => {
@@ -279,7 +279,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send(`{"type": "File", "keys": [{"type": "MD5Hash", "value": "${md5(1)}"}], "context": ${context}}`);
-      expectCode(response, 400, 'InvalidData');
+      expectError(response, 'InvalidData');
       expect(response.body.details).toEqual({ InstanceLocation: pointer });
       expect((await state(c)).objects).toEqual([]);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -299,9 +299,9 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
     });
 
     it('answers 404 NotFound for an unknown collection, before looking at the keys', async () => {
-      expectCode(await add('no-such-collection', file([{ type: 'MD5Hash', value: md5(1) }])), 404, 'NotFound');
-      expectCode(await add('no-such-collection', file([{ type: 'MD5Hash', value: 'xyz' }])), 404, 'NotFound');
-      expectCode(await add('no-such-collection', file([])), 404, 'NotFound');
+      expectError(await add('no-such-collection', file([{ type: 'MD5Hash', value: md5(1) }])), 'NotFound');
+      expectError(await add('no-such-collection', file([{ type: 'MD5Hash', value: 'xyz' }])), 'NotFound');
+      expectError(await add('no-such-collection', file([])), 'NotFound');
     });
   });
 
@@ -342,7 +342,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
     ])('refuses %s with 400 InvalidQueryArgument and deletes nothing', async (_name, query) => {
       const c = await freshCollection();
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }])).expect(204);
-      expectCode(await remove(c, query), 400, 'InvalidQueryArgument');
+      expectError(await remove(c, query), 'InvalidQueryArgument');
       expect((await state(c)).objects).toHaveLength(1);
     });
 
@@ -352,12 +352,12 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       ['a network with host bits', `?objectKeyType=IPNetwork&objectKey=${encodeURIComponent('10.0.0.1/8')}`],
     ])('refuses %s with 422 InvalidKeyFormat', async (_name, query) => {
       const c = await freshCollection();
-      expectCode(await remove(c, query), 422, 'InvalidKeyFormat');
+      expectError(await remove(c, query), 'InvalidKeyFormat');
     });
 
     it('answers 404 NotFound for an unknown collection, before looking at the key', async () => {
-      expectCode(await remove('no-such-collection', `?objectKeyType=MD5Hash&objectKey=${md5(1)}`), 404, 'NotFound');
-      expectCode(await remove('no-such-collection', '?objectKeyType=MD5Hash&objectKey=xyz'), 404, 'NotFound');
+      expectError(await remove('no-such-collection', `?objectKeyType=MD5Hash&objectKey=${md5(1)}`), 'NotFound');
+      expectError(await remove('no-such-collection', '?objectKeyType=MD5Hash&objectKey=xyz'), 'NotFound');
     });
   });
 
@@ -396,7 +396,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       ['an unknown parameter', '?sort=desc'],
     ])('refuses %s with 400 InvalidQueryArgument', async (_name, query) => {
       const c = await freshCollection();
-      expectCode(await t.http().get(`/intel/collections/${c}/objects${query}`).set('X-Api-Key', t.adminKey), 400, 'InvalidQueryArgument');
+      expectError(await t.http().get(`/intel/collections/${c}/objects${query}`).set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
     });
 
     it('reads a page from its own collection\'s index range, however many objects other collections hold', async () => {
@@ -457,8 +457,8 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
     });
 
     it('answers 404 NotFound for an unknown collection and 400 for a malformed name', async () => {
-      expectCode(await t.http().get('/intel/collections/nope/objects').set('X-Api-Key', t.adminKey), 404, 'NotFound');
-      expectCode(await t.http().get('/intel/collections/a%20b/objects').set('X-Api-Key', t.adminKey), 400, 'InvalidPathArgument');
+      expectError(await t.http().get('/intel/collections/nope/objects').set('X-Api-Key', t.adminKey), 'NotFound');
+      expectError(await t.http().get('/intel/collections/a%20b/objects').set('X-Api-Key', t.adminKey), 'InvalidPathArgument');
     });
   });
 
@@ -476,11 +476,11 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const changes = await t.http().get(`/intel/collections/${mine}/objects/changes?cursor=${listed.changesCursor}`).set('X-Api-Key', reader.key);
       expect(changes.status).toBe(200);
 
-      expectCode(await add(mine, file([{ type: 'MD5Hash', value: md5(2) }]), reader.key), 403, 'MissingPermissions');
-      expectCode(await remove(mine, `?objectKeyType=MD5Hash&objectKey=${md5(1)}`, reader.key), 403, 'MissingPermissions');
-      expectCode(await t.http().get(`/intel/collections/${other}/objects`).set('X-Api-Key', reader.key), 403, 'MissingPermissions');
-      expectCode(await add(other, file([{ type: 'MD5Hash', value: md5(2) }]), reader.key), 403, 'MissingPermissions');
-      expectCode(await t.http().get('/intel/collections/no-such/objects').set('X-Api-Key', reader.key), 403, 'MissingPermissions');
+      expectError(await add(mine, file([{ type: 'MD5Hash', value: md5(2) }]), reader.key), 'MissingPermissions');
+      expectError(await remove(mine, `?objectKeyType=MD5Hash&objectKey=${md5(1)}`, reader.key), 'MissingPermissions');
+      expectError(await t.http().get(`/intel/collections/${other}/objects`).set('X-Api-Key', reader.key), 'MissingPermissions');
+      expectError(await add(other, file([{ type: 'MD5Hash', value: md5(2) }]), reader.key), 'MissingPermissions');
+      expectError(await t.http().get('/intel/collections/no-such/objects').set('X-Api-Key', reader.key), 'MissingPermissions');
       expect((await state(mine)).objects).toHaveLength(1);
     });
 
@@ -492,18 +492,17 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const { changesCursor } = await state(c);
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }]), writer.key).expect(204);
       await remove(c, `?objectKeyType=MD5Hash&objectKey=${md5(1)}`, writer.key).expect(204);
-      expectCode(await t.http().get(`/intel/collections/${c}/objects`).set('X-Api-Key', writer.key), 403, 'MissingPermissions');
-      expectCode(
+      expectError(await t.http().get(`/intel/collections/${c}/objects`).set('X-Api-Key', writer.key), 'MissingPermissions');
+      expectError(
         await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', writer.key),
-        403,
         'MissingPermissions',
       );
     });
 
     it('refuses requests without credentials with 401 Unauthorized', async () => {
       const c = await freshCollection();
-      expectCode(await t.http().get(`/intel/collections/${c}/objects`), 401, 'Unauthorized');
-      expectCode(await t.http().post(`/intel/collections/${c}/objects`).send(file([{ type: 'MD5Hash', value: md5(1) }])), 401, 'Unauthorized');
+      expectError(await t.http().get(`/intel/collections/${c}/objects`), 'Unauthorized');
+      expectError(await t.http().post(`/intel/collections/${c}/objects`).send(file([{ type: 'MD5Hash', value: md5(1) }])), 'Unauthorized');
     });
   });
 });

@@ -13,10 +13,6 @@ export interface ChangeBody {
   object: ObjectViewBody;
 }
 
-export function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
-
 /** A schema over the whole object: context.size, when present, is an integer ≥ 0. */
 export function sizeSchema(schemaID: string) {
   return {

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
+import { expectError } from '../support/clients/intel.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
-
-function expectCode(response: { status: number; body: { code?: unknown } }, status: number, code: string) {
-  expect({ status: response.status, code: response.body?.code }).toEqual({ status, code });
-}
 
 /** A typical intel schema (interface-spec §2.3), with keys in an order jsonb would not keep. */
 function documentOf(schemaID: string, extra: Record<string, unknown> = {}) {
@@ -40,15 +37,6 @@ describe('intel schemas (/intel/schemas)', () => {
     await t.close();
   });
 
-  const post = (body: unknown, key = t.adminKey) =>
-    t.http().post('/intel/schemas').set('X-Api-Key', key).send(body as object);
-  const put = (id: string, body: unknown, ifMatch?: string, key = t.adminKey) => {
-    const request = t.http().put(`/intel/schemas/${id}`).set('X-Api-Key', key);
-    if (ifMatch !== undefined) request.set('If-Match', ifMatch);
-    return request.send(body as object);
-  };
-  const get = (id: string, key = t.adminKey) => t.http().get(`/intel/schemas/${id}`).set('X-Api-Key', key);
-
   describe('POST /intel/schemas', () => {
     it('registers a document: 201 {schemaID}, and GET returns the same JSON text with ETag "1"', async () => {
       // Raw text as the SDK's json.dumps sends it: key order, nesting, unicode and numbers must survive.
@@ -56,16 +44,14 @@ describe('intel schemas (/intel/schemas)', () => {
         '{"schemaID": "phishing-schema", "title": "Phishing \\u00e9", "description": "NUL \\u0000 kept", "$schema": "https://json-schema.org/draft/2020-12/schema", ' +
         '"type": "object", "x-vendor": {"z": [1, 2.5, {"b": null, "a": true}], "a": "last"}, ' +
         '"properties": {"context": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 10}}}}}';
-      const created = await t
-        .http()
+      const created = await t.intel
         .post('/intel/schemas')
-        .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send(text);
       expect(created.status).toBe(201);
       expect(created.body).toEqual({ schemaID: 'phishing-schema' });
 
-      const viewed = await get('phishing-schema');
+      const viewed = await t.intel.schema('phishing-schema');
       expect(viewed.status).toBe(200);
       expect(viewed.headers.etag).toBe('"1"');
       expect(viewed.text).toBe(JSON.stringify(JSON.parse(text)));
@@ -75,26 +61,26 @@ describe('intel schemas (/intel/schemas)', () => {
       const text =
         '{"schemaID": "proto-names", "__proto__": {"a": 1}, "properties": {"constructor": {"type": "string"}, ' +
         '"prototype": {}, "toString": {"type": "integer"}, "hasOwnProperty": {"const": {"__proto__": null}}}}';
-      const created = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(text);
+      const created = await t.intel.post('/intel/schemas').set('Content-Type', 'application/json').send(text);
       expect(created.status).toBe(201);
-      expect((await get('proto-names')).text).toBe(JSON.stringify(JSON.parse(text)));
-      const list = await t.http().get('/intel/schemas?limit=1000').set('X-Api-Key', t.adminKey);
+      expect((await t.intel.schema('proto-names')).text).toBe(JSON.stringify(JSON.parse(text)));
+      const list = await t.intel.get('/intel/schemas?limit=1000');
       expect(list.body).toContainEqual({ schemaID: 'proto-names', title: '' });
     });
 
     it('answers If-None-Match with the current tag with 304, and an older tag with the document', async () => {
-      await post(documentOf('cached')).expect(201);
-      const notModified = await get('cached').set('If-None-Match', '"1"');
+      await t.intel.createSchema(documentOf('cached')).expect(201);
+      const notModified = await t.intel.schema('cached').set('If-None-Match', '"1"');
       expect(notModified.status).toBe(304);
-      const modified = await get('cached').set('If-None-Match', '"7"');
+      const modified = await t.intel.schema('cached').set('If-None-Match', '"7"');
       expect(modified.status).toBe(200);
       expect(modified.body).toEqual(documentOf('cached'));
     });
 
     it('accepts unknown keywords and unknown formats (annotations in 2020-12) and a document without $schema or title', async () => {
       const document = { schemaID: 'annotated', 'x-owner': 'team', type: 'string', format: 'vendor-specific' };
-      expect((await post(document)).status).toBe(201);
-      expect((await get('annotated')).body).toEqual(document);
+      expect((await t.intel.createSchema(document)).status).toBe(201);
+      expect((await t.intel.schema('annotated')).body).toEqual(document);
     });
 
     it('accepts documents sharing an $id, even a meta-schema URI, without disturbing later registrations', async () => {
@@ -104,20 +90,20 @@ describe('intel schemas (/intel/schemas)', () => {
         ['shared-id-1', 'https://example.com/shared'],
         ['shared-id-2', 'https://example.com/shared'],
       ]) {
-        expect((await post({ schemaID, $id, type: 'object', $defs: { n: { type: 'integer' } } })).status).toBe(201);
+        expect((await t.intel.createSchema({ schemaID, $id, type: 'object', $defs: { n: { type: 'integer' } } })).status).toBe(201);
       }
-      expect((await post(documentOf('after-meta-ids'))).status).toBe(201);
-      expectCode(await post({ schemaID: 'still-checked', type: 'nope' }), 400, 'InvalidData');
+      expect((await t.intel.createSchema(documentOf('after-meta-ids'))).status).toBe(201);
+      expectError(await t.intel.createSchema({ schemaID: 'still-checked', type: 'nope' }), 'InvalidData');
     });
 
     it('refuses a taken schemaID with 409 DuplicateSchema, also under concurrent registration', async () => {
-      await post(documentOf('taken')).expect(201);
-      expectCode(await post(documentOf('taken', { title: 'other' })), 409, 'DuplicateSchema');
-      expect((await get('taken')).body).toEqual(documentOf('taken'));
+      await t.intel.createSchema(documentOf('taken')).expect(201);
+      expectError(await t.intel.createSchema(documentOf('taken', { title: 'other' })), 'DuplicateSchema');
+      expect((await t.intel.schema('taken')).body).toEqual(documentOf('taken'));
 
-      const racing = await Promise.all(Array.from({ length: 6 }, () => post(documentOf('raced'))));
+      const racing = await Promise.all(Array.from({ length: 6 }, () => t.intel.createSchema(documentOf('raced'))));
       expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
-      racing.filter((r) => r.status === 409).forEach((r) => expectCode(r, 409, 'DuplicateSchema'));
+      racing.filter((r) => r.status === 409).forEach((r) => expectError(r, 'DuplicateSchema'));
     });
 
     it.each([
@@ -139,170 +125,162 @@ describe('intel schemas (/intel/schemas)', () => {
       ['a non-string title', { schemaID: 'badtitle', title: 5 }],
       ['a title with U+0000', { schemaID: 'nultitle', title: 'a\u0000b' }],
     ])('refuses %s with 400 InvalidData and stores nothing', async (_case, body) => {
-      const response = await post(body);
-      expectCode(response, 400, 'InvalidData');
+      const response = await t.intel.createSchema(body);
+      expectError(response, 'InvalidData');
       expect(typeof response.body.message).toBe('string');
       const id = (body as { schemaID?: unknown }).schemaID;
-      if (typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id)) expectCode(await get(id), 404, 'NotFound');
+      if (typeof id === 'string' && /^[A-Za-z0-9][A-Za-z0-9._~-]{0,127}$/.test(id)) expectError(await t.intel.schema(id), 'NotFound');
     });
 
     it('refuses documents nested deeper than 256 levels with 400 InvalidData, and keeps deep-but-sane ones exactly', async () => {
       const nested = (depth: number) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown;
       const fine = { schemaID: 'deep-ok', 'x-deep': nested(200) };
-      expect((await post(fine)).status).toBe(201);
-      expect((await get('deep-ok')).text).toBe(JSON.stringify(fine));
-      expectCode(await post({ schemaID: 'deep-300', 'x-deep': nested(300) }), 400, 'InvalidData');
+      expect((await t.intel.createSchema(fine)).status).toBe(201);
+      expect((await t.intel.schema('deep-ok')).text).toBe(JSON.stringify(fine));
+      expectError(await t.intel.createSchema({ schemaID: 'deep-300', 'x-deep': nested(300) }), 'InvalidData');
       const raw = `{"schemaID": "deep-huge", "x-deep": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
-      const huge = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(raw);
-      expectCode(huge, 400, 'InvalidData');
-      expectCode(await get('deep-huge'), 404, 'NotFound');
+      const huge = await t.intel.post('/intel/schemas').set('Content-Type', 'application/json').send(raw);
+      expectError(huge, 'InvalidData');
+      expectError(await t.intel.schema('deep-huge'), 'NotFound');
     });
 
     it('refuses a number out of the range of a double (it would read back as null) with 400 InvalidData', async () => {
       for (const [schemaID, number] of [['huge-minimum', '1e400'], ['huge-negative', '-1e400']]) {
         const text = `{"schemaID": "${schemaID}", "type": "object", "properties": {"n": {"minimum": ${number}}}}`;
-        const response = await t
-          .http()
+        const response = await t.intel
           .post('/intel/schemas')
-          .set('X-Api-Key', t.adminKey)
           .set('Content-Type', 'application/json')
           .send(text);
-        expectCode(response, 400, 'InvalidData');
-        expectCode(await get(schemaID), 404, 'NotFound');
+        expectError(response, 'InvalidData');
+        expectError(await t.intel.schema(schemaID), 'NotFound');
       }
-      await post(documentOf('finite')).expect(201);
-      const replaced = await t
-        .http()
+      await t.intel.createSchema(documentOf('finite')).expect(201);
+      const replaced = await t.intel
         .put('/intel/schemas/finite')
-        .set('X-Api-Key', t.adminKey)
         .set('If-Match', '"1"')
         .set('Content-Type', 'application/json')
         .send('{"schemaID": "finite", "x-vendor": [1, 2, 1e999]}');
-      expectCode(replaced, 400, 'InvalidData');
-      expect((await get('finite')).body).toEqual(documentOf('finite'));
+      expectError(replaced, 'InvalidData');
+      expect((await t.intel.schema('finite')).body).toEqual(documentOf('finite'));
       // Large but finite numbers are kept.
-      expect((await post({ schemaID: 'large-finite', maximum: 1e300 })).status).toBe(201);
-      expect((await get('large-finite')).body).toEqual({ schemaID: 'large-finite', maximum: 1e300 });
+      expect((await t.intel.createSchema({ schemaID: 'large-finite', maximum: 1e300 })).status).toBe(201);
+      expect((await t.intel.schema('large-finite')).body).toEqual({ schemaID: 'large-finite', maximum: 1e300 });
     });
 
     it('reports the compiler message for a document that does not compile', async () => {
-      const response = await post({ schemaID: 'compile-msg', type: 'object', properties: { a: { type: 'nope' } } });
-      expectCode(response, 400, 'InvalidData');
+      const response = await t.intel.createSchema({ schemaID: 'compile-msg', type: 'object', properties: { a: { type: 'nope' } } });
+      expectError(response, 'InvalidData');
       expect(response.body.message).toContain('JSON Schema 2020-12');
       expect(response.body.message).toContain('type');
     });
 
     it('refuses a body that is not JSON, and a JSON string, with a 400 JSON error', async () => {
-      const notJson = await t
-        .http()
+      const notJson = await t.intel
         .post('/intel/schemas')
-        .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send('{"schemaID": ');
-      expectCode(notJson, 400, 'InvalidData');
-      const text = await t
-        .http()
+      expectError(notJson, 'InvalidData');
+      const text = await t.intel
         .post('/intel/schemas')
-        .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'text/plain')
         .send('{"schemaID": "plain"}');
-      expectCode(text, 400, 'InvalidData');
-      expectCode(await get('plain'), 404, 'NotFound');
+      expectError(text, 'InvalidData');
+      expectError(await t.intel.schema('plain'), 'NotFound');
     });
   });
 
   describe('PUT /intel/schemas/{schema_id}', () => {
     it('replaces the document: 204, the tag increments, GET returns the new document', async () => {
-      await post(documentOf('replaced')).expect(201);
+      await t.intel.createSchema(documentOf('replaced')).expect(201);
       const replacement = documentOf('replaced', { title: 'New title', description: 'nested', $defs: { a: { const: [1, { b: 2 }] } } });
-      const response = await put('replaced', replacement, '"1"');
+      const response = await t.intel.replaceSchema('replaced', replacement, '"1"');
       expect(response.status).toBe(204);
       expect(response.text).toBe('');
-      const viewed = await get('replaced');
+      const viewed = await t.intel.schema('replaced');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.text).toBe(JSON.stringify(replacement));
     });
 
     it('treats a replayed PUT of the current document as success, with the previous or the current tag', async () => {
-      await post(documentOf('replayed')).expect(201);
+      await t.intel.createSchema(documentOf('replayed')).expect(201);
       const replacement = documentOf('replayed', { title: 'v2' });
-      expect((await put('replayed', replacement, '"1"')).status).toBe(204);
+      expect((await t.intel.replaceSchema('replayed', replacement, '"1"')).status).toBe(204);
       // The SDK retries PUT after a transport error: the second attempt carries the old tag.
-      expect((await put('replayed', replacement, '"1"')).status).toBe(204);
-      expect((await put('replayed', replacement, '"2"')).status).toBe(204);
-      expect((await get('replayed')).headers.etag).toBe('"2"');
+      expect((await t.intel.replaceSchema('replayed', replacement, '"1"')).status).toBe(204);
+      expect((await t.intel.replaceSchema('replayed', replacement, '"2"')).status).toBe(204);
+      expect((await t.intel.schema('replayed')).headers.etag).toBe('"2"');
       // A different document with that old tag is a real conflict.
-      expectCode(await put('replayed', documentOf('replayed', { title: 'v3' }), '"1"'), 412, 'ResourceModified');
-      expect((await get('replayed')).body).toEqual(replacement);
+      expectError(await t.intel.replaceSchema('replayed', documentOf('replayed', { title: 'v3' }), '"1"'), 'ResourceModified');
+      expect((await t.intel.schema('replayed')).body).toEqual(replacement);
     });
 
     it('refuses a stale tag with 412 ResourceModified and changes nothing', async () => {
-      await post(documentOf('stale')).expect(201);
-      await put('stale', documentOf('stale', { title: 'second' }), '"1"').expect(204);
-      expectCode(await put('stale', documentOf('stale', { title: 'third' }), '"1"'), 412, 'ResourceModified');
-      expectCode(await put('stale', documentOf('stale', { title: 'third' }), '2'), 412, 'ResourceModified');
-      const viewed = await get('stale');
+      await t.intel.createSchema(documentOf('stale')).expect(201);
+      await t.intel.replaceSchema('stale', documentOf('stale', { title: 'second' }), '"1"').expect(204);
+      expectError(await t.intel.replaceSchema('stale', documentOf('stale', { title: 'third' }), '"1"'), 'ResourceModified');
+      expectError(await t.intel.replaceSchema('stale', documentOf('stale', { title: 'third' }), '2'), 'ResourceModified');
+      const viewed = await t.intel.schema('stale');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.body.title).toBe('second');
     });
 
     it('requires If-Match: 400 BadRequest without it', async () => {
-      await post(documentOf('untagged')).expect(201);
-      expectCode(await put('untagged', documentOf('untagged', { title: 'x' })), 400, 'BadRequest');
-      expectCode(await put('untagged', documentOf('untagged', { title: 'x' }), ''), 400, 'BadRequest');
-      expect((await get('untagged')).headers.etag).toBe('"1"');
+      await t.intel.createSchema(documentOf('untagged')).expect(201);
+      expectError(await t.intel.replaceSchema('untagged', documentOf('untagged', { title: 'x' })), 'BadRequest');
+      expectError(await t.intel.replaceSchema('untagged', documentOf('untagged', { title: 'x' }), ''), 'BadRequest');
+      expect((await t.intel.schema('untagged')).headers.etag).toBe('"1"');
     });
 
     it('refuses a body whose schemaID differs from the path with 422 InvalidSchemaID', async () => {
-      await post(documentOf('fixed-id')).expect(201);
-      expectCode(await put('fixed-id', documentOf('other-id'), '"1"'), 422, 'InvalidSchemaID');
-      expectCode(await get('other-id'), 404, 'NotFound');
-      expect((await get('fixed-id')).headers.etag).toBe('"1"');
+      await t.intel.createSchema(documentOf('fixed-id')).expect(201);
+      expectError(await t.intel.replaceSchema('fixed-id', documentOf('other-id'), '"1"'), 'InvalidSchemaID');
+      expectError(await t.intel.schema('other-id'), 'NotFound');
+      expect((await t.intel.schema('fixed-id')).headers.etag).toBe('"1"');
     });
 
     it('answers 404 NotFound for an unknown schema', async () => {
-      expectCode(await put('never-registered', documentOf('never-registered'), '"1"'), 404, 'NotFound');
+      expectError(await t.intel.replaceSchema('never-registered', documentOf('never-registered'), '"1"'), 'NotFound');
     });
 
     it('refuses an invalid replacement with 400 InvalidData and keeps the old document', async () => {
-      await post(documentOf('kept')).expect(201);
-      expectCode(await put('kept', { schemaID: 'kept', type: 'nope' }, '"1"'), 400, 'InvalidData');
-      expectCode(await put('kept', [documentOf('kept')], '"1"'), 400, 'InvalidData');
-      expectCode(await put('kept', { schemaID: 'kept', $schema: 'http://json-schema.org/draft-04/schema#' }, '"1"'), 400, 'InvalidData');
-      expect((await get('kept')).body).toEqual(documentOf('kept'));
+      await t.intel.createSchema(documentOf('kept')).expect(201);
+      expectError(await t.intel.replaceSchema('kept', { schemaID: 'kept', type: 'nope' }, '"1"'), 'InvalidData');
+      expectError(await t.intel.replaceSchema('kept', [documentOf('kept')], '"1"'), 'InvalidData');
+      expectError(await t.intel.replaceSchema('kept', { schemaID: 'kept', $schema: 'http://json-schema.org/draft-04/schema#' }, '"1"'), 'InvalidData');
+      expect((await t.intel.schema('kept')).body).toEqual(documentOf('kept'));
     });
 
     it('refuses a malformed path value with 400 InvalidPathArgument', async () => {
-      expectCode(await put('bad%20id', documentOf('bad id'), '"1"'), 400, 'InvalidPathArgument');
+      expectError(await t.intel.replaceSchema('bad%20id', documentOf('bad id'), '"1"'), 'InvalidPathArgument');
     });
 
     it('checks in order: If-Match, document, schemaID, existence, replay, tag', async () => {
-      await post(documentOf('ordered')).expect(201);
-      await put('ordered', documentOf('ordered', { title: 'v2' }), '"1"').expect(204);
+      await t.intel.createSchema(documentOf('ordered')).expect(201);
+      await t.intel.replaceSchema('ordered', documentOf('ordered', { title: 'v2' }), '"1"').expect(204);
       const invalid = { schemaID: 'ordered', type: 'nope' };
       // If-Match missing beats an invalid document (both 400, told apart by the code).
-      expectCode(await put('ordered', invalid), 400, 'BadRequest');
+      expectError(await t.intel.replaceSchema('ordered', invalid), 'BadRequest');
       // An invalid document beats a stale tag and an unknown schema.
-      expectCode(await put('ordered', invalid, '"1"'), 400, 'InvalidData');
-      expectCode(await put('never-there', { schemaID: 'never-there', type: 'nope' }, '"1"'), 400, 'InvalidData');
+      expectError(await t.intel.replaceSchema('ordered', invalid, '"1"'), 'InvalidData');
+      expectError(await t.intel.replaceSchema('never-there', { schemaID: 'never-there', type: 'nope' }, '"1"'), 'InvalidData');
       // A changed schemaID beats a stale tag and an unknown schema.
-      expectCode(await put('ordered', documentOf('renamed'), '"1"'), 422, 'InvalidSchemaID');
-      expectCode(await put('never-there', documentOf('renamed'), '"1"'), 422, 'InvalidSchemaID');
+      expectError(await t.intel.replaceSchema('ordered', documentOf('renamed'), '"1"'), 'InvalidSchemaID');
+      expectError(await t.intel.replaceSchema('never-there', documentOf('renamed'), '"1"'), 'InvalidSchemaID');
       // Unknown beats the tag; the current document beats a stale tag; then the tag is judged.
-      expectCode(await put('never-there', documentOf('never-there'), '"7"'), 404, 'NotFound');
-      expect((await put('ordered', documentOf('ordered', { title: 'v2' }), '"1"')).status).toBe(204);
-      expectCode(await put('ordered', documentOf('ordered', { title: 'v3' }), '"1"'), 412, 'ResourceModified');
-      expect((await get('ordered')).headers.etag).toBe('"2"');
+      expectError(await t.intel.replaceSchema('never-there', documentOf('never-there'), '"7"'), 'NotFound');
+      expect((await t.intel.replaceSchema('ordered', documentOf('ordered', { title: 'v2' }), '"1"')).status).toBe(204);
+      expectError(await t.intel.replaceSchema('ordered', documentOf('ordered', { title: 'v3' }), '"1"'), 'ResourceModified');
+      expect((await t.intel.schema('ordered')).headers.etag).toBe('"2"');
     });
 
     it('lets exactly one of concurrent PUTs with the same tag win; the others get 412 ResourceModified', async () => {
-      await post(documentOf('contended')).expect(201);
+      await t.intel.createSchema(documentOf('contended')).expect(201);
       const documents = Array.from({ length: 8 }, (_, i) => documentOf('contended', { title: `writer ${i}` }));
-      const responses = await Promise.all(documents.map((document) => put('contended', document, '"1"')));
+      const responses = await Promise.all(documents.map((document) => t.intel.replaceSchema('contended', document, '"1"')));
       const winners = responses.flatMap((response, i) => (response.status === 204 ? [i] : []));
       expect(winners).toHaveLength(1);
-      responses.filter((response) => response.status !== 204).forEach((response) => expectCode(response, 412, 'ResourceModified'));
-      const viewed = await get('contended');
+      responses.filter((response) => response.status !== 204).forEach((response) => expectError(response, 'ResourceModified'));
+      const viewed = await t.intel.schema('contended');
       expect(viewed.headers.etag).toBe('"2"');
       expect(viewed.body).toEqual(documents[winners[0]]);
     });
@@ -310,10 +288,10 @@ describe('intel schemas (/intel/schemas)', () => {
 
   describe('GET /intel/schemas/{schema_id}', () => {
     it('answers 404 NotFound for an unknown schema and 400 InvalidPathArgument for a malformed id', async () => {
-      expectCode(await get('unknown-schema'), 404, 'NotFound');
-      expectCode(await get('-leading-dash'), 400, 'InvalidPathArgument');
-      expectCode(await get('a'.repeat(129)), 400, 'InvalidPathArgument');
-      expectCode(await get('bad%00id'), 400, 'InvalidPathArgument');
+      expectError(await t.intel.schema('unknown-schema'), 'NotFound');
+      expectError(await t.intel.schema('-leading-dash'), 'InvalidPathArgument');
+      expectError(await t.intel.schema('a'.repeat(129)), 'InvalidPathArgument');
+      expectError(await t.intel.schema('bad%00id'), 'InvalidPathArgument');
     });
   });
 
@@ -321,13 +299,13 @@ describe('intel schemas (/intel/schemas)', () => {
     it('pages by schemaID with limit carried in Link, titles "" when absent, and ends without a next link', async () => {
       const ids = ['page-c', 'page-a', 'page-e', 'page-b', 'page-d'];
       for (const id of ids) {
-        await post(id === 'page-b' ? { schemaID: id, type: 'object' } : documentOf(id)).expect(201);
+        await t.intel.createSchema(id === 'page-b' ? { schemaID: id, type: 'object' } : documentOf(id)).expect(201);
       }
       const seen: { schemaID: string; title: string }[] = [];
       let url: string | undefined = '/intel/schemas?limit=2';
       let pages = 0;
       while (url) {
-        const response: Response = await t.http().get(url).set('X-Api-Key', t.adminKey);
+        const response: Response = await t.intel.get(url);
         expect(response.status).toBe(200);
         expect(Array.isArray(response.body)).toBe(true);
         expect(response.body.length).toBeLessThanOrEqual(2);
@@ -350,36 +328,36 @@ describe('intel schemas (/intel/schemas)', () => {
     });
 
     it('refuses bad paging arguments with 400 InvalidQueryArgument', async () => {
-      const list = (query: string) => t.http().get(`/intel/schemas${query}`).set('X-Api-Key', t.adminKey);
-      expectCode(await list('?cursor=not*base64'), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('{"a":1}').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('{"s":"x\' OR 1=1"}').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list(`?cursor=${Buffer.from('[1]').toString('base64url')}`), 400, 'InvalidQueryArgument');
-      expectCode(await list('?limit=0'), 400, 'InvalidQueryArgument');
-      expectCode(await list('?limit=two'), 400, 'InvalidQueryArgument');
-      expectCode(await list('?other=1'), 400, 'InvalidQueryArgument');
+      const list = (query: string) => t.intel.get(`/intel/schemas${query}`);
+      expectError(await list('?cursor=not*base64'), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('{"a":1}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('{"s":"x\' OR 1=1"}').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list(`?cursor=${Buffer.from('[1]').toString('base64url')}`), 'InvalidQueryArgument');
+      expectError(await list('?limit=0'), 'InvalidQueryArgument');
+      expectError(await list('?limit=two'), 'InvalidQueryArgument');
+      expectError(await list('?other=1'), 'InvalidQueryArgument');
     });
   });
 
   describe('permissions (decisions §3)', () => {
     it('lets Read on intel view and list but not register or replace (403 MissingPermissions)', async () => {
-      await post(documentOf('guarded')).expect(201);
+      await t.intel.createSchema(documentOf('guarded')).expect(201);
       const reader = await createKey(t, { permissions: [{ resource: 2, actions: ['Read'] }] });
-      expect((await get('guarded', reader.key)).status).toBe(200);
-      expect((await t.http().get('/intel/schemas').set('X-Api-Key', reader.key)).status).toBe(200);
-      expectCode(await post(documentOf('by-reader'), reader.key), 403, 'MissingPermissions');
-      expectCode(await put('guarded', documentOf('guarded', { title: 'x' }), '"1"', reader.key), 403, 'MissingPermissions');
-      expectCode(await get('by-reader'), 404, 'NotFound');
+      expect((await t.intel.as(reader.key).schema('guarded')).status).toBe(200);
+      expect((await t.intel.as(reader.key).get('/intel/schemas')).status).toBe(200);
+      expectError(await t.intel.as(reader.key).createSchema(documentOf('by-reader')), 'MissingPermissions');
+      expectError(await t.intel.as(reader.key).replaceSchema('guarded', documentOf('guarded', { title: 'x' }), '"1"'), 'MissingPermissions');
+      expectError(await t.intel.schema('by-reader'), 'NotFound');
 
       const writer = await createKey(t, { permissions: [{ resource: 2, actions: ['Write'] }] });
-      expectCode(await get('guarded', writer.key), 403, 'MissingPermissions');
-      expect((await post(documentOf('by-writer'), writer.key)).status).toBe(201);
-      expect((await put('by-writer', documentOf('by-writer', { title: 'x' }), '"1"', writer.key)).status).toBe(204);
+      expectError(await t.intel.as(writer.key).schema('guarded'), 'MissingPermissions');
+      expect((await t.intel.as(writer.key).createSchema(documentOf('by-writer'))).status).toBe(201);
+      expect((await t.intel.as(writer.key).replaceSchema('by-writer', documentOf('by-writer', { title: 'x' }), '"1"')).status).toBe(204);
     });
 
     it('answers 401 Unauthorized without credentials', async () => {
-      expectCode(await t.http().get('/intel/schemas'), 401, 'Unauthorized');
-      expectCode(await t.http().post('/intel/schemas').send(documentOf('anon')), 401, 'Unauthorized');
+      expectError(await t.http().get('/intel/schemas'), 'Unauthorized');
+      expectError(await t.http().post('/intel/schemas').send(documentOf('anon')), 'Unauthorized');
     });
   });
 });

@@ -80,12 +80,16 @@ export async function startService(
   };
 }
 
+/** A port free on 127.0.0.1 right now (the OS's pick), for a process the test starts itself. */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
 }
 
 /** A fresh DATA_DIR that the embedded PostgreSQL's system user can reach when the tests run as root. */

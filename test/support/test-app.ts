@@ -10,6 +10,10 @@ import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { configureApp } from '../../src/configure-app.js';
+import { AuthClient } from './clients/auth.js';
+import { FileboxClient } from './clients/filebox.js';
+import { InsightClient } from './clients/insight.js';
+import { IntelClient } from './clients/intel.js';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -23,6 +27,11 @@ export interface TestApp {
   db: pg.Pool;
   dataDir: string;
   http: () => ReturnType<typeof request>;
+  /** Typed clients of each area, calling as the admin (`.as(key)` for another caller). */
+  intel: IntelClient;
+  insight: InsightClient;
+  auth: AuthClient;
+  filebox: FileboxClient;
   close: () => Promise<void>;
 }
 
@@ -52,14 +61,18 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
   const { port } = app.getHttpServer().address() as AddressInfo;
 
   const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  const served = { adminKey, http: () => request(app.getHttpServer()) };
   return {
+    ...served,
+    intel: new IntelClient(served),
+    insight: new InsightClient(served),
+    auth: new AuthClient(served),
+    filebox: new FileboxClient(served),
     app,
     url: `http://127.0.0.1:${port}`,
-    adminKey,
     databaseUrl,
     db,
     dataDir,
-    http: () => request(app.getHttpServer()),
     close: async () => {
       await db.end();
       await app.close();
