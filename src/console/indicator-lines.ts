@@ -1,28 +1,15 @@
 import ipaddr from 'ipaddr.js';
 import type { KeyType, ObjectKey } from '../common/indicators/index.js';
+import { refang } from '../formats/text.js';
 
 /** Most lines one lookup paste may hold (the form itself is capped at MAX_FORM_BYTES). */
 export const MAX_LOOKUP_LINES = 10_000;
 
 const HASH_TYPES: Record<number, KeyType> = { 32: 'MD5Hash', 40: 'SHA1Hash', 64: 'SHA256Hash', 128: 'SHA512Hash' };
 
-/**
- * Undoes the usual defanging of shared indicator lists: `hxxp(s)`, `[.]` `(.)` `{.}` `[dot]`, `[:]`,
- * `[://]`, `[at]` `(at)` `[@]`.
- */
-export function refang(text: string): string {
-  return text
-    .trim()
-    .replace(/^hxxp/i, 'http')
-    .replace(/\[:\/\/\]/g, '://')
-    .replace(/\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)/gi, '.')
-    .replace(/\[:\]/g, ':')
-    .replace(/\[at\]|\(at\)|\[@\]/gi, '@');
-}
-
 /** The key type a pasted indicator most likely is; its value is then normalised as the API normalises. */
 export function keyOfLine(line: string): ObjectKey {
-  const value = refang(line);
+  const value = refang(line.trim());
   const hash = /^[0-9a-f]+$/i.test(value) ? HASH_TYPES[value.length] : undefined;
   if (hash) return { type: hash, value };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return { type: 'URL', value };

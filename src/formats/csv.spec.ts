@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { normalizeKey } from '../common/indicators/indicators.js';
-import { all, cut, indicatorArb } from './arbitraries.spec.js';
+import { all, cut, indicatorArb } from './arbitraries.spec-helpers.js';
 import { parseCsv, streamCsv } from './csv.js';
 
 const quote = (cell: string) => (/[",\r\n]/.test(cell) || cell.trim() !== cell ? `"${cell.replace(/"/g, '""')}"` : cell);

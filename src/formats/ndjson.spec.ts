@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { all, cut, indicatorArb } from './arbitraries.spec.js';
+import { all, cut, indicatorArb } from './arbitraries.spec-helpers.js';
 import { jsonLines, streamNdjson } from './ndjson.js';
 
 describe('NDJSON', () => {

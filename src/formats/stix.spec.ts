@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { inferObjectType, normalizeKey } from '../common/indicators/indicators.js';
 import { SERVICE_IDENTITY, toIndicator, toSco } from '../stix/stix-projection.js';
-import { indicatorArb } from './arbitraries.spec.js';
+import { indicatorArb } from './arbitraries.spec-helpers.js';
 import { parseStixDocument, stixItems } from './stix.js';
 
 describe('STIX documents', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { normalizeKey } from '../common/indicators/indicators.js';
-import { all, cut, defang, indicatorArb } from './arbitraries.spec.js';
+import { all, cut, defang, indicatorArb } from './arbitraries.spec-helpers.js';
 import { extractIndicators, NO_INDICATOR, refang, streamTextList } from './text.js';
 
 const keys = (text: string) => extractIndicators(text).map((key) => `${key.type} ${key.value}`).sort();
