@@ -158,7 +158,31 @@ const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContex
      FROM intel_object o
     WHERE o.id IN (${OWNING_OBJECT_IDS})`;
 
-/** Each statement with the name it is prepared under (per pooled connection; see PreparedStatement). */
+/**
+ * FIND_HITS' values: the collection, the keys (types and values in pairs), the context to compare (JSON
+ * text, or null), and the expiry the add would write, compared only when it would not move it (a fixed
+ * moment or none; a TTL always moves it).
+ */
+export function findHitsParameters(
+  collectionId: number,
+  keys: readonly { type: string; value: string }[],
+  context: string | null,
+  expiry: { at: string | null; ttlSeconds: number | null } | null,
+): unknown[] {
+  return [
+    collectionId,
+    keys.map((key) => key.type),
+    keys.map((key) => key.value),
+    context,
+    expiry !== null && expiry.ttlSeconds === null,
+    expiry?.at ?? null,
+  ];
+}
+
+/**
+ * Each statement with the name it is prepared under (per pooled connection; see PreparedStatement); their
+ * values: findHitsParameters, WRITE_PARAMETERS.
+ */
 export const OBJECT_STATEMENTS = {
   findHits: { name: 'intel_find_hits', text: FIND_HITS_SQL },
   insert: { name: 'intel_write_insert', text: WRITE_SQL.insert },

@@ -3,11 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
 import { EXCLUSIVE_WRITER_LOCK, insertChanges, ORIGIN_PARAMETERS } from './change-records.js';
-import { FEED_STATEMENTS, type FeedPage, feedPageStatement, LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS, WRITTEN_OBJECT } from './object-statements.js';
+import { FEED_STATEMENTS, type FeedPage, feedPageStatement, findHitsParameters, LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS, WRITTEN_OBJECT } from './object-statements.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import type { SizedRow } from '../common/pagination/page.js';
-import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { EXPIRY_LOCK, PRUNE_LOCK, SEQUENCER_LOCK } from '../database/advisory-locks.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
@@ -203,14 +202,7 @@ export class ObjectsRepository {
     context: string | null,
     expiry: Expiry | null = null,
   ): Promise<JudgedHit[]> {
-    return FIND_HITS.on(runner, [
-      collectionId,
-      keys.map((key) => key.type),
-      keys.map((key) => key.value),
-      context,
-      expiry !== null && expiry.ttlSeconds === null,
-      expiry?.at ?? null,
-    ]);
+    return FIND_HITS.on(runner, findHitsParameters(collectionId, keys, context, expiry));
   }
 
   /** The keys of the live object of this life (intel_object.uid), if there is one. */
