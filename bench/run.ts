@@ -37,7 +37,7 @@ import { FULL, QUICK } from './lib/scale.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
-import { DATABASE_POOL_SIZE, loadObjectStatements, loadTaskStatements } from './rows/service-sql.js';
+import { loadServiceStatements, SERVICE_SETTINGS } from './rows/service-statements.js';
 import { runScale } from './scale.js';
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
@@ -229,7 +229,7 @@ async function main(): Promise<number> {
     floorServer = await startFloorServer(
       { benchDir, runDir, repoRoot: options.repoRoot, serviceDir: options.serviceDir },
       options.floor,
-      { url: db.baselineUrl, poolSize: DATABASE_POOL_SIZE },
+      { url: db.baselineUrl, poolSize: SERVICE_SETTINGS.databasePoolSize },
       startFlags(options.serviceDir),
     );
     setupPool = poolFor(db.setupUrl, 4);
@@ -249,8 +249,7 @@ async function main(): Promise<number> {
       setupPool,
       baselinePool,
       sqlStats: new SqlStats(db.statementStats ? setupPool : undefined),
-      objectStatements: await loadObjectStatements(options.serviceDir),
-      taskStatements: await loadTaskStatements(options.serviceDir),
+      statements: await loadServiceStatements(options.serviceDir),
       cpu: { service: service.server.probe, database: db.kind === 'embedded' ? new ClusterCpu(join(runDir, 'pg')) : undefined },
       runDir,
       s3,

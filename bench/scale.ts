@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --scale [--sizes 10k,100k,1M,10M]`: how the cost of the hot paths grows with the data.
- * Outside the default run (a 10M run takes most of an hour on 2 cores). One collection is grown by SQL
- * in the service's own row format to each size in turn (VACUUM ANALYZE after each), and at each size the
+ * Outside the default run (a 10M run takes most of an hour on 2 cores). One collection is grown through the
+ * service's batch statement, its records numbered by the service (rows/seed.ts), to each size in turn (VACUUM
+ * ANALYZE after each), and at each size the
  * service is asked, over HTTP, one request at a time (latency, not throughput):
  *   object add · first listing page · a feed page at the tail · lookup of one key ·
  *   a listing page at the start of a burst of rows that ANALYZE has not seen
@@ -16,12 +17,13 @@ import { Api } from './lib/api.js';
 import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
 import { type ServiceHandle, startService } from './lib/service.js';
 import { benchSchema } from './rows/intel-setup.js';
+import { numberSeeded, type SeedObject, type Seeder, seedObjects, type SeedTarget, seedTarget } from './rows/seed.js';
+import { loadServiceStatements } from './rows/service-statements.js';
 
 const SAMPLES = 30;
 const PAGE = 1000;
 /** The burst added after the last ANALYZE at each size (a bulk ingest a follower meets next). */
 const BURST = 200_000;
-const SEED_CHUNK = 250_000;
 
 interface SizeResult {
   objects: number;
@@ -53,31 +55,17 @@ async function timed(times: number, request: (i: number) => Promise<unknown>): P
   return median(samples);
 }
 
-/** Objects g in [from, to] of collection $1, with their key rows and Add change records, as the service writes them. */
-async function seed(pool: pg.Pool, collectionId: number, from: number, to: number): Promise<void> {
-  for (let start = from; start <= to; start += SEED_CHUNK) {
-    const end = Math.min(to, start + SEED_CHUNK - 1);
-    await pool.query(
-      `WITH o AS (
-         INSERT INTO intel_object (collection_id, type, keys, context)
-         SELECT $1::int, 'DomainName', jsonb_build_array(jsonb_build_object('type', 'DomainName', 'value', 'd' || g || '.example')),
-                jsonb_build_object('score', g % 100, 'source', 'scale')
-           FROM generate_series($2::int, $3::int) g
-         RETURNING id, keys, context),
-       k AS (INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-             SELECT $1::int, 'DomainName', keys->0->>'value', id FROM o),
-       s AS (SELECT last_seq FROM intel_collection WHERE id = $1::int)
-       INSERT INTO intel_change (collection_id, seq, operation, object)
-       SELECT $1::int, s.last_seq + row_number() OVER (ORDER BY o.id), 'Add',
-              jsonb_build_object('type', 'DomainName', 'keys', o.keys, 'context', o.context)
-         FROM o, s`,
-      [collectionId, start, end],
-    );
-    await pool.query(
-      `UPDATE intel_collection SET last_seq = (SELECT max(seq) FROM intel_change WHERE collection_id = $1) WHERE id = $1`,
-      [collectionId],
-    );
-  }
+/** Object g of the scale collection. */
+const scaleObject = (g: number): SeedObject => ({
+  type: 'DomainName',
+  key: { type: 'DomainName', value: `d${g}.example` },
+  contextJson: JSON.stringify({ score: g % 100, source: 'scale' }),
+});
+
+/** Objects g in [from, to] of the collection, through the service's batch statement, numbered by the service (rows/seed.ts). */
+async function seed(seeder: Seeder, target: SeedTarget, from: number, to: number): Promise<void> {
+  await seedObjects(seeder, target, from, to - from + 1, scaleObject);
+  await numberSeeded(seeder, target);
 }
 
 /**
@@ -143,18 +131,19 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
     const admin = new Api(service.url, { 'X-Api-Key': service.adminKey });
     await admin.request('POST', '/intel/schemas', { json: benchSchema('scale') });
     await admin.request('POST', '/intel/collections', { json: { name: 'scale', schemaID: 'scale' } });
-    const { rows } = await pool.query(`SELECT id FROM intel_collection WHERE name = 'scale'`);
-    const collectionId = Number(rows[0].id);
+    const seeder: Seeder = { admin, statements: await loadServiceStatements(options.serviceDir), setupPool: pool, runId: 'scale' };
+    const target = await seedTarget(seeder, 'scale');
+    const collectionId = target.collectionId;
     for (const table of ['intel_object', 'intel_object_key', 'intel_change']) {
       await pool.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
     }
     const results: SizeResult[] = [];
-    // Objects seeded by SQL (named d1…d<seeded>, bursts included) and added over HTTP: together the size.
+    // Objects seeded (named d1…d<seeded>, bursts included) and added over HTTP: together the size.
     let seeded = 0;
     let added = 0;
     for (const size of sizes) {
       log(`seeding to ${size.toLocaleString('en')} objects`);
-      await seed(pool, collectionId, seeded + 1, size - added);
+      await seed(seeder, target, seeded + 1, size - added);
       seeded = size - added;
       // The figures are labelled with `size`: the collection must hold exactly that many objects.
       const { rows: counted } = await pool.query(`SELECT count(*)::int AS n FROM intel_object WHERE collection_id = $1`, [collectionId]);
@@ -177,7 +166,7 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
       const { rows: top } = await pool.query(`SELECT max(id) AS id FROM intel_object WHERE collection_id = $1`, [collectionId]);
       const burst = Math.min(BURST, size);
       log(`adding a burst of ${burst.toLocaleString('en')} objects that ANALYZE will not see`);
-      await seed(pool, collectionId, seeded + 1, seeded + burst);
+      await seed(seeder, target, seeded + 1, seeded + burst);
       seeded += burst;
       const cursor = encodeURIComponent(Buffer.from(JSON.stringify({ a: Number(top[0].id) })).toString('base64url'));
       const unseen = await listingWithBuffers(pool, db, () => timed(SAMPLES, () => admin.request('GET', `${path}?limit=${PAGE}&cursor=${cursor}`)));

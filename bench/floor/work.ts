@@ -3,14 +3,7 @@
  * the service's statements through a `pg` pool, with the parameters the service would pass. Nothing else.
  */
 import pg from 'pg';
-import {
-  DELIVERY_LIMIT_ERROR,
-  loadObjectStatements,
-  loadTaskStatements,
-  RAW_WRITE_ORIGIN,
-  TASK_LEASE_SECONDS,
-  TASK_MAX_DELIVERIES,
-} from '../rows/service-sql.js';
+import { loadServiceStatements, RAW_WRITE_ORIGIN, SERVICE_SETTINGS } from '../rows/service-statements.js';
 
 export interface ObjectBody {
   type: string;
@@ -38,8 +31,10 @@ function argument(name: string): string {
 export const pool = new pg.Pool({ connectionString: argument('--database-url'), max: Number(argument('--pool-size')) });
 
 /** The service build's own statements (`--service-dir`), run under the names the service prepares them by. */
-const statements = await loadObjectStatements(argument('--service-dir'));
-const taskStatements = await loadTaskStatements(argument('--service-dir'));
+const statements = await loadServiceStatements(argument('--service-dir'));
+const { OBJECT_STATEMENTS, findHitsParameters, WRITE_PARAMETERS } = statements.objects;
+const { TASK_STATEMENTS } = statements.tasks;
+const { taskMaxDeliveries, taskLeaseSeconds } = SERVICE_SETTINGS;
 
 /**
  * The statements of a single add of an identical re-send or a new object, as ObjectsService.add runs them
@@ -49,30 +44,36 @@ const taskStatements = await loadTaskStatements(argument('--service-dir'));
  */
 export async function add(collectionId: number, body: ObjectBody): Promise<boolean> {
   const context = JSON.stringify(body.context);
-  const { rowCount } = await pool.query({
-    ...statements.findHits,
-    values: [collectionId, body.keys.map((key) => key.type), body.keys.map((key) => key.value), context, true, null],
-  });
+  const none = { at: null, ttlSeconds: null };
+  const { rowCount } = await pool.query({ ...OBJECT_STATEMENTS.findHits, values: findHitsParameters(collectionId, body.keys, context, none) });
   if (rowCount !== 0) return true;
-  const inserted = await pool.query({ ...statements.insert, values: [collectionId, body.type, JSON.stringify(body.keys), context, null, null, ...RAW_WRITE_ORIGIN] });
+  const inserted = await pool.query({
+    ...OBJECT_STATEMENTS.insert,
+    values: WRITE_PARAMETERS.insert.values({
+      collectionId,
+      type: body.type,
+      keys: JSON.stringify(body.keys),
+      context,
+      expiresAt: none.at,
+      ttlSeconds: none.ttlSeconds,
+      ...RAW_WRITE_ORIGIN,
+    }),
+  });
   return inserted.rowCount === 1;
 }
 
 /** The service's claim statement. */
 export async function take(limit: number): Promise<TakenTask[]> {
-  const { rows } = await pool.query<{ exhausted: boolean; id: string; objectKeys: unknown }>(taskStatements.take, [
-    limit,
-    TASK_MAX_DELIVERIES,
-    TASK_LEASE_SECONDS,
-    DELIVERY_LIMIT_ERROR.code,
-    DELIVERY_LIMIT_ERROR.message,
-  ]);
+  const { rows } = await pool.query<{ exhausted: boolean; id: string; objectKeys: unknown }>(
+    TASK_STATEMENTS.take,
+    TASK_STATEMENTS.takeParameters(limit, taskMaxDeliveries, taskLeaseSeconds),
+  );
   return rows.filter((row) => !row.exhausted).map((row) => ({ id: row.id, params: { objectKeys: row.objectKeys } }));
 }
 
 /** The service's completion UPDATE: whether the task was open for it. */
 export async function complete(body: TaskBody): Promise<boolean> {
-  const { rowCount } = await pool.query(taskStatements.complete, [body.taskID, TASK_MAX_DELIVERIES, JSON.stringify(body.result)]);
+  const { rowCount } = await pool.query(TASK_STATEMENTS.complete, TASK_STATEMENTS.completeParameters(body.taskID, taskMaxDeliveries, body.result));
   return rowCount === 1;
 }
 

@@ -10,7 +10,7 @@ import type { BenchS3 } from './s3.js';
 import type { Scale } from './scale.js';
 import type { ServiceHandle } from './service.js';
 import type { SqlFigures, SqlStats } from './sql-stats.js';
-import type { ObjectStatements, TaskStatements } from '../rows/service-sql.js';
+import type { ServiceStatements } from '../rows/service-statements.js';
 
 /** One side of a row (the service path, or its baseline), all rounds together. */
 export interface SideResult {
@@ -73,10 +73,8 @@ export interface RowContext {
   /** Pool of the raw `pg` baselines, on the same database as their own role. */
   baselinePool: pg.Pool;
   sqlStats: SqlStats;
-  /** The service build's own statements of single adds and deletes, for the raw baselines. */
-  objectStatements: ObjectStatements;
-  /** The service build's own statements of taking and completing tasks, for row 6's raw baseline. */
-  taskStatements: TaskStatements;
+  /** The service build's own statements with their parameter builders, for the raw baselines and the seeding. */
+  statements: ServiceStatements;
   /** The service process and the database cluster, for CPU accounting per phase. */
   cpu: CpuSources;
   runDir: string;
@@ -231,7 +229,7 @@ export async function compare(spec: CompareSpec): Promise<{ service: SideResult;
   });
   if (spec.sqlParity && sql && sql.baselineOnly.length > 0) {
     throw new MeasurementError(
-      `the raw pg baseline ran SQL the service did not (update bench/rows/service-sql.ts from the service's code): ${sql.baselineOnly.join(' | ')}`,
+      `the raw pg baseline ran SQL the service did not (its statement or values are not the service's: load both from the build, bench/rows/service-statements.ts): ${sql.baselineOnly.join(' | ')}`,
     );
   }
   return { service, baseline, sql };

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { serviceSettingsEnv } from '../rows/service-statements.js';
 import { type ChildServer, spawnNode, waitForHttp } from './processes.js';
 
 export async function freePort(): Promise<number> {
@@ -51,6 +52,7 @@ export async function startService(options: {
     ADMIN_API_KEY: adminKey,
     DATABASE_URL: options.databaseUrl,
     METRICS_PORT: String(metricsPort),
+    ...serviceSettingsEnv(),
     ...options.extraEnv,
   };
   const server = spawnNode(

@@ -1,10 +1,11 @@
 import type autocannon from 'autocannon';
-import { cursorOf, parseLinks } from '../lib/api.js';
+import { parseLinks } from '../lib/api.js';
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule, type RowResult } from '../lib/row.js';
 import { createCollection } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
-import { PAGE_MAX_BYTES } from './service-sql.js';
+import { numberSeeded, seedObjects, seedTarget, settleTables } from './seed.js';
+import { SERVICE_SETTINGS } from './service-statements.js';
 
 /** The large collection rows 4 and 5 read: `scale.feedItems` objects and as many `Add` changes. */
 export interface SeededFeed {
@@ -17,64 +18,25 @@ export interface SeededFeed {
 }
 
 /**
- * Seeds by direct SQL in the service's own tables (src/database/migrations/1763800002000-CreateObjects.ts),
- * exactly what `scale.feedItems` successful adds would have left: one intel_object row with its keys array
- * and 1 KB context, one intel_object_key row, one `Add` change with the object's state, its life (uid, first
- * add) and consecutive `seq` with its time (2 µs apart), and the collection's last_seq and last_seq_at moved — under a lock of the collection row, as the sequencer
- * (src/intel/change-sequencer.ts) moves it.
- * Loading 100k objects through HTTP would take minutes; the measured paths (reads) go through HTTP.
+ * Seeds `scale.feedItems` new objects (row 3's objects, 1 KB contexts) through the service's batch statement
+ * (seed.ts): the objects, their key rows and one `Add` change each, numbered by the service's sequencer. The
+ * measured paths (reads) go through HTTP; loading 100k objects through it would take minutes.
  */
 export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
   const cached = ctx.shared.get('seededFeed') as SeededFeed | undefined;
   if (cached) return cached;
   const collection = await createCollection(ctx, 'feed');
   const { key } = await ctx.admin.createKey({ permissions: [{ resource: collection.resourceId, actions: ['Read'] }] });
-  const reader = ctx.admin.withKey(key);
-  const token = await reader.token();
-  const first = await reader.request('GET', `/intel/collections/${collection.name}/objects?limit=1`);
-  const related = parseLinks(first.headers.get('link') ?? undefined).related;
-  const startCursor = related && cursorOf(related);
-  if (!startCursor) throw new Error('the first objects page carried no rel="related" changes cursor');
-
-  const n = ctx.scale.feedItems;
-  const sample = benchObject(`${ctx.runId}f`, 0, ctx.scale.contextBytes);
-  // One template context (same size as row 3's); the key value makes every object distinct.
-  const contextJson = sample.contextJson;
-  const client = await ctx.setupPool.connect();
-  let collectionId: number;
-  try {
-    await client.query('BEGIN');
-    const locked = await client.query(`SELECT id, last_seq FROM intel_collection WHERE name = $1 FOR NO KEY UPDATE`, [collection.name]);
-    collectionId = Number(locked.rows[0].id);
-    const lastSeq = Number(locked.rows[0].last_seq);
-    if (lastSeq !== 0) throw new Error(`the fresh collection ${collection.name} already has changes`);
-    await client.query(
-      `WITH obj AS (
-         INSERT INTO intel_object (collection_id, type, keys, context)
-         SELECT $1, 'DomainName', jsonb_build_array(jsonb_build_object('type', 'DomainName', 'value', 'o' || g || '-' || $3 || '.bench.example')), $4::jsonb
-           FROM generate_series(1, $2::int) AS g
-         RETURNING id, type, keys, context, uid, added_at
-       ), new_keys AS (
-         INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-         SELECT $1, 'DomainName', obj.keys -> 0 ->> 'value', obj.id FROM obj
-       )
-       INSERT INTO intel_change (collection_id, seq, seq_at, operation, object, object_uid, object_added_at)
-       SELECT $1, row_number() OVER (ORDER BY obj.id), now() + (row_number() OVER (ORDER BY obj.id)) * interval '2 microseconds', 'Add',
-              jsonb_build_object('type', obj.type, 'keys', obj.keys, 'context', obj.context), obj.uid, obj.added_at
-         FROM obj`,
-      [collectionId, n, `${ctx.runId}f`, contextJson],
-    );
-    await client.query(`UPDATE intel_collection SET last_seq = $2::int, last_seq_at = now() + $2::int * interval '2 microseconds' WHERE id = $1`, [collectionId, n]);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
-  // Fresh statistics and visibility map, as a settled production table would have; both sides profit alike.
-  await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key, intel_change, intel_collection');
-  const feed = { name: collection.name, collectionId, startCursor, token };
+  const token = await ctx.admin.withKey(key).token();
+  const target = await seedTarget(ctx, collection.name);
+  const prefix = `${ctx.runId}f`;
+  await seedObjects(ctx, target, 1, ctx.scale.feedItems, (g) => {
+    const object = benchObject(prefix, g, ctx.scale.contextBytes);
+    return { type: 'DomainName', key: { type: 'DomainName', value: object.value }, contextJson: object.contextJson };
+  });
+  await numberSeeded(ctx, target);
+  await settleTables(ctx);
+  const feed = { name: collection.name, collectionId: target.collectionId, startCursor: target.startCursor, token };
   ctx.shared.set('seededFeed', feed);
   return feed;
 }
@@ -86,8 +48,8 @@ export interface KeysetWalk {
   /** Path of the first page; later pages follow `Link: rel="next"` verbatim, like the SDK. */
   firstPath: string;
   pagesPerWalk: number;
-  /** The service's keyset statement, run by the baseline with ($1 collection id, $2 position, $3 rows). */
-  sql: string;
+  /** The service's keyset statement (src/intel/object-statements.ts, FEED_STATEMENTS) the baseline runs. */
+  page: 'listPage' | 'changesAfter';
   /** How many rows the service asks for per page (`limit`, or `limit + 1` where a row only signals more). */
   rowsPerPage: number;
   /** The position the next page starts after, from a page's rows; 0 ends a walk (back to the start). */
@@ -129,6 +91,7 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       requests: walk,
     }).done;
 
+  const { FEED_STATEMENTS } = ctx.statements.objects;
   const raw = (walks: number) => {
     const position = new Array<number>(scale.readers).fill(0);
     return dbLoad({
@@ -136,7 +99,15 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       concurrency: scale.readers,
       amount: scale.readers * walks * pagesPerWalk,
       step: async ({ index, client }) => {
-        const { rows } = await client.query(walkSpec.sql, [feed.collectionId, position[index], walkSpec.rowsPerPage, PAGE_MAX_BYTES]);
+        const { rows } = await client.query(
+          FEED_STATEMENTS[walkSpec.page],
+          FEED_STATEMENTS.parameters.values({
+            collectionId: feed.collectionId,
+            after: position[index],
+            limit: walkSpec.rowsPerPage,
+            maxBytes: SERVICE_SETTINGS.pageMaxBytes,
+          }),
+        );
         const positions = rows
           .filter((row: { position: string | null }) => row.position !== null)
           .map((row: { position: string }) => Number(row.position));

@@ -1,40 +1,28 @@
+import { createHash } from 'node:crypto';
 import type { LoadOutcome } from '../lib/load.js';
 import { compare, type RowContext } from '../lib/row.js';
-import { createCollection } from './intel-setup.js';
+import { SEED_CONTEXT, type SeedObject, seededCollection } from './seed.js';
 
-/**
- * Inserts `count` objects with one key each into the collection `collectionId` by direct SQL in the service's
- * own tables (src/database/migrations): one intel_object row with its keys array and one intel_object_key
- * row per object, exactly the object state that many successful adds would have left. `keyOf` is an SQL
- * expression over `g` (the object number) yielding (object type, key type, normalised value) as three
- * columns `otype`, `ktype`, `value`. No change records: rows 11 and 12 never read the feed, and a million
- * of them would only slow the seeding. Seeding through HTTP would take minutes; the measured paths are HTTP.
- */
-export async function seedObjects(ctx: RowContext, collectionId: number, from: number, count: number, keyOf: string): Promise<void> {
-  await ctx.setupPool.query(
-    `WITH obj AS (
-       INSERT INTO intel_object (collection_id, type, keys, context)
-       SELECT $1, k.otype, jsonb_build_array(jsonb_build_object('type', k.ktype, 'value', k.value)), '{"score": 50, "source": "bench-seed"}'::jsonb
-         FROM generate_series($2::bigint, $2::bigint + $3::bigint - 1) AS g, LATERAL (${keyOf}) AS k(otype, ktype, value)
-       RETURNING id, keys
-     )
-     INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
-     SELECT $1, keys -> 0 ->> 'type', keys -> 0 ->> 'value', id FROM obj`,
-    [collectionId, from, count],
-  );
+/** The IPv4 address `offset` addresses after `base` (dotted). */
+function ipv4(base: number, offset: number): string {
+  const n = (base + offset) >>> 0;
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
 /** Object `g` of the lookup collections: hashes, domain names, URLs and IP addresses in turn. */
-const MIXED_KEY = `
-  SELECT CASE g % 5 WHEN 0 THEN 'File' WHEN 1 THEN 'DomainName' WHEN 2 THEN 'URL' WHEN 3 THEN 'IPAddress' ELSE 'File' END,
-         CASE g % 5 WHEN 0 THEN 'MD5Hash' WHEN 1 THEN 'DomainName' WHEN 2 THEN 'URL' WHEN 3 THEN 'IPAddress' ELSE 'SHA256Hash' END,
-         CASE g % 5
-           WHEN 0 THEN md5('seed' || g)
-           WHEN 1 THEN 'd' || g || '.lookup.example'
-           WHEN 2 THEN 'https://u' || g || '.lookup.example/p'
-           WHEN 3 THEN host('100.0.0.0'::inet + g)
-           ELSE encode(sha256(('seed' || g)::bytea), 'hex')
-         END`;
+function mixedObject(g: number): SeedObject {
+  const seed = `seed${g}`;
+  const [type, key] = (
+    [
+      ['File', { type: 'MD5Hash', value: createHash('md5').update(seed).digest('hex') }],
+      ['DomainName', { type: 'DomainName', value: `d${g}.lookup.example` }],
+      ['URL', { type: 'URL', value: `https://u${g}.lookup.example/p` }],
+      ['IPAddress', { type: 'IPAddress', value: ipv4(100 << 24, g) }],
+      ['File', { type: 'SHA256Hash', value: createHash('sha256').update(seed).digest('hex') }],
+    ] as const
+  )[g % 5];
+  return { type, key, contextJson: SEED_CONTEXT };
+}
 
 export interface LookupData {
   names: string[];
@@ -55,14 +43,11 @@ export async function seededLookup(ctx: RowContext): Promise<LookupData> {
   const resourceIds: number[] = [];
   const ids: number[] = [];
   for (let c = 0; c < scale.lookupCollections; c++) {
-    const collection = await createCollection(ctx, `lookup${c}`);
+    const collection = await seededCollection(ctx, `lookup${c}`, c * perCollection, perCollection, mixedObject);
     names.push(collection.name);
     resourceIds.push(collection.resourceId);
-    const id = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [collection.name])).rows[0] as { id: number }).id;
-    ids.push(id);
-    await seedObjects(ctx, id, c * perCollection, perCollection, MIXED_KEY);
+    ids.push(collection.collectionId);
   }
-  await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key, intel_collection');
   const { key } = await ctx.admin.createKey({ permissions: resourceIds.map((resource) => ({ resource, actions: ['Read'] })) });
   const token = await ctx.admin.withKey(key).token();
 
@@ -100,19 +85,15 @@ export interface NetworkData {
 }
 
 /** Object `g` of the network collection: one IPv4 address every 16 addresses of 10.0.0.0/8. */
-const ADDRESS_KEY = `SELECT 'IPAddress', 'IPAddress', host('10.0.0.0'::inet + g * 16)`;
+function addressObject(g: number): SeedObject {
+  return { type: 'IPAddress', key: { type: 'IPAddress', value: ipv4(10 << 24, g * 16) }, contextJson: SEED_CONTEXT };
+}
 
 /** One collection of `scale.networkAddresses` IPAddress objects spread evenly over 10.0.0.0/8. */
 export async function seededNetwork(ctx: RowContext): Promise<NetworkData> {
-  const collection = await createCollection(ctx, 'net');
-  const collectionId = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [collection.name])).rows[0] as { id: number }).id;
-  const step = 250_000;
-  for (let from = 0; from < ctx.scale.networkAddresses; from += step) {
-    await seedObjects(ctx, collectionId, from, Math.min(step, ctx.scale.networkAddresses - from), ADDRESS_KEY);
-  }
-  await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key');
+  const collection = await seededCollection(ctx, 'net', 0, ctx.scale.networkAddresses, addressObject);
   const { key } = await ctx.admin.createKey({ permissions: [{ resource: collection.resourceId, actions: ['Read'] }] });
-  return { name: collection.name, collectionId, token: await ctx.admin.withKey(key).token() };
+  return { name: collection.name, collectionId: collection.collectionId, token: await ctx.admin.withKey(key).token() };
 }
 
 /**

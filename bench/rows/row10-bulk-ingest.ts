@@ -13,12 +13,13 @@ const ROW = {
 const TARGET_OBJECTS_PER_S = 20_000;
 
 /**
- * The baseline's write: the same rows the service writes for a batch of new objects (objects, their key
+ * A true raw baseline, not a service statement: the same rows the service writes for a batch of new objects (objects, their key
  * rows and one `Add` change record each, numbered from the collection's counter under its row lock, as
  * the service did before its sequencer numbered records after the commit), by
  * the fastest means measured: one multi-row INSERT … SELECT FROM unnest per table in one statement, with
  * object ids drawn from the identity sequence. Not the service's statement on purpose (no parity check):
- * it is what a hand-written importer that knows every object is new would run.
+ * it is what a hand-written importer that knows every object is new would run. It moves its collection's
+ * last_seq itself, in a collection only it writes (no numbering pass finds its records: they are numbered).
  * $1 collection, $2 count, $3 types, $4 keys JSON, $5 contexts JSON.
  */
 const RAW_BULK_INSERT = `

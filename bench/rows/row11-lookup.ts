@@ -1,7 +1,7 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { compareReads, seededLookup } from './lookup-setup.js';
-import { LOOKUP, PAGE_MAX_BYTES } from './service-sql.js';
+import { SERVICE_SETTINGS } from './service-statements.js';
 
 const ROW = { id: '11', title: 'lookup of 1,000 mixed keys (half stored) over the seeded collections', unit: 'lookups/s', target: { minRatio: 0.5 } };
 /** The issue's absolute target for the server time of one lookup, reported in the notes. */
@@ -46,6 +46,7 @@ export const row11: RowModule = {
           },
         ],
       }).done;
+    const { LOOKUP_STATEMENT } = ctx.statements.lookup;
     let rawNext = 0;
     const raw = (seconds: number) =>
       dbLoad({
@@ -54,7 +55,17 @@ export const row11: RowModule = {
         durationS: seconds,
         step: async ({ client }) => {
           const keys = data.keySets[rawNext++ % data.keySets.length];
-          await client.query(LOOKUP, [keys.map((key) => key.type), keys.map((key) => key.value), false, data.resourceIds, null, PAGE_MAX_BYTES]);
+          await client.query(
+            LOOKUP_STATEMENT.text,
+            LOOKUP_STATEMENT.parameters.values({
+              types: keys.map((key) => key.type),
+              values: keys.map((key) => key.value),
+              readsAll: false,
+              readable: data.resourceIds,
+              collections: null,
+              maxBytes: SERVICE_SETTINGS.pageMaxBytes,
+            }),
+          );
         },
       });
     const measured = await compareReads(ctx, { service: `POST /intel/lookup (${scale.lookupKeys} keys)`, baseline: 'raw pg: same lookup statement' }, served, raw);

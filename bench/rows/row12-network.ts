@@ -1,7 +1,7 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { compareReads, seededNetwork } from './lookup-setup.js';
-import { NETWORK_WITHIN, PAGE_MAX_BYTES } from './service-sql.js';
+import { SERVICE_SETTINGS } from './service-statements.js';
 
 const ROW = { id: '12', title: 'network search within a /16 over the seeded addresses, limit 1000', unit: 'req/s', target: {} };
 
@@ -45,6 +45,7 @@ export const row12: RowModule = {
           },
         ],
       }).done;
+    const { NETWORK_SEARCHES } = ctx.statements.network;
     let rawNext = 0;
     const raw = (seconds: number) =>
       dbLoad({
@@ -52,7 +53,16 @@ export const row12: RowModule = {
         concurrency: clients,
         durationS: seconds,
         step: async ({ client }) => {
-          await client.query(NETWORK_WITHIN, [data.collectionId, `10.${rawNext++ % blocks}.0.0/16`, 0, limit + 1, PAGE_MAX_BYTES]);
+          await client.query(
+            NETWORK_SEARCHES.within,
+            NETWORK_SEARCHES.parameters.values({
+              collectionId: data.collectionId,
+              network: `10.${rawNext++ % blocks}.0.0/16`,
+              afterId: 0,
+              limit: limit + 1,
+              maxBytes: SERVICE_SETTINGS.pageMaxBytes,
+            }),
+          );
         },
       });
     const measured = await compareReads(ctx, { service: 'GET …/objects/network?within=<a /16>', baseline: 'raw pg: same search statement' }, served, raw);

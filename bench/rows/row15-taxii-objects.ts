@@ -2,7 +2,7 @@ import type autocannon from 'autocannon';
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, type RowModule } from '../lib/row.js';
 import { seededFeed } from './feed-setup.js';
-import { PAGE_MAX_BYTES, TAXII_LAST_VERSIONS } from './service-sql.js';
+import { SERVICE_SETTINGS } from './service-statements.js';
 
 const ROW = { id: '15', title: 'TAXII objects page of the seeded objects, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 const TAXII = 'application/taxii+json;version=2.1';
@@ -13,7 +13,7 @@ const NEXT = /"next":"([A-Za-z0-9_-]+)"/;
  * Row 15: `scale.readers` concurrent TAXII clients each read the seeded collection (row 4/5's 100k objects)
  * as STIX 2.1 with `limit` 1000 (an indicator and its observable per object: 500 objects a page), following
  * `next` only, to the last page (`more: false`). Baseline: the same readers running the statement the service
- * runs for a page (ObjectVersionsService.readOnce with the default `match[version]=last`, verbatim: 501 feed
+ * runs for a page (ObjectVersionsService's statement with the default `match[version]=last`: 501 feed
  * positions) through raw `pg`, continuing after the 500th position.
  */
 export const row15: RowModule = {
@@ -61,7 +61,13 @@ export const row15: RowModule = {
         concurrency: scale.readers,
         amount: scale.readers * walks * pagesPerWalk,
         step: async ({ index, client }) => {
-          const { rows } = await client.query(TAXII_LAST_VERSIONS, [feed.collectionId, position[index], rowsPerPage, PAGE_MAX_BYTES]);
+          // TAXII's default query (match[version]=last, no other filter), built by the service's own builder.
+          const statement = ctx.statements.versions.versionsStatement(
+            feed.collectionId,
+            { afterSeq: position[index], versions: { first: false, last: true, at: [] }, limit: rowsPerPage },
+            SERVICE_SETTINGS.pageMaxBytes,
+          );
+          const { rows } = await client.query(statement.text, statement.values);
           const found = rows.filter((row: { position: string | null }) => row.position !== null);
           position[index] = found.length === rowsPerPage ? Number(found[rowsPerPage - 2].position) : 0;
         },

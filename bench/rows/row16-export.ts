@@ -2,9 +2,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { httpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { createCollection } from './intel-setup.js';
-import { seedObjects } from './lookup-setup.js';
-import { exportTxtOfType } from './service-sql.js';
+import { SEED_CONTEXT, type SeedObject, seededCollection } from './seed.js';
 
 const ROW = {
   id: '16',
@@ -16,7 +14,7 @@ const ROW = {
 const TARGET_304_P50_MS = 5;
 
 /** Object `g` of the exported collection: a domain name. */
-const DOMAIN_KEY = `SELECT 'DomainName', 'DomainName', 'host' || g || '.export.example'`;
+const domainObject = (g: number): SeedObject => ({ type: 'DomainName', key: { type: 'DomainName', value: `host${g}.export.example` }, contextJson: SEED_CONTEXT });
 
 /** Newlines of a body, counted as it streams (the bench holds none of it). */
 function countLines(chunk: Buffer): number {
@@ -60,7 +58,7 @@ function copyLines(client: pg.PoolClient, sql: string): Promise<number> {
 
 /**
  * Row 16: `GET .../export?format=txt&keyType=DomainName` of a collection of `scale.exportObjects` objects
- * (seeded by SQL), one export at a time, every line counted; against raw `pg` running the service's select
+ * (seeded through the service's batch statement), one export at a time, every line counted; against raw `pg` running the service's select
  * as `COPY (…) TO STDOUT` (PostgreSQL's fastest way out). The service's memory growth over the row is its
  * second target. Then a conditional GET with the current ETag, which must be 304, timed on its own.
  */
@@ -70,10 +68,7 @@ export const row16: RowModule = {
   async run(ctx: RowContext) {
     const { scale } = ctx;
     const count = scale.exportObjects;
-    const collection = await createCollection(ctx, 'export');
-    const id = ((await ctx.setupPool.query(`SELECT id FROM intel_collection WHERE name = $1`, [collection.name])).rows[0] as { id: number }).id;
-    for (let from = 0; from < count; from += 250_000) await seedObjects(ctx, id, from, Math.min(250_000, count - from), DOMAIN_KEY);
-    await ctx.setupPool.query('VACUUM ANALYZE intel_object, intel_object_key');
+    const collection = await seededCollection(ctx, 'export', 0, count, domainObject);
     const { key } = await ctx.admin.createKey({ permissions: [{ resource: collection.resourceId, actions: ['Read'] }] });
     const headers = { Authorization: `Bearer ${await ctx.admin.withKey(key).token()}` };
     const path = `/intel/collections/${collection.name}/export?format=txt&keyType=DomainName`;
@@ -82,7 +77,11 @@ export const row16: RowModule = {
       if (lines !== count) throw new Error(`an export listed ${lines} lines, not ${count}`);
     };
     const served = () => stepLoad({ concurrency: 1, amount: 1, step: async () => exported(await exportLines(`${ctx.service.url}${path}`, headers)) });
-    const sql = exportTxtOfType(id, 'DomainName');
+    // The service's statement with its values inlined as literals: COPY takes no parameters.
+    const { EXPORT_STATEMENTS } = ctx.statements.export;
+    const params = { format: 'txt', keyType: 'DomainName', urlScheme: 'keep' } as const;
+    const values = EXPORT_STATEMENTS.parameters(collection.collectionId, params);
+    const sql = EXPORT_STATEMENTS.rows(params).replace(/\$(\d+)\b/g, (_, n: string) => pg.Client.prototype.escapeLiteral(String(values[Number(n) - 1])));
     const raw = async () => {
       const client = await ctx.baselinePool.connect();
       try {

@@ -1,7 +1,7 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
-import { RAW_WRITE_ORIGIN } from './service-sql.js';
+import { RAW_WRITE_ORIGIN } from './service-statements.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
 const NEW_FLOOR = { id: '3af', title: 'stack floor of 3a: the bare framework + pg running the same add statements', unit: 'objects/s', target: {} };
@@ -94,11 +94,25 @@ export const row3: RowModule = {
     // (no statement per request), so the baseline resolves its collection once, here.
     const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
       const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
-      // The service's own statements under its names, prepared as it prepares them (ObjectsRepository).
-      const hits = await client.query({ ...ctx.objectStatements.findHits, values: [directId, ['DomainName'], [object.value], object.contextJson, true, null] });
+      // The service's own statements under its names, prepared as it prepares them (ObjectsRepository), with
+      // the values its parameter builders give.
+      const { OBJECT_STATEMENTS, findHitsParameters, WRITE_PARAMETERS } = ctx.statements.objects;
+      const key = { type: 'DomainName', value: object.value };
+      const hits = await client.query({ ...OBJECT_STATEMENTS.findHits, values: findHitsParameters(directId, [key], object.contextJson, { at: null, ttlSeconds: null }) });
       if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
       // A new object: one autocommitted statement (ObjectsService.add → ObjectsRepository.writeAsDecided).
-      const written = await client.query({ ...ctx.objectStatements.insert, values: [directId, 'DomainName', object.keysJson, object.contextJson, null, null, ...RAW_WRITE_ORIGIN] });
+      const written = await client.query({
+        ...OBJECT_STATEMENTS.insert,
+        values: WRITE_PARAMETERS.insert.values({
+          collectionId: directId,
+          type: 'DomainName',
+          keys: object.keysJson,
+          context: object.contextJson,
+          expiresAt: null,
+          ttlSeconds: null,
+          ...RAW_WRITE_ORIGIN,
+        }),
+      });
       if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
     };
     const raw = (seconds: number, pick: () => number) =>

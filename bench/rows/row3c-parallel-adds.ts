@@ -20,13 +20,15 @@ const FLOOR = {
 export const ROW_3C_THROUGHPUT = 'row3c.serviceThroughput';
 
 /**
- * What a write to one collection costs at the least: the object, its key row and its change record in
+ * A true raw baseline, not a service statement (no parity check): what a write to one collection costs at the least: the object, its key row and its change record in
  * one autocommitted statement, with nothing that makes two writers of the collection wait for each
  * other (the change record's position is a number the client hands out). Only the columns every
  * version of the schema has are named, so the same statement measures the design before and after the
- * feed was renumbered by a sequencer. $1 collection id, $2 type, $3 keys JSON, $4 context JSON, $5 position.
+ * feed was renumbered by a sequencer. It writes its positions itself, into a collection only it writes and the
+ * service never reads (no numbering pass finds its records: they are numbered already).
+ * $1 collection id, $2 type, $3 keys JSON, $4 context JSON, $5 position.
  */
-const UNSERIALISED_INSERT = `
+const RAW_UNSERIALISED_INSERT = `
     WITH obj AS (
       INSERT INTO intel_object (collection_id, type, keys, context) VALUES ($1::int, $2::text, $3::jsonb, $4::jsonb)
       RETURNING id, type, keys, context
@@ -80,7 +82,7 @@ export const row3c: RowModule = {
           const n = directNext++;
           const object = benchObject(`${ctx.runId}q`, n, scale.contextBytes);
           // Prepared, like the service's own statements of a single add.
-          await client.query({ name: 'bench_unserialised_insert', text: UNSERIALISED_INSERT, values: [directId, 'DomainName', object.keysJson, object.contextJson, n + 1] });
+          await client.query({ name: 'bench_unserialised_insert', text: RAW_UNSERIALISED_INSERT, values: [directId, 'DomainName', object.keysJson, object.contextJson, n + 1] });
         },
       });
     const result = await compare({

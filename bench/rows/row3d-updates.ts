@@ -3,7 +3,7 @@ import { compare, finishRow, type RowContext, type RowModule, timedPhases } from
 import { ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 import { ROW_3C_THROUGHPUT } from './row3c-parallel-adds.js';
-import { RAW_WRITE_ORIGIN } from './service-sql.js';
+import { RAW_WRITE_ORIGIN } from './service-statements.js';
 
 const ROW = {
   id: '3d',
@@ -19,7 +19,7 @@ const SEED_BATCH = 500;
  * Row 3d: `POST /intel/collections/{c}/objects` re-sending existing objects with a new context (each an
  * Update), `scale.connections` clients into ONE collection, cycling through `scale.updateObjects` objects.
  * Baseline: raw `pg`, same concurrency, running for each update the service's own statements (loaded
- * from the service build, see service-sql.ts): the key pre-check, then the update statement, each
+ * from the service build, see service-statements.ts): the key pre-check, then the update statement, each
  * autocommitted and unserialised, into a twin collection of as many objects. The ratio shows what the
  * service adds to an update, including whatever it serialises; the notes compare its throughput with
  * row 3c's (new objects).
@@ -59,7 +59,7 @@ export const row3d: RowModule = {
           },
         ],
       }).done;
-    const { findHits, update } = ctx.objectStatements;
+    const { OBJECT_STATEMENTS: { findHits, update }, findHitsParameters, WRITE_PARAMETERS } = ctx.statements.objects;
     const raw = (seconds: number) =>
       dbLoad({
         pool: ctx.baselinePool,
@@ -70,15 +70,25 @@ export const row3d: RowModule = {
           const object = benchObject(prefix.direct, n % objects, scale.contextBytes, revision(n));
           const hits = await client.query<{ id: string; keys: unknown }>({
             ...findHits,
-            values: [directId, ['DomainName'], [object.value], object.contextJson, true, null],
+            values: findHitsParameters(directId, [{ type: 'DomainName', value: object.value }], object.contextJson, { at: null, ttlSeconds: null }),
           });
           if (hits.rowCount !== 1) throw new Error(`object ${object.value} is not stored`);
           const [{ id, keys }] = hits.rows;
           const keysJson = JSON.stringify(keys);
-          // ObjectsRepository's update parameters: id, all keys, context, new keys, expiry (none), keys decided on, origin.
+          // An update of the context only: no new keys, no expiry, decided on the keys found.
           const written = await client.query({
             ...update,
-            values: [directId, id, keysJson, object.contextJson, '[]', null, null, keysJson, ...RAW_WRITE_ORIGIN],
+            values: WRITE_PARAMETERS.update.values({
+              collectionId: directId,
+              objectId: id,
+              keys: keysJson,
+              context: object.contextJson,
+              newKeys: '[]',
+              expiresAt: null,
+              ttlSeconds: null,
+              decidedOnKeys: keysJson,
+              ...RAW_WRITE_ORIGIN,
+            }),
           });
           if (written.rowCount !== 1) throw new Error(`object ${object.value} was not updated`);
         },

@@ -1,6 +1,5 @@
 import type { RowModule } from '../lib/row.js';
 import { keysetWalkRow, seededFeed } from './feed-setup.js';
-import { CHANGES_AFTER } from './service-sql.js';
 
 const ROW = { id: '4', title: 'change feed read of the seeded changes, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 
@@ -23,7 +22,7 @@ export const row4: RowModule = {
         firstPath: `/intel/collections/${feed.name}/objects/changes?cursor=${feed.startCursor}&limit=${limit}`,
         // Full pages, then one empty page (the only page without a next link, wire-contract §3.2).
         pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit) + 1,
-        sql: CHANGES_AFTER,
+        page: 'changesAfter',
         rowsPerPage: limit,
         nextPosition: (positions) => (positions.length === 0 ? 0 : positions[positions.length - 1]),
         serviceLabel: 'GET …/objects/changes (limit 1000)',

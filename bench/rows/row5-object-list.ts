@@ -1,6 +1,5 @@
 import type { RowModule } from '../lib/row.js';
 import { keysetWalkRow, seededFeed } from './feed-setup.js';
-import { LIST_PAGE } from './service-sql.js';
 
 const ROW = { id: '5', title: 'object listing of the seeded objects, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 
@@ -22,7 +21,7 @@ export const row5: RowModule = {
         feed,
         firstPath: `/intel/collections/${feed.name}/objects?limit=${limit}`,
         pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit),
-        sql: LIST_PAGE,
+        page: 'listPage',
         // Like sliceAfterId: the (limit + 1)th row only says that a next page exists.
         rowsPerPage: limit + 1,
         nextPosition: (positions) => (positions.length > limit ? positions[limit - 1] : 0),

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { benchSchema, RESOURCE } from './intel-setup.js';
-import { DELIVERY_LIMIT_ERROR, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from './service-sql.js';
+import { SERVICE_SETTINGS } from './service-statements.js';
 
 const ROW = { id: '6', title: 'task queue: executors take 100 at a time and complete each', unit: 'tasks/s', target: { minRatio: 0.5 } };
 const FLOOR = { id: '6f', title: 'stack floor of row 6: the bare framework + pg running the same claim and completion', unit: 'tasks/s', target: {} };
@@ -99,6 +99,7 @@ export const row6: RowModule = {
       return { outcome, units: completed };
     };
 
+    const { TASK_STATEMENTS } = ctx.statements.tasks;
     const raw = async (tasks: number) => {
       let completed = 0;
       const taken: { id: string; objectKeys: { value: string }[] }[][] = Array.from({ length: scale.executors }, () => []);
@@ -108,18 +109,18 @@ export const row6: RowModule = {
         step: async ({ index, client }: { index: number; client: pg.PoolClient }) => {
           const mine = taken[index];
           if (mine.length === 0) {
-            const { rows } = await client.query(ctx.taskStatements.take, [
-              scale.takeLimit,
-              TASK_MAX_DELIVERIES,
-              TASK_LEASE_SECONDS,
-              DELIVERY_LIMIT_ERROR.code,
-              DELIVERY_LIMIT_ERROR.message,
-            ]);
+            const { rows } = await client.query(
+              TASK_STATEMENTS.take,
+              TASK_STATEMENTS.takeParameters(scale.takeLimit, SERVICE_SETTINGS.taskMaxDeliveries, SERVICE_SETTINGS.taskLeaseSeconds),
+            );
             mine.push(...(rows as { id: string; objectKeys: { value: string }[] }[]));
             return rows.length > 0;
           }
           const task = mine.shift()!;
-          const result = await client.query(ctx.taskStatements.complete, [task.id, TASK_MAX_DELIVERIES, JSON.stringify(resultFor(task.objectKeys[0].value))]);
+          const result = await client.query(
+            TASK_STATEMENTS.complete,
+            TASK_STATEMENTS.completeParameters(task.id, SERVICE_SETTINGS.taskMaxDeliveries, resultFor(task.objectKeys[0].value)),
+          );
           if (result.rowCount !== 1) throw new Error(`task ${task.id} was not open for completion`);
           completed++;
         },

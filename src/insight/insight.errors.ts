@@ -15,10 +15,5 @@ export const InsightErrors = {
   fileNotFound: (fileId: string) => new ApiError('FileNotFound', `file ${fileId} does not exist`),
 };
 
-/** The error a task gets once it has been delivered `maxDeliveries` times without a report (decisions §9). */
-export function deliveryLimitError(maxDeliveries: number): { code: string; message: string } {
-  return {
-    code: 'DeliveryLimitExceeded',
-    message: `no executor reported a result within the lease on any of ${maxDeliveries} deliveries`,
-  };
-}
+/** The error a task gets once it has been delivered too often without a report (with the take's statement). */
+export { deliveryLimitError } from './task-statements.js';

@@ -42,12 +42,7 @@ export class TaskQueueService {
     const { rows } = await this.announcer.pollQueue(
       { waitSeconds, gone, ready: ({ rows }) => rows.length > 0, changesAt: ({ takeableAt }) => takeableAt },
       async () => {
-        const { taken, failed } = await this.tasks.take(
-          limit,
-          this.config.taskMaxDeliveries,
-          this.config.taskLeaseSeconds,
-          deliveryLimitError(this.config.taskMaxDeliveries),
-        );
+        const { taken, failed } = await this.tasks.take(limit, this.config.taskMaxDeliveries, this.config.taskLeaseSeconds);
         for (const id of failed) this.announcer.failed(id, deliveryLimitError(this.config.taskMaxDeliveries));
         // Only a waiting take needs to know when the next lease ends; a plain one stays one statement.
         const inMs = taken.length === 0 && waitSeconds > 0 ? await this.tasks.nextTakeableInMs(this.config.taskMaxDeliveries) : null;

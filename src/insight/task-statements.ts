@@ -1,8 +1,16 @@
 /**
- * The task queue's statements of taking and completing, as text, in a module that imports nothing: the
- * bench (row 6 and the stack floor, bench/rows/service-sql.ts) loads them from the service build, so its raw
- * `pg` baselines run exactly these statements and cannot drift from them.
+ * The task queue's statements of taking and completing, as text with their parameter builders, in a module
+ * that imports nothing: the bench (row 6 and the stack floor, bench/rows/service-statements.ts) loads them
+ * from the service build, so its raw `pg` baselines run exactly these statements and cannot drift from them.
  */
+
+/** The error a task gets once it has been delivered `maxDeliveries` times without a report (decisions §9). */
+export function deliveryLimitError(maxDeliveries: number): { code: string; message: string } {
+  return {
+    code: 'DeliveryLimitExceeded',
+    message: `no executor reported a result within the lease on any of ${maxDeliveries} deliveries`,
+  };
+}
 
 /**
  * A report (completion or failure) is accepted for a pending task that has been taken at least once and
@@ -46,5 +54,16 @@ const TAKE = `
 /** A completion: $1 the task id, $2 the delivery limit, $3 the result (JSON). */
 const COMPLETE = `UPDATE insight_task SET state = 'Completed', result = $3 WHERE id = $1 AND ${OPEN_FOR_REPORT}`;
 
-/** The statements the bench runs raw (TasksRepository.take and complete). */
-export const TASK_STATEMENTS = { take: TAKE, complete: COMPLETE } as const;
+/** TAKE's values: up to `limit` tasks leased for `leaseSeconds`; tasks past `maxDeliveries` get deliveryLimitError. */
+function takeParameters(limit: number, maxDeliveries: number, leaseSeconds: number): unknown[] {
+  const exhausted = deliveryLimitError(maxDeliveries);
+  return [limit, maxDeliveries, leaseSeconds, exhausted.code, exhausted.message];
+}
+
+/** COMPLETE's values. */
+function completeParameters(id: string, maxDeliveries: number, result: unknown): unknown[] {
+  return [id, maxDeliveries, JSON.stringify(result)];
+}
+
+/** The statements the bench runs raw (TasksRepository.take and complete), each with its values. */
+export const TASK_STATEMENTS = { take: TAKE, takeParameters, complete: COMPLETE, completeParameters } as const;

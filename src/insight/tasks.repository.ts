@@ -103,22 +103,14 @@ export class TasksRepository {
   }
 
   /**
-   * Leases up to `limit` tasks; `exhausted` is the error recorded on tasks past the delivery limit, whose
+   * Leases up to `limit` tasks; tasks past the delivery limit get its error (deliveryLimitError) and their
    * ids come back as `failed`.
    */
-  async take(
-    limit: number,
-    maxDeliveries: number,
-    leaseSeconds: number,
-    exhausted: { code: string; message: string },
-  ): Promise<{ taken: QueueRow[]; failed: string[] }> {
-    const rows: (QueueRow & { exhausted: boolean })[] = await this.dataSource.query(TASK_STATEMENTS.take, [
-      limit,
-      maxDeliveries,
-      leaseSeconds,
-      exhausted.code,
-      exhausted.message,
-    ]);
+  async take(limit: number, maxDeliveries: number, leaseSeconds: number): Promise<{ taken: QueueRow[]; failed: string[] }> {
+    const rows: (QueueRow & { exhausted: boolean })[] = await this.dataSource.query(
+      TASK_STATEMENTS.take,
+      TASK_STATEMENTS.takeParameters(limit, maxDeliveries, leaseSeconds),
+    );
     return {
       taken: rows.filter((row) => !row.exhausted).map(({ exhausted: _, ...row }) => row),
       failed: rows.filter((row) => row.exhausted).map((row) => row.id),
@@ -163,7 +155,7 @@ export class TasksRepository {
 
   /** Returns false when the task does not exist or is not open for a report. */
   async complete(id: string, maxDeliveries: number, result: TaskResult): Promise<boolean> {
-    return this.update(TASK_STATEMENTS.complete, [id, maxDeliveries, JSON.stringify(result)]);
+    return this.update(TASK_STATEMENTS.complete, TASK_STATEMENTS.completeParameters(id, maxDeliveries, result));
   }
 
   /** Returns false when the task does not exist or is not open for a report. */

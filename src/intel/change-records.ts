@@ -42,6 +42,9 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 /** `expiresAt` of a view from a timestamptz expression (null stays null). */
 export const isoUtc = (timestamp: string) => `to_char(${timestamp} AT TIME ZONE 'UTC', ${ISO_UTC})`;
 
+/** Microseconds, ISO 8601 in UTC: feed times as text (a JS Date would drop the microseconds). */
+export const isoMicros = (timestamp: string) => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
 /** The object view (type, keys, context, expiresAt when set) as jsonb, from a row with the object's columns. */
 export function objectJson(row: string): string {
   return `jsonb_build_object('type', ${row}.type, 'keys', ${row}.keys, 'context', ${row}.context)

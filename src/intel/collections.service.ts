@@ -16,6 +16,7 @@ import type {
   CreateCollectionDto,
   UpdateCollectionDto,
 } from './dto/collection.dto.js';
+import { isoMicros } from './change-records.js';
 import { IntelErrors } from './intel.errors.js';
 
 /** What other intel services need to know about a collection. */
@@ -44,9 +45,6 @@ export interface FeedIdentity {
   taxiiId: string;
   createdAt: string;
 }
-
-/** Microseconds, ISO 8601 in UTC: feed times as text (a JS Date would drop the microseconds). */
-export const isoMicros = (timestamp: string) => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** Either unique index a concurrent registration of the same name can hit first. */
 const NAME_CONSTRAINTS = new Set(['UQ_auth_resource_parent_name', 'UQ_intel_collection_name']);

@@ -1,10 +1,13 @@
 /**
- * The statements of single adds and deletes (ObjectsRepository), as text, in a module that imports nothing
- * but other SQL fragments and the named-parameters helper (no framework): the bench (bench/rows/service-sql.ts, bench/floor/) loads them from the service
- * build, so its raw `pg` baselines run exactly these statements and cannot drift from them.
+ * The statements of single adds and deletes and of the keyset pages of objects and changes
+ * (ObjectsRepository), as text with their parameters, in a module that imports nothing but other SQL
+ * fragments and the named-parameters helper (no framework): the bench (bench/rows/service-statements.ts,
+ * bench/floor/) loads them from the service build, so its raw `pg` baselines run exactly these statements
+ * and cannot drift from them.
  */
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
+import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { expiresAt, insertChanges, isoUtc, ORIGIN_PARAMETERS, type OriginPlaceholders, SHARED_WRITER_LOCK } from './change-records.js';
 
 /** The written object's columns, as every write statement returns them. */
@@ -155,10 +158,104 @@ const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContex
      FROM intel_object o
     WHERE o.id IN (${OWNING_OBJECT_IDS})`;
 
-/** Each statement with the name it is prepared under (per pooled connection; see PreparedStatement). */
+/**
+ * FIND_HITS' values: the collection, the keys (types and values in pairs), the context to compare (JSON
+ * text, or null), and the expiry the add would write, compared only when it would not move it (a fixed
+ * moment or none; a TTL always moves it).
+ */
+export function findHitsParameters(
+  collectionId: number,
+  keys: readonly { type: string; value: string }[],
+  context: string | null,
+  expiry: { at: string | null; ttlSeconds: number | null } | null,
+): unknown[] {
+  return [
+    collectionId,
+    keys.map((key) => key.type),
+    keys.map((key) => key.value),
+    context,
+    expiry !== null && expiry.ttlSeconds === null,
+    expiry?.at ?? null,
+  ];
+}
+
+/**
+ * Each statement with the name it is prepared under (per pooled connection; see PreparedStatement); their
+ * values: findHitsParameters, WRITE_PARAMETERS.
+ */
 export const OBJECT_STATEMENTS = {
   findHits: { name: 'intel_find_hits', text: FIND_HITS_SQL },
   insert: { name: 'intel_write_insert', text: WRITE_SQL.insert },
   update: { name: 'intel_write_update', text: WRITE_SQL.update },
   remove: { name: 'intel_write_remove', text: WRITE_SQL.remove },
+} as const;
+
+/**
+ * The keyset pages read with the collection's feed bounds: $1 the collection, $2 the position to read
+ * after, $3 the rows, $4 the byte cap (PAGE_MAX_BYTES, see sizeBoundedPage); each row's key is `position`.
+ *
+ * `listPage`: objects after an object id, the feed position it reflects (snapshot + later changes = the
+ * collection, decisions §8). The shape leaves PostgreSQL one plan whatever its statistics say: a walk of
+ * the (collection_id, id) index from ($1, $2), stopped by the LIMIT. The position is a row comparison on
+ * that index's full key, which no other index can serve (there is no bare `id > $2` to walk the primary key
+ * with), and the ORDER BY is exactly the index's columns, so there is nothing to sort. With
+ * `collection_id = $1 AND id > $2` the planner could walk the primary key and filter (a young collection's
+ * first page read every row of the older ones: 3829 buffers beside 100k objects, against 4), or, once the
+ * cursor lay beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the
+ * primary key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Expired
+ * objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk and its
+ * bound stay as they are).
+ *
+ * `changesAfter`: changes after a position. Remove records written before reasons were recorded were all
+ * explicit deletes.
+ */
+const FEED_PAGES = {
+  listPage: sizeBoundedPage(
+    {
+      select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
+      from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}`,
+      orderBy: 'collection_id, id',
+      rowBytes: 'row_bytes',
+    },
+    '$3',
+    '$4',
+  ),
+  changesAfter: sizeBoundedPage(
+    {
+      select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+      from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
+      orderBy: 'seq',
+      rowBytes: 'row_bytes',
+    },
+    '$3',
+    '$4',
+  ),
+};
+export type FeedPage = keyof typeof FEED_PAGES;
+
+/**
+ * A page of FEED_PAGES together with the collection's feed bounds, in ONE statement: a statement sees one
+ * snapshot, so the bounds are exactly those of the rows, without a REPEATABLE READ transaction's extra round
+ * trips. `pending`: the collection has committed change records the sequencer has not numbered yet (a look
+ * at the small partial index of unnumbered records).
+ *
+ * With `numbering` (the sequencer's CTEs, ChangeSequencer.numberAndRead) the same statement also numbers
+ * every committed record of the collection, and `lastSeq` counts them: the rows and the bounds then cover
+ * exactly the changes committed before the statement's snapshot, none of them unnumbered.
+ */
+export function feedPageStatement(page: FeedPage, numbering?: string): string {
+  return `${numbering ? `WITH ${numbering}` : ''}
+         SELECT c.last_seq ${numbering ? '+ (SELECT count(*) FROM unnumbered)' : ''} AS "lastSeq", c.pruned_seq AS "prunedSeq",
+                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
+           FROM intel_collection c
+           LEFT JOIN (${FEED_PAGES[page]}) r ON true
+          WHERE c.id = $1::int
+          ORDER BY r.position`;
+}
+
+/** The pages as ObjectsRepository reads them without numbering, and their parameters by name. */
+export const FEED_STATEMENTS = {
+  listPage: feedPageStatement('listPage'),
+  changesAfter: feedPageStatement('changesAfter'),
+  parameters: namedParameters(['collectionId', 'after', 'limit', 'maxBytes']),
 } as const;

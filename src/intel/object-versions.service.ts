@@ -1,27 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChangesService } from './changes.service.js';
-import { CollectionsService, isoMicros } from './collections.service.js';
+import { CollectionsService } from './collections.service.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { storedObject, type StoredObject } from './objects.repository.js';
-
-/** Which versions of each object life: every one, or its first, its last, those at given feed times. */
-export type VersionSelector = 'all' | { first: boolean; last: boolean; at: string[] };
-
-export interface VersionQuery {
-  /** Feed positions after this one. */
-  afterSeq: number;
-  /** Only positions whose time is at or after this one (UTC, microseconds). */
-  notBefore?: string;
-  /** Only these object lives. */
-  lives?: string[];
-  versions: VersionSelector;
-  /** Rows at most (the page is bounded by PAGE_MAX_BYTES too). */
-  limit: number;
-}
+import { type VersionQuery, versionsStatement } from './object-versions-statements.js';
 
 /** One feed position as a version of its object's life. */
 export interface ObjectVersionRow {
@@ -70,48 +55,9 @@ export class ObjectVersionsService {
   }
 
   private async readOnce(collectionId: number, query: VersionQuery) {
-    const versions = query.versions;
-    const params: unknown[] = [collectionId, query.afterSeq, query.limit, this.config.pageMaxBytes];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    const conditions = ['ch.collection_id = $1', 'ch.seq > $2'];
-    if (query.notBefore !== undefined) {
-      // Positions are in time order: start after the last one before `notBefore` (one probe of the
-      // (collection_id, seq_at) index), instead of filtering every position by time.
-      conditions.push(`ch.seq > COALESCE((SELECT b.seq FROM intel_change b WHERE b.collection_id = $1 AND b.seq_at < ${param(query.notBefore)}::timestamptz
-                                            ORDER BY b.seq_at DESC LIMIT 1), 0)`);
-    }
-    if (query.lives !== undefined) conditions.push(`ch.object_uid = ANY(${param(query.lives)}::uuid[])`);
-    if (versions !== 'all') {
-      const later = (op: string) =>
-        `NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq ${op} ch.seq)`;
-      const wanted = [
-        ...(versions.last ? [later('>')] : []),
-        ...(versions.first ? [later('<')] : []),
-        ...(versions.at.length > 0 ? [`ch.seq_at = ANY(${param(versions.at)}::timestamptz[])`] : []),
-      ];
-      conditions.push(wanted.length === 0 ? 'false' : `(${wanted.join(' OR ')})`);
-    }
-    const rowsQuery = sizeBoundedPage(
-      {
-        select: `ch.seq AS position, ${isoMicros('ch.seq_at')} AS at, ${isoMicros(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
-                 ch.operation, ch.reason, ch.object, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt"`,
-        from: `FROM intel_change ch WHERE ${conditions.join(' AND ')}`,
-        orderBy: 'ch.seq',
-        rowBytes: 'ch.row_bytes',
-      },
-      '$3',
-      '$4',
-    );
+    const statement = versionsStatement(collectionId, query, this.config.pageMaxBytes);
     const rows: ({ lastSeq: string; pending: boolean; position: string | null; pageFull: boolean } & Omit<ObjectVersionRow, 'position'>)[] =
-      await this.dataSource.query(
-        `SELECT c.last_seq AS "lastSeq",
-                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
-           FROM intel_collection c
-           LEFT JOIN (${rowsQuery}) r ON true
-          WHERE c.id = $1::int
-          ORDER BY r.position`,
-        params,
-      );
+      await this.dataSource.query(statement.text, statement.values);
     const found = rows.filter((row) => row.position !== null);
     return {
       lastSeq: Number(rows[0].lastSeq),

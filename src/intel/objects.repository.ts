@@ -3,11 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
 import { EXCLUSIVE_WRITER_LOCK, insertChanges, ORIGIN_PARAMETERS } from './change-records.js';
-import { LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS, WRITTEN_OBJECT } from './object-statements.js';
+import { FEED_STATEMENTS, type FeedPage, feedPageStatement, findHitsParameters, LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS, WRITTEN_OBJECT } from './object-statements.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import type { SizedRow } from '../common/pagination/page.js';
-import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { EXPIRY_LOCK, PRUNE_LOCK, SEQUENCER_LOCK } from '../database/advisory-locks.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
@@ -203,14 +202,7 @@ export class ObjectsRepository {
     context: string | null,
     expiry: Expiry | null = null,
   ): Promise<JudgedHit[]> {
-    return FIND_HITS.on(runner, [
-      collectionId,
-      keys.map((key) => key.type),
-      keys.map((key) => key.value),
-      context,
-      expiry !== null && expiry.ttlSeconds === null,
-      expiry?.at ?? null,
-    ]);
+    return FIND_HITS.on(runner, findHitsParameters(collectionId, keys, context, expiry));
   }
 
   /** The keys of the live object of this life (intel_object.uid), if there is one. */
@@ -303,58 +295,17 @@ export class ObjectsRepository {
    * A page of objects after `afterId` with the feed position it reflects: snapshot + later changes = the
    * collection (decisions §8). `position` is the object id.
    *
-   * The shape leaves PostgreSQL one plan whatever its statistics say: a walk of the (collection_id, id)
-   * index from ($1, $2), stopped by the LIMIT. The position is a row comparison on that index's full key,
-   * which no other index can serve (there is no bare `id > $2` to walk the primary key with), and the
-   * ORDER BY is exactly the index's columns, so there is nothing to sort. With `collection_id = $1 AND
-   * id > $2` the planner could walk the primary key and filter (a young collection's first page read
-   * every row of the older ones: 3829 buffers beside 100k objects, against 4), or, once the cursor lay
-   * beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the primary
-   * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Bounded by size
-   * as well (PAGE_MAX_BYTES, see sizeBoundedPage).
+   * Its statement and why its plan holds: FEED_PAGES in object-statements.ts.
    */
   listPage(collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
-    // Expired objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk
-    // and its bound stay as they are).
-    return this.withFeedBounds<RawObject>(
-      sizeBoundedPage(
-        {
-          select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
-          from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}`,
-          orderBy: 'collection_id, id',
-          rowBytes: 'row_bytes',
-        },
-        '$3',
-        '$4',
-      ),
-      collectionId,
-      afterId,
-      limit,
-      numbering,
-    );
+    return this.withFeedBounds<RawObject>('listPage', collectionId, afterId, limit, numbering);
   }
 
   /**
    * Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq.
-   * Bounded by size as well (PAGE_MAX_BYTES, see sizeBoundedPage).
    */
   changesAfter(collectionId: number, afterSeq: number, limit: number) {
-    // Remove records written before reasons were recorded were all explicit deletes.
-    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>(
-      sizeBoundedPage(
-        {
-          select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
-          from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
-          orderBy: 'seq',
-          rowBytes: 'row_bytes',
-        },
-        '$3',
-        '$4',
-      ),
-      collectionId,
-      afterSeq,
-      limit,
-    );
+    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>('changesAfter', collectionId, afterSeq, limit);
   }
 
   /**
@@ -371,18 +322,11 @@ export class ObjectsRepository {
   }
 
   /**
-   * Up to `limit` rows of `page` (a keyset SELECT over collection $1 after position $2, limit $3, byte cap
-   * $4, whose key is aliased `position`) together with the collection's feed bounds, in ONE statement: a
-   * statement sees one snapshot, so the bounds are exactly those of the rows, without a REPEATABLE READ
-   * transaction's extra round trips. `pending`: the collection has committed change records the sequencer
-   * has not numbered yet (a look at the small partial index of unnumbered records).
-   *
-   * With `numbering` (ChangeSequencer.numberAndRead) the same statement also numbers every committed record
-   * of the collection, and `lastSeq` counts them: the rows and the bounds then cover exactly the changes
-   * committed before the statement's snapshot, none of them unnumbered.
+   * Up to `limit` rows of `page` with the collection's feed bounds, in one statement (feedPageStatement),
+   * numbering the collection's committed records in it when given `numbering` (ChangeSequencer.numberAndRead).
    */
   private async withFeedBounds<Row>(
-    page: string,
+    page: FeedPage,
     collectionId: number,
     after: number,
     limit: number,
@@ -391,14 +335,8 @@ export class ObjectsRepository {
     const runner = numbering?.manager ?? this.dataSource;
     const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] =
       await runner.query(
-        `${numbering ? `WITH ${numbering.ctes}` : ''}
-         SELECT c.last_seq ${numbering ? '+ (SELECT count(*) FROM unnumbered)' : ''} AS "lastSeq", c.pruned_seq AS "prunedSeq",
-                EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
-           FROM intel_collection c
-           LEFT JOIN (${page}) r ON true
-          WHERE c.id = $1::int
-          ORDER BY r.position`,
-        [collectionId, after, limit, this.config.pageMaxBytes],
+        numbering ? feedPageStatement(page, numbering.ctes) : FEED_STATEMENTS[page],
+        FEED_STATEMENTS.parameters.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes }),
       );
     return {
       lastSeq: Number(rows[0].lastSeq),

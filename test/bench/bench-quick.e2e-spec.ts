@@ -1,8 +1,10 @@
 // `npm run bench -- --quick` must keep working: this runs the quick mode as a child process (against the
 // service build in dist/, which `npm test` has just made, and the bench's own embedded cluster with
 // pg_stat_statements) and checks that every row of the suite ran and reported. On that cluster the bench's
-// parity check runs too: a raw baseline whose copy of a service statement (bench/rows/service-sql.ts) has
-// drifted from the service's code fails its row, and so this test. It asserts nothing about timings: those belong to
+// parity check runs too: the raw baselines load the service's statements and parameter builders from the
+// build (bench/rows/service-statements.ts), and one that runs a statement the service did not (a builder or
+// module that drifted) fails its row, and so this test; so does a build whose statement modules the bench
+// cannot load, or whose batch statement no longer seeds (bench/rows/seed.ts). It asserts nothing about timings: those belong to
 // the full `npm run bench` on a quiet machine (BENCHMARKS.md).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { NETWORK_SEARCHES } from '../../src/intel/network/network.service.js';
+import { NETWORK_SEARCHES } from '../../src/intel/network/network-statements.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5 } from './objects.helpers.js';

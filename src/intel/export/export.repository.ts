@@ -3,10 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { isoUtc } from '../change-records.js';
-import { isoMicros } from '../collections.service.js';
-import { LIVE } from '../object-statements.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
+import { EXPORT_STATEMENTS } from './export-statements.js';
 
 /**
  * What an export shows, as cheap numbers: the collection's numbered feed position, how many committed
@@ -32,52 +30,6 @@ const POSITION = `
                   (SELECT max(expires_at) FROM intel_object WHERE expires_at <= now() AND collection_id = c.id),
                   c.created_at) AS "lastModified"
     FROM intel_collection c WHERE c.id = $1`;
-
-/**
- * Live objects of collection $1 (with `unnest`, each of their keys as `k`), walked along the
- * (collection_id, id) index: no sort, first rows at once.
- */
-const objects = (unnest = '') => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')}`;
-const EACH_KEY = 'CROSS JOIN LATERAL jsonb_array_elements(o.keys) k';
-
-/** The value as listed: with `urlScheme=omit` a URL without its `http://` or `https://`. */
-const listedValue = (omitScheme: boolean) =>
-  omitScheme ? `CASE WHEN k->>'type' = 'URL' THEN regexp_replace(k->>'value', '^https?://', '') ELSE k->>'value' END` : `k->>'value'`;
-
-/**
- * The statement of an export ($1 collection id, $2 the key type or null). A key belongs to one object of
- * a collection, so the values of one key type are distinct as they are; values of several types, and
- * URLs without their scheme (http and https twins), are made distinct by PostgreSQL (a sort, spilled to
- * disk beyond work_mem, never held by the service).
- */
-function exportSql({ format, keyType, urlScheme }: ExportParams): string {
-  const ofType = keyType === null ? '' : `AND k->>'type' = $2`;
-  switch (format) {
-    case 'txt': {
-      const omit = urlScheme === 'omit' && (keyType === null || keyType === 'URL');
-      if (keyType !== null && !omit) {
-        return `SELECT k->>'value' ${objects(EACH_KEY)} ${ofType} ORDER BY o.id`;
-      }
-      return `SELECT DISTINCT ${listedValue(omit)} COLLATE "C" AS value
-                ${objects(EACH_KEY)} ${ofType}
-               ORDER BY value`;
-    }
-    case 'csv':
-      return `SELECT o.type, k->>'type' AS "keyType", k->>'value' AS value, ${isoUtc('o.expires_at')} AS "expiresAt", o.context
-                ${objects('CROSS JOIN LATERAL jsonb_array_elements(o.keys) WITH ORDINALITY AS e(k, n)')} ${ofType}
-               ORDER BY o.id, e.n`;
-    case 'ndjson':
-      return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt" ${objects()} ORDER BY o.id`;
-    case 'stix':
-      // The object's life and the time of its last change record (its feed position's time; a record not
-      // numbered yet has none, its creation stands in; a pruned history leaves the life's first add).
-      return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.uid, ${isoMicros('o.added_at')} AS "addedAt",
-                     COALESCE((SELECT ${isoMicros('COALESCE(ch.seq_at, ch.created_at)')} FROM intel_change ch
-                                WHERE ch.collection_id = o.collection_id AND ch.object_uid = o.uid ORDER BY ch.id DESC LIMIT 1),
-                              ${isoMicros('o.added_at')}) AS modified
-                ${objects()} ORDER BY o.id`;
-  }
-}
 
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
 const BATCH_ROWS: Record<ExportFormat, number> = { txt: 2000, csv: 500, ndjson: 500, stix: 250 };
@@ -177,8 +129,8 @@ export class ExportRepository implements OnModuleDestroy {
       // The first statement takes the transaction's snapshot: the position and every FETCH see the same data.
       const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
       await client.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR ${exportSql(params)}`,
-        params.keyType === null ? [collectionId] : [collectionId, params.keyType],
+        `DECLARE export_rows NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.rows(params)}`,
+        EXPORT_STATEMENTS.parameters(collectionId, params),
       );
       return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format);
     } catch (error) {
