@@ -95,7 +95,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const result = resolve(results.items!);
     expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches']);
     const match = resolve(resolve(result.properties!.matches).items!);
-    expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object']);
+    expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object', 'sightings']);
     expectErrors(lookup, ['400', '401', '413', '503']);
   });
 

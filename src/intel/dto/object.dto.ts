@@ -4,6 +4,7 @@ import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../co
 import { MAX_INPUT_KEY_LENGTH, ObjectFormDto } from '../../common/indicators/object-form.dto.js';
 import { WaitQuery } from '../../common/http/long-poll.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
+import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
@@ -25,9 +26,6 @@ export class DeleteObjectQueryDto {
   objectKey: string;
 }
 
-/** RFC 3339 date-time with an explicit offset; the calendar and "in the future" are checked by the service. */
-export const EXPIRES_AT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
-
 /** The body of `POST .../objects`: the indicator object form plus its optional expiry. */
 export class ObjectAddDto extends ObjectFormDto {
   @ApiPropertyOptional({
@@ -41,7 +39,7 @@ export class ObjectAddDto extends ObjectFormDto {
   })
   @IsOptional()
   @IsString()
-  @Matches(EXPIRES_AT_PATTERN, { message: 'expiresAt must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })
+  @Matches(DATE_TIME_PATTERN, { message: 'expiresAt must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })
   expiresAt?: string | null;
 }
 
