@@ -11,6 +11,7 @@ import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SEQUENCER_LOCK } from './change-sequencer.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
+import { type SightingFilter, sightingConditions } from '../sightings/sighting-filter.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -277,16 +278,18 @@ export class ObjectsRepository {
    * every row of the older ones: 3829 buffers beside 100k objects, against 4), or, once the cursor lay
    * beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the primary
    * key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Bounded by size
-   * as well (PAGE_MAX_BYTES, see sizeBoundedPage).
+   * as well (PAGE_MAX_BYTES, see sizeBoundedPage). The sighting filter ($5) is a condition on the walk too:
+   * a page reads objects until it has found its rows.
    */
-  listPage(collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
+  listPage(collectionId: number, afterId: number, limit: number, filter: SightingFilter, numbering?: Numbering) {
     // Expired objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk
     // and its bound stay as they are).
     return this.withFeedBounds<RawObject>(
       sizeBoundedPage(
         {
           select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
-          from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}`,
+          from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}
+                  ${sightingConditions('intel_object', filter, '$5')}`,
           orderBy: 'collection_id, id',
           rowBytes: 'row_bytes',
         },
@@ -297,6 +300,7 @@ export class ObjectsRepository {
       afterId,
       limit,
       numbering,
+      filter.sightedSince === null ? [] : [filter.sightedSince],
     );
   }
 
@@ -353,6 +357,8 @@ export class ObjectsRepository {
     after: number,
     limit: number,
     numbering?: Numbering,
+    /** Parameters from $5 on. */
+    more: unknown[] = [],
   ): Promise<{ lastSeq: number; prunedSeq: number; pending: boolean; rows: (Row & SizedRow & { position: string })[] }> {
     const runner = numbering?.manager ?? this.dataSource;
     const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] =
@@ -364,7 +370,7 @@ export class ObjectsRepository {
            LEFT JOIN (${page}) r ON true
           WHERE c.id = $1::int
           ORDER BY r.position`,
-        [collectionId, after, limit, this.config.pageMaxBytes],
+        [collectionId, after, limit, this.config.pageMaxBytes, ...more],
       );
     return {
       lastSeq: Number(rows[0].lastSeq),

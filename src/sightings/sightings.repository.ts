@@ -20,6 +20,7 @@ import type { SightingItem } from './sighting-items.js';
  *   value read earlier: concurrent additions serialise on the row and none is lost. min/max likewise.
  * - `sourced` inserts each (key, source) once; the number of distinct sources is counted from these rows
  *   when read (SightingSummariesService), so it is exact whatever the interleaving.
+ * - `tallied` adds the request's total into one shard ($9) of the version of all summaries, the same way.
  * Each table's rows are written in key order (ORDER BY), so two requests locking overlapping keys lock
  * them in the same order and cannot deadlock. All of it commits or fails together (one statement).
  */
@@ -50,8 +51,14 @@ const RECORD = `
     INSERT INTO sighting_source (key_type, key_value, source)
     SELECT DISTINCT key_type, key_value, source FROM kept ORDER BY key_type, key_value, source
     ON CONFLICT DO NOTHING
+  ), tallied AS (
+    INSERT INTO sighting_tally AS t (shard, total) SELECT $9::smallint, sum(count) FROM kept HAVING count(*) > 0
+    ON CONFLICT (shard) DO UPDATE SET total = t.total + excluded.total
   )
   SELECT i FROM kept`;
+
+/** Rows of the tally: concurrent requests mostly add into different ones. */
+const TALLY_SHARDS = 16;
 
 /** A listed sighting with its position: `at` to the microsecond (UTC text) and the row id. */
 export interface SightingRow {
@@ -124,6 +131,7 @@ export class SightingsRepository {
       items.map((item) => item.count),
       items.map((item) => item.id),
       items.map((_, index) => index),
+      Math.floor(Math.random() * TALLY_SHARDS),
     ]);
     return rows.map((row) => row.i);
   }

@@ -10,6 +10,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - `sighting_summary`: per key the running totals the summaries add up, upserted by each request.
  * - `sighting_source`: per key every source seen, so that an object's number of distinct sources over all
  *   its keys is exact (a per-key count could not be added across keys).
+ * - `sighting_tally`: the sum of all counts ever recorded, in a few shards: a version of every summary at
+ *   once, for the ETags of exports filtered by sightings (src/sightings/sighting-filter.ts).
  * Text compared in byte order (COLLATE "C"): keys are normalised values, never sorted for people.
  */
 export class Sightings1795820044558 implements MigrationInterface {
@@ -49,9 +51,10 @@ export class Sightings1795820044558 implements MigrationInterface {
         source text COLLATE "C" NOT NULL,
         PRIMARY KEY (key_type, key_value, source)
       )`);
+    await queryRunner.query(`CREATE TABLE sighting_tally (shard smallint PRIMARY KEY, total bigint NOT NULL)`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP TABLE sighting_source, sighting_summary, sighting_client_id, sighting`);
+    await queryRunner.query(`DROP TABLE sighting_tally, sighting_source, sighting_summary, sighting_client_id, sighting`);
   }
 }

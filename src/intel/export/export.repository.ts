@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isoUtc } from '../change-records.js';
 import { isoMicros } from '../collections.service.js';
 import { LIVE } from '../object-statements.js';
+import { SIGHTING_VERSION, sightingConditions } from '../../sightings/sighting-filter.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 
 /**
@@ -20,6 +21,8 @@ export interface ExportPosition {
   pending: number;
   expired: number;
   lastModified: Date;
+  /** The version of all sighting summaries (SIGHTING_VERSION), for exports filtered by sightings. */
+  sightingVersion: string;
 }
 
 /** $1 collection id. Indexes: the pending partial index, the expiry index, the (collection_id, seq) key. */
@@ -30,14 +33,15 @@ const POSITION = `
          GREATEST((SELECT created_at FROM intel_change WHERE collection_id = c.id AND seq = c.last_seq),
                   (SELECT max(created_at) FROM intel_change WHERE seq IS NULL AND collection_id = c.id),
                   (SELECT max(expires_at) FROM intel_object WHERE expires_at <= now() AND collection_id = c.id),
-                  c.created_at) AS "lastModified"
+                  c.created_at) AS "lastModified",
+         ${SIGHTING_VERSION} AS "sightingVersion"
     FROM intel_collection c WHERE c.id = $1`;
 
 /**
  * Live objects of collection $1 (with `unnest`, each of their keys as `k`), walked along the
- * (collection_id, id) index: no sort, first rows at once.
+ * (collection_id, id) index: no sort, first rows at once. `sighted`: the sighting filter's conditions.
  */
-const objects = (unnest = '') => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')}`;
+const liveObjects = (unnest: string, sighted: string) => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')} ${sighted}`;
 const EACH_KEY = 'CROSS JOIN LATERAL jsonb_array_elements(o.keys) k';
 
 /** The value as listed: with `urlScheme=omit` a URL without its `http://` or `https://`. */
@@ -50,8 +54,10 @@ const listedValue = (omitScheme: boolean) =>
  * URLs without their scheme (http and https twins), are made distinct by PostgreSQL (a sort, spilled to
  * disk beyond work_mem, never held by the service).
  */
-function exportSql({ format, keyType, urlScheme }: ExportParams): string {
+function exportSql({ format, keyType, urlScheme, sightings }: ExportParams): string {
   const ofType = keyType === null ? '' : `AND k->>'type' = $2`;
+  const sighted = sightingConditions('o', sightings, keyType === null ? '$2' : '$3');
+  const objects = (unnest = '') => liveObjects(unnest, sighted);
   switch (format) {
     case 'txt': {
       const omit = urlScheme === 'omit' && (keyType === null || keyType === 'URL');
@@ -176,10 +182,11 @@ export class ExportRepository implements OnModuleDestroy {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       // The first statement takes the transaction's snapshot: the position and every FETCH see the same data.
       const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
-      await client.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR ${exportSql(params)}`,
-        params.keyType === null ? [collectionId] : [collectionId, params.keyType],
-      );
+      await client.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${exportSql(params)}`, [
+        collectionId,
+        ...(params.keyType === null ? [] : [params.keyType]),
+        ...(params.sightings.sightedSince === null ? [] : [params.sightings.sightedSince]),
+      ]);
       return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format);
     } catch (error) {
       client.release(error as Error);
