@@ -2,6 +2,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import { KEY_TYPES, type KeyType, normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
 import { MAX_INPUT_KEY_LENGTH } from '../common/indicators/object-form.dto.js';
 import { parseDateTime } from '../common/validation/date-time.js';
+import { isUnstorableText } from '../common/validation/json-body.js';
 import { UUID_PATTERN } from '../insight/dto/task.dto.js';
 import {
   MAX_CLOCK_AHEAD_MS,
@@ -22,6 +23,8 @@ export interface SightingItem {
   /** The client's id, lower case; null when the item has none. */
   id: string | null;
 }
+
+const UNSTORABLE = 'may not contain U+0000 or an unpaired UTF-16 surrogate (the database cannot store them)';
 
 const FIELDS = new Set(['type', 'value', 'objectKeyType', 'objectKey', 'kind', 'source', 'at', 'count', 'id']);
 
@@ -47,6 +50,8 @@ export function parseSightingItem(raw: unknown, rules: ItemRules): SightingItem 
   if (typeof value !== 'string' || value.length > MAX_INPUT_KEY_LENGTH) {
     return { invalid: `the key value must be a string of at most ${MAX_INPUT_KEY_LENGTH} characters` };
   }
+  // The body is taken whole (not through a DTO), so the pipe left its text unchecked: text columns take no U+0000.
+  if (isUnstorableText(value)) return { invalid: `the key value ${UNSTORABLE}` };
   let key: ObjectKey;
   try {
     key = normalizeKey({ type: type as KeyType, value });
@@ -58,9 +63,10 @@ export function parseSightingItem(raw: unknown, rules: ItemRules): SightingItem 
   const kind = item.kind ?? 'sighting';
   if (!SIGHTING_KINDS.includes(kind as SightingKind)) return { invalid: `kind must be ${SIGHTING_KINDS.join(' or ')}` };
   const source = item.source ?? rules.defaultSource;
-  if (typeof source !== 'string' || source.length === 0 || source.length > MAX_SOURCE_LENGTH || source.includes('\u0000')) {
+  if (typeof source !== 'string' || source.length === 0 || source.length > MAX_SOURCE_LENGTH) {
     return { invalid: `source must be a text of 1 to ${MAX_SOURCE_LENGTH} characters` };
   }
+  if (isUnstorableText(source)) return { invalid: `source ${UNSTORABLE}` };
   const count = item.count ?? 1;
   if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_SIGHTING_COUNT) {
     return { invalid: `count must be an integer from 1 to ${MAX_SIGHTING_COUNT}` };

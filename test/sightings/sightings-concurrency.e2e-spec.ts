@@ -30,7 +30,7 @@ function itemOf(c: number, r: number, j: number): { item: Item; n: number } {
     value: j % 4 < 2 ? md5(n) : sha1(n),
     kind: !shared && j % 7 === 1 ? 'falsePositive' : 'sighting',
     source: shared ? 'shared' : `s-${c % 3}`,
-    at: new Date(BASE - ((c + r * 3 + j) % 50) * 60_000).toISOString(),
+    at: new Date(BASE - (((shared ? 0 : c) + r * 3 + j) % 50) * 60_000).toISOString(),
     count: (j % 5) + 1,
   };
   if (shared) item.id = `00000000-0000-4000-8000-${(r * 1000 + j).toString(16).padStart(12, '0')}`;
