@@ -114,7 +114,8 @@ export const DATABASE_POOL_SIZE = 24;
 export const DELIVERY_LIMIT_ERROR = { code: 'DeliveryLimitExceeded', message: `no executor reported a result within the lease on any of ${TASK_MAX_DELIVERIES} deliveries` };
 
 // src/intel/lookup/lookup.service.ts — LOOKUP ($1 key types, $2 values, $3 reads all, $4 readable resource ids,
-// $5 collection names or null, $6 PAGE_MAX_BYTES; isoUtc and LIVE('o') expanded).
+// $5 collection names or null, $6 PAGE_MAX_BYTES; isoUtc, LIVE('o') and sightingSummarySql('o.keys') of
+// src/sightings/sighting-summaries.service.ts expanded).
 export const LOOKUP = `
   WITH found AS (
     SELECT q.i, c.name AS collection, o.id, o.row_bytes
@@ -126,7 +127,12 @@ export const LOOKUP = `
   ), answered AS (
     SELECT i, sum(sum(row_bytes)) OVER (ORDER BY i) - sum(row_bytes) < $6 AS within FROM found GROUP BY i
   )
-  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt"
+  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, to_char(o.expires_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "expiresAt",
+         (SELECT jsonb_build_object('count', sum(s.count), 'falsePositives', sum(s.false_positives),
+                 'firstAt', to_char(min(s.first_at) AT TIME ZONE 'UTC', ${ISO_UTC}), 'lastAt', to_char(max(s.last_at) AT TIME ZONE 'UTC', ${ISO_UTC}),
+                 'sources', (SELECT count(DISTINCT src.source) FROM jsonb_array_elements(o.keys) srck JOIN sighting_source src ON src.key_type = srck->>'type' AND src.key_value = srck->>'value'))
+            FROM jsonb_array_elements(o.keys) sk JOIN sighting_summary s ON s.key_type = sk->>'type' AND s.key_value = sk->>'value'
+          HAVING count(*) > 0) AS sightings
     FROM found f
     JOIN answered a USING (i)
     LEFT JOIN intel_object o ON a.within AND o.id = f.id

@@ -5,7 +5,6 @@ import { BatchController } from './batch/batch.controller.js';
 import { BatchRepository } from './batch/batch.repository.js';
 import { BatchService } from './batch/batch.service.js';
 import { SchemaRegistryModule } from '../schema-registry/schema-registry.module.js';
-import { SightingSummariesModule } from '../sightings/sighting-summaries.module.js';
 import { CollectionsController } from './collections.controller.js';
 import { CollectionsService } from './collections.service.js';
 import { ChangesService } from './changes.service.js';
@@ -32,8 +31,7 @@ import { ObjectVersionsService } from './object-versions.service.js';
 
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
-  // SightingSummariesModule for the summaries in lookup answers.
-  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule],
+  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController],
   providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);

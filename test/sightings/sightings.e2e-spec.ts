@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import type { ObjectKey } from '../../src/common/indicators/indicators.js';
+import { SightingSummariesService } from '../../src/sightings/sighting-summaries.service.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, expectCode, md5, sha1 } from '../intel/objects.helpers.js';
@@ -52,6 +54,9 @@ describe('POST /intel/sightings', () => {
     // firstAt and lastAt over sightings only; sources of either kind, each once.
     expect(await summaryOf(file(1).keys[0])).toEqual({ count: 6, falsePositives: 2, firstAt: at1, lastAt: at2, sources: 3 });
     expect(await summaryOf({ type: 'SHA1Hash', value: sha1(1) })).toEqual(await summaryOf(file(1).keys[0]));
+    // The one-object summary other areas show (provenance) is the same.
+    expect(await t.app.get(SightingSummariesService).summaryOf(file(1).keys as ObjectKey[])).toEqual(await summaryOf(file(1).keys[0]));
+    expect(await t.app.get(SightingSummariesService).summaryOf(file(2).keys as ObjectKey[])).toBeNull();
     expect(await summaryOf(file(2).keys[0])).toBeNull();
   });
 

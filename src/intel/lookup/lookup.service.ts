@@ -5,7 +5,8 @@ import { ApiError } from '../../common/errors/api-error.js';
 import type { Principal } from '../../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
-import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';
+import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
+import { sightingSummarySql } from '../../sightings/sighting-summaries.service.js';
 import { CollectionsService } from '../collections.service.js';
 import { isoUtc } from '../change-records.js';
 import { LIVE } from '../object-statements.js';
@@ -23,7 +24,8 @@ import { LookupErrors } from './lookup.errors.js';
  * (row_bytes, an inline column: no large value is read for it), and only the keys whose matches start
  * within the cap, in request order, get their objects read (`within`); the first key always does. The
  * large values of the others are never fetched (TOAST is read only for the rows joined), so the process
- * holds at most the cap plus one key's matches.
+ * holds at most the cap plus one key's matches. Each object read gets its sighting summary (null for the
+ * others: their keys are NULL).
  */
 const LOOKUP = `
   WITH found AS (
@@ -36,7 +38,8 @@ const LOOKUP = `
   ), answered AS (
     SELECT i, sum(sum(row_bytes)) OVER (ORDER BY i) - sum(row_bytes) < $6 AS within FROM found GROUP BY i
   )
-  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"
+  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt",
+         ${sightingSummarySql('o.keys')} AS sightings
     FROM found f
     JOIN answered a USING (i)
     LEFT JOIN intel_object o ON a.within AND o.id = f.id
@@ -59,7 +62,6 @@ export class LookupService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly collections: CollectionsService,
-    private readonly sightings: SightingSummariesService,
   ) {}
 
   /**
@@ -92,7 +94,7 @@ export class LookupService {
     }
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
     const { readsAll, readable } = this.collections.readScope(principal);
-    const rows: ({ i: string; collection: string; within: boolean } & StoredObject)[] =
+    const rows: ({ i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject)[] =
       keys.length === 0
         ? []
         : await this.dataSource.query(LOOKUP, [
@@ -104,22 +106,16 @@ export class LookupService {
             this.config.pageMaxBytes,
           ]);
     const matches = new Map<number, LookupMatchView[]>();
-    const found: LookupMatchView[] = [];
     const left = new Set<number>();
-    for (const { i, collection, within, ...object } of rows) {
+    for (const { i, collection, within, sightings, ...object } of rows) {
       const position = Number(i);
       if (!within) {
         left.add(position);
         continue;
       }
       if (!matches.has(position)) matches.set(position, []);
-      const match = { collection, object: storedObject(object), sightings: null };
-      matches.get(position)!.push(match);
-      found.push(match);
+      matches.get(position)!.push({ collection, object: storedObject(object), sightings });
     }
-    // One more statement for the whole answer, not one per key.
-    const summaries = await this.sightings.summariesOf(found.map((match) => match.object.keys));
-    found.forEach((match, index) => (match.sightings = summaries[index]));
     const tooLarge = LookupErrors.answerTooLarge(this.config.pageMaxBytes);
     return entries.map(({ key, error }) => {
       const position = distinct.get(`${key.type}\n${key.value}`)!;
