@@ -22,6 +22,7 @@ import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
+import { SightingsModule } from './sightings/sightings.module.js';
 import { TaxiiModule } from './taxii/taxii.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
@@ -44,6 +45,7 @@ export class AppModule {
         AuditModule,
         FileboxModule,
         IntelModule,
+        SightingsModule,
         InsightModule,
         TaxiiModule,
         ...(config.console.enabled ? [ConsoleModule] : []),

@@ -37,6 +37,7 @@ describe('loadConfig (decisions §1)', () => {
       auditReads: false,
       auditRetentionDays: 365,
       trustProxy: [],
+      sightings: { rawDays: 7, retentionDays: 365 },
     });
   });
 
@@ -78,6 +79,8 @@ describe('loadConfig (decisions §1)', () => {
       AUDIT_READS: 'true',
       AUDIT_RETENTION_DAYS: '30',
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback, 2001:db8::/32',
+      SIGHTING_RAW_DAYS: '2',
+      SIGHTING_RETENTION_DAYS: '90',
     });
     expect(config).toEqual({
       port: 9000,
@@ -112,6 +115,7 @@ describe('loadConfig (decisions §1)', () => {
       auditReads: true,
       auditRetentionDays: 30,
       trustProxy: ['10.0.0.1', '192.168.0.0/16', 'loopback', '2001:db8::/32'],
+      sightings: { rawDays: 2, retentionDays: 90 },
     });
   });
 
@@ -185,6 +189,8 @@ describe('loadConfig (decisions §1)', () => {
     ['JOB_INTERVAL_SECONDS', '0'],
     ['DATABASE_WAIT_SECONDS', '3601'],
     ['EXPIRY_INTERVAL_SECONDS', '0'],
+    ['SIGHTING_RAW_DAYS', '0'],
+    ['SIGHTING_RETENTION_DAYS', 'a year'],
     ['EXTENSIONS', 'no/such/extension.js'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['ADMIN_API_KEY', 'short'],
@@ -229,6 +235,12 @@ describe('loadConfig (decisions §1)', () => {
   it('refuses a headers timeout longer than the request timeout', () => {
     expect(() => loadConfig({ HEADERS_TIMEOUT_SECONDS: '60', REQUEST_TIMEOUT_SECONDS: '30' })).toThrow(
       /HEADERS_TIMEOUT_SECONDS must not exceed REQUEST_TIMEOUT_SECONDS/,
+    );
+  });
+
+  it('refuses raw sightings kept longer than anything', () => {
+    expect(() => loadConfig({ SIGHTING_RAW_DAYS: '30', SIGHTING_RETENTION_DAYS: '10' })).toThrow(
+      /SIGHTING_RAW_DAYS must not exceed SIGHTING_RETENTION_DAYS/,
     );
   });
 });

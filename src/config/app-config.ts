@@ -64,6 +64,15 @@ export interface AppConfig {
   trustProxy: string[];
   /** The web console under `/console` (src/console). */
   console: ConsoleSettings;
+  /** Sightings (src/sightings). */
+  sightings: SightingSettings;
+}
+
+export interface SightingSettings {
+  /** SIGHTING_RAW_DAYS: items older than this are rolled up into hourly sums per key, source and kind. */
+  rawDays: number;
+  /** SIGHTING_RETENTION_DAYS: items and roll-ups older than this are removed; older items are refused. */
+  retentionDays: number;
 }
 
 export interface ConsoleSettings {
@@ -204,7 +213,20 @@ export function loadConfig(env: Env): AppConfig {
       sessionIdleMinutes: integer(env, 'CONSOLE_SESSION_IDLE_MINUTES', 30, 1, 24 * 60),
       sessionMaxHours: integer(env, 'CONSOLE_SESSION_MAX_HOURS', 12, 1, 24 * 30),
     },
+    sightings: sightingSettings(env),
   };
+}
+
+function sightingSettings(env: Env): SightingSettings {
+  const settings = {
+    rawDays: integer(env, 'SIGHTING_RAW_DAYS', 7, 1, 3650),
+    retentionDays: integer(env, 'SIGHTING_RETENTION_DAYS', 365, 1, 36500),
+  };
+  // Roll-ups of items already removed would be empty: raw items must be kept no longer than anything.
+  if (settings.rawDays > settings.retentionDays) {
+    throw new ConfigError('SIGHTING_RAW_DAYS must not exceed SIGHTING_RETENTION_DAYS');
+  }
+  return settings;
 }
 
 /** S3 bucket naming rules (general purpose buckets): 3-63 of a-z 0-9 . -, starting and ending alphanumeric. */

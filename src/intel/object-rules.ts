@@ -1,5 +1,6 @@
 import { KEY_TYPES, normalizeKeySet, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
+import { parseDateTime } from '../common/validation/date-time.js';
 import type { AddWrite, Expiry, KeyHit } from './objects.repository.js';
 import { ObjectErrors } from './objects.errors.js';
 
@@ -31,23 +32,14 @@ export interface PreparedObject {
   expiry: Expiry;
 }
 
-const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
 /**
  * The expiry of an add: its own `expiresAt` (already of the RFC 3339 form; here a real, future moment,
  * kept to milliseconds), else the collection's time to live from this write, else none.
  */
 export function expiryOf(expiresAt: string | null | undefined, ttlSeconds: number | null): Expiry {
   if (expiresAt == null) return { at: null, ttlSeconds };
-  const [year, month, day, hour, minute, second] = expiresAt.split(/[-T:.Z+]/).map(Number);
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const offset = /([+-])(\d{2}):(\d{2})$/.exec(expiresAt);
-  const valid =
-    month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && !leap ? 28 : DAYS_IN_MONTH[month - 1]) &&
-    hour <= 23 && minute <= 59 && second <= 59 && (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59));
-  // Date parses at most milliseconds: further digits are cut first.
-  const at = valid ? new Date(expiresAt.replace(/(\.\d{3})\d+/, '$1')) : undefined;
-  if (!at || Number.isNaN(at.getTime())) throw ObjectErrors.invalidExpiresAt('expiresAt is not a valid date-time');
+  const at = parseDateTime(expiresAt);
+  if (!at) throw ObjectErrors.invalidExpiresAt('expiresAt is not a valid date-time');
   if (at.getTime() <= Date.now()) throw ObjectErrors.invalidExpiresAt('expiresAt must be in the future');
   return { at: at.toISOString(), ttlSeconds: null };
 }

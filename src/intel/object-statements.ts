@@ -204,23 +204,24 @@ export const OBJECT_STATEMENTS = {
  * cursor lay beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the
  * primary key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Expired
  * objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk and its
- * bound stay as they are).
+ * bound stay as they are). `conditions` (the sighting filter's, starting with AND, parameters from $5) are
+ * conditions on the walk too: a page reads objects until it has found its rows.
  *
  * `changesAfter`: changes after a position. Remove records written before reasons were recorded were all
  * explicit deletes.
  */
 const FEED_PAGES = {
-  listPage: sizeBoundedPage(
+  listPage: (conditions: string) => sizeBoundedPage(
     {
       select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
-      from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}`,
+      from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}${conditions}`,
       orderBy: 'collection_id, id',
       rowBytes: 'row_bytes',
     },
     '$3',
     '$4',
   ),
-  changesAfter: sizeBoundedPage(
+  changesAfter: () => sizeBoundedPage(
     {
       select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
       from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
@@ -243,12 +244,12 @@ export type FeedPage = keyof typeof FEED_PAGES;
  * every committed record of the collection, and `lastSeq` counts them: the rows and the bounds then cover
  * exactly the changes committed before the statement's snapshot, none of them unnumbered.
  */
-export function feedPageStatement(page: FeedPage, numbering?: string): string {
+export function feedPageStatement(page: FeedPage, numbering?: string, conditions = ''): string {
   return `${numbering ? `WITH ${numbering}` : ''}
          SELECT c.last_seq ${numbering ? '+ (SELECT count(*) FROM unnumbered)' : ''} AS "lastSeq", c.pruned_seq AS "prunedSeq",
                 EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
            FROM intel_collection c
-           LEFT JOIN (${FEED_PAGES[page]}) r ON true
+           LEFT JOIN (${FEED_PAGES[page](conditions)}) r ON true
           WHERE c.id = $1::int
           ORDER BY r.position`;
 }

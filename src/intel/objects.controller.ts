@@ -3,13 +3,13 @@ import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nes
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ClientGone } from '../common/http/long-poll.js';
-import { PageQueryDto } from '../common/pagination/page.js';
 import { ChangesService } from './changes.service.js';
 import {
   CHANGES_LINK_HEADER,
   ChangesQueryDto,
   CollectionIdParamDto,
   DeleteObjectQueryDto,
+  ListObjectsQueryDto,
   LISTING_LINK_HEADER,
   ObjectAddDto,
   ObjectChangeView,
@@ -85,7 +85,8 @@ export class ObjectsController {
       'Lists the objects in insertion order, each as `{type, keys, context}`. A page is a bare array; the next page ' +
       'is in `Link: <...>; rel="next"`. The first page (no `cursor`) also carries `Link: <...>; rel="related"`: the ' +
       'change-feed position of exactly that snapshot. Read every page, then follow the feed from that link to stay ' +
-      'in sync without missing or repeating a change.',
+      'in sync without missing or repeating a change. `sightedSince` and `excludeFalsePositives` list only objects ' +
+      'sighted since then, or not mostly false positives (POST /intel/sightings); the feed itself is not filtered.',
   })
   @ApiOkResponse({
     type: [ObjectView],
@@ -93,10 +94,10 @@ export class ObjectsController {
     description: 'A page; next page in `Link: rel="next"`, on the first page the changes cursor in `rel="related"`.',
   })
   @ApiErrors({
-    400: 'InvalidQueryArgument: a malformed cursor or limit.',
+    400: 'InvalidQueryArgument: a malformed cursor, limit, sightedSince or excludeFalsePositives.',
     404: 'NotFound: no collection has this name.',
   })
-  list(@Param() params: CollectionIdParamDto, @Query() query: PageQueryDto) {
+  list(@Param() params: CollectionIdParamDto, @Query() query: ListObjectsQueryDto) {
     return this.objects.list(params.collection_id, query);
   }
 

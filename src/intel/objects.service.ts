@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import { ChangeSequencer } from './change-sequencer.js';
-import type { DeleteObjectQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
+import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
+import { sightingFilterOf } from '../sightings/sighting-filter.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { type AddOutcome, addOutcome, planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
 import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
@@ -162,14 +163,15 @@ export class ObjectsService {
    * snapshot holds changes not numbered yet, the page is read again by a statement that numbers them in
    * the same snapshot (ChangeSequencer.numberAndRead), so that the cursor follows exactly what the page shows.
    */
-  async list(collectionName: string, query: PageQueryDto): Promise<PageResult<ObjectView>> {
+  async list(collectionName: string, query: ListObjectsQueryDto): Promise<PageResult<ObjectView>> {
     const page = pageRequestOf(query);
+    const filter = sightingFilterOf(query);
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
-    let listed = await this.repository.listPage(collection.id, afterId, page.limit + 1);
+    let listed = await this.repository.listPage(collection.id, afterId, page.limit + 1, filter);
     if (page.cursor === undefined && listed.pending) {
       listed = await this.sequencer.numberAndRead(collection.id, (manager, ctes) =>
-        this.repository.listPage(collection.id, afterId, page.limit + 1, { manager, ctes }),
+        this.repository.listPage(collection.id, afterId, page.limit + 1, filter, { manager, ctes }),
       );
     }
     const { lastSeq, rows } = listed;

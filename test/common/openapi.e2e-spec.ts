@@ -57,6 +57,9 @@ const NO_PERMISSION = [
   'GET /auth/token',
   'GET /intel/collections',
   'POST /intel/lookup',
+  // Sightings act on, and list, only keys a lookup by the caller would find.
+  'POST /intel/sightings',
+  'GET /intel/sightings',
   // TAXII discovery and collections list what the key may see; a status is shown to keys that see its collection.
   'GET /taxii2',
   'GET /taxii2/api',

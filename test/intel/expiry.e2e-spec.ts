@@ -224,7 +224,7 @@ describe('object expiry', () => {
     const lookup = () =>
       a.http().post('/intel/lookup').set('X-Api-Key', a.adminKey).send({ keys: [{ type: 'IPAddress', value: '192.0.2.1' }], collections: ['batched'] });
     const network = () => a.http().get('/intel/collections/batched/objects/network?within=192.0.2.0/24').set('X-Api-Key', a.adminKey);
-    expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: ip('192.0.2.1', { expiresAt: soon }) }]);
+    expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: ip('192.0.2.1', { expiresAt: soon }), sightings: null }]);
     expect((await network()).body).toHaveLength(2);
 
     await sleep(Date.parse(soon) - Date.now() + 50);

@@ -47,8 +47,8 @@ describe('POST /intel/lookup', () => {
       reader,
     );
     expect(response.status).toBe(200);
-    const inA = { collection: 'lookup-a', object: fileA };
-    const inB = { collection: 'lookup-b', object: fileB };
+    const inA = { collection: 'lookup-a', object: fileA, sightings: null };
+    const inB = { collection: 'lookup-b', object: fileB, sightings: null };
     expect(response.body).toEqual([
       { key: { type: 'MD5Hash', value: md5(1) }, matches: [inA, inB] },
       { key: { type: 'DomainName', value: 'nowhere.example' }, matches: [] },
@@ -71,7 +71,7 @@ describe('POST /intel/lookup', () => {
 
     // ReadChildren on intel reads every collection; `collections` narrows the search.
     const everything = await lookup({ keys }, childrenReader);
-    expect(everything.body[0].matches).toEqual([{ collection: 'lookup-secret', object: secretDomain }]);
+    expect(everything.body[0].matches).toEqual([{ collection: 'lookup-secret', object: secretDomain, sightings: null }]);
     expect(everything.body[1].matches.map((match: { collection: string }) => match.collection)).toEqual(['lookup-a', 'lookup-b', 'lookup-secret']);
     const narrowed = await lookup({ keys, collections: ['lookup-b', 'no-such-collection'] }, childrenReader);
     expect(narrowed.body[1].matches.map((match: { collection: string }) => match.collection)).toEqual(['lookup-b']);

@@ -69,7 +69,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const { get, head } = api.document.paths[EXPORT];
     for (const operation of [get, head]) {
       expect(operation.summary).toEqual(expect.any(String));
-      expect(params(operation)).toEqual(['header:If-None-Match', 'path:collection_id!', 'query:format!', 'query:keyType', 'query:urlScheme']);
+      expect(params(operation)).toEqual(['header:If-None-Match', 'path:collection_id!', 'query:excludeFalsePositives', 'query:format!', 'query:keyType', 'query:sightedSince', 'query:urlScheme']);
       expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
       expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
       expectErrors(operation, ['400', '401', '403', '404', '429', '503']);
@@ -95,7 +95,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const result = resolve(results.items!);
     expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches']);
     const match = resolve(resolve(result.properties!.matches).items!);
-    expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object']);
+    expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object', 'sightings']);
     expectErrors(lookup, ['400', '401', '413', '503']);
   });
 
@@ -119,7 +119,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
 
   it('GET objects: a page of object views with Link (next, related); GET changes: change views, cursor required', () => {
     const list = api.document.paths[OBJECTS].get;
-    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:limit']);
+    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:sightedSince']);
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);

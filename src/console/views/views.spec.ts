@@ -67,7 +67,7 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
       text: HOSTILE,
       message: HOSTILE,
       outcome: {
-        known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object }] }],
+        known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object, sightings: null }] }],
         unknown: [HOSTILE],
         invalid: [{ line: HOSTILE, message: HOSTILE }],
       },

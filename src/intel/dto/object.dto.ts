@@ -1,9 +1,11 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../common/indicators/indicators.js';
 import { MAX_INPUT_KEY_LENGTH, ObjectFormDto } from '../../common/indicators/object-form.dto.js';
 import { WaitQuery } from '../../common/http/long-poll.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
+import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
+import { SightingFilterQueryDto } from '../../sightings/sighting-filter.js';
 import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
@@ -12,6 +14,9 @@ export class CollectionIdParamDto {
   @Matches(COLLECTION_NAME_PATTERN, { message: 'collection_id must be a collection name' })
   collection_id: string;
 }
+
+/** `GET .../objects`: a page, optionally of sighted objects only (extensions §14). */
+export class ListObjectsQueryDto extends IntersectionType(PageQueryDto, SightingFilterQueryDto) {}
 
 /** The object to delete, named by one of its keys (wire-contract §7.4: query, not body). */
 export class DeleteObjectQueryDto {
@@ -24,9 +29,6 @@ export class DeleteObjectQueryDto {
   @MaxLength(MAX_INPUT_KEY_LENGTH)
   objectKey: string;
 }
-
-/** RFC 3339 date-time with an explicit offset; the calendar and "in the future" are checked by the service. */
-export const EXPIRES_AT_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
 /** The body of `POST .../objects`: the indicator object form plus its optional expiry. */
 export class ObjectAddDto extends ObjectFormDto {
@@ -41,7 +43,7 @@ export class ObjectAddDto extends ObjectFormDto {
   })
   @IsOptional()
   @IsString()
-  @Matches(EXPIRES_AT_PATTERN, { message: 'expiresAt must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })
+  @Matches(DATE_TIME_PATTERN, { message: 'expiresAt must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })
   expiresAt?: string | null;
 }
 

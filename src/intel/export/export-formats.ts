@@ -1,5 +1,6 @@
 import { v5 as uuidv5 } from 'uuid';
 import type { KeyType } from '../../common/indicators/indicators.js';
+import type { SightingFilter } from '../../sightings/sighting-filter.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
 
@@ -17,6 +18,8 @@ export interface ExportParams {
   format: ExportFormat;
   keyType: KeyType | null;
   urlScheme: UrlScheme;
+  /** Only sighted objects, or not mostly false positives (extensions §14). */
+  sightings: SightingFilter;
 }
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {

@@ -5,13 +5,14 @@
  */
 import { isoMicros, isoUtc } from '../change-records.js';
 import { LIVE } from '../object-statements.js';
+import { sightingConditions } from '../../sightings/sighting-sql.js';
 import type { ExportParams } from './export-formats.js';
 
 /**
  * Live objects of collection $1 (with `unnest`, each of their keys as `k`), walked along the
- * (collection_id, id) index: no sort, first rows at once.
+ * (collection_id, id) index: no sort, first rows at once. `sighted`: the sighting filter's conditions.
  */
-const objects = (unnest = '') => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')}`;
+const liveObjects = (unnest: string, sighted: string) => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')} ${sighted}`;
 const EACH_KEY = 'CROSS JOIN LATERAL jsonb_array_elements(o.keys) k';
 
 /** The value as listed: with `urlScheme=omit` a URL without its `http://` or `https://`. */
@@ -19,13 +20,16 @@ const listedValue = (omitScheme: boolean) =>
   omitScheme ? `CASE WHEN k->>'type' = 'URL' THEN regexp_replace(k->>'value', '^https?://', '') ELSE k->>'value' END` : `k->>'value'`;
 
 /**
- * The statement of an export ($1 collection id, $2 the key type or null). A key belongs to one object of
+ * The statement of an export ($1 collection id, $2 the key type when one is named, then `sightedSince`
+ * when given). A key belongs to one object of
  * a collection, so the values of one key type are distinct as they are; values of several types, and
  * URLs without their scheme (http and https twins), are made distinct by PostgreSQL (a sort, spilled to
  * disk beyond work_mem, never held by the service).
  */
-function exportSql({ format, keyType, urlScheme }: ExportParams): string {
+function exportSql({ format, keyType, urlScheme, sightings }: ExportParams): string {
   const ofType = keyType === null ? '' : `AND k->>'type' = $2`;
+  const sighted = sightingConditions('o', sightings, keyType === null ? '$2' : '$3');
+  const objects = (unnest = '') => liveObjects(unnest, sighted);
   switch (format) {
     case 'txt': {
       const omit = urlScheme === 'omit' && (keyType === null || keyType === 'URL');
@@ -53,8 +57,12 @@ function exportSql({ format, keyType, urlScheme }: ExportParams): string {
   }
 }
 
-/** The rows' statement of an export and its values ($1 the collection id, $2 the key type when one is named). */
+/** The rows' statement of an export and its values (the collection id, the key type when one is named, `sightedSince` when given). */
 export const EXPORT_STATEMENTS = {
   rows: exportSql,
-  parameters: (collectionId: number, { keyType }: Pick<ExportParams, 'keyType'>): unknown[] => (keyType === null ? [collectionId] : [collectionId, keyType]),
+  parameters: (collectionId: number, { keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>): unknown[] => [
+    collectionId,
+    ...(keyType === null ? [] : [keyType]),
+    ...(sightings.sightedSince === null ? [] : [sightings.sightedSince]),
+  ],
 } as const;

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
+import { SightingFilterQueryDto } from '../../sightings/sighting-filter.js';
 import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme } from './export-formats.js';
 
-export class ExportQueryDto {
+export class ExportQueryDto extends SightingFilterQueryDto {
   @ApiProperty({
     enum: EXPORT_FORMATS,
     description:

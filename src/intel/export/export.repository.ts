@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 import { EXPORT_STATEMENTS } from './export-statements.js';
 
@@ -18,6 +19,8 @@ export interface ExportPosition {
   pending: number;
   expired: number;
   lastModified: Date;
+  /** The version of all sighting summaries (SIGHTING_VERSION), for exports filtered by sightings. */
+  sightingVersion: string;
 }
 
 /** $1 collection id. Indexes: the pending partial index, the expiry index, the (collection_id, seq) key. */
@@ -28,7 +31,8 @@ const POSITION = `
          GREATEST((SELECT created_at FROM intel_change WHERE collection_id = c.id AND seq = c.last_seq),
                   (SELECT max(created_at) FROM intel_change WHERE seq IS NULL AND collection_id = c.id),
                   (SELECT max(expires_at) FROM intel_object WHERE expires_at <= now() AND collection_id = c.id),
-                  c.created_at) AS "lastModified"
+                  c.created_at) AS "lastModified",
+         ${SIGHTING_VERSION} AS "sightingVersion"
     FROM intel_collection c WHERE c.id = $1`;
 
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */

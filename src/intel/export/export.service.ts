@@ -5,6 +5,7 @@ import { setTag } from '../../common/http/security-headers.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
 import { type BodyContext, chunkOf, CONTENT_TYPES, epilogueOf, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
+import { isFiltered, sightingFilterOf } from '../../sightings/sighting-filter.js';
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
 import { type ExportPosition, ExportRepository, type ExportSnapshot } from './export.repository.js';
@@ -16,19 +17,21 @@ const EXPORT_LAYOUT_VERSION = 1;
 export function exportParams(query: ExportQueryDto): ExportParams {
   if (query.keyType !== undefined && !KEY_FORMATS.includes(query.format)) throw ExportErrors.keyTypeNotTaken(query.format);
   if (query.urlScheme !== undefined && query.format !== 'txt') throw ExportErrors.urlSchemeNotTaken(query.format);
-  return { format: query.format, keyType: query.keyType ?? null, urlScheme: query.urlScheme ?? 'keep' };
+  return { format: query.format, keyType: query.keyType ?? null, urlScheme: query.urlScheme ?? 'keep', sightings: sightingFilterOf(query) };
 }
 
 /**
  * A strong tag: equal tags mean byte-equal bodies, since the numbers determine the exported objects
- * (ExportPosition) and the digest the collection, the parameters and the layout.
+ * (ExportPosition) and the digest the collection, the parameters and the layout. Filtered by sightings,
+ * the version of the summaries (SIGHTING_VERSION) joins the numbers: the filter's answer changes with it.
  */
 export function exportTag(collectionId: number, position: ExportPosition, params: ExportParams): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme]))
+    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, params.sightings]))
     .digest('base64url')
     .slice(0, 16);
-  return `"${position.lastSeq}.${position.pending}.${position.expired}-${digest}"`;
+  const sighted = isFiltered(params.sightings) ? `.${position.sightingVersion}` : '';
+  return `"${position.lastSeq}.${position.pending}.${position.expired}${sighted}-${digest}"`;
 }
 
 /** RFC 9110 §13.1.2: `*` or a list of tags, compared weakly (a `W/` prefix does not matter). */

@@ -6,6 +6,7 @@
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../change-records.js';
 import { LIVE } from '../object-statements.js';
+import { sightingSummarySql } from '../../sightings/sighting-sql.js';
 
 /**
  * Every distinct key ($1 types, $2 values) in every collection the caller may read ($3 all, or $4 resource
@@ -17,7 +18,8 @@ import { LIVE } from '../object-statements.js';
  * (row_bytes, an inline column: no large value is read for it), and only the keys whose matches start
  * within the cap, in request order, get their objects read (`within`); the first key always does. The
  * large values of the others are never fetched (TOAST is read only for the rows joined), so the process
- * holds at most the cap plus one key's matches.
+ * holds at most the cap plus one key's matches. Each object read gets its sighting summary (null for the
+ * others: their keys are NULL).
  */
 const LOOKUP = `
   WITH found AS (
@@ -30,7 +32,8 @@ const LOOKUP = `
   ), answered AS (
     SELECT i, sum(sum(row_bytes)) OVER (ORDER BY i) - sum(row_bytes) < $6 AS within FROM found GROUP BY i
   )
-  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"
+  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt",
+         ${sightingSummarySql('o.keys')} AS sightings
     FROM found f
     JOIN answered a USING (i)
     LEFT JOIN intel_object o ON a.within AND o.id = f.id

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, Matches, ValidateNested } from 'class-validator';
 import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
+import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { COLLECTION_NAME_PATTERN } from '../dto/collection.dto.js';
 import { ObjectKeyView, ObjectView } from '../dto/object.dto.js';
 
@@ -41,6 +42,13 @@ export class LookupMatchView {
 
   @ApiProperty({ type: ObjectView })
   object: ObjectView;
+
+  @ApiProperty({
+    type: SightingSummaryView,
+    nullable: true,
+    description: 'The sightings of the object over all its keys (POST /intel/sightings); null when it was never sighted.',
+  })
+  sightings: SightingSummaryView | null;
 }
 
 export class LookupResultView {

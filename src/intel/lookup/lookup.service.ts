@@ -5,11 +5,24 @@ import { ApiError } from '../../common/errors/api-error.js';
 import type { Principal } from '../../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { CollectionsService } from '../collections.service.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LOOKUP_STATEMENT } from './lookup-statements.js';
+import { LIVE } from '../object-statements.js';
+
+/**
+ * Which of the keys ($1 types, $2 values) a live object holds in a collection the caller may read ($3 all,
+ * or $4 resource ids): the positions (from 1) of those held. One index probe per key, as LOOKUP's.
+ */
+const HELD = `
+  SELECT q.i FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
+   WHERE EXISTS (SELECT FROM intel_object_key k
+                   JOIN intel_collection c ON c.id = k.collection_id
+                   JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
+                  WHERE k.key_type = q.type AND k.value = q.value AND ($3 OR c.resource_id = ANY($4::int[])))`;
 
 @Injectable()
 export class LookupService {
@@ -18,6 +31,19 @@ export class LookupService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly collections: CollectionsService,
   ) {}
+
+  /**
+   * For each of these normalised keys, whether a lookup by this caller would find it (a live object holds it
+   * in a collection the caller may read): the areas that act only on such keys (sightings) ask here.
+   */
+  async heldKeys(principal: Principal, keys: readonly ObjectKey[]): Promise<boolean[]> {
+    if (keys.length === 0) return [];
+    const { readsAll, readable } = this.collections.readScope(principal);
+    const rows: { i: string }[] = await this.dataSource.query(HELD, [keys.map((key) => key.type), keys.map((key) => key.value), readsAll, readable]);
+    const held = keys.map(() => false);
+    for (const { i } of rows) held[Number(i) - 1] = true;
+    return held;
+  }
 
   async lookup(principal: Principal, query: LookupDto): Promise<LookupResultView[]> {
     // Normalised first, each on its own: a malformed key is that key's error, not the request's.
@@ -36,7 +62,7 @@ export class LookupService {
     }
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
     const { readsAll, readable } = this.collections.readScope(principal);
-    const rows: ({ i: string; collection: string; within: boolean } & StoredObject)[] =
+    const rows: ({ i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject)[] =
       keys.length === 0
         ? []
         : await this.dataSource.query(
@@ -52,14 +78,14 @@ export class LookupService {
           );
     const matches = new Map<number, LookupMatchView[]>();
     const left = new Set<number>();
-    for (const { i, collection, within, ...object } of rows) {
+    for (const { i, collection, within, sightings, ...object } of rows) {
       const position = Number(i);
       if (!within) {
         left.add(position);
         continue;
       }
       if (!matches.has(position)) matches.set(position, []);
-      matches.get(position)!.push({ collection, object: storedObject(object) });
+      matches.get(position)!.push({ collection, object: storedObject(object), sightings });
     }
     const tooLarge = LookupErrors.answerTooLarge(this.config.pageMaxBytes);
     return entries.map(({ key, error }) => {

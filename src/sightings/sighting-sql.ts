@@ -1,0 +1,52 @@
+/**
+ * The SQL fragments of sightings that other areas' statements embed (the lookup's summaries, the filters
+ * of listings and exports), kept here with the tables they read, in a module that imports nothing but SQL
+ * helpers, so that the statements embedding them stay loadable by the bench from the service build.
+ */
+import { isoUtc } from '../intel/change-records.js';
+import type { SightingFilter } from './sighting-filter.js';
+
+/** The rows of `table` (aliased `alias`) of the keys in `keys`, a jsonb array of `{type, value}`: one probe each. */
+const ofKeys = (keys: string, table: string, alias: string) =>
+  `FROM jsonb_array_elements(${keys}) ${alias}k JOIN ${table} ${alias} ON ${alias}.key_type = ${alias}k->>'type' AND ${alias}.key_value = ${alias}k->>'value'`;
+
+/**
+ * The summary of an object whose keys are the jsonb array `keys`, as a jsonb view (null when none of its
+ * keys was sighted): the per-key totals added up, and the distinct sources of all its keys counted once
+ * (`sighting_source` keeps them per key, so a source seen on two keys of one object counts once). A scalar
+ * subquery, so that a statement listing objects (lookup) shows their summaries without another round trip;
+ * kept here with the tables it reads. Sums of bigints are exact in jsonb numbers, and in JSON up to 2^53.
+ */
+export function sightingSummarySql(keys: string): string {
+  return `(SELECT jsonb_build_object('count', sum(s.count), 'falsePositives', sum(s.false_positives),
+                 'firstAt', ${isoUtc('min(s.first_at)')}, 'lastAt', ${isoUtc('max(s.last_at)')},
+                 'sources', (SELECT count(DISTINCT src.source) ${ofKeys(keys, 'sighting_source', 'src')}))
+            ${ofKeys(keys, 'sighting_summary', 's')}
+          HAVING count(*) > 0)`;
+}
+
+/** The per-key totals of the keys of object `o` (its `keys` jsonb), joined by primary key. */
+const totalsOf = (o: string) =>
+  `FROM jsonb_array_elements(${o}.keys) fk JOIN sighting_summary fs ON fs.key_type = fk->>'type' AND fs.key_value = fk->>'value'`;
+
+/**
+ * The filter as SQL conditions (each starting with AND) on the object row `o`; `since` names the parameter
+ * that carries `sightedSince`. Kept here with the tables they read: listings and exports only embed them.
+ * The summaries are lifetime totals (never lowered by roll-up or retention), so a filter does not depend
+ * on when it runs, only on what was recorded: see `SIGHTING_VERSION`.
+ */
+export function sightingConditions(o: string, filter: SightingFilter, since: string): string {
+  return (
+    (filter.sightedSince === null ? '' : ` AND EXISTS (SELECT ${totalsOf(o)} WHERE fs.last_at >= ${since}::timestamptz)`) +
+    (filter.excludeFalsePositives ? ` AND (SELECT coalesce(sum(fs.false_positives), 0) <= coalesce(sum(fs.count), 0) ${totalsOf(o)})` : '')
+  );
+}
+
+/**
+ * A version of every summary at once: the sum of all counts ever recorded, kept in a few rows (a row per
+ * shard, so writers seldom wait on one another) and added to in the statement that records. It rises with
+ * every request that records anything and never falls, so two snapshots with the same version see the same
+ * summaries: the later one sees every recording the earlier one saw, and none more, or the sum would differ.
+ * An export filtered by sightings adds it to its ETag.
+ */
+export const SIGHTING_VERSION = `(SELECT coalesce(sum(total), 0)::text FROM sighting_tally)`;

@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { IntelModule } from '../intel/intel.module.js';
+import { SightingSummariesModule } from './sighting-summaries.module.js';
+import { SightingRollupService } from './sighting-rollup.service.js';
+import { SightingsController } from './sightings.controller.js';
+import { SightingsRepository } from './sightings.repository.js';
+import { SightingsService } from './sightings.service.js';
+
+/**
+ * Sightings (extensions §14): recorded for keys the caller may look up (IntelModule's LookupService).
+ * The summary of one object is SightingSummariesModule's (no dependency on intel, so the areas that show
+ * objects import it); lookup answers embed its SQL (sightingSummarySql) in their one statement.
+ */
+@Module({
+  imports: [IntelModule, SightingSummariesModule],
+  controllers: [SightingsController],
+  providers: [SightingsRepository, SightingsService, SightingRollupService],
+})
+export class SightingsModule {}

@@ -1,0 +1,155 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { isoUtc } from '../intel/change-records.js';
+import type { SightingKind } from './dto/sighting.dto.js';
+import type { SightingItem } from './sighting-items.js';
+
+/**
+ * Records the items ($1..$7 by column, one element per item; $8 their positions) in one statement and
+ * returns the positions of those recorded (the others are duplicates by client id).
+ *
+ * Why it is exact under concurrent writers, on any number of instances, without reading anything into
+ * the process first:
+ * - `claimed` inserts the client ids with ON CONFLICT DO NOTHING: an id committed before is skipped; an id
+ *   another transaction inserted but has not committed makes this one wait for it and is then skipped (or
+ *   taken, if that one rolled back). So of any number of concurrent items with one id exactly one is
+ *   recorded; only items without an id or with an id this statement inserted are `kept`.
+ * - `summed` adds the kept counts into the per-key totals with INSERT … ON CONFLICT DO UPDATE, whose SET
+ *   reads the row's latest committed version under its row lock (`s.count + excluded.count`), never a
+ *   value read earlier: concurrent additions serialise on the row and none is lost. min/max likewise.
+ * - `sourced` inserts each (key, source) once; the number of distinct sources is counted from these rows
+ *   when read (SightingSummariesService), so it is exact whatever the interleaving.
+ * - `tallied` adds the request's total into one shard ($9) of the version of all summaries, the same way.
+ * Each table's rows are written in key order (ORDER BY), so two requests locking overlapping keys lock
+ * them in the same order and cannot deadlock. All of it commits or fails together (one statement).
+ */
+const RECORD = `
+  WITH item AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::uuid[], $8::int[])
+      AS t(key_type, key_value, kind, source, at, count, client_id, i)
+  ), claimed AS (
+    INSERT INTO sighting_client_id (id, at)
+    SELECT client_id, at FROM item WHERE client_id IS NOT NULL ORDER BY client_id
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  ), kept AS (
+    SELECT * FROM item WHERE client_id IS NULL OR client_id IN (SELECT id FROM claimed)
+  ), raw AS (
+    INSERT INTO sighting (key_type, key_value, kind, source, at, count)
+    SELECT key_type, key_value, kind, source, at, count FROM kept
+  ), summed AS (
+    INSERT INTO sighting_summary AS s (key_type, key_value, count, false_positives, first_at, last_at)
+    SELECT key_type, key_value,
+           coalesce(sum(count) FILTER (WHERE kind = 'sighting'), 0), coalesce(sum(count) FILTER (WHERE kind = 'falsePositive'), 0),
+           min(at) FILTER (WHERE kind = 'sighting'), max(at) FILTER (WHERE kind = 'sighting')
+      FROM kept GROUP BY key_type, key_value ORDER BY key_type, key_value
+    ON CONFLICT (key_type, key_value) DO UPDATE
+       SET count = s.count + excluded.count, false_positives = s.false_positives + excluded.false_positives,
+           first_at = least(s.first_at, excluded.first_at), last_at = greatest(s.last_at, excluded.last_at)
+  ), sourced AS (
+    INSERT INTO sighting_source (key_type, key_value, source)
+    SELECT DISTINCT key_type, key_value, source FROM kept ORDER BY key_type, key_value, source
+    ON CONFLICT DO NOTHING
+  ), tallied AS (
+    INSERT INTO sighting_tally AS t (shard, total) SELECT $9::smallint, sum(count) FROM kept HAVING count(*) > 0
+    ON CONFLICT (shard) DO UPDATE SET total = t.total + excluded.total
+  )
+  SELECT i FROM kept`;
+
+/** Rows of the tally: concurrent requests mostly add into different ones. */
+const TALLY_SHARDS = 16;
+
+/** A listed sighting with its position: `at` to the microsecond (UTC text) and the row id. */
+export interface SightingRow {
+  id: string;
+  position: string;
+  at: string;
+  kind: SightingKind;
+  source: string;
+  count: string;
+}
+
+export interface SightingFilter {
+  since: Date | null;
+  until: Date | null;
+  source: string | null;
+  kind: SightingKind | null;
+}
+
+/** Newest first for one key (index sighting_key_newest), from after the position $7/$8 when given. */
+const LIST = `
+  SELECT id::text, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position, ${isoUtc('at')} AS at, kind, source, count::text
+    FROM sighting
+   WHERE key_type = $1 AND key_value = $2
+     AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)
+     AND ($5::text IS NULL OR source = $5) AND ($6::text IS NULL OR kind = $6)
+     AND ($7::timestamptz IS NULL OR (at, id) < ($7, $8::bigint))
+   ORDER BY at DESC, id DESC
+   LIMIT $9`;
+
+/**
+ * Rolls up at most $2 raw items older than $1 into their hours (UTC), one sum per key, source and kind:
+ * the items are deleted and their counts added into the hour's row in one statement, so a run cut short
+ * anywhere leaves every count exactly once, and running it again finds nothing more to do. Writers only
+ * insert raw items; one that commits an old item meanwhile is rolled up by a later run.
+ */
+const ROLL_UP = `
+  WITH due AS (
+    DELETE FROM sighting WHERE id IN (SELECT id FROM sighting WHERE NOT hourly AND at < $1 ORDER BY at LIMIT $2)
+    RETURNING key_type, key_value, kind, source, at, count
+  ), hours AS (
+    INSERT INTO sighting AS h (key_type, key_value, kind, source, at, count, hourly)
+    SELECT key_type, key_value, kind, source, date_trunc('hour', at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', sum(count), true
+      FROM due GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (key_type, key_value, source, kind, at) WHERE hourly DO UPDATE SET count = h.count + excluded.count
+  )
+  SELECT count(*)::int AS n FROM due`;
+
+/** Removes at most $2 items or roll-ups older than $1 (the summaries keep their totals). */
+const PRUNE = `
+  WITH gone AS (DELETE FROM sighting WHERE id IN (SELECT id FROM sighting WHERE at < $1 ORDER BY at LIMIT $2) RETURNING 1)
+  SELECT count(*)::int AS n FROM gone`;
+
+/** Client ids of items older than $1 can go: an item that old is refused before its id is looked at. */
+const PRUNE_IDS = `
+  WITH gone AS (DELETE FROM sighting_client_id WHERE id IN (SELECT id FROM sighting_client_id WHERE at < $1 ORDER BY at LIMIT $2) RETURNING 1)
+  SELECT count(*)::int AS n FROM gone`;
+
+@Injectable()
+export class SightingsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Records the items; returns the indexes (into `items`) of those recorded, i.e. not duplicates by id. */
+  async record(items: readonly SightingItem[]): Promise<number[]> {
+    const rows: { i: number }[] = await this.dataSource.query(RECORD, [
+      items.map((item) => item.key.type),
+      items.map((item) => item.key.value),
+      items.map((item) => item.kind),
+      items.map((item) => item.source),
+      items.map((item) => item.at),
+      items.map((item) => item.count),
+      items.map((item) => item.id),
+      items.map((_, index) => index),
+      Math.floor(Math.random() * TALLY_SHARDS),
+    ]);
+    return rows.map((row) => row.i);
+  }
+
+  async list(type: string, value: string, filter: SightingFilter, after: { t: string; i: string } | undefined, limit: number): Promise<SightingRow[]> {
+    return this.dataSource.query(LIST, [type, value, filter.since, filter.until, filter.source, filter.kind, after?.t ?? null, after?.i ?? null, limit]);
+  }
+
+  /** One batch of a job step ($1 the cut-off, $2 the batch size): how many rows it handled. */
+  async rollUp(manager: EntityManager, before: Date, batch: number): Promise<number> {
+    return ((await manager.query(ROLL_UP, [before, batch])) as { n: number }[])[0].n;
+  }
+
+  async prune(manager: EntityManager, before: Date, batch: number): Promise<number> {
+    return ((await manager.query(PRUNE, [before, batch])) as { n: number }[])[0].n;
+  }
+
+  async pruneClientIds(manager: EntityManager, before: Date, batch: number): Promise<number> {
+    return ((await manager.query(PRUNE_IDS, [before, batch])) as { n: number }[])[0].n;
+  }
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createCollection } from '../intel/objects.helpers.js';
+
+const DOC = readFileSync(new URL('../../docs/history-and-sightings.md', import.meta.url), 'utf8');
+/** The request bodies of the document: its `json` blocks. */
+const BODIES = [...DOC.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]) as Record<string, string>[]);
+const OBJECT_TYPE: Record<string, string> = { DomainName: 'DomainName', MD5Hash: 'File', IPAddress: 'IPAddress', URL: 'URL' };
+
+describe('docs/history-and-sightings.md: the sighting examples', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // The examples carry fixed dates: a retention of a century keeps them postable.
+    t = await createTestApp({ SIGHTING_RETENTION_DAYS: '36500' });
+    await createCollection(t, 'blocklist');
+    const keys = BODIES.flat().map((item) => ({ type: item.type ?? item.objectKeyType, value: item.value ?? item.objectKey }));
+    const objects = [...new Map(keys.map((key) => [`${key.type} ${key.value}`, key])).values()].map((key) => ({ type: OBJECT_TYPE[key.type], keys: [key], context: {} }));
+    await t.http().post('/intel/collections/blocklist/objects/batch').set('X-Api-Key', t.adminKey).send(objects).expect(200);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('maps the Zeek intel.log line as the text says', () => {
+    const lines = DOC.split('\n');
+    const header = lines.findIndex((line) => line.startsWith('#fields\t'));
+    const names = lines[header].split('\t').slice(1);
+    const field = Object.fromEntries(lines[header + 1].split('\t').map((value, index) => [names[index], value]));
+    const [item] = BODIES[0];
+    expect(field['seen.indicator_type']).toBe('Intel::DOMAIN');
+    expect(item).toMatchObject({
+      type: 'DomainName',
+      value: field['seen.indicator'],
+      source: `zeek/${field['seen.node']}`,
+      at: new Date(Number(field.ts) * 1000).toISOString(),
+    });
+  });
+
+  it('records every example body, counts none of it twice when sent again, and summarises the Elastic hash', async () => {
+    expect(BODIES).toHaveLength(2);
+    for (const body of BODIES) {
+      const first = await t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).send(body);
+      expect(first.body).toEqual(body.map(() => ({ status: 'Recorded' })));
+      const again = await t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).send(body);
+      expect(again.body).toEqual(body.map(() => ({ status: 'Duplicate' })));
+    }
+    const lookup = await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: [{ type: 'MD5Hash', value: BODIES[1][0].objectKey }] });
+    expect(lookup.body[0].matches[0].sightings).toEqual({ count: 1, falsePositives: 1, firstAt: BODIES[1][0].at, lastAt: BODIES[1][0].at, sources: 2 });
+  });
+});
