@@ -5,6 +5,8 @@
 import pg from 'pg';
 import {
   DELIVERY_LIMIT_ERROR,
+  REPORT_UNFENCED,
+  TAKE_ANY,
   loadObjectStatements,
   loadTaskStatements,
   TASK_LEASE_SECONDS,
@@ -65,13 +67,14 @@ export async function take(limit: number): Promise<TakenTask[]> {
     TASK_LEASE_SECONDS,
     DELIVERY_LIMIT_ERROR.code,
     DELIVERY_LIMIT_ERROR.message,
+    ...TAKE_ANY,
   ]);
   return rows.filter((row) => !row.exhausted).map((row) => ({ id: row.id, params: { objectKeys: row.objectKeys } }));
 }
 
 /** The service's completion UPDATE: whether the task was open for it. */
 export async function complete(body: TaskBody): Promise<boolean> {
-  const { rowCount } = await pool.query(taskStatements.complete, [body.taskID, TASK_MAX_DELIVERIES, JSON.stringify(body.result)]);
+  const { rowCount } = await pool.query(taskStatements.complete, [body.taskID, TASK_MAX_DELIVERIES, JSON.stringify(body.result), ...REPORT_UNFENCED]);
   return rowCount === 1;
 }
 

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
 import { benchSchema, RESOURCE } from './intel-setup.js';
-import { DELIVERY_LIMIT_ERROR, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from './service-sql.js';
+import { DELIVERY_LIMIT_ERROR, REPORT_UNFENCED, TAKE_ANY, TASK_LEASE_SECONDS, TASK_MAX_DELIVERIES } from './service-sql.js';
 
 const ROW = { id: '6', title: 'task queue: executors take 100 at a time and complete each', unit: 'tasks/s', target: { minRatio: 0.5 } };
 const FLOOR = { id: '6f', title: 'stack floor of row 6: the bare framework + pg running the same claim and completion', unit: 'tasks/s', target: {} };
@@ -114,12 +114,13 @@ export const row6: RowModule = {
               TASK_LEASE_SECONDS,
               DELIVERY_LIMIT_ERROR.code,
               DELIVERY_LIMIT_ERROR.message,
+              ...TAKE_ANY,
             ]);
             mine.push(...(rows as { id: string; objectKeys: { value: string }[] }[]));
             return rows.length > 0;
           }
           const task = mine.shift()!;
-          const result = await client.query(ctx.taskStatements.complete, [task.id, TASK_MAX_DELIVERIES, JSON.stringify(resultFor(task.objectKeys[0].value))]);
+          const result = await client.query(ctx.taskStatements.complete, [task.id, TASK_MAX_DELIVERIES, JSON.stringify(resultFor(task.objectKeys[0].value)), ...REPORT_UNFENCED]);
           if (result.rowCount !== 1) throw new Error(`task ${task.id} was not open for completion`);
           completed++;
         },

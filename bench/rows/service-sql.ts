@@ -28,13 +28,18 @@ export interface ObjectStatements {
 
 /**
  * The task queue's take and completion (src/insight/task-statements.ts), loaded the same way: TAKE's $1
- * limit, $2 max deliveries, $3 lease seconds, $4/$5 the exhausted error; COMPLETE's $1 task id, $2 max
- * deliveries, $3 result.
+ * limit, $2 max deliveries, $3 lease seconds, $4/$5 the exhausted error, then TAKE_ANY; COMPLETE's $1 task
+ * id, $2 max deliveries, $3 result, then REPORT_UNFENCED.
  */
 export interface TaskStatements {
   take: string;
   complete: string;
 }
+
+/** TAKE's $6 schemas (any), $7 executor (unnamed), $8 key (unknown: reports without a token are accepted). */
+export const TAKE_ANY = [null, null, null] as const;
+/** COMPLETE's $4 token hash (none: the SDK's report), $5 key, $6 report digest. */
+export const REPORT_UNFENCED = [null, null, null] as const;
 
 /** `exported` of the module `path` of the service build in `serviceDir` (a dist/ folder). */
 async function loadFromBuild<Statements>(serviceDir: string, path: string, exported: string): Promise<Statements> {

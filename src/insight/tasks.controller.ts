@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ApiWaitQuery, ClientGone, WaitSeconds } from '../common/http/long-poll.js';
-import { ListTasksQueryDto, RegisterTaskDto, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
+import { ListTasksQueryDto, RegisterTaskDto, TaskDetailView, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
 import { LINK_HEADER } from '../schema-registry/dto/schema.dto.js';
 import { TasksService } from './tasks.service.js';
 
@@ -56,12 +56,18 @@ export class TasksController {
       'Returns the task with its `params` and `state`: `Pending` (waiting or being executed), `Completed` with the ' +
       'normalised `result`, or `Failed` with the executor\'s `error` `{code, message}`; a task whose leases ran out ' +
       '`TASK_MAX_DELIVERIES` times fails with code `DeliveryLimitExceeded`. Poll it until the state is final, or pass `wait` (0 to 60 seconds): a Pending task then holds the ' +
-      'request until it is Completed or Failed (on any instance) or the wait runs out.',
+      'request until it is Completed or Failed (on any instance) or the wait runs out. A task cancelled while leased ' +
+      'shows `cancelRequested: true`, a running attempt its last heartbeat `progress`; `attempts=true` adds every ' +
+      'attempt (executor, key, times, outcome, error), oldest first.',
   })
   @ApiWaitQuery()
-  @ApiOkResponse({ type: TaskView })
-  @ApiErrors({ 400: 'InvalidQueryArgument: wait not from 0 to 60.', 404: 'NotFound: no task has this id (or the id is not a UUID).' })
-  view(@Param() params: TaskIdParamDto, @WaitSeconds() wait: number, @ClientGone() gone: AbortSignal) {
-    return this.tasks.view(params, wait, gone);
+  @ApiQuery({ name: 'attempts', required: false, schema: { type: 'boolean', default: false }, description: 'Add `attempts` to the view.' })
+  @ApiOkResponse({ type: TaskDetailView })
+  @ApiErrors({
+    400: 'InvalidQueryArgument: wait not from 0 to 60, attempts not true or false.',
+    404: 'NotFound: no task has this id (or the id is not a UUID).',
+  })
+  view(@Param() params: TaskIdParamDto, @WaitSeconds() wait: number, @ClientGone() gone: AbortSignal, @Query('attempts') attempts?: unknown) {
+    return this.tasks.view(params, wait, gone, attempts);
   }
 }

@@ -12,12 +12,30 @@ export interface TaskParamsRow {
   fileId: string | null;
 }
 
+/** An attempt as `attempt_log` keeps it (timestamps as PostgreSQL writes them in JSON). */
+export interface LoggedAttempt {
+  attempt: number;
+  executor: string | null;
+  keyID: number | null;
+  takenAt: string | null;
+  endedAt: string | null;
+  outcome: string | null;
+  error: { code: string; message: string } | null;
+}
+
 export interface TaskRow extends TaskParamsRow {
   id: string;
   state: TaskState;
   deliveries: number;
+  maxAttempts: number | null;
+  cancelRequested: boolean;
+  progress: { percent?: number; message?: string } | null;
+  attemptLog: LoggedAttempt[];
+  /** The current attempt (takenAt null: none). */
+  current: { executor: string | null; keyID: number | null; takenAt: Date | null; endedAt: Date | null; outcome: string | null; error: { code: string; message: string } | null };
   /** The last lease has run out (judged by the database clock, like every lease decision). */
   leaseExpired: boolean;
+  leaseExpiresAt: Date | null;
   /** Milliseconds until the running lease ends; null without a running lease. */
   leaseEndsInMs: number | null;
   result: TaskResult | null;
@@ -31,7 +49,10 @@ export interface ListedTaskRow extends TaskRow {
 }
 
 const TASK_COLUMNS = `id, schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId", state, deliveries,
-              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired",
+              max_attempts AS "maxAttempts", cancel_requested AS "cancelRequested", progress, attempt_log AS "attemptLog",
+              json_build_object('executor', attempt_executor, 'keyID', attempt_key_id, 'takenAt', attempt_taken_at,
+                'endedAt', attempt_ended_at, 'outcome', attempt_outcome, 'error', attempt_error) AS current,
+              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired", lease_expires_at AS "leaseExpiresAt",
               CASE WHEN lease_expires_at > now() THEN ceil(extract(epoch FROM lease_expires_at - now()) * 1000)::float8 END
                 AS "leaseEndsInMs",
               result,
@@ -40,6 +61,54 @@ const TASK_COLUMNS = `id, schema_id AS "schemaId", object_keys AS "objectKeys", 
 export interface QueueRow extends TaskParamsRow {
   id: string;
   createdAt: Date;
+  attempt: number;
+  leaseExpiresAt: Date;
+  leaseToken: string;
+}
+
+/** Who takes: the key (recorded per attempt, for reports without a token) and the executor's own name. */
+export interface Taker {
+  keyId: number;
+  executor: string | null;
+  schemas: string[] | null;
+}
+
+/** A report's fencing: the SHA-256 of its lease token (null: none given), its key, its digest. */
+export interface ReportFence {
+  tokenHash: Buffer | null;
+  keyId: number;
+  digest: Buffer;
+}
+
+/** How a report that changed nothing relates to the task (TasksRepository.reportRefusal). */
+export interface ReportStanding {
+  open: boolean;
+  /** The token is the current attempt's. */
+  current: boolean | null;
+  /** Hex digest of the current attempt's accepted report. */
+  currentReport: string | null;
+  /** The token is an earlier attempt's. */
+  earlier: boolean;
+  /** Hex digest of that earlier attempt's accepted report. */
+  earlierReport: string | null;
+}
+
+export interface FailedReport {
+  id: string;
+  state: TaskState;
+  errorCode: string | null;
+  errorMessage: string | null;
+  availableAt: Date | null;
+}
+
+/** A failure's kind and its timing parameters (TASK_STATEMENTS.fail). */
+export interface FailureTiming {
+  kind: 'permanent' | 'transient' | 'rateLimited';
+  retryBaseSeconds: number;
+  retryMaxSeconds: number;
+  /** The back-off's random factor, in [0.5, 1]. */
+  jitter: number;
+  retryAfterSeconds: number | null;
 }
 
 /** Statements of the task table; every one is a single statement, atomic on its own. */
@@ -65,8 +134,8 @@ export class TasksRepository {
 
   /**
    * Newest first, after the position `after` when given, up to `limit` rows and about `maxBytes` (results
-   * can be large). `state` is the state the view shows: a Pending task past its last allowed lease is
-   * Failed (decisions §9) though no take has recorded it yet. Each variant is one walk of the newest-first
+   * can be large). `state` is the state the view shows: a Pending task past its last allowed lease, or
+   * cancelled and past its lease, is Failed (decisions §9, extensions §16) though no take has recorded it yet. Each variant is one walk of the newest-first
    * index; the state test filters along it.
    */
   async listPage(
@@ -81,7 +150,8 @@ export class TasksRepository {
     if (state !== undefined) {
       parameters.push(state, maxDeliveries);
       where.push(
-        `CASE WHEN state = 'Pending' AND deliveries >= $4 AND lease_expires_at <= now() THEN 'Failed' ELSE state END = $3`,
+        `CASE WHEN state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $4) OR cancel_requested) AND lease_expires_at <= now()
+              THEN 'Failed' ELSE state END = $3`,
       );
     }
     if (after !== undefined) {
@@ -111,17 +181,15 @@ export class TasksRepository {
     maxDeliveries: number,
     leaseSeconds: number,
     exhausted: { code: string; message: string },
-  ): Promise<{ taken: QueueRow[]; failed: string[] }> {
-    const rows: (QueueRow & { exhausted: boolean })[] = await this.dataSource.query(TASK_STATEMENTS.take, [
-      limit,
-      maxDeliveries,
-      leaseSeconds,
-      exhausted.code,
-      exhausted.message,
-    ]);
+    taker: Taker,
+  ): Promise<{ taken: QueueRow[]; failed: { id: string; error: { code: string; message: string } }[] }> {
+    const rows: (QueueRow & { exhausted: boolean; errorCode: string; errorMessage: string })[] = await this.dataSource.query(
+      TASK_STATEMENTS.take,
+      [limit, maxDeliveries, leaseSeconds, exhausted.code, exhausted.message, taker.schemas, taker.executor, taker.keyId],
+    );
     return {
-      taken: rows.filter((row) => !row.exhausted).map(({ exhausted: _, ...row }) => row),
-      failed: rows.filter((row) => row.exhausted).map((row) => row.id),
+      taken: rows.filter((row) => !row.exhausted),
+      failed: rows.filter((row) => row.exhausted).map((row) => ({ id: row.id, error: { code: row.errorCode, message: row.errorMessage } })),
     };
   }
 
@@ -133,7 +201,7 @@ export class TasksRepository {
     const [{ ms }]: { ms: number | null }[] = await this.dataSource.query(
       `SELECT ceil(extract(epoch FROM min(lease_expires_at) - now()) * 1000)::float8 AS ms
          FROM insight_task
-        WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < $1`,
+        WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < COALESCE(max_attempts, $1)`,
       [maxDeliveries],
     );
     return ms;
@@ -161,22 +229,74 @@ export class TasksRepository {
     return rows[0];
   }
 
-  /** Returns false when the task does not exist or is not open for a report. */
-  async complete(id: string, maxDeliveries: number, result: TaskResult): Promise<boolean> {
-    return this.update(TASK_STATEMENTS.complete, [id, maxDeliveries, JSON.stringify(result)]);
+  /** Returns false when the task does not exist, is not open for a report or the fence refuses it. */
+  async complete(id: string, maxDeliveries: number, result: TaskResult, fence: ReportFence): Promise<boolean> {
+    return this.update(TASK_STATEMENTS.complete, [id, maxDeliveries, JSON.stringify(result), fence.tokenHash, fence.keyId, fence.digest]);
   }
 
-  /** Returns false when the task does not exist or is not open for a report. */
-  async fail(id: string, maxDeliveries: number, error: { code: string; message: string }): Promise<boolean> {
-    return this.update(
-      `UPDATE insight_task SET state = 'Failed', error_code = $3, error_message = $4 WHERE id = $1 AND ${OPEN_FOR_REPORT}`,
-      [id, maxDeliveries, error.code, error.message],
+  /** The task as the failure left it; undefined when it does not exist, is not open or the fence refuses it. */
+  async fail(
+    id: string,
+    maxDeliveries: number,
+    error: { code: string; message: string },
+    shown: Record<string, unknown>,
+    fence: ReportFence,
+    timing: FailureTiming,
+  ): Promise<FailedReport | undefined> {
+    const [rows]: [FailedReport[], number] = await this.dataSource.query(TASK_STATEMENTS.fail, [
+      id,
+      maxDeliveries,
+      error.code,
+      error.message,
+      fence.tokenHash,
+      fence.keyId,
+      fence.digest,
+      JSON.stringify(shown),
+      timing.kind,
+      timing.retryBaseSeconds,
+      timing.retryMaxSeconds,
+      timing.jitter,
+      timing.retryAfterSeconds,
+    ]);
+    return rows[0];
+  }
+
+  /**
+   * A heartbeat's answer; undefined for an unknown task. `accepted` false: the token is not the current
+   * attempt's, or the task may not take a report.
+   */
+  async heartbeat(
+    id: string,
+    maxDeliveries: number,
+    tokenHash: Buffer,
+    extendSeconds: number,
+    maxLeaseSeconds: number,
+    progress: Record<string, unknown> | null,
+  ): Promise<{ accepted: boolean; leaseExpiresAt: Date | null; cancelRequested: boolean; written: boolean } | undefined> {
+    const rows = await this.dataSource.query(TASK_STATEMENTS.heartbeat, [
+      id,
+      maxDeliveries,
+      tokenHash,
+      extendSeconds,
+      maxLeaseSeconds,
+      progress && JSON.stringify(progress),
+    ]);
+    return rows[0];
+  }
+
+  /** Why a fenced report changed nothing: how its token and digest relate to the task's attempts. */
+  async reportStanding(id: string, maxDeliveries: number, tokenHash: Buffer | null): Promise<ReportStanding | undefined> {
+    const rows: ReportStanding[] = await this.dataSource.query(
+      `SELECT (${OPEN_FOR_REPORT}) AS open, lease_token_hash = $3::bytea AS current,
+              encode(report_digest, 'hex') AS "currentReport", earlier.entry IS NOT NULL AS earlier,
+              earlier.entry->>'report' AS "earlierReport"
+         FROM insight_task
+         LEFT JOIN LATERAL (SELECT e AS entry FROM jsonb_array_elements(attempt_log) e
+                             WHERE e->>'tokenHash' = encode($3::bytea, 'hex') LIMIT 1) earlier ON true
+        WHERE id = $1`,
+      [id, maxDeliveries, tokenHash],
     );
-  }
-
-  async exists(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM insight_task WHERE id = $1`, [id]);
-    return rows.length > 0;
+    return rows[0];
   }
 
   /** TypeORM answers a bare UPDATE with `[rows, affectedCount]`. */

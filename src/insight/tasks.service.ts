@@ -10,6 +10,8 @@ import type {
   ListTasksQueryDto,
   RegisterTaskDto,
   TaskIdParamDto,
+  TaskAttemptView,
+  TaskDetailView,
   TaskParamsView,
   TaskRegistrationView,
   TaskView,
@@ -17,7 +19,38 @@ import type {
 import { UUID_PATTERN } from './dto/task.dto.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';
+import { CANCELLED_UNREPORTED } from './task-statements.js';
 import { TaskParamsRow, type TaskRow, TasksRepository } from './tasks.repository.js';
+
+const isoOf = (time: string | Date | null) => (time === null ? null : new Date(time).toISOString());
+
+/** Every attempt, oldest first: those the log keeps, then the current one (its outcome read from the row). */
+function attemptsOf(row: TaskRow): TaskAttemptView[] {
+  const attempts = row.attemptLog.map(
+    (entry): TaskAttemptView => ({
+      attempt: entry.attempt,
+      executor: entry.executor,
+      keyID: entry.keyID,
+      takenAt: isoOf(entry.takenAt)!,
+      endedAt: isoOf(entry.endedAt),
+      outcome: entry.outcome as TaskAttemptView['outcome'],
+      error: entry.error,
+    }),
+  );
+  const { current } = row;
+  if (current.takenAt === null) return attempts;
+  const ranOut = current.outcome === null && row.leaseExpired;
+  attempts.push({
+    attempt: row.deliveries,
+    executor: current.executor,
+    keyID: current.keyID,
+    takenAt: isoOf(current.takenAt)!,
+    endedAt: isoOf(ranOut ? row.leaseExpiresAt : current.endedAt),
+    outcome: (current.outcome ?? (ranOut ? 'leaseExpired' : null)) as TaskAttemptView['outcome'],
+    error: current.error,
+  });
+  return attempts;
+}
 
 /** The newest-first position: `t` the creation time to the microsecond (UTC), `i` the id. */
 function isTaskCursor(value: unknown): value is { t: string; i: string } {
@@ -74,8 +107,13 @@ export class TasksService {
     return { taskID };
   }
 
-  /** With `wait`, a Pending task is read again when it finishes (on any instance), within the wait. */
-  async view({ task_id }: TaskIdParamDto, waitSeconds = 0, gone?: AbortSignal): Promise<TaskView> {
+  /**
+   * With `wait`, a Pending task is read again when it finishes (on any instance), within the wait. Its
+   * attempts are shown when asked for (`attempts=true`): the product's client knows the view without them.
+   */
+  async view({ task_id }: TaskIdParamDto, waitSeconds = 0, gone?: AbortSignal, attempts?: unknown): Promise<TaskDetailView> {
+    if (attempts !== undefined && attempts !== 'true' && attempts !== 'false') throw InsightErrors.attemptsFlag();
+    const withAttempts = attempts === 'true';
     if (!UUID_PATTERN.test(task_id)) throw InsightErrors.taskViewNotFound(task_id);
     const id = task_id.toLowerCase();
     const { view } = await this.announcer.pollTask(
@@ -84,9 +122,9 @@ export class TasksService {
       async () => {
         const row = await this.tasks.find(id);
         if (!row) throw InsightErrors.taskViewNotFound(task_id);
-        // A task on its last delivery turns Failed when that lease ends, with no commit to announce it.
-        const lastLease = row.leaseEndsInMs !== null && row.deliveries >= this.config.taskMaxDeliveries;
-        return { view: this.viewOf(row), changesAt: lastLease ? Date.now() + row.leaseEndsInMs! : undefined };
+        // A task on its last delivery (or cancelled) turns Failed when that lease ends, with no commit to announce it.
+        const lastLease = row.leaseEndsInMs !== null && this.endsWithLease(row);
+        return { view: this.detailOf(row, withAttempts), changesAt: lastLease ? Date.now() + row.leaseEndsInMs! : undefined };
       },
     );
     return view;
@@ -106,11 +144,26 @@ export class TasksService {
     return keysetPage(rows, page.limit, (row) => encodeCursor({ t: row.createdAt, i: row.id }), (row) => this.viewOf(row));
   }
 
+  /** The lease running now is the task's last: when it runs out the task fails. */
+  private endsWithLease(row: TaskRow): boolean {
+    return row.cancelRequested || row.deliveries >= (row.maxAttempts ?? this.config.taskMaxDeliveries);
+  }
+
+  private detailOf(row: TaskRow, withAttempts: boolean): TaskDetailView {
+    const view: TaskDetailView = this.viewOf(row);
+    if (view.state === 'Pending' && row.cancelRequested) view.cancelRequested = true;
+    if (view.state === 'Pending' && row.progress !== null) view.progress = row.progress as TaskDetailView['progress'];
+    if (withAttempts) view.attempts = attemptsOf(row);
+    return view;
+  }
+
   private viewOf(row: TaskRow): TaskView {
     const view: TaskView = { id: row.id, params: paramsView(row), state: row.state };
-    // Past its last allowed lease the task is Failed, whether or not a take has recorded it yet.
-    if (row.state === 'Pending' && row.leaseExpired && row.deliveries >= this.config.taskMaxDeliveries) {
-      return { ...view, state: 'Failed', error: deliveryLimitError(this.config.taskMaxDeliveries) };
+    // Past its last allowed lease (or cancelled and past its lease) the task is Failed, whether or not a take
+    // has recorded it yet.
+    if (row.state === 'Pending' && row.leaseExpired && this.endsWithLease(row)) {
+      const error = row.cancelRequested ? { ...CANCELLED_UNREPORTED } : deliveryLimitError(this.config.taskMaxDeliveries);
+      return { ...view, state: 'Failed', error };
     }
     if (row.result !== null) view.result = row.result;
     if (row.errorCode !== null) view.error = { code: row.errorCode, message: row.errorMessage ?? '' };

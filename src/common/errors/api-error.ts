@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   RequestTimeout: 408,
   DuplicateSchema: 409,
   DuplicateCollection: 409,
+  LeaseLost: 409,
   ResourceModified: 412,
   RequestEntityTooLarge: 413,
   UnsupportedMediaType: 415,

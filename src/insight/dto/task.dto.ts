@@ -108,3 +108,53 @@ export class TaskView {
   @ApiPropertyOptional({ type: TaskErrorView, description: 'Present when Failed.' })
   error?: TaskErrorView;
 }
+
+export const ATTEMPT_OUTCOMES = ['completed', 'permanent', 'transient', 'rateLimited', 'leaseExpired', 'cancelled'] as const;
+
+export class TaskAttemptView {
+  @ApiProperty({ type: 'integer', minimum: 1 })
+  attempt: number;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'The name the executor gave at take; null when it gave none.' })
+  executor: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The key that took the task.' })
+  keyID: number | null;
+
+  @ApiProperty({ format: 'date-time' })
+  takenAt: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Null while the attempt runs.' })
+  endedAt: string | null;
+
+  @ApiProperty({
+    type: 'string',
+    enum: ATTEMPT_OUTCOMES,
+    nullable: true,
+    description: 'How the attempt ended (a failure by its kind); null while it runs.',
+  })
+  outcome: (typeof ATTEMPT_OUTCOMES)[number] | null;
+
+  @ApiProperty({ type: TaskErrorView, nullable: true, description: 'The error the executor reported, if any.' })
+  error: TaskErrorView | null;
+}
+
+export class TaskProgressView {
+  @ApiProperty({ type: 'number', minimum: 0, maximum: 100 })
+  percent: number;
+
+  @ApiPropertyOptional()
+  message?: string;
+}
+
+/** The view of one task: the product's view plus what executors' protocol adds (extensions §16). */
+export class TaskDetailView extends TaskView {
+  @ApiPropertyOptional({ description: 'Present (true) once the task was cancelled while leased, until it ends.' })
+  cancelRequested?: boolean;
+
+  @ApiPropertyOptional({ type: TaskProgressView, description: "The current attempt's last reported progress." })
+  progress?: TaskProgressView;
+
+  @ApiPropertyOptional({ type: [TaskAttemptView], description: 'With `attempts=true`: every attempt, oldest first.' })
+  attempts?: TaskAttemptView[];
+}
