@@ -23,6 +23,9 @@ export const InsightErrors = {
     ),
   otherReport: (taskId: string) =>
     new ApiError('InvalidState', `task ${taskId}: this attempt already made a different report (a replay must be identical)`),
+  maxAgeWithoutResult: () => new ApiError('InvalidData', 'maxAgeSeconds is allowed only with dedupe: result'),
+  dedupeContended: () =>
+    new ApiError('ServiceUnavailable', 'identical registrations kept racing; register again', undefined, { 'Retry-After': '1' }),
   attemptsFlag: () => CommonErrors.invalidQuery('attempts must be true or false'),
   retryAfterRule: () =>
     new ApiError('InvalidData', 'error.retryAfterSeconds is required with kind rateLimited and allowed only there'),

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
@@ -20,15 +21,19 @@ export class TasksController {
       'Asks for an enrichment: `params` names the insight schema the result must satisfy (`schemaID`) and what ' +
       'to enrich, the keys of one object (`objectKeys`, its type inferred: hash keys mean a `File`) and/or a ' +
       'stored file (`fileID`). The task starts `Pending` and waits in the queue for an executor. A key with a ' +
-      'daily limit on this operation gets 429 `LimitExceeded` once it is used up.',
+      'daily limit on this operation gets 429 `LimitExceeded` once it is used up. Options beside `params`: `priority` ' +
+      '(1 highest to 5, default 3), `maxAttempts` (1 to 20), `dedupe` (`none`, `inflight`: an identical unfinished task ' +
+      'is answered with 200 and `deduplicated: true` instead of a new one, exactly one under concurrent identical ' +
+      'registrations; `result`: also one completed within `maxAgeSeconds`, default 86400).',
   })
   @ApiCreatedResponse({ type: TaskRegistrationView })
+  @ApiOkResponse({ type: TaskRegistrationView, description: 'Deduplicated: the identical task, `deduplicated: true`.' })
   @ApiErrors({
-    400: 'InvalidData: a malformed form, or neither objectKeys nor fileID.',
+    400: 'InvalidData: a malformed form or option, neither objectKeys nor fileID, or maxAgeSeconds without dedupe result.',
     422: 'InvalidKeyFormat, InvalidKeySet: bad object keys. SchemaNotFound: no such insight schema. FileNotFound: no such file.',
   })
-  register(@Body() form: RegisterTaskDto) {
-    return this.tasks.register(form);
+  register(@Body() form: RegisterTaskDto, @Res({ passthrough: true }) response: Response) {
+    return this.tasks.register(form, response);
   }
 
   @Get()

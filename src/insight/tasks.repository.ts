@@ -23,6 +23,20 @@ export interface LoggedAttempt {
   error: { code: string; message: string } | null;
 }
 
+/** A task to register: what it asks, and its options. */
+export interface NewTask extends TaskParamsRow {
+  priority: number;
+  maxAttempts: number | null;
+  /** SHA-256 of schema, normalised keys and file content: identical tasks have the same. */
+  contentHash: Buffer;
+}
+
+const NEW_TASK_COLUMNS = 'schema_id, object_keys, file_id, priority, content_hash, max_attempts';
+
+function newTaskValues(task: NewTask): unknown[] {
+  return [task.schemaId, task.objectKeys && JSON.stringify(task.objectKeys), task.fileId, task.priority, task.contentHash, task.maxAttempts];
+}
+
 export interface TaskRow extends TaskParamsRow {
   id: string;
   state: TaskState;
@@ -116,12 +130,40 @@ export interface FailureTiming {
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async insert(task: TaskParamsRow): Promise<string> {
+  async insert(task: NewTask): Promise<string> {
     const [{ id }]: { id: string }[] = await this.dataSource.query(
-      `INSERT INTO insight_task (schema_id, object_keys, file_id) VALUES ($1, $2, $3) RETURNING id`,
-      [task.schemaId, task.objectKeys && JSON.stringify(task.objectKeys), task.fileId],
+      `INSERT INTO insight_task (${NEW_TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      newTaskValues(task),
     );
     return id;
+  }
+
+  /**
+   * A deduplicating registration, one statement: an identical task still Pending (or, with `resultMaxAge`,
+   * completed less than that many seconds ago, the newest) is answered; otherwise the task is inserted with
+   * its `dedupe_key`, unless the unique index finds an identical one inserted meanwhile (committed, or in
+   * flight: the insert waits for it), when nothing is inserted and undefined comes back: the caller runs
+   * it again, and the new statement's snapshot sees the winner. Pending tasks are found whatever the mode
+   * they were registered with (content_hash is set on all), so the index guards only deduplicating ones.
+   */
+  async insertUnlessIdentical(task: NewTask, resultMaxAge: number | null): Promise<{ id: string; deduplicated: boolean } | undefined> {
+    const rows: { id: string; deduplicated: boolean }[] = await this.dataSource.query(
+      `WITH found AS (
+         SELECT id FROM insight_task
+          WHERE content_hash = $5 AND (state = 'Pending'
+                OR ($7::float8 IS NOT NULL AND state = 'Completed' AND attempt_ended_at > now() - make_interval(secs => $7::float8)))
+          ORDER BY state = 'Pending' DESC, attempt_ended_at DESC NULLS LAST
+          LIMIT 1
+       ), inserted AS (
+         INSERT INTO insight_task (${NEW_TASK_COLUMNS}, dedupe_key)
+         SELECT $1, $2::json, $3::uuid, $4::smallint, $5::bytea, $6::smallint, $5::bytea WHERE NOT EXISTS (SELECT 1 FROM found)
+         ON CONFLICT (dedupe_key) WHERE state = 'Pending' AND dedupe_key IS NOT NULL DO NOTHING
+         RETURNING id
+       )
+       SELECT id, true AS deduplicated FROM found UNION ALL SELECT id, false FROM inserted`,
+      [...newTaskValues(task), resultMaxAge],
+    );
+    return rows[0];
   }
 
   async find(id: string): Promise<TaskRow | undefined> {

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { inferObjectType, normalizeKeySet } from '../common/indicators/index.js';
+import type { Response } from 'express';
+import { createHash } from 'node:crypto';
+import { inferObjectType, normalizeKeySet, type ObjectKey } from '../common/indicators/index.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FilesService } from '../filebox/files.service.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
@@ -16,11 +18,11 @@ import type {
   TaskRegistrationView,
   TaskView,
 } from './dto/task.dto.js';
-import { UUID_PATTERN } from './dto/task.dto.js';
+import { DEFAULT_RESULT_MAX_AGE_SECONDS, UUID_PATTERN } from './dto/task.dto.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { CANCELLED_UNREPORTED } from './task-statements.js';
-import { TaskParamsRow, type TaskRow, TasksRepository } from './tasks.repository.js';
+import { type NewTask, TaskParamsRow, type TaskRow, TasksRepository } from './tasks.repository.js';
 
 const isoOf = (time: string | Date | null) => (time === null ? null : new Date(time).toISOString());
 
@@ -65,6 +67,19 @@ function isTaskCursor(value: unknown): value is { t: string; i: string } {
   );
 }
 
+const DEFAULT_PRIORITY = 3;
+/** A deduplicating registration runs again only when an identical one won a race; three runs are plenty. */
+const DEDUPE_RUNS = 3;
+
+/**
+ * What makes two tasks identical (extensions §16): the schema, the normalised keys as a set (sorted), and
+ * the file's content (its SHA-256, not its id).
+ */
+function contentHash(schemaId: string, keys: ObjectKey[] | null, fileSha256: string | null): Buffer {
+  const sorted = (keys ?? []).map((key) => [key.type, key.value]).sort((x, y) => (x.join('\u0000') < y.join('\u0000') ? -1 : 1));
+  return createHash('sha256').update(JSON.stringify([schemaId, sorted, fileSha256])).digest();
+}
+
 /** The `params` of the task view and of queue items: absent parts are omitted, never null. */
 export function paramsView(row: TaskParamsRow): TaskParamsView {
   return {
@@ -85,26 +100,59 @@ export class TasksService {
     private readonly announcer: TaskAnnouncer,
   ) {}
 
-  /** Checks in order: keys (format, then set), schema, file; nothing is stored unless all pass. */
-  async register({ params }: RegisterTaskDto): Promise<TaskRegistrationView> {
+  /**
+   * Checks in order: keys (format, then set), schema, file; nothing is stored unless all pass. With
+   * `dedupe`, an identical task is answered instead (status 200 through `response`).
+   */
+  async register(
+    { params, priority, maxAttempts, dedupe = 'none', maxAgeSeconds }: RegisterTaskDto,
+    response?: Response,
+  ): Promise<TaskRegistrationView> {
     const { schemaID, objectKeys, fileID } = params;
     if (objectKeys === undefined && fileID === undefined) throw InsightErrors.nothingToEnrich();
+    if (maxAgeSeconds !== undefined && dedupe !== 'result') throw InsightErrors.maxAgeWithoutResult();
     // `objectKeys: []` beside a file means "no keys" (the SDK may send it); alone it is an empty key set.
     const keys =
       objectKeys !== undefined && (objectKeys.length > 0 || fileID === undefined)
         ? normalizeKeySet(inferObjectType(objectKeys), objectKeys)
         : null;
     const fileId = fileID?.toLowerCase() ?? null;
-    const [schemaExists, fileExists] = await Promise.all([
+    const [schemaExists, fileSha256] = await Promise.all([
       this.schemas.exists('insight', schemaID),
-      fileId === null || this.files.exists(fileId),
+      fileId === null ? null : this.fileSha256(fileId),
     ]);
     if (!schemaExists) throw SchemaRegistryErrors.schemaNotFound('insight', schemaID);
-    if (!fileExists) throw InsightErrors.fileNotFound(fileId!);
-    const task = { schemaId: schemaID, objectKeys: keys, fileId };
-    const taskID = await this.tasks.insert(task);
+    const task: NewTask = {
+      schemaId: schemaID,
+      objectKeys: keys,
+      fileId,
+      priority: priority ?? DEFAULT_PRIORITY,
+      maxAttempts: maxAttempts ?? null,
+      contentHash: contentHash(schemaID, keys, fileSha256),
+    };
+    if (dedupe === 'none') return this.registered(await this.tasks.insert(task), task);
+    const maxAge = dedupe === 'result' ? (maxAgeSeconds ?? DEFAULT_RESULT_MAX_AGE_SECONDS) : null;
+    // Each run sees every task committed before it; only a race with an identical insert makes another.
+    for (let run = 0; run < DEDUPE_RUNS; run++) {
+      const outcome = await this.tasks.insertUnlessIdentical(task, maxAge);
+      if (outcome === undefined) continue;
+      if (!outcome.deduplicated) return this.registered(outcome.id, task);
+      response?.status(200);
+      return { taskID: outcome.id, deduplicated: true };
+    }
+    throw InsightErrors.dedupeContended();
+  }
+
+  private registered(taskID: string, task: NewTask): TaskRegistrationView {
     this.announcer.registered(taskID, paramsView(task));
     return { taskID };
+  }
+
+  /** The file's SHA-256 (hex); 422 FileNotFound for an unknown file. */
+  private async fileSha256(fileId: string): Promise<string> {
+    const sha256 = await this.files.sha256Of(fileId);
+    if (sha256 === null) throw InsightErrors.fileNotFound(fileId);
+    return sha256;
   }
 
   /**

@@ -29,7 +29,7 @@ const ENDPOINTS: {
   { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
   { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
   { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
-  { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'], errors: ['400', '422', '429'] },
+  { method: 'post', path: '/insight/tasks', status: '201', request: ['params', 'priority', 'maxAttempts', 'dedupe', 'maxAgeSeconds'], response: ['taskID'], errors: ['400', '422', '429'] },
   { method: 'get', path: '/insight/tasks', status: '200', response: ['id', 'params', 'state', 'result', 'error'], array: true, params: ['query:cursor', 'query:limit', 'query:state'], headers: ['Link'], errors: ['400'] },
   { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error', 'attempts', 'progress', 'cancelRequested'], params: ['path:task_id', 'query:wait', 'query:attempts'], errors: ['400', '404'] },
   { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit', 'wait', 'schemas', 'executor'], response: ['id', 'createdAt', 'params', 'attempt', 'leaseToken', 'leaseExpiresAt'], array: true, errors: ['400'] },
@@ -103,7 +103,7 @@ describe('OpenAPI api.document: schemas, collections and insight', () => {
     expect(resolve(schemas.InsightObjectKeyDto.properties!.type).enum).not.toContain('IPNetwork');
     expect(propertiesOf(schemas.TaskErrorDto)).toEqual(['code', 'kind', 'message', 'retryAfterSeconds']);
     expect(resolve(schemas.TaskErrorDto.properties!.kind).enum).toEqual(['permanent', 'transient', 'rateLimited']);
-    expect(propertiesOf(schemas.TaskRegistrationView)).toEqual(['taskID']);
+    expect(propertiesOf(schemas.TaskRegistrationView)).toEqual(['deduplicated', 'taskID']);
     expect(propertiesOf(schemas.SchemaCommonView)).toEqual(['schemaID', 'title']);
   });
 });

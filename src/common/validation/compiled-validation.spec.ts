@@ -131,9 +131,16 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   [
     'RegisterTaskDto',
     RegisterTaskDto,
-    fc.record({
-      params: fc.record({ schemaID: schemaId, objectKeys: fc.array(key(INSIGHT_KEY_TYPES), { maxLength: 2 }), fileID: uuid }, { requiredKeys: ['schemaID'] }),
-    }),
+    fc.record(
+      {
+        params: fc.record({ schemaID: schemaId, objectKeys: fc.array(key(INSIGHT_KEY_TYPES), { maxLength: 2 }), fileID: uuid }, { requiredKeys: ['schemaID'] }),
+        priority: fc.integer({ min: 1, max: 5 }),
+        maxAttempts: fc.integer({ min: 1, max: 20 }),
+        dedupe: fc.constantFrom('none', 'inflight', 'result'),
+        maxAgeSeconds: fc.integer({ min: 1, max: 31536000 }),
+      },
+      { requiredKeys: ['params'] },
+    ),
   ],
 ];
 

@@ -17,6 +17,7 @@ import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
 import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
 import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 import { TaskAttempts1795819717617 } from './1795819717617-TaskAttempts.js';
+import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   ConsoleSessions1763800080000,
   TaskListing1763800081000,
   TaskAttempts1795819717617,
+  TaskDedupe1795821606553,
 ];

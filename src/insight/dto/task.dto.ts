@@ -4,6 +4,9 @@ import { PageQueryDto } from '../../common/pagination/page.js';
 import {
   ArrayMaxSize,
   IsIn,
+  IsInt,
+  Max,
+  Min,
   IsArray,
   IsDefined,
   IsOptional,
@@ -46,12 +49,49 @@ export class TaskParamsDto {
   fileID?: string;
 }
 
+export const DEDUPE_MODES = ['none', 'inflight', 'result'] as const;
+export type DedupeMode = (typeof DEDUPE_MODES)[number];
+export const DEFAULT_RESULT_MAX_AGE_SECONDS = 86400;
+
 export class RegisterTaskDto {
   @ApiProperty({ type: TaskParamsDto })
   @IsDefined()
   @ValidateNested()
   @Type(() => TaskParamsDto)
   params: TaskParamsDto;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 5, default: 3, description: '1 is served first; oldest first within a priority.' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(5)
+  priority?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 20, description: 'Default TASK_MAX_DELIVERIES.' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  maxAttempts?: number;
+
+  @ApiPropertyOptional({
+    enum: DEDUPE_MODES,
+    default: 'none',
+    description:
+      '`inflight`: an identical task not yet finished is answered (200, `deduplicated: true`) instead of a new one; ' +
+      '`result`: also a completed one younger than `maxAgeSeconds`. Identical: the same schema, normalised keys and ' +
+      'file content (SHA-256).',
+  })
+  @IsOptional()
+  @IsIn(DEDUPE_MODES)
+  dedupe?: DedupeMode;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 31536000, default: DEFAULT_RESULT_MAX_AGE_SECONDS, description: 'Only with `dedupe: result`.' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(31536000)
+  maxAgeSeconds?: number;
 }
 
 export class ListTasksQueryDto extends PageQueryDto {
@@ -71,6 +111,9 @@ export class TaskIdParamDto {
 export class TaskRegistrationView {
   @ApiProperty({ format: 'uuid' })
   taskID: string;
+
+  @ApiPropertyOptional({ description: 'Present (true) when an identical task was answered instead of a new one (status 200).' })
+  deduplicated?: boolean;
 }
 
 export class TaskParamsView {
