@@ -26,6 +26,8 @@ export const InsightErrors = {
   maxAgeWithoutResult: () => new ApiError('InvalidData', 'maxAgeSeconds is allowed only with dedupe: result'),
   dedupeContended: () =>
     new ApiError('ServiceUnavailable', 'identical registrations kept racing; register again', undefined, { 'Retry-After': '1' }),
+  quotaNotFound: (schemaId: string) => new ApiError('QuotaNotFound', `schema ${schemaId} has no quota`),
+  emptyQuota: () => new ApiError('InvalidData', 'a quota needs at least one of perMinute, perHour, perDay, maxLeased'),
   attemptsFlag: () => CommonErrors.invalidQuery('attempts must be true or false'),
   retryAfterRule: () =>
     new ApiError('InvalidData', 'error.retryAfterSeconds is required with kind rateLimited and allowed only there'),

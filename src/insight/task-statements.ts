@@ -37,15 +37,28 @@ function loggedAttempt(outcome: string, endedAt: string, error: string, report: 
             'tokenHash', encode(t.lease_token_hash, 'hex'), 'report', encode(${report}, 'hex'))`;
 }
 
+/** The start of the current UTC window of a quota (`minute`, `hour`, `day`). */
+export const windowStart = (unit: string) => `date_trunc('${unit}', now(), 'UTC')`;
+
+/** What a quota's window has handed out in the current window (a count of an earlier window is stale). */
+export const usedIn = (q: string, unit: string) => `CASE WHEN ${q}.${unit}_start = ${windowStart(unit)} THEN ${q}.${unit}_used ELSE 0 END`;
+
 // One statement, so taking is atomic without an explicit transaction:
 // 1. tasks whose last allowed lease ran out, or that were cancelled while leased and whose lease ran out,
 //    become Failed (DeliveryLimitExceeded or Cancelled); no timer needed;
-// 2. up to $1 takeable tasks (waiting and past any back-off, or with a lease run out and attempts left; of
-//    the schemas $6 when given, none of a paused schema), by priority then age, are locked, skipping rows
-//    other executors hold right now;
-// 3. each gets a new attempt: a lease of $3 seconds and a fresh token (244 random bits from two v4 UUIDs,
+// 2. quotas (`locked`): the quota rows of the schemas this take may serve are locked, skipping those
+//    another take holds right now (their tasks wait for a later take). A locked row is the latest version;
+//    when it differs from the one this statement's snapshot saw (`handouts` moved), a take committed since
+//    the snapshot and its leases are invisible here, so that schema hands out nothing this time. Otherwise
+//    every hand-out of the schema is visible or waits behind this lock, so `remaining` (the least of each
+//    window's limit minus its use, and of maxLeased minus the live leases) is exact across instances;
+// 3. up to $1 takeable tasks (waiting and past any back-off, or with a lease run out and attempts left; of
+//    the schemas $6 when given; none of a paused schema or of a quota with nothing left), by priority then
+//    age, are locked, skipping rows other executors hold right now; of each quota'd schema only its first
+//    `remaining` are kept (`picked`), and its windows count them (`counted`);
+// 4. each gets a new attempt: a lease of $3 seconds and a fresh token (244 random bits from two v4 UUIDs,
 //    returned once, stored as its SHA-256), taken by key $8 and executor $7; an attempt whose lease had run
-//    out moves to the log as `leaseExpired`. Conditions 1 and 2 are disjoint, so no row is touched twice.
+//    out moves to the log as `leaseExpired`. Conditions 1 and 3 are disjoint, so no row is touched twice.
 // The rows failed in step 1 come back too (without params), for their announcements.
 const TAKE = `
   WITH exhausted AS (
@@ -57,18 +70,44 @@ const TAKE = `
                    WHERE state = 'Pending' AND lease_expires_at <= now() AND (deliveries >= ${MAX_ATTEMPTS} OR cancel_requested)
                    FOR UPDATE SKIP LOCKED)
     RETURNING id, error_code, error_message
-  ), picked AS (
-    SELECT id, uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) AS token
+  ), locked AS (
+    SELECT * FROM insight_quota WHERE $6::text[] IS NULL OR schema_id = ANY ($6::text[])
+       FOR UPDATE SKIP LOCKED
+  ), quota AS (
+    SELECT l.schema_id,
+           CASE WHEN l.handouts <> seen.handouts THEN 0
+                ELSE LEAST(COALESCE(l.per_minute - ${usedIn('l', 'minute')}, $1), COALESCE(l.per_hour - ${usedIn('l', 'hour')}, $1),
+                           COALESCE(l.per_day - ${usedIn('l', 'day')}, $1),
+                           COALESCE(l.max_leased - (SELECT count(*) FROM insight_task leased
+                                                     WHERE leased.schema_id = l.schema_id AND leased.state = 'Pending'
+                                                       AND leased.lease_expires_at > now())::int, $1)) END AS remaining
+      FROM locked l JOIN insight_quota seen ON seen.schema_id = l.schema_id
+  ), candidates AS (
+    SELECT id, schema_id, priority, created_at, uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) AS token
       FROM insight_task
      WHERE state = 'Pending'
        AND (lease_expires_at IS NULL AND (available_at IS NULL OR available_at <= now())
             OR lease_expires_at <= now() AND deliveries < ${MAX_ATTEMPTS} AND NOT cancel_requested)
        AND ($6::text[] IS NULL OR schema_id = ANY ($6::text[]))
-       -- The paused schemas, hashed once (a hashed SubPlan), not probed per candidate row.
+       -- Paused schemas, and quota'd ones with nothing left for this take: each set hashed once, not probed per row.
        AND schema_id NOT IN (SELECT schema_id FROM insight_schema_pause WHERE until > now())
+       AND schema_id NOT IN (SELECT schema_id FROM insight_quota EXCEPT SELECT schema_id FROM quota WHERE remaining > 0)
      ORDER BY priority, created_at, id
      LIMIT $1
      FOR UPDATE SKIP LOCKED
+  ), picked AS (
+    SELECT c.id, c.schema_id, c.token
+      FROM (SELECT *, row_number() OVER (PARTITION BY schema_id ORDER BY priority, created_at, id) AS n FROM candidates) c
+      LEFT JOIN quota q ON q.schema_id = c.schema_id
+     WHERE q.schema_id IS NULL OR c.n <= q.remaining
+  ), counted AS (
+    UPDATE insight_quota u
+       SET handouts = u.handouts + p.n,
+           minute_used = ${usedIn('u', 'minute')} + p.n, minute_start = ${windowStart('minute')},
+           hour_used = ${usedIn('u', 'hour')} + p.n, hour_start = ${windowStart('hour')},
+           day_used = ${usedIn('u', 'day')} + p.n, day_start = ${windowStart('day')}
+      FROM (SELECT schema_id, count(*)::int AS n FROM picked GROUP BY schema_id) p
+     WHERE u.schema_id = p.schema_id
   ), taken AS (
     UPDATE insight_task t
        SET deliveries = t.deliveries + 1, lease_expires_at = now() + make_interval(secs => $3),
@@ -182,5 +221,44 @@ const HEARTBEAT = `
          COALESCE(u.cancel_requested, c.cancel_requested) AS "cancelRequested", u.lease_expires_at IS NOT NULL AS written
     FROM current c LEFT JOIN updated u ON true`;
 
+/** The error of a task cancelled before any executor held it. */
+export const CANCELLED_WAITING = { code: 'Cancelled', message: 'cancelled before an executor took it' } as const;
+
+/** A task past its last allowed lease, or cancelled and past its lease: Failed, though no take recorded it yet. */
+export const ENDED_WITH_LEASE = `(state = 'Pending' AND lease_expires_at <= now() AND (deliveries >= ${MAX_ATTEMPTS} OR cancel_requested))`;
+
+/**
+ * Cancel ($1 the task id, $2 the delivery limit): a task with a live lease is asked to stop
+ * (`cancel_requested`, it stays Pending until its executor reports or its lease ends); any other pending
+ * task (waiting, or its lease ran out with attempts left) fails `Cancelled` at once. Nothing for a task
+ * that ended, in the view's terms.
+ */
+const CANCEL = `
+  UPDATE insight_task
+     SET cancel_requested = COALESCE(lease_expires_at > now(), false),
+         state = CASE WHEN lease_expires_at > now() THEN 'Pending' ELSE 'Failed' END,
+         error_code = CASE WHEN lease_expires_at > now() THEN NULL ELSE '${CANCELLED_WAITING.code}' END,
+         error_message = CASE WHEN lease_expires_at > now() THEN NULL ELSE '${CANCELLED_WAITING.message}' END,
+         available_at = NULL
+   WHERE id = $1 AND state = 'Pending' AND NOT ${ENDED_WITH_LEASE}
+  RETURNING state, error_code AS "errorCode", error_message AS "errorMessage"`;
+
+/**
+ * Retry ($1 the task id, $2 the delivery limit): a Failed task (also one the view shows Failed) waits
+ * again with fresh attempts counting from 1; its last attempt moves to the log, so the view keeps every
+ * earlier attempt. It leaves the deduplication index (dedupe_key): an identical task may be pending now,
+ * and deduplication still finds this one by its content.
+ */
+const RETRY = `
+  UPDATE insight_task t
+     SET state = 'Pending', deliveries = 0, lease_expires_at = NULL, available_at = NULL, cancel_requested = false,
+         error_code = NULL, error_message = NULL, dedupe_key = NULL, progress = NULL,
+         attempt_log = CASE WHEN t.attempt_taken_at IS NULL THEN t.attempt_log
+                            ELSE t.attempt_log || ${loggedAttempt(`COALESCE(t.attempt_outcome, 'leaseExpired')`, 'COALESCE(t.attempt_ended_at, t.lease_expires_at)', 't.attempt_error', 't.report_digest')} END,
+         lease_token_hash = NULL, attempt_key_id = NULL, attempt_executor = NULL, attempt_taken_at = NULL,
+         attempt_ended_at = NULL, attempt_outcome = NULL, attempt_error = NULL, report_digest = NULL
+   WHERE id = $1 AND (state = 'Failed' OR ${ENDED_WITH_LEASE})
+  RETURNING id`;
+
 /** The statements the bench runs raw (TasksRepository.take and complete), and the other reports. */
-export const TASK_STATEMENTS = { take: TAKE, complete: COMPLETE, fail: FAIL, heartbeat: HEARTBEAT } as const;
+export const TASK_STATEMENTS = { take: TAKE, complete: COMPLETE, fail: FAIL, heartbeat: HEARTBEAT, cancel: CANCEL, retry: RETRY } as const;

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../common/guard/access.decorators.js';
@@ -45,10 +45,11 @@ export class TasksController {
       '/insight/tasks/{task_id}` shows it. `state=Pending|Completed|Failed` keeps the tasks in that state (a task past ' +
       'its last delivery counts as Failed). A page is a bare array; the next page, when there is one, is in ' +
       '`Link: <...>; rel="next"` and keeps the filter. A task registered while you page appears on a new first ' +
-      'page, not on later pages. No total count is given.',
+      'page, not on later pages. No total count is given. `errorCode` keeps the failed tasks with that code (dead ' +
+      'letters: `AttemptsExhausted`, `DeliveryLimitExceeded`, `Cancelled`, or an executor\'s own), `schemaID` the tasks of one schema.',
   })
   @ApiOkResponse({ type: [TaskView], headers: LINK_HEADER, description: 'A page; the next page is in `Link: rel="next"`.' })
-  @ApiErrors({ 400: 'InvalidQueryArgument: an unknown state, a malformed cursor or limit.' })
+  @ApiErrors({ 400: 'InvalidQueryArgument: an unknown state, a malformed errorCode, schemaID, cursor or limit.' })
   list(@Query() query: ListTasksQueryDto) {
     return this.tasks.list(query);
   }
@@ -74,5 +75,36 @@ export class TasksController {
   })
   view(@Param() params: TaskIdParamDto, @WaitSeconds() wait: number, @ClientGone() gone: AbortSignal, @Query('attempts') attempts?: unknown) {
     return this.tasks.view(params, wait, gone, attempts);
+  }
+
+  @Post(':task_id/cancel')
+  @HttpCode(200)
+  @RequirePermission('tasks', 'Write')
+  @ApiOperation({
+    summary: 'Cancel a task',
+    description:
+      'A waiting task fails at once with code `Cancelled`. A leased one stays `Pending` with `cancelRequested: true` ' +
+      '(its executor learns it on its next heartbeat) and fails `Cancelled` when its executor reports a failure of any ' +
+      'kind or its lease ends; a result reported meanwhile still completes it. Answers the task view.',
+  })
+  @ApiOkResponse({ type: TaskDetailView })
+  @ApiErrors({ 404: 'NotFound: no task has this id.', 422: 'InvalidState: the task is Completed or Failed.' })
+  cancel(@Param() params: TaskIdParamDto) {
+    return this.tasks.cancel(params);
+  }
+
+  @Post(':task_id/retry')
+  @HttpCode(200)
+  @RequirePermission('tasks', 'Write')
+  @ApiOperation({
+    summary: 'Retry a failed task',
+    description:
+      'A `Failed` task (a dead letter: find them with `GET /insight/tasks?errorCode=...`) goes back to the queue with ' +
+      'fresh attempts counting from 1; its earlier attempts stay in the view (`attempts=true`). Answers the task view.',
+  })
+  @ApiOkResponse({ type: TaskDetailView })
+  @ApiErrors({ 404: 'NotFound: no task has this id.', 422: 'InvalidState: the task is not Failed.' })
+  retry(@Param() params: TaskIdParamDto) {
+    return this.tasks.retry(params);
   }
 }

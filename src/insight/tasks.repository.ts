@@ -57,6 +57,13 @@ export interface TaskRow extends TaskParamsRow {
   errorMessage: string | null;
 }
 
+/** The listing's filters, each as the view shows the task. */
+export interface TaskFilter {
+  state?: TaskState;
+  errorCode?: string;
+  schemaId?: string;
+}
+
 /** A listed task: its position (created_at to the microsecond, UTC text) for the newest-first keyset. */
 export interface ListedTaskRow extends TaskRow {
   createdAt: string;
@@ -181,21 +188,27 @@ export class TasksRepository {
    * index; the state test filters along it.
    */
   async listPage(
-    state: TaskState | undefined,
+    filter: TaskFilter,
     after: { t: string; i: string } | undefined,
     limit: number,
     maxBytes: number,
     maxDeliveries: number,
   ): Promise<ListedTaskRow[]> {
-    const parameters: unknown[] = [limit, maxBytes];
+    const parameters: unknown[] = [limit, maxBytes, maxDeliveries];
     const where: string[] = [];
-    if (state !== undefined) {
-      parameters.push(state, maxDeliveries);
-      where.push(
-        `CASE WHEN state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $4) OR cancel_requested) AND lease_expires_at <= now()
-              THEN 'Failed' ELSE state END = $3`,
+    const ended = `state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $3) OR cancel_requested) AND lease_expires_at <= now()`;
+    const condition = (value: unknown, test: (parameter: string) => string) => {
+      parameters.push(value);
+      where.push(test(`$${parameters.length}`));
+    };
+    if (filter.state !== undefined) condition(filter.state, (p) => `CASE WHEN ${ended} THEN 'Failed' ELSE state END = ${p}`);
+    if (filter.errorCode !== undefined) {
+      condition(
+        filter.errorCode,
+        (p) => `CASE WHEN ${ended} THEN CASE WHEN cancel_requested THEN 'Cancelled' ELSE 'DeliveryLimitExceeded' END ELSE error_code END = ${p}`,
       );
     }
+    if (filter.schemaId !== undefined) condition(filter.schemaId, (p) => `schema_id = ${p}`);
     if (after !== undefined) {
       parameters.push(after.t, after.i);
       where.push(`(created_at, id) < ($${parameters.length - 1}::timestamptz, $${parameters.length}::uuid)`);
@@ -339,6 +352,17 @@ export class TasksRepository {
       [id, maxDeliveries, tokenHash],
     );
     return rows[0];
+  }
+
+  /** The task as cancel left it; undefined when it does not exist or has ended. */
+  async cancel(id: string, maxDeliveries: number): Promise<{ state: TaskState; errorCode: string | null; errorMessage: string | null } | undefined> {
+    const [rows] = await this.dataSource.query(TASK_STATEMENTS.cancel, [id, maxDeliveries]);
+    return rows[0];
+  }
+
+  /** Whether the task was Failed and now waits again. */
+  async retry(id: string, maxDeliveries: number): Promise<boolean> {
+    return this.update(TASK_STATEMENTS.retry, [id, maxDeliveries]);
   }
 
   /** TypeORM answers a bare UPDATE with `[rows, affectedCount]`. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
+import type { ApiError } from '../common/errors/api-error.js';
 import { createHash } from 'node:crypto';
 import { inferObjectType, normalizeKeySet, type ObjectKey } from '../common/indicators/index.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -183,13 +184,44 @@ export class TasksService {
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, isTaskCursor);
     const rows = await this.tasks.listPage(
-      query.state,
+      { state: query.state, errorCode: query.errorCode, schemaId: query.schemaID },
       after,
       page.limit + 1,
       this.config.pageMaxBytes,
       this.config.taskMaxDeliveries,
     );
     return keysetPage(rows, page.limit, (row) => encodeCursor({ t: row.createdAt, i: row.id }), (row) => this.viewOf(row));
+  }
+
+  /**
+   * Cancel (extensions §16): a waiting task fails `Cancelled` now; a leased one is asked to stop (it fails
+   * `Cancelled` when its executor reports a failure or its lease ends; a result still completes it).
+   */
+  async cancel(params: TaskIdParamDto): Promise<TaskDetailView> {
+    const id = this.knownId(params);
+    const cancelled = await this.tasks.cancel(id, this.config.taskMaxDeliveries);
+    if (!cancelled) throw await this.notPending(params);
+    if (cancelled.state === 'Failed') this.announcer.failed(id, { code: cancelled.errorCode!, message: cancelled.errorMessage! });
+    return this.view(params);
+  }
+
+  /** Retry: a Failed task waits again with fresh attempts; its earlier ones stay in the view. */
+  async retry(params: TaskIdParamDto): Promise<TaskDetailView> {
+    const id = this.knownId(params);
+    if (!(await this.tasks.retry(id, this.config.taskMaxDeliveries))) throw await this.notPending(params);
+    this.announcer.requeued();
+    return this.view(params);
+  }
+
+  private knownId({ task_id }: TaskIdParamDto): string {
+    if (!UUID_PATTERN.test(task_id)) throw InsightErrors.taskViewNotFound(task_id);
+    return task_id.toLowerCase();
+  }
+
+  /** Why cancel or retry changed nothing: no such task (404), or it is in the wrong state (422). */
+  private async notPending(params: TaskIdParamDto): Promise<ApiError> {
+    await this.view(params);
+    return InsightErrors.invalidState(params.task_id.toLowerCase());
   }
 
   /** The lease running now is the task's last: when it runs out the task fails. */

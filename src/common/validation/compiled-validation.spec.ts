@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ApiKeyIdParamDto, CreateApiKeyDto } from '../../auth/dto/api-key.dto.js';
 import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
+import { QuotaDto } from '../../insight/dto/quota.dto.js';
 import { CompleteTaskDto, FailTaskDto, HeartbeatDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
 import { RegisterTaskDto, TaskIdParamDto } from '../../insight/dto/task.dto.js';
 import { CollectionNameParamDto, CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
@@ -89,6 +90,14 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
     fc.record(
       { limit: fc.integer({ min: 1, max: 1000 }), wait: fc.integer({ min: 0, max: 60 }), schemas: fc.array(schemaId, { minLength: 1, maxLength: 3 }), executor: fc.string({ minLength: 1, maxLength: 16 }) },
       { requiredKeys: ['limit'] },
+    ),
+  ],
+  [
+    'QuotaDto',
+    QuotaDto,
+    fc.record(
+      { perMinute: fc.integer({ min: 1, max: 1000 }), perHour: fc.integer({ min: 1, max: 1000 }), perDay: fc.integer({ min: 1, max: 1000 }), maxLeased: fc.integer({ min: 1, max: 1000 }) },
+      { requiredKeys: [] },
     ),
   ],
   [

@@ -18,6 +18,7 @@ import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js
 import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 import { TaskAttempts1795819717617 } from './1795819717617-TaskAttempts.js';
 import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
+import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -44,4 +45,5 @@ export const MIGRATIONS = [
   TaskListing1763800081000,
   TaskAttempts1795819717617,
   TaskDedupe1795821606553,
+  TaskQuotas1795822039612,
 ];

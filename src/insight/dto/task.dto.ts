@@ -6,6 +6,7 @@ import {
   IsIn,
   IsInt,
   Max,
+  MaxLength,
   Min,
   IsArray,
   IsDefined,
@@ -99,6 +100,18 @@ export class ListTasksQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(TASK_STATES)
   state?: TaskState;
+
+  @ApiPropertyOptional({ description: 'Only tasks whose error has this code (e.g. AttemptsExhausted, DeliveryLimitExceeded, Cancelled).', maxLength: 256 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  @Matches(/^[^\u0000]*$/, { message: 'errorCode must not contain U+0000' })
+  errorCode?: string;
+
+  @ApiPropertyOptional({ description: 'Only tasks of this result schema.', pattern: SCHEMA_ID_PATTERN.source })
+  @IsOptional()
+  @Matches(SCHEMA_ID_PATTERN, { message: 'schemaID must be a schema identifier' })
+  schemaID?: string;
 }
 
 /** Any string is accepted: a malformed id cannot name a task, so it answers 404 like an unknown one. */
