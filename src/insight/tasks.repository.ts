@@ -194,13 +194,15 @@ export class TasksRepository {
     maxBytes: number,
     maxDeliveries: number,
   ): Promise<ListedTaskRow[]> {
-    const parameters: unknown[] = [limit, maxBytes, maxDeliveries];
+    const parameters: unknown[] = [limit, maxBytes];
     const where: string[] = [];
-    const ended = `state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $3) OR cancel_requested) AND lease_expires_at <= now()`;
     const condition = (value: unknown, test: (parameter: string) => string) => {
       parameters.push(value);
       where.push(test(`$${parameters.length}`));
     };
+    // A state or error filter judges tasks as the view shows them, which needs the delivery limit.
+    if (filter.state !== undefined || filter.errorCode !== undefined) parameters.push(maxDeliveries);
+    const ended = `state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $3) OR cancel_requested) AND lease_expires_at <= now()`;
     if (filter.state !== undefined) condition(filter.state, (p) => `CASE WHEN ${ended} THEN 'Failed' ELSE state END = ${p}`);
     if (filter.errorCode !== undefined) {
       condition(
