@@ -251,14 +251,17 @@ export class TasksRepository {
   }
 
   /**
-   * Milliseconds until a running lease ends that will make its task takeable again (not one at the delivery
-   * limit), or null when none runs. Judged by the database clock, like every lease decision.
+   * Milliseconds until a task becomes takeable by time alone: a running lease ends that will make its task
+   * takeable again (not one at the delivery limit), or a back-off ends; null when neither is pending.
+   * Judged by the database clock, like every lease decision.
    */
   async nextTakeableInMs(maxDeliveries: number): Promise<number | null> {
     const [{ ms }]: { ms: number | null }[] = await this.dataSource.query(
-      `SELECT ceil(extract(epoch FROM min(lease_expires_at) - now()) * 1000)::float8 AS ms
-         FROM insight_task
-        WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < COALESCE(max_attempts, $1)`,
+      `SELECT ceil(extract(epoch FROM LEAST(
+                (SELECT min(lease_expires_at) FROM insight_task
+                  WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < COALESCE(max_attempts, $1)),
+                (SELECT min(available_at) FROM insight_task
+                  WHERE state = 'Pending' AND lease_expires_at IS NULL AND available_at > now())) - now()) * 1000)::float8 AS ms`,
       [maxDeliveries],
     );
     return ms;
