@@ -92,10 +92,18 @@ export interface VersionStatements {
 }
 
 /** src/intel/export/export-statements.ts. */
+/** What an export's statement is built from (src/intel/export/export-formats.ts, ExportParams). */
+interface ExportParams {
+  format: 'txt' | 'csv' | 'ndjson' | 'stix';
+  keyType: string | null;
+  urlScheme: 'keep' | 'omit';
+  sightings: { sightedSince: string | null; excludeFalsePositives: boolean };
+}
+
 export interface ExportStatements {
   EXPORT_STATEMENTS: {
-    rows(params: { format: 'txt' | 'csv' | 'ndjson' | 'stix'; keyType: string | null; urlScheme: 'keep' | 'omit' }): string;
-    parameters(collectionId: number, params: { keyType: string | null }): unknown[];
+    rows(params: ExportParams): string;
+    parameters(collectionId: number, params: ExportParams): unknown[];
   };
 }
 

@@ -17,6 +17,11 @@ export interface AppConfig {
   tokenTtlSeconds: number;
   taskLeaseSeconds: number;
   taskMaxDeliveries: number;
+  /** A lease never runs past its take + this, however often heartbeats extend it. */
+  taskMaxLeaseSeconds: number;
+  /** Back-off of a transient failure: min(max, base × 2^(attempt−1)) × a random factor in [0.5, 1]. */
+  taskRetryBaseSeconds: number;
+  taskRetryMaxSeconds: number;
   changesRetentionDays: number;
   uploadSessionTtlHours: number;
   fileboxMaxFileBytes: number;
@@ -183,6 +188,9 @@ export function loadConfig(env: Env): AppConfig {
     tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 1),
     taskLeaseSeconds: integer(env, 'TASK_LEASE_SECONDS', 300, 1),
     taskMaxDeliveries: integer(env, 'TASK_MAX_DELIVERIES', 5, 1),
+    taskMaxLeaseSeconds: integer(env, 'TASK_MAX_LEASE_SECONDS', 3600, 1),
+    taskRetryBaseSeconds: integer(env, 'TASK_RETRY_BASE_SECONDS', 10, 0),
+    taskRetryMaxSeconds: integer(env, 'TASK_RETRY_MAX_SECONDS', 3600, 0),
     changesRetentionDays: integer(env, 'CHANGES_RETENTION_DAYS', 30, 1),
     uploadSessionTtlHours: integer(env, 'UPLOAD_SESSION_TTL_HOURS', 24, 1),
     fileboxMaxFileBytes: integer(env, 'FILEBOX_MAX_FILE_BYTES', 1073741824, 1),

@@ -57,11 +57,11 @@ export class FilesService {
     private readonly metrics: Metrics,
   ) {}
 
-  /** For other modules (insight task parameters): does this file exist? A malformed id names nothing. */
-  async exists(fileId: string): Promise<boolean> {
-    if (!isUuid(fileId)) return false;
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM filebox_file WHERE id = $1`, [fileId]);
-    return rows.length > 0;
+  /** For other modules (insight task parameters and deduplication): the file's SHA-256 (hex), null when no such file exists. */
+  async sha256Of(fileId: string): Promise<string | null> {
+    if (!isUuid(fileId)) return null;
+    const rows: { sha256: string }[] = await this.dataSource.query(`SELECT encode(sha256, 'hex') AS sha256 FROM filebox_file WHERE id = $1`, [fileId]);
+    return rows[0]?.sha256 ?? null;
   }
 
   /** A hashing meter that fails with 413 as soon as the configured largest file size is crossed. */

@@ -1,4 +1,4 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors } from '../common/errors/api-error.js';
 
 export const InsightErrors = {
   /** GET of an unknown (or malformed, hence impossible) task id. */
@@ -13,6 +13,24 @@ export const InsightErrors = {
   nothingToEnrich: () =>
     new ApiError('InvalidData', 'params needs objectKeys (non-empty) or fileID: a task must name what to enrich'),
   fileNotFound: (fileId: string) => new ApiError('FileNotFound', `file ${fileId} does not exist`),
+  /** Fencing (extensions §16): the report's attempt is not the task's current one. */
+  leaseLost: (taskId: string, withToken: boolean) =>
+    new ApiError(
+      'LeaseLost',
+      withToken
+        ? `task ${taskId}: this lease token is not the current attempt's (its lease ran out and the task was taken again)`
+        : `task ${taskId} is leased by another key now; report with the leaseToken of your attempt`,
+    ),
+  otherReport: (taskId: string) =>
+    new ApiError('InvalidState', `task ${taskId}: this attempt already made a different report (a replay must be identical)`),
+  maxAgeWithoutResult: () => new ApiError('InvalidData', 'maxAgeSeconds is allowed only with dedupe: result'),
+  dedupeContended: () =>
+    new ApiError('ServiceUnavailable', 'identical registrations kept racing; register again', undefined, { 'Retry-After': '1' }),
+  quotaNotFound: (schemaId: string) => new ApiError('QuotaNotFound', `schema ${schemaId} has no quota`),
+  emptyQuota: () => new ApiError('InvalidData', 'a quota needs at least one of perMinute, perHour, perDay, maxLeased'),
+  attemptsFlag: () => CommonErrors.invalidQuery('attempts must be true or false'),
+  retryAfterRule: () =>
+    new ApiError('InvalidData', 'error.retryAfterSeconds is required with kind rateLimited and allowed only there'),
 };
 
 /** The error a task gets once it has been delivered too often without a report (with the take's statement). */

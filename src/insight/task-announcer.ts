@@ -42,6 +42,11 @@ export class TaskAnnouncer {
     this.events.emit('insight.task.registered', { taskID, params });
   }
 
+  /** Back in the queue (a transient or rate-limited failure, a retry): takeable now or after its back-off. */
+  requeued(): void {
+    this.queue.signal(QUEUE_KEY);
+  }
+
   completed(taskID: string, result: TaskResult): void {
     this.tasks.signal(taskID);
     this.events.emit('insight.task.completed', { taskID, result });

@@ -4,7 +4,9 @@ import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
-import { OPEN_FOR_REPORT, TASK_STATEMENTS } from './task-statements.js';
+import { OPEN_FOR_REPORT, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
+
+export type { ReportFence, Taker } from './task-statements.js';
 
 export interface TaskParamsRow {
   schemaId: string;
@@ -12,17 +14,56 @@ export interface TaskParamsRow {
   fileId: string | null;
 }
 
+/** An attempt as `attempt_log` keeps it (timestamps as PostgreSQL writes them in JSON). */
+export interface LoggedAttempt {
+  attempt: number;
+  executor: string | null;
+  keyID: number | null;
+  takenAt: string | null;
+  endedAt: string | null;
+  outcome: string | null;
+  error: { code: string; message: string } | null;
+}
+
+/** A task to register: what it asks, and its options. */
+export interface NewTask extends TaskParamsRow {
+  priority: number;
+  maxAttempts: number | null;
+  /** SHA-256 of schema, normalised keys and file content: identical tasks have the same. */
+  contentHash: Buffer;
+}
+
+const NEW_TASK_COLUMNS = 'schema_id, object_keys, file_id, priority, content_hash, max_attempts';
+
+function newTaskValues(task: NewTask): unknown[] {
+  return [task.schemaId, task.objectKeys && JSON.stringify(task.objectKeys), task.fileId, task.priority, task.contentHash, task.maxAttempts];
+}
+
 export interface TaskRow extends TaskParamsRow {
   id: string;
   state: TaskState;
   deliveries: number;
+  maxAttempts: number | null;
+  cancelRequested: boolean;
+  progress: { percent?: number; message?: string } | null;
+  attemptLog: LoggedAttempt[];
+  /** The current attempt (takenAt null: none). */
+  current: { executor: string | null; keyID: number | null; takenAt: Date | null; endedAt: Date | null; outcome: string | null; error: { code: string; message: string } | null };
   /** The last lease has run out (judged by the database clock, like every lease decision). */
   leaseExpired: boolean;
+  leaseExpiresAt: Date | null;
   /** Milliseconds until the running lease ends; null without a running lease. */
   leaseEndsInMs: number | null;
   result: TaskResult | null;
   errorCode: string | null;
   errorMessage: string | null;
+}
+
+/** The listing's filters, each as the view shows the task. */
+export interface TaskFilter {
+  state?: TaskState;
+  errorCode?: string;
+  schemaId?: string;
 }
 
 /** A listed task: its position (created_at to the microsecond, UTC text) for the newest-first keyset. */
@@ -31,7 +72,10 @@ export interface ListedTaskRow extends TaskRow {
 }
 
 const TASK_COLUMNS = `id, schema_id AS "schemaId", object_keys AS "objectKeys", file_id AS "fileId", state, deliveries,
-              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired",
+              max_attempts AS "maxAttempts", cancel_requested AS "cancelRequested", progress, attempt_log AS "attemptLog",
+              json_build_object('executor', attempt_executor, 'keyID', attempt_key_id, 'takenAt', attempt_taken_at,
+                'endedAt', attempt_ended_at, 'outcome', attempt_outcome, 'error', attempt_error) AS current,
+              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired", lease_expires_at AS "leaseExpiresAt",
               CASE WHEN lease_expires_at > now() THEN ceil(extract(epoch FROM lease_expires_at - now()) * 1000)::float8 END
                 AS "leaseEndsInMs",
               result,
@@ -40,6 +84,41 @@ const TASK_COLUMNS = `id, schema_id AS "schemaId", object_keys AS "objectKeys", 
 export interface QueueRow extends TaskParamsRow {
   id: string;
   createdAt: Date;
+  attempt: number;
+  leaseExpiresAt: Date;
+  leaseToken: string;
+}
+
+
+/** How a report that changed nothing relates to the task (TasksRepository.reportRefusal). */
+export interface ReportStanding {
+  open: boolean;
+  /** The token is the current attempt's. */
+  current: boolean | null;
+  /** Hex digest of the current attempt's accepted report. */
+  currentReport: string | null;
+  /** The token is an earlier attempt's. */
+  earlier: boolean;
+  /** Hex digest of that earlier attempt's accepted report. */
+  earlierReport: string | null;
+}
+
+export interface FailedReport {
+  id: string;
+  state: TaskState;
+  errorCode: string | null;
+  errorMessage: string | null;
+  availableAt: Date | null;
+}
+
+/** A failure's kind and its timing parameters (TASK_STATEMENTS.fail). */
+export interface FailureTiming {
+  kind: 'permanent' | 'transient' | 'rateLimited';
+  retryBaseSeconds: number;
+  retryMaxSeconds: number;
+  /** The back-off's random factor, in [0.5, 1]. */
+  jitter: number;
+  retryAfterSeconds: number | null;
 }
 
 /** Statements of the task table; every one is a single statement, atomic on its own. */
@@ -47,12 +126,40 @@ export interface QueueRow extends TaskParamsRow {
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async insert(task: TaskParamsRow): Promise<string> {
+  async insert(task: NewTask): Promise<string> {
     const [{ id }]: { id: string }[] = await this.dataSource.query(
-      `INSERT INTO insight_task (schema_id, object_keys, file_id) VALUES ($1, $2, $3) RETURNING id`,
-      [task.schemaId, task.objectKeys && JSON.stringify(task.objectKeys), task.fileId],
+      `INSERT INTO insight_task (${NEW_TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      newTaskValues(task),
     );
     return id;
+  }
+
+  /**
+   * A deduplicating registration, one statement: an identical task still Pending (or, with `resultMaxAge`,
+   * completed less than that many seconds ago, the newest) is answered; otherwise the task is inserted with
+   * its `dedupe_key`, unless the unique index finds an identical one inserted meanwhile (committed, or in
+   * flight: the insert waits for it), when nothing is inserted and undefined comes back: the caller runs
+   * it again, and the new statement's snapshot sees the winner. Pending tasks are found whatever the mode
+   * they were registered with (content_hash is set on all), so the index guards only deduplicating ones.
+   */
+  async insertUnlessIdentical(task: NewTask, resultMaxAge: number | null): Promise<{ id: string; deduplicated: boolean } | undefined> {
+    const rows: { id: string; deduplicated: boolean }[] = await this.dataSource.query(
+      `WITH found AS (
+         SELECT id FROM insight_task
+          WHERE content_hash = $5 AND (state = 'Pending'
+                OR ($7::float8 IS NOT NULL AND state = 'Completed' AND attempt_ended_at > now() - make_interval(secs => $7::float8)))
+          ORDER BY state = 'Pending' DESC, attempt_ended_at DESC NULLS LAST
+          LIMIT 1
+       ), inserted AS (
+         INSERT INTO insight_task (${NEW_TASK_COLUMNS}, dedupe_key)
+         SELECT $1, $2::json, $3::uuid, $4::smallint, $5::bytea, $6::smallint, $5::bytea WHERE NOT EXISTS (SELECT 1 FROM found)
+         ON CONFLICT (dedupe_key) WHERE state = 'Pending' AND dedupe_key IS NOT NULL DO NOTHING
+         RETURNING id
+       )
+       SELECT id, true AS deduplicated FROM found UNION ALL SELECT id, false FROM inserted`,
+      [...newTaskValues(task), resultMaxAge],
+    );
+    return rows[0];
   }
 
   async find(id: string): Promise<TaskRow | undefined> {
@@ -65,12 +172,12 @@ export class TasksRepository {
 
   /**
    * Newest first, after the position `after` when given, up to `limit` rows and about `maxBytes` (results
-   * can be large). `state` is the state the view shows: a Pending task past its last allowed lease is
-   * Failed (decisions §9) though no take has recorded it yet. Each variant is one walk of the newest-first
+   * can be large). `state` is the state the view shows: a Pending task past its last allowed lease, or
+   * cancelled and past its lease, is Failed (decisions §9, extensions §16) though no take has recorded it yet. Each variant is one walk of the newest-first
    * index; the state test filters along it.
    */
   async listPage(
-    state: TaskState | undefined,
+    filter: TaskFilter,
     after: { t: string; i: string } | undefined,
     limit: number,
     maxBytes: number,
@@ -78,12 +185,21 @@ export class TasksRepository {
   ): Promise<ListedTaskRow[]> {
     const parameters: unknown[] = [limit, maxBytes];
     const where: string[] = [];
-    if (state !== undefined) {
-      parameters.push(state, maxDeliveries);
-      where.push(
-        `CASE WHEN state = 'Pending' AND deliveries >= $4 AND lease_expires_at <= now() THEN 'Failed' ELSE state END = $3`,
+    const condition = (value: unknown, test: (parameter: string) => string) => {
+      parameters.push(value);
+      where.push(test(`$${parameters.length}`));
+    };
+    // A state or error filter judges tasks as the view shows them, which needs the delivery limit.
+    if (filter.state !== undefined || filter.errorCode !== undefined) parameters.push(maxDeliveries);
+    const ended = `state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $3) OR cancel_requested) AND lease_expires_at <= now()`;
+    if (filter.state !== undefined) condition(filter.state, (p) => `CASE WHEN ${ended} THEN 'Failed' ELSE state END = ${p}`);
+    if (filter.errorCode !== undefined) {
+      condition(
+        filter.errorCode,
+        (p) => `CASE WHEN ${ended} THEN CASE WHEN cancel_requested THEN 'Cancelled' ELSE 'DeliveryLimitExceeded' END ELSE error_code END = ${p}`,
       );
     }
+    if (filter.schemaId !== undefined) condition(filter.schemaId, (p) => `schema_id = ${p}`);
     if (after !== undefined) {
       parameters.push(after.t, after.i);
       where.push(`(created_at, id) < ($${parameters.length - 1}::timestamptz, $${parameters.length}::uuid)`);
@@ -106,26 +222,34 @@ export class TasksRepository {
    * Leases up to `limit` tasks; tasks past the delivery limit get its error (deliveryLimitError) and their
    * ids come back as `failed`.
    */
-  async take(limit: number, maxDeliveries: number, leaseSeconds: number): Promise<{ taken: QueueRow[]; failed: string[] }> {
-    const rows: (QueueRow & { exhausted: boolean })[] = await this.dataSource.query(
+  async take(
+    limit: number,
+    maxDeliveries: number,
+    leaseSeconds: number,
+    taker: Taker,
+  ): Promise<{ taken: QueueRow[]; failed: { id: string; error: { code: string; message: string } }[] }> {
+    const rows: (QueueRow & { exhausted: boolean; errorCode: string; errorMessage: string })[] = await this.dataSource.query(
       TASK_STATEMENTS.take,
-      TASK_STATEMENTS.takeParameters(limit, maxDeliveries, leaseSeconds),
+      TASK_STATEMENTS.takeParameters(limit, maxDeliveries, leaseSeconds, taker),
     );
     return {
-      taken: rows.filter((row) => !row.exhausted).map(({ exhausted: _, ...row }) => row),
-      failed: rows.filter((row) => row.exhausted).map((row) => row.id),
+      taken: rows.filter((row) => !row.exhausted),
+      failed: rows.filter((row) => row.exhausted).map((row) => ({ id: row.id, error: { code: row.errorCode, message: row.errorMessage } })),
     };
   }
 
   /**
-   * Milliseconds until a running lease ends that will make its task takeable again (not one at the delivery
-   * limit), or null when none runs. Judged by the database clock, like every lease decision.
+   * Milliseconds until a task becomes takeable by time alone: a running lease ends that will make its task
+   * takeable again (not one at the delivery limit), or a back-off ends; null when neither is pending.
+   * Judged by the database clock, like every lease decision.
    */
   async nextTakeableInMs(maxDeliveries: number): Promise<number | null> {
     const [{ ms }]: { ms: number | null }[] = await this.dataSource.query(
-      `SELECT ceil(extract(epoch FROM min(lease_expires_at) - now()) * 1000)::float8 AS ms
-         FROM insight_task
-        WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < $1`,
+      `SELECT ceil(extract(epoch FROM LEAST(
+                (SELECT min(lease_expires_at) FROM insight_task
+                  WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < COALESCE(max_attempts, $1)),
+                (SELECT min(available_at) FROM insight_task
+                  WHERE state = 'Pending' AND lease_expires_at IS NULL AND available_at > now())) - now()) * 1000)::float8 AS ms`,
       [maxDeliveries],
     );
     return ms;
@@ -153,22 +277,85 @@ export class TasksRepository {
     return rows[0];
   }
 
-  /** Returns false when the task does not exist or is not open for a report. */
-  async complete(id: string, maxDeliveries: number, result: TaskResult): Promise<boolean> {
-    return this.update(TASK_STATEMENTS.complete, TASK_STATEMENTS.completeParameters(id, maxDeliveries, result));
+  /** Returns false when the task does not exist, is not open for a report or the fence refuses it. */
+  async complete(id: string, maxDeliveries: number, result: TaskResult, fence: ReportFence): Promise<boolean> {
+    return this.update(TASK_STATEMENTS.complete, TASK_STATEMENTS.completeParameters(id, maxDeliveries, result, fence));
   }
 
-  /** Returns false when the task does not exist or is not open for a report. */
-  async fail(id: string, maxDeliveries: number, error: { code: string; message: string }): Promise<boolean> {
-    return this.update(
-      `UPDATE insight_task SET state = 'Failed', error_code = $3, error_message = $4 WHERE id = $1 AND ${OPEN_FOR_REPORT}`,
-      [id, maxDeliveries, error.code, error.message],
+  /** The task as the failure left it; undefined when it does not exist, is not open or the fence refuses it. */
+  async fail(
+    id: string,
+    maxDeliveries: number,
+    error: { code: string; message: string },
+    shown: Record<string, unknown>,
+    fence: ReportFence,
+    timing: FailureTiming,
+  ): Promise<FailedReport | undefined> {
+    const [rows]: [FailedReport[], number] = await this.dataSource.query(TASK_STATEMENTS.fail, [
+      id,
+      maxDeliveries,
+      error.code,
+      error.message,
+      fence.tokenHash,
+      fence.keyId,
+      fence.digest,
+      JSON.stringify(shown),
+      timing.kind,
+      timing.retryBaseSeconds,
+      timing.retryMaxSeconds,
+      timing.jitter,
+      timing.retryAfterSeconds,
+    ]);
+    return rows[0];
+  }
+
+  /**
+   * A heartbeat's answer; undefined for an unknown task. `accepted` false: the token is not the current
+   * attempt's, or the task may not take a report.
+   */
+  async heartbeat(
+    id: string,
+    maxDeliveries: number,
+    tokenHash: Buffer,
+    extendSeconds: number,
+    maxLeaseSeconds: number,
+    progress: Record<string, unknown> | null,
+  ): Promise<{ accepted: boolean; leaseExpiresAt: Date | null; cancelRequested: boolean; written: boolean } | undefined> {
+    const rows = await this.dataSource.query(TASK_STATEMENTS.heartbeat, [
+      id,
+      maxDeliveries,
+      tokenHash,
+      extendSeconds,
+      maxLeaseSeconds,
+      progress && JSON.stringify(progress),
+    ]);
+    return rows[0];
+  }
+
+  /** Why a fenced report changed nothing: how its token and digest relate to the task's attempts. */
+  async reportStanding(id: string, maxDeliveries: number, tokenHash: Buffer | null): Promise<ReportStanding | undefined> {
+    const rows: ReportStanding[] = await this.dataSource.query(
+      `SELECT (${OPEN_FOR_REPORT}) AS open, lease_token_hash = $3::bytea AS current,
+              encode(report_digest, 'hex') AS "currentReport", earlier.entry IS NOT NULL AS earlier,
+              earlier.entry->>'report' AS "earlierReport"
+         FROM insight_task
+         LEFT JOIN LATERAL (SELECT e AS entry FROM jsonb_array_elements(attempt_log) e
+                             WHERE e->>'tokenHash' = encode($3::bytea, 'hex') LIMIT 1) earlier ON true
+        WHERE id = $1`,
+      [id, maxDeliveries, tokenHash],
     );
+    return rows[0];
   }
 
-  async exists(id: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM insight_task WHERE id = $1`, [id]);
-    return rows.length > 0;
+  /** The task as cancel left it; undefined when it does not exist or has ended. */
+  async cancel(id: string, maxDeliveries: number): Promise<{ state: TaskState; errorCode: string | null; errorMessage: string | null } | undefined> {
+    const [rows] = await this.dataSource.query(TASK_STATEMENTS.cancel, [id, maxDeliveries]);
+    return rows[0];
+  }
+
+  /** Whether the task was Failed and now waits again. */
+  async retry(id: string, maxDeliveries: number): Promise<boolean> {
+    return this.update(TASK_STATEMENTS.retry, [id, maxDeliveries]);
   }
 
   /** TypeORM answers a bare UPDATE with `[rows, affectedCount]`. */

@@ -29,12 +29,19 @@ const ENDPOINTS: {
   { method: 'get', path: '/intel/collections/{collectionName}', status: '200', response: ['name', 'schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
   { method: 'get', path: '/intel/collections/{collectionName}/schema', status: '200', response: ['schemaID'], params: ['path:collectionName', 'header:If-None-Match'], headers: ['ETag'], errors: ['404'] },
   { method: 'patch', path: '/intel/collections/{collectionName}', status: '204', request: ['schemaID'], params: ['path:collectionName', 'header:If-Match'], errors: ['400', '404', '412', '422'] },
-  { method: 'post', path: '/insight/tasks', status: '201', request: ['params'], response: ['taskID'], errors: ['400', '422', '429'] },
-  { method: 'get', path: '/insight/tasks', status: '200', response: ['id', 'params', 'state', 'result', 'error'], array: true, params: ['query:cursor', 'query:limit', 'query:state'], headers: ['Link'], errors: ['400'] },
-  { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error'], params: ['path:task_id', 'query:wait'], errors: ['400', '404'] },
-  { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit', 'wait'], response: ['id', 'createdAt', 'params'], array: true, errors: ['400'] },
-  { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result'], errors: ['400', '422'] },
-  { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error'], errors: ['400', '422'] },
+  { method: 'post', path: '/insight/tasks', status: '201', request: ['params', 'priority', 'maxAttempts', 'dedupe', 'maxAgeSeconds'], response: ['taskID'], errors: ['400', '422', '429'] },
+  { method: 'get', path: '/insight/tasks', status: '200', response: ['id', 'params', 'state', 'result', 'error'], array: true, params: ['query:cursor', 'query:limit', 'query:state', 'query:errorCode', 'query:schemaID'], headers: ['Link'], errors: ['400'] },
+  { method: 'get', path: '/insight/tasks/{task_id}', status: '200', response: ['id', 'params', 'state', 'result', 'error', 'attempts', 'progress', 'cancelRequested'], params: ['path:task_id', 'query:wait', 'query:attempts'], errors: ['400', '404'] },
+  { method: 'post', path: '/insight/task-queue/executing-tasks', status: '200', request: ['limit', 'wait', 'schemas', 'executor'], response: ['id', 'createdAt', 'params', 'attempt', 'leaseToken', 'leaseExpiresAt'], array: true, errors: ['400'] },
+  { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result', 'leaseToken'], errors: ['400', '409', '422'] },
+  { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error', 'leaseToken'], errors: ['400', '409', '422'] },
+  // Executors' protocol (extensions §16).
+  { method: 'post', path: '/insight/tasks/{task_id}/cancel', status: '200', response: ['id', 'state', 'cancelRequested'], params: ['path:task_id'], errors: ['404', '422'] },
+  { method: 'post', path: '/insight/tasks/{task_id}/retry', status: '200', response: ['id', 'state', 'attempts'], params: ['path:task_id'], errors: ['404', '422'] },
+  { method: 'put', path: '/insight/quotas/{schema_id}', status: '200', request: ['perMinute', 'perHour', 'perDay', 'maxLeased'], response: ['schemaID', 'used', 'nextUnitAt'], params: ['path:schema_id'], errors: ['400', '422'] },
+  { method: 'get', path: '/insight/quotas/{schema_id}', status: '200', response: ['schemaID', 'perMinute', 'used', 'nextUnitAt'], params: ['path:schema_id'], errors: ['404'] },
+  { method: 'delete', path: '/insight/quotas/{schema_id}', status: '204', params: ['path:schema_id'], errors: ['404'] },
+  { method: 'post', path: '/insight/task-queue/heartbeats', status: '200', request: ['taskID', 'leaseToken', 'extendSeconds', 'progress'], response: ['leaseExpiresAt', 'cancelRequested'], errors: ['400', '409', '422'] },
 ];
 
 describe('OpenAPI api.document: schemas, collections and insight', () => {
@@ -99,8 +106,9 @@ describe('OpenAPI api.document: schemas, collections and insight', () => {
     expect(propertiesOf(schemas.InsightObjectView)).toEqual(['context', 'keys', 'type']);
     expect(resolve(schemas.InsightObjectView.properties!.type).enum).toEqual(['File', 'DomainName', 'URL', 'IPAddress']);
     expect(resolve(schemas.InsightObjectKeyDto.properties!.type).enum).not.toContain('IPNetwork');
-    expect(propertiesOf(schemas.TaskErrorDto)).toEqual(['code', 'message']);
-    expect(propertiesOf(schemas.TaskRegistrationView)).toEqual(['taskID']);
+    expect(propertiesOf(schemas.TaskErrorDto)).toEqual(['code', 'kind', 'message', 'retryAfterSeconds']);
+    expect(resolve(schemas.TaskErrorDto.properties!.kind).enum).toEqual(['permanent', 'transient', 'rateLimited']);
+    expect(propertiesOf(schemas.TaskRegistrationView)).toEqual(['deduplicated', 'taskID']);
     expect(propertiesOf(schemas.SchemaCommonView)).toEqual(['schemaID', 'title']);
   });
 });

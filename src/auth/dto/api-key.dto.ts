@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsObject,
   IsDefined,
   IsIn,
   IsInt,
@@ -71,6 +72,8 @@ export class CreateApiKeyDto {
   @ApiProperty({ type: [PermissionDto] })
   @IsArray()
   @ArrayMaxSize(1000)
+  // ValidateNested passes an item that is itself an array (it validates that array's items): refused here.
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => PermissionDto)
   permissions: PermissionDto[];
@@ -79,6 +82,7 @@ export class CreateApiKeyDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(1000)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => RequestLimitDto)
   requestLimits?: RequestLimitDto[];

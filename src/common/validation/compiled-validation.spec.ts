@@ -3,7 +3,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ApiKeyIdParamDto, CreateApiKeyDto } from '../../auth/dto/api-key.dto.js';
 import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
-import { CompleteTaskDto, FailTaskDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
+import { QuotaDto } from '../../insight/dto/quota.dto.js';
+import { CompleteTaskDto, FailTaskDto, HeartbeatDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
 import { RegisterTaskDto, TaskIdParamDto } from '../../insight/dto/task.dto.js';
 import { CollectionNameParamDto, CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
 import { RemoveItemDto } from '../../intel/batch/batch.dto.js';
@@ -55,6 +56,7 @@ const objectForm = (objectTypes: readonly string[], keyTypes: readonly string[])
   );
 const uuid = fc.uuid();
 const schemaId = fc.constantFrom('phishing', 'a.b-c~d', 'x');
+const leaseToken = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
 const resourceRef = fc.record({ id: fc.integer({ min: 1, max: 100 }) });
 
 const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> = [
@@ -66,9 +68,51 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
     ),
   ],
   ['RemoveItemDto (a batch item)', RemoveItemDto, fc.record({ remove: key(KEY_TYPES) })],
-  ['CompleteTaskDto', CompleteTaskDto, fc.record({ taskID: uuid, result: objectForm(INSIGHT_OBJECT_TYPES, INSIGHT_KEY_TYPES) })],
-  ['FailTaskDto', FailTaskDto, fc.record({ taskID: uuid, error: fc.record({ code: fc.string({ minLength: 1, maxLength: 8 }), message: text }) })],
-  ['TakeTasksDto', TakeTasksDto, fc.record({ limit: fc.integer({ min: 1, max: 1000 }), wait: fc.integer({ min: 0, max: 60 }) }, { requiredKeys: ['limit'] })],
+  ['CompleteTaskDto', CompleteTaskDto, fc.record({ taskID: uuid, leaseToken, result: objectForm(INSIGHT_OBJECT_TYPES, INSIGHT_KEY_TYPES) }, { requiredKeys: ['taskID', 'result'] })],
+  [
+    'FailTaskDto',
+    FailTaskDto,
+    fc.record(
+      {
+        taskID: uuid,
+        leaseToken,
+        error: fc.record(
+          { code: fc.string({ minLength: 1, maxLength: 8 }), message: text, kind: fc.constantFrom('permanent', 'transient', 'rateLimited'), retryAfterSeconds: fc.integer({ min: 1, max: 86400 }) },
+          { requiredKeys: ['code', 'message'] },
+        ),
+      },
+      { requiredKeys: ['taskID', 'error'] },
+    ),
+  ],
+  [
+    'TakeTasksDto',
+    TakeTasksDto,
+    fc.record(
+      { limit: fc.integer({ min: 1, max: 1000 }), wait: fc.integer({ min: 0, max: 60 }), schemas: fc.array(schemaId, { minLength: 1, maxLength: 3 }), executor: fc.string({ minLength: 1, maxLength: 16 }) },
+      { requiredKeys: ['limit'] },
+    ),
+  ],
+  [
+    'QuotaDto',
+    QuotaDto,
+    fc.record(
+      { perMinute: fc.integer({ min: 1, max: 1000 }), perHour: fc.integer({ min: 1, max: 1000 }), perDay: fc.integer({ min: 1, max: 1000 }), maxLeased: fc.integer({ min: 1, max: 1000 }) },
+      { requiredKeys: [] },
+    ),
+  ],
+  [
+    'HeartbeatDto',
+    HeartbeatDto,
+    fc.record(
+      {
+        taskID: uuid,
+        leaseToken,
+        extendSeconds: fc.integer({ min: 1, max: 3600 }),
+        progress: fc.record({ percent: fc.double({ min: 0, max: 100, noNaN: true }), message: fc.string({ maxLength: 16 }) }, { requiredKeys: ['percent'] }),
+      },
+      { requiredKeys: ['taskID', 'leaseToken'] },
+    ),
+  ],
   [
     'LookupDto',
     LookupDto,
@@ -96,9 +140,16 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   [
     'RegisterTaskDto',
     RegisterTaskDto,
-    fc.record({
-      params: fc.record({ schemaID: schemaId, objectKeys: fc.array(key(INSIGHT_KEY_TYPES), { maxLength: 2 }), fileID: uuid }, { requiredKeys: ['schemaID'] }),
-    }),
+    fc.record(
+      {
+        params: fc.record({ schemaID: schemaId, objectKeys: fc.array(key(INSIGHT_KEY_TYPES), { maxLength: 2 }), fileID: uuid }, { requiredKeys: ['schemaID'] }),
+        priority: fc.integer({ min: 1, max: 5 }),
+        maxAttempts: fc.integer({ min: 1, max: 20 }),
+        dedupe: fc.constantFrom('none', 'inflight', 'result'),
+        maxAgeSeconds: fc.integer({ min: 1, max: 31536000 }),
+      },
+      { requiredKeys: ['params'] },
+    ),
   ],
 ];
 

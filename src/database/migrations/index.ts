@@ -17,7 +17,10 @@ import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
 import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
 import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 import { ChangeAttribution1795819637156 } from './1795819637156-ChangeAttribution.js';
+import { TaskAttempts1795819717617 } from './1795819717617-TaskAttempts.js';
 import { Sightings1795820044558 } from './1795820044558-Sightings.js';
+import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
+import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -43,5 +46,8 @@ export const MIGRATIONS = [
   ConsoleSessions1763800080000,
   TaskListing1763800081000,
   ChangeAttribution1795819637156,
+  TaskAttempts1795819717617,
   Sightings1795820044558,
+  TaskDedupe1795821606553,
+  TaskQuotas1795822039612,
 ];
