@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   MissingPermissions: 403,
   Forbidden: 403,
   NotFound: 404,
+  ObjectNotFound: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
   RequestTimeout: 408,

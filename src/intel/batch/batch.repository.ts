@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { namedParameters } from '../../common/sql/named-parameters.js';
+import { apiClaimOnInsert, apiClaimOnUpdate } from '../api-claim.js';
 import { expiresAt, insertChanges, isoUtc, ORIGIN_PARAMETERS, type RecordedIds } from '../change-records.js';
 import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
 import { Metrics } from '../../common/metrics/metrics.js';
@@ -57,7 +58,8 @@ const P = APPLY_PARAMETERS.$;
 const APPLY = `
     WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest(${P.contexts}::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
-      UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')}
+      UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')},
+             ${apiClaimOnUpdate('o', P.via)}
         FROM unnest(${P.updateIds}::bigint[], ${P.updateKeys}::text[], ${P.updateContexts}::int[], ${P.updateExpiresAt}::timestamptz[], ${P.updateTtlSeconds}::int[])
                AS u(id, keys, c, at, ttl) JOIN ctx ON ctx.i = u.c
        WHERE o.id = u.id AND o.collection_id = ${P.collectionId}::int
@@ -74,8 +76,8 @@ const APPLY = `
         JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at)
-      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now() FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at)
+      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via)} FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
