@@ -166,7 +166,7 @@ export const TAXII_LAST_VERSIONS = `SELECT c.last_seq AS "lastSeq",
            LEFT JOIN (${sizeBoundedPage(
              `ch.seq AS position, ${ISO_MICROS('ch.seq_at')} AS at, ${ISO_MICROS(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
                  ch.operation, ch.reason, ch.object, ch.object_uid AS uid, ${ISO_MICROS('ch.object_added_at')} AS "addedAt"`,
-             'FROM intel_change ch WHERE ch.collection_id = $1 AND ch.seq > $2 AND (NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq > ch.seq))',
+             'FROM intel_change ch WHERE ch.collection_id = $1 AND ch.seq > GREATEST($2::bigint, (SELECT pruned_seq FROM intel_collection WHERE id = $1)) AND (NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq > ch.seq AND v.seq > (SELECT pruned_seq FROM intel_collection WHERE id = $1)))',
              'ch.seq',
              'ch.row_bytes',
            )}) r ON true
