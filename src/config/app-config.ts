@@ -23,6 +23,8 @@ export interface AppConfig {
   taskRetryBaseSeconds: number;
   taskRetryMaxSeconds: number;
   changesRetentionDays: number;
+  /** How long change records are kept for object history (extensions §14); never less than the feed's retention. */
+  historyRetentionDays: number;
   uploadSessionTtlHours: number;
   fileboxMaxFileBytes: number;
   /** How often the background jobs (change pruning, session expiry) run. */
@@ -192,6 +194,7 @@ export function loadConfig(env: Env): AppConfig {
     taskRetryBaseSeconds: integer(env, 'TASK_RETRY_BASE_SECONDS', 10, 0),
     taskRetryMaxSeconds: integer(env, 'TASK_RETRY_MAX_SECONDS', 3600, 0),
     changesRetentionDays: integer(env, 'CHANGES_RETENTION_DAYS', 30, 1),
+    historyRetentionDays: integer(env, 'HISTORY_RETENTION_DAYS', 365, 1),
     uploadSessionTtlHours: integer(env, 'UPLOAD_SESSION_TTL_HOURS', 24, 1),
     fileboxMaxFileBytes: integer(env, 'FILEBOX_MAX_FILE_BYTES', 1073741824, 1),
     jobIntervalSeconds: integer(env, 'JOB_INTERVAL_SECONDS', 300, 1),

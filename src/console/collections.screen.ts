@@ -3,6 +3,7 @@ import { ApiError } from '../common/errors/api-error.js';
 import type { Principal } from '../common/guard/access.js';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { ChangesService } from '../intel/changes.service.js';
+import { HistoryService } from '../intel/history/history.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
@@ -23,6 +24,7 @@ export class CollectionsScreen {
     private readonly objects: ObjectsService,
     private readonly changes: ChangesService,
     private readonly lookups: LookupService,
+    private readonly history: HistoryService,
   ) {}
 
   async list(principal: Principal, query: Record<string, unknown>): Promise<Screen> {
@@ -66,6 +68,8 @@ export class CollectionsScreen {
     const [result] = await this.lookups.lookup(principal, { keys: [{ type: type as ObjectKey['type'], value }], collections: [name] });
     const object = result?.matches[0]?.object;
     if (!object) throw new ApiError('NotFound', 'No object of this collection has that key (it may have expired or been deleted).');
-    return objectView({ collection: name, object });
+    const key = { type: type as ObjectKey['type'], value };
+    const history = await this.history.history(name, { objectKeyType: key.type, objectKey: value, cursor: cursorParam(query), limit: PAGE_SIZE });
+    return objectView({ collection: name, object, key, history: history.items, olderHistory: nextCursor(history) });
   }
 }

@@ -159,11 +159,14 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
     else this.events.emit('intel.object.removed', { collection, object, reason: reason ?? 'Deleted' });
   }
 
-  /** Removes change records older than CHANGES_RETENTION_DAYS; run by the periodic job, public for tests. */
+  /**
+   * Moves the feed's pruned position past records older than CHANGES_RETENTION_DAYS and removes those older
+   * than HISTORY_RETENTION_DAYS (object history reads them that long); run by the periodic job, public for tests.
+   */
   async prune(): Promise<void> {
     let total = 0;
     for (;;) {
-      const removed = await this.repository.prune(this.config.changesRetentionDays, PRUNE_BATCH);
+      const removed = await this.repository.prune(this.config.changesRetentionDays, this.config.historyRetentionDays, PRUNE_BATCH);
       if (removed === undefined) break; // another instance is pruning
       total += removed;
       if (removed === 0) break;

@@ -1,3 +1,4 @@
+import { SightingSummariesModule } from '../sightings/sighting-summaries.module.js';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
@@ -28,14 +29,17 @@ import { ObjectsRepository } from './objects.repository.js';
 import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
 import { ObjectVersionsService } from './object-versions.service.js';
+import { HistoryController } from './history/history.controller.js';
+import { HistoryRepository } from './history/history.repository.js';
+import { HistoryService } from './history/history.service.js';
 
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource.
-  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule],
-  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController],
-  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService],
+  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule],
+  controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController, HistoryController],
+  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService, HistoryRepository, HistoryService],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);
-  // LookupService and ChangesService for the web console (src/console), which reads lookups and the feed.
-  exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, LookupService, ChangesService],
+  // LookupService, ChangesService and HistoryService for the web console (src/console), which reads lookups, the feed and histories.
+  exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, LookupService, ChangesService, HistoryService],
 })
 export class IntelModule {}

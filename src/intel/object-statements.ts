@@ -8,6 +8,7 @@
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { apiClaimOnInsert, apiClaimOnUpdate } from './api-claim.js';
 import { expiresAt, insertChanges, isoUtc, ORIGIN_PARAMETERS, type OriginPlaceholders, SHARED_WRITER_LOCK } from './change-records.js';
 
 /** The written object's columns, as every write statement returns them. */
@@ -125,14 +126,16 @@ const WRITE_SQL = {
   insert: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context, expires_at)
-      SELECT ${I.collectionId}::int, ${I.type}::text, ${I.keys}::jsonb, ${I.context}::jsonb, ${expiresAt(I.expiresAt, I.ttlSeconds)} FROM lk
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at)
+      SELECT ${I.collectionId}::int, ${I.type}::text, ${I.keys}::jsonb, ${I.context}::jsonb, ${expiresAt(I.expiresAt, I.ttlSeconds)},
+             ${apiClaimOnInsert(I.via)} FROM lk
       RETURNING id, type, keys, context, expires_at, uid, added_at
     )${ADD_KEYS(I.keys)}${recordingChange(I, 'Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      UPDATE intel_object o SET keys = ${U.keys}::jsonb, context = ${U.context}::jsonb, expires_at = ${expiresAt(U.expiresAt, U.ttlSeconds)}
+      UPDATE intel_object o SET keys = ${U.keys}::jsonb, context = ${U.context}::jsonb, expires_at = ${expiresAt(U.expiresAt, U.ttlSeconds)},
+             ${apiClaimOnUpdate('o', U.via)}
         FROM lk
        WHERE o.id = ${U.objectId}::bigint AND o.keys = ${U.decidedOnKeys}::jsonb AND ${LIVE_AT_WRITE('o')}
          AND NOT (jsonb_array_length(${U.newKeys}::jsonb) = 0 AND ${U.ttlSeconds}::int IS NULL AND o.context = ${U.context}::jsonb

@@ -30,7 +30,10 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
   const versions = query.versions;
   const params: unknown[] = [collectionId, query.afterSeq, query.limit, maxBytes];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const conditions = ['ch.collection_id = $1', 'ch.seq > $2'];
+  // Records below the feed's pruned position are kept for object history only: this feed answers as if
+  // they were gone, as the change feed does (CONTRIBUTING.md, "The change feed").
+  const floor = `(SELECT pruned_seq FROM intel_collection WHERE id = $1)`;
+  const conditions = ['ch.collection_id = $1', `ch.seq > GREATEST($2::bigint, ${floor})`];
   if (query.notBefore !== undefined) {
     // Positions are in time order: start after the last one before `notBefore` (one probe of the
     // (collection_id, seq_at) index), instead of filtering every position by time.
@@ -40,7 +43,7 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
   if (query.lives !== undefined) conditions.push(`ch.object_uid = ANY(${param(query.lives)}::uuid[])`);
   if (versions !== 'all') {
     const later = (op: string) =>
-      `NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq ${op} ch.seq)`;
+      `NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq ${op} ch.seq AND v.seq > ${floor})`;
     const wanted = [
       ...(versions.last ? [later('>')] : []),
       ...(versions.first ? [later('<')] : []),

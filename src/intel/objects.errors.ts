@@ -2,6 +2,7 @@ import { ApiError, CommonErrors } from '../common/errors/api-error.js';
 
 /** Errors of intel objects and their change feed. */
 export const ObjectErrors = {
+  objectNotFound: () => new ApiError('ObjectNotFound', 'no live object of the collection holds this key'),
   keySetConflict: (message: string) => new ApiError('KeySetConflict', message),
   cursorOutOfRange: () =>
     new ApiError('CursorOutOfRange', 'the cursor is older than the change retention window: list the objects again'),

@@ -115,6 +115,24 @@ describe('console screens', () => {
     });
   });
 
+  it("shows an object's history: who, when, via, what changed", async () => {
+    const writer = await createKey(t, { permissions: [{ resource: await collectionResource('feeds'), actions: ['Read', 'Write'] }] });
+    const form = (context: Record<string, unknown>) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'storied.example' }], context });
+    await t.http().post('/intel/collections/feeds/objects').set('X-Api-Key', writer.key).set('X-Request-Id', 'console-history-1').send(form({ a: 1 })).expect(204);
+    await t.http().post('/intel/collections/feeds/objects/batch').set('X-Api-Key', writer.key).send([form({ a: 1, [HOSTILE]: 2 })]).expect(200);
+    await asKey(t.adminKey, 'object-history', async (page) => {
+      await page.goto('/console/collections/feeds/object?type=DomainName&value=storied.example');
+      await page.getByRole('heading', { name: 'History' }).waitFor();
+      const rows = page.getByRole('table', { name: /Changes of every life of storied\.example/ }).locator('tbody tr');
+      expect(await rows.count()).toBe(2);
+      const cells = async (n: number) => (await rows.nth(n).locator('td').allTextContents()).slice(1);
+      expect(await cells(0)).toEqual(['Update', `context ${HOSTILE}`, 'batch', `key ${writer.id}`, expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+      expect(await cells(1)).toEqual(['Add', 'added with storied.example', 'api', `key ${writer.id}`, 'console-history-1']);
+      expect(await rows.first().locator('td').first().textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+      await expectAccessible(page, '');
+    });
+  });
+
   it('generates a key in the editor, shows it once, and revoking it ends its sessions', async () => {
     let created = '';
     let createdId = 0;

@@ -336,6 +336,18 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
     expectBoundedPlan(plan, ['intel_object', 'intel_object_key'], 10 * PER_ROW_BUFFERS, true);
   });
 
+  it('history of a key of the burst, live and removed: its lives by index, never a scan of the records', async () => {
+    const g = 2 * OLD + 2 * 500;
+    const value = `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.${g % 256}`;
+    const path = `/intel/collections/burst/objects/history?objectKeyType=IPAddress&objectKey=${value}&limit=${PAGE}`;
+    // The statement finds the lives by the key row and by the GIN index over Remove records' keys, then
+    // reads their records by (collection_id, object_uid, seq); the sort is of those records only.
+    expectBoundedPlan(await planOf(path, /ch\.object_uid IN/), ['intel_change', 'intel_object', 'intel_object_key'], PAGE_BUFFERS, true);
+    const removed = await t.http().delete(`/intel/collections/burst/objects?objectKeyType=IPAddress&objectKey=${value}`).set('X-Api-Key', t.adminKey);
+    expect(removed.status).toBe(204);
+    expectBoundedPlan(await planOf(path, /ch\.object_uid IN/), ['intel_change', 'intel_object', 'intel_object_key'], PAGE_BUFFERS, true);
+  });
+
   it('network search within a /24 of the burst', async () => {
     const g = 2 * OLD + 2 * 1000;
     const net = `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.0/24`;

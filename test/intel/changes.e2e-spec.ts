@@ -179,11 +179,19 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     const fromThree = await listAll(t, c);
     await removeMd5(c, 1);
     expect((await followAll(t, c, fromThree.changesCursor)).changes.map((ch) => ch.operation)).toEqual(['Remove']);
-    const remaining = await db.query(
-      `SELECT seq FROM intel_change WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1) ORDER BY seq`,
+    const remaining = async () =>
+      (
+        await db.query(`SELECT seq FROM intel_change WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1) ORDER BY seq`, [c])
+      ).rows.map((row: { seq: string }) => Number(row.seq));
+    // Out of the feed, the records stay for object history until HISTORY_RETENTION_DAYS (365 by default).
+    expect(await remaining()).toEqual([1, 2, 3, 4, 5]);
+    await db.query(
+      `UPDATE intel_change SET created_at = now() - interval '366 days'
+        WHERE seq <= 3 AND collection_id = (SELECT id FROM intel_collection WHERE name = $1)`,
       [c],
     );
-    expect(remaining.rows.map((row: { seq: string }) => Number(row.seq))).toEqual([4, 5]);
+    await t.app.get(ChangesService).prune();
+    expect(await remaining()).toEqual([4, 5]);
     // A cursor exactly at the pruned position (3) continues with change 4.
     const decoded = JSON.parse(Buffer.from(start, 'base64url').toString()) as { c: number };
     const atThree = Buffer.from(JSON.stringify({ c: decoded.c, s: 3 })).toString('base64url');
@@ -210,23 +218,24 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     expect((await followAll(t, b, startB)).changes).toHaveLength(1);
   });
 
-  it('prunes a backlog in batches of the oldest records, each batch moving the pruned position forward', async () => {
+  it('moves the pruned position past a backlog at once and removes its records in batches of the oldest', async () => {
     const c = await freshCollection();
     for (let n = 1; n <= 5; n++) await addFile(c, n);
     await numbered();
     const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
-    await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1`, [id]);
+    await db.query(`UPDATE intel_change SET created_at = now() - interval '366 days' WHERE collection_id = $1`, [id]);
     const position = async () =>
       Number((await db.query('SELECT pruned_seq FROM intel_collection WHERE id = $1', [id])).rows[0].pruned_seq);
 
     // Other tests' collections may hold expired records too: batch until this collection's first cut.
     const repository = t.app.get(ObjectsRepository);
-    while ((await position()) === 0) expect(await repository.prune(30, 2)).toBeGreaterThan(0);
-    expect(await position()).toBeLessThan(5);
-    await t.app.get(ChangesService).prune();
+    const left = async () => (await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id])).rows[0].n as number;
+    while ((await left()) === 5) expect(await repository.prune(30, 365, 2)).toBeGreaterThan(0);
+    // The feed's position moves at once; the records go in batches of the oldest.
     expect(await position()).toBe(5);
-    const left = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);
-    expect(left.rows[0].n).toBe(0);
+    expect(await left()).toBeGreaterThan(0);
+    await t.app.get(ChangesService).prune();
+    expect(await left()).toBe(0);
   });
 
   it('skips pruning while another instance holds the pruning lock', async () => {
@@ -234,13 +243,13 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     await addFile(c, 1);
     await numbered();
     const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
-    await db.query(`UPDATE intel_change SET created_at = now() - interval '31 days' WHERE collection_id = $1`, [id]);
+    await db.query(`UPDATE intel_change SET created_at = now() - interval '366 days' WHERE collection_id = $1`, [id]);
     const other = new pg.Client({ connectionString: t.databaseUrl });
     await other.connect();
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_advisory_xact_lock($1)', [PRUNE_LOCK]);
-      expect(await t.app.get(ObjectsRepository).prune(30, 10_000)).toBeUndefined();
+      expect(await t.app.get(ObjectsRepository).prune(30, 365, 10_000)).toBeUndefined();
       await t.app.get(ChangesService).prune();
       const kept = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);
       expect(kept.rows[0].n).toBe(1);

@@ -10,13 +10,15 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
   const params = (operation: Operation) =>
     (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
-  it('lists exactly the four operations, plus the batch, network and STIX bundle extensions', () => {
+  it('lists exactly the four operations, plus the batch, network, STIX bundle, history and provenance extensions', () => {
     const listed = operationsWhere(api.document, (path) => path.startsWith(OBJECTS));
     expect(listed).toEqual([
       `DELETE ${OBJECTS}`,
       `GET ${OBJECTS}`,
       `GET ${OBJECTS}/changes`,
+      `GET ${OBJECTS}/history`,
       `GET ${OBJECTS}/network`,
+      `GET ${OBJECTS}/provenance`,
       `POST ${OBJECTS}`,
       `POST ${OBJECTS}/batch`,
       `POST ${OBJECTS}/stix-bundle`,
@@ -62,6 +64,25 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(Object.keys(search.responses['200'].headers ?? {})).toEqual(['Link']);
     expectErrors(search, ['400', '401', '403', '404', '429', '503']);
+  });
+
+  it('GET history and provenance: the key (and paging), their views, every error with its body', () => {
+    const history = api.document.paths[`${OBJECTS}/history`].get;
+    expect(params(history)).toEqual(['path:collection_id!', 'query:cursor', 'query:limit', 'query:objectKey!', 'query:objectKeyType!']);
+    const page = resolve(history.responses['200'].content!['application/json'].schema);
+    expect(page.type).toBe('array');
+    const entry = resolve(page.items!);
+    expect(Object.keys(entry.properties!).sort()).toEqual(['at', 'keyID', 'obj', 'operation', 'position', 'reason', 'requestID', 'source', 'via']);
+    expect(Object.keys(resolve(entry.properties!.obj).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(history.responses['200'].headers ?? {})).toEqual(['Link']);
+    expectErrors(history, ['400', '401', '403', '404', '422', '429', '503']);
+
+    const provenance = api.document.paths[`${OBJECTS}/provenance`].get;
+    expect(params(provenance)).toEqual(['path:collection_id!', 'query:objectKey!', 'query:objectKeyType!']);
+    const view = resolve(provenance.responses['200'].content!['application/json'].schema);
+    expect(Object.keys(view.properties!).sort()).toEqual(['claims', 'sightings']);
+    expect(Object.keys(resolve(view.properties!.claims.items!).properties!).sort()).toEqual(['firstSeenAt', 'lastSeenAt', 'origin', 'source']);
+    expectErrors(provenance, ['400', '401', '403', '404', '422', '429', '503']);
   });
 
   it('GET and HEAD export, POST import: their parameters, Basic credentials, media types and errors', () => {

@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   Forbidden: 403,
   NotFound: 404,
   QuotaNotFound: 404,
+  ObjectNotFound: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
   RequestTimeout: 408,

@@ -1,8 +1,9 @@
 import type { ObjectKey } from '../../common/indicators/index.js';
 import type { CollectionView } from '../../intel/dto/collection.dto.js';
 import type { ObjectChangeView, ObjectView } from '../../intel/dto/object.dto.js';
+import type { HistoryEntryView } from '../../intel/history/history.dto.js';
 import { html, type Html } from '../html.js';
-import { dataTable, expiryOf, pager } from './components.js';
+import { dataTable, dateOf, expiryOf, pager } from './components.js';
 import { Screen } from './layout.js';
 
 export function collectionHref(name: string): string {
@@ -121,10 +122,16 @@ function tailPoller(collection: string, cursor: string): Html {
 export interface ObjectModel {
   collection: string;
   object: ObjectView;
+  /** The key the screen was opened by, whose history it shows. */
+  key: ObjectKey;
+  /** A page of the key's history, newest first. */
+  history: HistoryEntryView[];
+  /** The cursor of the older history, when there is more. */
+  olderHistory?: string;
 }
 
-/** One object: its collection, type, expiry, keys and context. */
-export function objectView({ collection, object }: ObjectModel): Screen {
+/** One object: its collection, type, expiry, keys, context, and who changed it how (its history). */
+export function objectView({ collection, object, key, history, olderHistory }: ObjectModel): Screen {
   return new Screen(
     `Object in ${collection}`,
     html`<dl>
@@ -141,6 +148,42 @@ ${dataTable({
   ],
 })}
 <h2>Context</h2>
-<pre>${JSON.stringify(object.context, null, 2)}</pre>`,
+<pre>${JSON.stringify(object.context, null, 2)}</pre>
+<h2 id="history-heading">History</h2>
+${dataTable({
+  caption: `Changes of every life of ${key.value}, newest first`,
+  id: 'history',
+  rows: history.map((entry, index) => ({ entry, older: history[index + 1] })),
+  columns: [
+    { header: 'When', cell: ({ entry }) => dateOf(entry.at) },
+    { header: 'Change', cell: ({ entry }) => (entry.reason ? `${entry.operation} (${entry.reason})` : entry.operation) },
+    { header: 'What changed', cell: ({ entry, older }) => whatChanged(entry, older) },
+    { header: 'Via', cell: ({ entry }) => entry.source ?? entry.via ?? 'unrecorded' },
+    { header: 'Who', cell: ({ entry }) => (entry.keyID === null ? 'the service' : `key ${entry.keyID}`) },
+    { header: 'Request', className: 'mono', cell: ({ entry }) => entry.requestID ?? '—' },
+  ],
+})}
+${pager(`${collectionHref(collection)}/object`, olderHistory, { type: key.type, value: key.value })}`,
   );
+}
+
+/**
+ * What a change did, against the change before it on the page (`older`): the keys it added, the context
+ * fields it changed, a moved expiry. A first Update of a page has no older entry to compare with.
+ */
+export function whatChanged(entry: HistoryEntryView, older: HistoryEntryView | undefined): string {
+  const { obj } = entry;
+  if (entry.operation === 'Add') return `added with ${obj.keys.map((key) => key.value).join(', ')}`;
+  if (entry.operation === 'Remove') return 'removed';
+  if (older === undefined) return 'updated';
+  const had = new Set(older.obj.keys.map((key) => `${key.type}:${key.value}`));
+  const keys = obj.keys.filter((key) => !had.has(`${key.type}:${key.value}`)).map((key) => key.value);
+  const names = new Set([...Object.keys(obj.context), ...Object.keys(older.obj.context)]);
+  const fields = [...names].filter((name) => JSON.stringify(obj.context[name]) !== JSON.stringify(older.obj.context[name]));
+  const parts = [
+    ...(keys.length > 0 ? [`keys ${keys.join(', ')} joined`] : []),
+    ...(fields.length > 0 ? [`context ${fields.join(', ')}`] : []),
+    ...(obj.expiresAt !== older.obj.expiresAt ? [`expiry ${expiryOf(obj.expiresAt)}`] : []),
+  ];
+  return parts.length > 0 ? parts.join('; ') : 'updated';
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { ObjectView } from '../../intel/dto/object.dto.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
 import { escapeHtml } from '../html.js';
-import { changesFragment, changesView, collectionsView, collectionView, objectView } from './collections.view.js';
+import type { HistoryEntryView } from '../../intel/history/history.dto.js';
+import { changesFragment, changesView, collectionsView, collectionView, objectView, whatChanged } from './collections.view.js';
 import { fileView, filesView } from './files.view.js';
 import { keyCreatedView, keyEditorView, keysView } from './keys.view.js';
 import type { Screen } from './layout.js';
@@ -19,6 +20,19 @@ const object: ObjectView = {
   context: { [HOSTILE]: HOSTILE },
   expiresAt: '2030-01-02T00:00:00.000Z',
 } as ObjectView;
+
+const entry = (operation: HistoryEntryView['operation'], obj: ObjectView, extra: Partial<HistoryEntryView> = {}): HistoryEntryView => ({
+  position: 1,
+  at: '2026-01-02T03:04:05.678Z',
+  operation,
+  reason: null,
+  keyID: 7,
+  requestID: HOSTILE,
+  via: 'api',
+  source: null,
+  obj,
+  ...extra,
+});
 
 const task = {
   id: '3f1e2d4c-0000-4000-8000-000000000001',
@@ -60,7 +74,16 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
   ['collection', collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE })],
   ['changes', changesView({ name: HOSTILE, changes: [{ operation: 'Add', object } as never], next: HOSTILE })],
   ['live changes', changesFragment({ name: HOSTILE, changes: [{ operation: 'Remove', reason: 'Expired', object } as never], next: HOSTILE })],
-  ['object', objectView({ collection: HOSTILE, object })],
+  [
+    'object',
+    objectView({
+      collection: HOSTILE,
+      object,
+      key: object.keys[0],
+      history: [entry('Update', object, { source: HOSTILE }), entry('Add', { ...object, context: {} })],
+      olderHistory: HOSTILE,
+    }),
+  ],
   [
     'lookup',
     lookupView({
@@ -111,6 +134,19 @@ describe('console views', () => {
     expect(text).toContain('<td>intel/phishing-domains: Read, Write<br>limit intel/phishing-domains Read: 1000/day<br></td>');
     // A revoked key offers no Revoke button.
     expect(text).not.toContain('Revoke key 3');
+  });
+
+  it("says what each change of an object's history did, against the change before it", () => {
+    const md5 = { type: 'MD5Hash', value: 'a'.repeat(32) } as const;
+    const sha1 = { type: 'SHA1Hash', value: 'b'.repeat(40) } as const;
+    const first = { type: 'File', keys: [md5], context: { a: 1, b: 1 } } as ObjectView;
+    const second = { ...first, keys: [md5, sha1], context: { a: 1, b: 2, c: 3 }, expiresAt: '2030-01-02T00:00:00.000Z' } as ObjectView;
+    expect(whatChanged(entry('Add', first), undefined)).toBe(`added with ${md5.value}`);
+    expect(whatChanged(entry('Update', second), entry('Add', first))).toBe(`keys ${sha1.value} joined; context b, c; expiry 2030-01-02 00:00:00 UTC`);
+    expect(whatChanged(entry('Update', second), undefined)).toBe('updated');
+    expect(whatChanged(entry('Remove', second, { reason: 'Expired' }), entry('Update', second))).toBe('removed');
+    const text = objectView({ collection: 'c', object: second, key: sha1, history: [entry('Remove', second, { reason: 'Deleted', keyID: null, via: 'expiry' })] }).body.text;
+    expect(text).toContain('<td>Remove (Deleted)</td><td>removed</td><td>expiry</td><td>the service</td>');
   });
 
   it('shows a refused form again with its values and each field\'s problem', () => {

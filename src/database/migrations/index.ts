@@ -21,6 +21,7 @@ import { TaskAttempts1795819717617 } from './1795819717617-TaskAttempts.js';
 import { Sightings1795820044558 } from './1795820044558-Sightings.js';
 import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
 import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
+import { ObjectHistoryAndApiClaim1795822421408 } from './1795822421408-ObjectHistoryAndApiClaim.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   Sightings1795820044558,
   TaskDedupe1795821606553,
   TaskQuotas1795822039612,
+  ObjectHistoryAndApiClaim1795822421408,
 ];

@@ -6,6 +6,7 @@
  */
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { namedParameters } from '../../common/sql/named-parameters.js';
+import { apiClaimOnInsert, apiClaimOnUpdate } from '../api-claim.js';
 import { EXCLUSIVE_WRITER_LOCK, expiresAt, insertChanges, ORIGIN_PARAMETERS } from '../change-records.js';
 import type { WriteOrigin } from '../write-origin.js';
 import type { BatchPlan } from './batch-plan.js';
@@ -59,7 +60,8 @@ const P = APPLY_PARAMETERS.$;
 const APPLY = `
     WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest(${P.contexts}::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
-      UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')}
+      UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')},
+             ${apiClaimOnUpdate('o', P.via)}
         FROM unnest(${P.updateIds}::bigint[], ${P.updateKeys}::text[], ${P.updateContexts}::int[], ${P.updateExpiresAt}::timestamptz[], ${P.updateTtlSeconds}::int[])
                AS u(id, keys, c, at, ttl) JOIN ctx ON ctx.i = u.c
        WHERE o.id = u.id AND o.collection_id = ${P.collectionId}::int
@@ -76,8 +78,8 @@ const APPLY = `
         JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at)
-      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now() FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at)
+      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via)} FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)

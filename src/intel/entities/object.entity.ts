@@ -32,4 +32,11 @@ export class ObjectEntity {
   /** The first add of this life. */
   @Column({ name: 'added_at', type: 'timestamptz', default: () => 'now()' })
   addedAt: Date;
+
+  /** The api claim (extensions §13 "Claims"): the first and last native write that added or updated it; null: no api claim. */
+  @Column({ name: 'api_first_seen_at', type: 'timestamptz', nullable: true })
+  apiFirstSeenAt: Date | null;
+
+  @Column({ name: 'api_last_seen_at', type: 'timestamptz', nullable: true })
+  apiLastSeenAt: Date | null;
 }

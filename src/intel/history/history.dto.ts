@@ -1,0 +1,68 @@
+import { ApiProperty, IntersectionType } from '@nestjs/swagger';
+import { PageQueryDto } from '../../common/pagination/page.js';
+import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
+import { DeleteObjectQueryDto, ObjectView } from '../dto/object.dto.js';
+import { WRITE_VIAS, type WriteVia } from '../write-origin.js';
+import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
+
+/** The key an object is named by (`objectKeyType`, `objectKey`), as DELETE …/objects takes it. */
+export class ObjectKeyQueryDto extends DeleteObjectQueryDto {}
+
+/** `GET …/objects/history`: the key, paged. */
+export class HistoryQueryDto extends IntersectionType(PageQueryDto, DeleteObjectQueryDto) {}
+
+/** One change of an object's history (extensions §14). */
+export class HistoryEntryView {
+  @ApiProperty({ type: 'integer', description: "The change's position in the collection's feed." })
+  position: number;
+
+  @ApiProperty({ format: 'date-time', description: 'When the change was written (UTC, milliseconds).' })
+  at: string;
+
+  @ApiProperty({ enum: CHANGE_OPERATIONS })
+  operation: ChangeOperation;
+
+  @ApiProperty({ enum: REMOVE_REASONS, nullable: true, description: 'On `Remove`: `Deleted` or `Expired`; null otherwise.' })
+  reason: RemoveReason | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: "The key whose request made it; null for the service's jobs, extensions and scheduled source runs." })
+  keyID: number | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: "The request's `X-Request-Id` (as answered and audited), or a job run's id." })
+  requestID: string | null;
+
+  @ApiProperty({ enum: WRITE_VIAS, nullable: true, description: 'How it came; null on changes written before attribution was recorded.' })
+  via: WriteVia | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'The source\'s name when `via` is `source`.' })
+  source: string | null;
+
+  @ApiProperty({ type: ObjectView, description: 'The object as this change wrote it (its last state for `Remove`), context whole.' })
+  obj: ObjectView;
+}
+
+export const CLAIM_ORIGINS = ['api', 'source'] as const;
+export type ClaimOrigin = (typeof CLAIM_ORIGINS)[number];
+
+/** Who vouches for an object (extensions §13 "Claims"): the api (native writes) or a source. */
+export class ClaimView {
+  @ApiProperty({ enum: CLAIM_ORIGINS })
+  origin: ClaimOrigin;
+
+  @ApiProperty({ type: 'string', nullable: true, description: "The source's name (origin `source`); null for `api`." })
+  source: string | null;
+
+  @ApiProperty({ format: 'date-time', description: 'The first write of this claim that added or updated the object (UTC, milliseconds).' })
+  firstSeenAt: string;
+
+  @ApiProperty({ format: 'date-time', description: 'The last such write.' })
+  lastSeenAt: string;
+}
+
+export class ProvenanceView {
+  @ApiProperty({ type: [ClaimView], description: 'Every claim on the live object, `api` first.' })
+  claims: ClaimView[];
+
+  @ApiProperty({ type: SightingSummaryView, nullable: true, description: 'Its sighting summary; null when none.' })
+  sightings: SightingSummaryView | null;
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { normalizeKey } from '../../common/indicators/indicators.js';
+import { afterIdCursor, afterIdFromCursor } from '../../common/pagination/cursor.js';
+import { keysetPage, type PageResult, pageRequestOf } from '../../common/pagination/page.js';
+import { ChangesService } from '../changes.service.js';
+import { CollectionsService } from '../collections.service.js';
+import type { DeleteObjectQueryDto } from '../dto/object.dto.js';
+import { ObjectErrors } from '../objects.errors.js';
+import { storedObject } from '../objects.repository.js';
+import type { HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
+import { HistoryRepository, type HistoryRow } from './history.repository.js';
+import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';
+
+function entryView(row: HistoryRow): HistoryEntryView {
+  return {
+    position: Number(row.position),
+    at: row.at,
+    operation: row.operation,
+    reason: row.reason,
+    keyID: row.keyID,
+    requestID: row.requestID,
+    via: row.via,
+    source: row.source,
+    obj: storedObject(row.object),
+  };
+}
+
+/**
+ * Who put an object there and how (extensions §14): the history of a key's lives, read from the change
+ * records (kept HISTORY_RETENTION_DAYS), and the provenance of the live object holding it.
+ */
+@Injectable()
+export class HistoryService {
+  constructor(
+    private readonly repository: HistoryRepository,
+    private readonly collections: CollectionsService,
+    private readonly changes: ChangesService,
+    private readonly sightings: SightingSummariesService,
+  ) {}
+
+  /**
+   * Newest first, paged by position. Read once every change committed before the call is numbered
+   * (read-your-writes, as the feed): every entry then has its position.
+   */
+  async history(collectionName: string, query: HistoryQueryDto): Promise<PageResult<HistoryEntryView>> {
+    const page = pageRequestOf(query);
+    const collection = await this.collections.findByName(collectionName);
+    const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
+    const before = page.cursor === undefined ? null : afterIdFromCursor(page.cursor);
+    const { rows } = await this.changes.caughtUp(() => this.repository.page(collection.id, key, before, page.limit + 1));
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), entryView);
+  }
+
+  /** The claims and sighting summary of the live object holding the key; 404 ObjectNotFound when none. */
+  async provenance(collectionName: string, query: DeleteObjectQueryDto): Promise<ProvenanceView> {
+    const collection = await this.collections.findByName(collectionName);
+    const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
+    const found = await this.repository.claims(collection.id, key);
+    if (found === undefined) throw ObjectErrors.objectNotFound();
+    return {
+      claims: found.claims.map(({ origin, source, firstSeenAt, lastSeenAt }) => ({ origin, source, firstSeenAt, lastSeenAt })),
+      sightings: await this.sightings.summaryOf(found.keys),
+    };
+  }
+}
