@@ -57,6 +57,7 @@ const NO_PERMISSION = [
   'GET /auth/token',
   'GET /intel/collections',
   'POST /intel/lookup',
+  'POST /intel/warninglists/check',
   // TAXII discovery and collections list what the key may see; a status is shown to keys that see its collection.
   'GET /taxii2',
   'GET /taxii2/api',

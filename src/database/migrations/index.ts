@@ -16,6 +16,7 @@ import { TaxiiStatus1763800061000 } from './1763800061000-TaxiiStatus.js';
 import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
 import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
 import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
+import { Warninglists1795820581222 } from './1795820581222-Warninglists.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   AuditTrail1763800070000,
   ConsoleSessions1763800080000,
   TaskListing1763800081000,
+  Warninglists1795820581222,
 ];
