@@ -341,6 +341,13 @@ export class ListSet {
     return this.lists.some((list) => actionRank(list.action) >= actionRank(action));
   }
 
+  /** The key types the lists acting at `least` or beyond check: the only keys a path needs to ask about. */
+  keyTypesAt(least: ListAction): KeyType[] {
+    const types = new Set<KeyType>();
+    for (const list of this.lists) if (actionRank(list.action) >= actionRank(least)) for (const type of list.keyTypes) types.add(type);
+    return [...types];
+  }
+
   /** The state of the lists acting at `least` or beyond, as text: equal texts, equal answers (a part of export tags). */
   stateAt(least: ListAction): string {
     return this.lists.filter((list) => actionRank(list.action) >= actionRank(least)).map((list) => list.revision).join(',');

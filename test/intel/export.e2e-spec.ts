@@ -305,14 +305,15 @@ describe('GET /intel/collections/{name}/export', () => {
             const written = await t.http().post(`/intel/collections/${source}/objects/batch`).set('X-Api-Key', t.adminKey).send(objects);
             expect(written.body.added).toBe(objects.length);
           }
-          const exported = (await exportOf('format=ndjson', source)).body as string;
+          // Every object, also those the built-in warninglists keep out of exports (10.x addresses).
+          const exported = (await exportOf('format=ndjson&warninglists=ignore', source)).body as string;
           const listed = (await listAll(t, source, 1000)).objects;
           expect(lines(exported).map((line) => JSON.parse(line))).toEqual(listed);
           if (objects.length > 0) {
             const imported = await t.http().post(`/intel/collections/${target}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/x-ndjson').send(exported);
             expect(imported.body).toMatchObject({ added: objects.length, failed: 0 });
           }
-          expect((await exportOf('format=ndjson', target)).body).toBe(exported);
+          expect((await exportOf('format=ndjson&warninglists=ignore', target)).body).toBe(exported);
         },
       ),
       { numRuns: 8 },

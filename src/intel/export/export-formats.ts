@@ -12,11 +12,16 @@ export const KEY_FORMATS: readonly ExportFormat[] = ['txt', 'csv'];
 export const URL_SCHEMES = ['keep', 'omit'] as const;
 export type UrlScheme = (typeof URL_SCHEMES)[number];
 
+/** `apply`: objects on an `excludeFromExport` (or stronger) warninglist are left out; `ignore`: exported all the same. */
+export const WARNINGLIST_MODES = ['apply', 'ignore'] as const;
+export type WarninglistMode = (typeof WARNINGLIST_MODES)[number];
+
 /** What one export lists; part of its ETag. */
 export interface ExportParams {
   format: ExportFormat;
   keyType: KeyType | null;
   urlScheme: UrlScheme;
+  warninglists: WarninglistMode;
 }
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {

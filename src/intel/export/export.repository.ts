@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isoUtc } from '../change-records.js';
 import { isoMicros } from '../collections.service.js';
 import { LIVE } from '../object-statements.js';
+import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 
 /**
@@ -37,7 +38,7 @@ const POSITION = `
  * Live objects of collection $1 (with `unnest`, each of their keys as `k`), walked along the
  * (collection_id, id) index: no sort, first rows at once.
  */
-const objects = (unnest = '') => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')}`;
+const objectsOf = (unnest: string, notListed: string) => `FROM intel_object o ${unnest} WHERE o.collection_id = $1 AND ${LIVE('o')} ${notListed}`;
 const EACH_KEY = 'CROSS JOIN LATERAL jsonb_array_elements(o.keys) k';
 
 /** The value as listed: with `urlScheme=omit` a URL without its `http://` or `https://`. */
@@ -50,8 +51,11 @@ const listedValue = (omitScheme: boolean) =>
  * URLs without their scheme (http and https twins), are made distinct by PostgreSQL (a sort, spilled to
  * disk beyond work_mem, never held by the service).
  */
-function exportSql({ format, keyType, urlScheme }: ExportParams): string {
+function exportSql({ format, keyType, urlScheme }: ExportParams, excludes: boolean): string {
   const ofType = keyType === null ? '' : `AND k->>'type' = $2`;
+  // The objects a warninglist keeps out, by id ($2 or $3): `<> ALL` of a bound array is hashed (PostgreSQL 15+).
+  const notListed = excludes ? `AND o.id <> ALL($${keyType === null ? 2 : 3}::bigint[])` : '';
+  const objects = (unnest = '') => objectsOf(unnest, notListed);
   switch (format) {
     case 'txt': {
       const omit = urlScheme === 'omit' && (keyType === null || keyType === 'URL');
@@ -79,6 +83,22 @@ function exportSql({ format, keyType, urlScheme }: ExportParams): string {
   }
 }
 
+/**
+ * The keys of live objects of collection $1 whose types ($2) some excluding warninglist checks, in the export's
+ * snapshot: the first pass of an export that lists may shorten, which finds the objects to leave out (and
+ * their number, a header, so it must be known before the body).
+ */
+const LISTABLE_KEYS = `
+  SELECT k.object_id::text, k.key_type, k.value FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+   WHERE k.collection_id = $1 AND k.key_type = ANY($2::text[]) AND ${LIVE('o')}`;
+const LISTABLE_BATCH = 10_000;
+
+/** What an export leaves out: the key types to read, and whether a key puts its object on an excluding list. */
+export interface Exclusion {
+  keyTypes: readonly string[];
+  excludes: (key: ObjectKey) => boolean;
+}
+
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
 const BATCH_ROWS: Record<ExportFormat, number> = { txt: 2000, csv: 500, ndjson: 500, stix: 250 };
 
@@ -97,6 +117,8 @@ export class ExportSnapshot {
     private readonly cancelBackend: (pid: number) => Promise<unknown>,
     readonly position: ExportPosition,
     private readonly format: ExportFormat,
+    /** How many live objects the export leaves out (warninglists). */
+    readonly excluded: number,
   ) {}
 
   /** The rows in batches; arrays of one value for txt, objects otherwise. */
@@ -170,20 +192,33 @@ export class ExportRepository implements OnModuleDestroy {
   }
 
   /** Opens the snapshot: BEGIN, its position, the cursor. The caller closes it. */
-  async open(collectionId: number, params: ExportParams): Promise<ExportSnapshot> {
+  async open(collectionId: number, params: ExportParams, exclusion?: Exclusion): Promise<ExportSnapshot> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       // The first statement takes the transaction's snapshot: the position and every FETCH see the same data.
       const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
-      await client.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR ${exportSql(params)}`,
-        params.keyType === null ? [collectionId] : [collectionId, params.keyType],
-      );
-      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format);
+      const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, exclusion);
+      const values: unknown[] = params.keyType === null ? [collectionId] : [collectionId, params.keyType];
+      if (excluded.length > 0) values.push(excluded);
+      await client.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${exportSql(params, excluded.length > 0)}`, values);
+      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format, excluded.length);
     } catch (error) {
       client.release(error as Error);
       throw error;
     }
+  }
+
+  /** The ids of the live objects with a key on an excluding list, read in batches (memory: the ids found). */
+  private async listedObjects(client: pg.PoolClient, collectionId: number, exclusion: Exclusion): Promise<string[]> {
+    const listed = new Set<string>();
+    await client.query(`DECLARE listable_keys NO SCROLL CURSOR FOR ${LISTABLE_KEYS}`, [collectionId, exclusion.keyTypes]);
+    for (;;) {
+      const { rows } = await client.query<[string, KeyType, string]>({ text: `FETCH ${LISTABLE_BATCH} FROM listable_keys`, rowMode: 'array' });
+      for (const [id, type, value] of rows) if (!listed.has(id) && exclusion.excludes({ type, value })) listed.add(id);
+      if (rows.length < LISTABLE_BATCH) break;
+    }
+    await client.query('CLOSE listable_keys');
+    return [...listed];
   }
 }

@@ -9,6 +9,8 @@ import { CollectionsService } from '../collections.service.js';
 import { isoUtc } from '../change-records.js';
 import { LIVE } from '../object-statements.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
+import type { ListSet } from '../../warninglists/warninglist-matcher.js';
+import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 
@@ -47,6 +49,7 @@ export class LookupService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly collections: CollectionsService,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   async lookup(principal: Principal, query: LookupDto): Promise<LookupResultView[]> {
@@ -66,17 +69,20 @@ export class LookupService {
     }
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
     const { readsAll, readable } = this.collections.readScope(principal);
-    const rows: ({ i: string; collection: string; within: boolean } & StoredObject)[] =
+    // The lists are read beside the lookup statement (both read committed state).
+    const [rows, listed]: [({ i: string; collection: string; within: boolean } & StoredObject)[], ListSet] = await Promise.all([
       keys.length === 0
         ? []
-        : await this.dataSource.query(LOOKUP, [
+        : this.dataSource.query(LOOKUP, [
             keys.map(([type]) => type),
             keys.map(([, value]) => value),
             readsAll,
             readable,
             query.collections ?? null,
             this.config.pageMaxBytes,
-          ]);
+          ]),
+      this.warninglists.current(),
+    ]);
     const matches = new Map<number, LookupMatchView[]>();
     const left = new Set<number>();
     for (const { i, collection, within, ...object } of rows) {
@@ -90,11 +96,12 @@ export class LookupService {
     }
     const tooLarge = LookupErrors.answerTooLarge(this.config.pageMaxBytes);
     return entries.map(({ key, error }) => {
+      if (error) return { key, error: { code: error.code, message: error.message }, matches: [], warnings: [] };
       const position = distinct.get(`${key.type}\n${key.value}`)!;
-      if (!error && left.has(position)) error = tooLarge;
-      return error
-        ? { key, error: { code: error.code, message: error.message }, matches: [] }
-        : { key, matches: matches.get(position) ?? [] };
+      const warnings = listed.warningsOf(key);
+      return left.has(position)
+        ? { key, error: { code: tooLarge.code, message: tooLarge.message }, matches: [], warnings }
+        : { key, matches: matches.get(position) ?? [], warnings };
     });
   }
 }
