@@ -10,6 +10,7 @@ import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import { ChangeSequencer } from './change-sequencer.js';
 import type { DeleteObjectQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
+import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import { planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
 import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
 
@@ -29,6 +30,7 @@ export class ObjectsService {
     private readonly schemas: SchemaRegistryService,
     private readonly changes: ChangesService,
     private readonly sequencer: ChangeSequencer,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /** Add or upsert (decisions §7). */
@@ -37,6 +39,8 @@ export class ObjectsService {
     const collection = await this.collections.findByName(collectionName);
     const object = await this.prepare(collection, form);
     const { keys, contextJson } = object;
+    const [refused] = await this.warninglists.refusals([keys]);
+    if (refused) throw refused;
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
     // re-send) or a conflict, answer now without taking the collection's writer lock. That is safe because

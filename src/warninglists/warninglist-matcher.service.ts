@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { KeyType } from '../common/indicators/indicators.js';
+import type { ApiError } from '../common/errors/api-error.js';
+import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
+import { WarninglistErrors } from './warninglists.errors.js';
 import { type ActiveList, CompiledEntries, KIND_KEY_TYPES, type ListAction, type ListKind, ListSet } from './warninglist-matcher.js';
 import { type ListState, WarninglistsRepository } from './warninglists.repository.js';
 
@@ -44,6 +46,19 @@ export class WarninglistMatcherService {
   async actsAt(action: ListAction): Promise<ListSet | undefined> {
     const set = await this.current();
     return set.actsAt(action) ? set : undefined;
+  }
+
+  /**
+   * The write seam (`rejectOnIngest`): for the key sets of one write request's objects, in order, the
+   * refusal of each (422 Warninglisted naming the list) or undefined. One call per request, whatever its
+   * size; nothing is matched when no enabled list rejects.
+   */
+  async refusals(keySets: readonly (readonly ObjectKey[])[]): Promise<(ApiError | undefined)[]> {
+    const lists = await this.actsAt('rejectOnIngest');
+    return keySets.map((keys) => {
+      const warning = lists?.firstOf(keys, 'rejectOnIngest');
+      return warning && WarninglistErrors.warninglisted(warning);
+    });
   }
 
   private async activeList(state: ListState): Promise<ActiveList> {
