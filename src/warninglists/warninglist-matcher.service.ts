@@ -25,17 +25,23 @@ class ListMoved extends Error {}
 export class WarninglistMatcherService {
   /** Compiled entries by entries revision; only those of the last read's lists are kept. */
   private readonly compiled = new Map<string, Promise<CompiledEntries>>();
+  /** The last set built, by the revisions it was built from: most requests find the lists unchanged. */
+  private last: { revisions: string; set: ListSet } | undefined;
 
   constructor(private readonly repository: WarninglistsRepository) {}
 
   async current(): Promise<ListSet> {
     for (let attempt = 1; ; attempt++) {
       const states = await this.repository.enabledStates();
+      // `revision` moves with every change of a list, so equal revisions mean the same lists and entries.
+      const revisions = states.map((state) => `${state.id}:${state.revision}`).join(',');
+      if (this.last?.revisions === revisions) return this.last.set;
       try {
         const lists = await Promise.all(states.map((state) => this.activeList(state)));
         const kept = new Set(states.map((state) => state.entriesRevision));
         for (const revision of this.compiled.keys()) if (!kept.has(revision)) this.compiled.delete(revision);
-        return new ListSet(lists);
+        this.last = { revisions, set: new ListSet(lists) };
+        return this.last.set;
       } catch (error) {
         if (!(error instanceof ListMoved) || attempt === STATE_ATTEMPTS) throw error;
       }
