@@ -19,6 +19,7 @@ import { STIX_BUNDLE_ROUTE } from './taxii/stix-bundle.controller.js';
 import { boundedBodyReader, taxiiRequestReader } from './taxii/taxii-http.js';
 import { TaxiiErrors } from './taxii/taxii.errors.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii/taxii-limits.js';
+import { WARNINGLIST_IMPORT_ROUTE, WARNINGLISTS_ROUTE, warninglistImportReader, warninglistJsonReader } from './warninglists/warninglist-body.js';
 
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
@@ -38,6 +39,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use(IMPORT_ROUTE, importBodyReader());
   // TAXII requests and STIX bundles: bodies read as bytes up to their limit, so their routes answer 413 themselves.
   app.use('/taxii2', taxiiRequestReader());
+  // Warninglists: bodies up to 64 MiB (a million entries), a MISP document as bytes (its SHA-256).
+  app.use(WARNINGLIST_IMPORT_ROUTE, warninglistImportReader());
+  app.use(WARNINGLISTS_ROUTE, warninglistJsonReader());
   app.use(STIX_BUNDLE_ROUTE, boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())));
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, config.server);

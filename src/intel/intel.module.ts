@@ -29,13 +29,15 @@ import { ObjectsRepository } from './objects.repository.js';
 import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
 import { ObjectVersionsService } from './object-versions.service.js';
+import { WarninglistsModule } from '../warninglists/warninglists.module.js';
 import { HistoryController } from './history/history.controller.js';
 import { HistoryRepository } from './history/history.repository.js';
 import { HistoryService } from './history/history.service.js';
 
 @Module({
-  // AuthModule for ResourcesService: every collection gets its own auth resource.
-  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule],
+  // AuthModule for ResourcesService: every collection gets its own auth resource; WarninglistsModule for the
+  // lists that annotate lookups, leave values out of exports and refuse writes.
+  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule, WarninglistsModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController, HistoryController],
   providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService, HistoryRepository, HistoryService],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);

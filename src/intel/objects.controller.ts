@@ -51,7 +51,8 @@ export class ObjectsController {
     422:
       'InvalidKeyFormat: a key value its type does not allow. InvalidKeySet: no keys, or keys that do not fit the ' +
       'object type. KeySetConflict: the keys name two stored objects, or clash with a key of the stored one. SchemaCheckFail: the object does ' +
-      'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors).',
+      'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors). Warninglisted: a key is on ' +
+      'an enabled warninglist whose action is rejectOnIngest (details.warning names the list, entry and match).',
   })
   async add(@Origin('api') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Body() form: ObjectAddDto) {
     await this.objects.add(origin, params.collection_id, form);

@@ -10,6 +10,7 @@ import { ChangeSequencer } from './change-sequencer.js';
 import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { sightingFilterOf } from '../sightings/sighting-filter.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
+import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import { type AddOutcome, addOutcome, planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
 import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
 import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
@@ -30,6 +31,7 @@ export class ObjectsService {
     private readonly schemas: SchemaRegistryService,
     private readonly changes: ChangesService,
     private readonly sequencer: ChangeSequencer,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /**
@@ -48,6 +50,8 @@ export class ObjectsService {
     const collection = await this.collections.findByName(collectionName);
     const object = await this.prepare(collection, form);
     const { keys, contextJson } = object;
+    const [refused] = await this.warninglists.refusals([keys]);
+    if (refused) throw refused;
 
     // Unlocked pre-check: when the current committed state already makes this add a no-op (an identical
     // re-send) or a conflict, answer now without taking the collection's writer lock. That is safe because

@@ -4,6 +4,7 @@ import type { Principal } from '../common/guard/access.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { type ObjectVersionRow, ObjectVersionsService } from '../intel/object-versions.service.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, type StixObject, toIndicator, toSco } from '../stix/stix-projection.js';
+import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import { STIX_MEDIA_TYPE, TaxiiResult } from './taxii-http.js';
 import { encodeNext, microsecondTimestamp, type WalkFilter, type WalkPosition, walkOf } from './taxii-query.js';
 import { TaxiiErrors } from './taxii.errors.js';
@@ -74,6 +75,7 @@ export class TaxiiFeedService implements ChildNameResolver {
   constructor(
     private readonly collections: CollectionsService,
     private readonly versions: ObjectVersionsService,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /** For the access guard: the collection a TAXII path names by its id. */
@@ -141,35 +143,42 @@ export class TaxiiFeedService implements ChildNameResolver {
   }
 
   /** `more` and `next` together, the date headers of what is served (or of the request's bound when nothing is). */
-  private answer(page: { items: Served[]; next?: string; addedAfter?: string }, body: Record<string, unknown[]>): TaxiiResult {
+  private answer(page: { items: Served[]; next?: string; addedAfter?: string; excluded: number }, body: Record<string, unknown[]>): TaxiiResult {
     const [name] = Object.keys(body);
     const first = page.items[0]?.dateAdded ?? page.addedAfter ?? EPOCH;
     const last = page.items.at(-1)?.dateAdded ?? page.addedAfter ?? EPOCH;
     return new TaxiiResult(
       { more: page.next !== undefined, ...(page.next !== undefined && { next: page.next }), ...(body[name].length > 0 && body) },
-      { 'X-TAXII-Date-Added-First': first, 'X-TAXII-Date-Added-Last': last },
+      { 'X-TAXII-Date-Added-First': first, 'X-TAXII-Date-Added-Last': last, 'X-Excluded-Count': String(page.excluded) },
     );
   }
 
   /**
    * One page of the walk the request asks for: up to `limit` objects after its position that pass its
-   * filters, in feed order, and the `next` to continue from when more may follow.
+   * filters, in feed order, and the `next` to continue from when more may follow. The versions of objects
+   * with a key on a warninglist acting at `excludeFromExport` or beyond (as the lists are now) are walked
+   * past and counted in `excluded` (STIX objects that would have been served), never served.
    */
   private async page(taxiiId: string, query: URLSearchParams, fixed: Partial<WalkFilter> = {}) {
     const collection = await this.collection(taxiiId);
     const walk = walkOf(query, taxiiId, fixed);
+    const lists = await this.warninglists.actsAt('excludeFromExport');
     const { filter, limit } = walk;
     const items: Served[] = [];
+    let excluded = 0;
     let after = walk.after;
     let more = false;
-    const take = (served: Served): boolean => {
+    const take = (served: Served, listed = false): boolean => {
       if (!isAfter(served, after)) return true;
       if (items.length === limit) {
         more = true;
         return false;
       }
       after = { seq: served.seq, part: served.part };
-      if (passes(served, filter) && this.constantVersionPasses(served, filter)) items.push(served);
+      if (passes(served, filter) && this.constantVersionPasses(served, filter)) {
+        if (listed) excluded++;
+        else items.push(served);
+      }
       return true;
     };
     if (after.seq === 0) {
@@ -192,14 +201,15 @@ export class TaxiiFeedService implements ChildNameResolver {
       });
       if (walk.after.seq > read.lastSeq) throw TaxiiErrors.invalidQuery('next is not a value this server gave');
       for (const row of read.rows) {
-        if (!servedOf(row, collection.name).every(take)) break;
+        const listed = lists?.firstOf(row.object.keys, 'excludeFromExport') !== undefined;
+        if (!servedOf(row, collection.name).every((served) => take(served, listed))) break;
       }
       if (!read.full) break;
       // Scanned enough for one request: the page ends here, possibly short, and `next` continues the scan.
       if (round === SCAN_ROUNDS - 1) more = true;
     }
     // `after` is the last object looked at: the last one served when the page is full.
-    return { items, addedAfter: filter.addedAfter, ...(more && { next: encodeNext(taxiiId, after, walk) }) };
+    return { items, excluded, addedAfter: filter.addedAfter, ...(more && { next: encodeNext(taxiiId, after, walk) }) };
   }
 
   /** The constant objects have one version, at their `modified`. */

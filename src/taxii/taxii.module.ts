@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IntelModule } from '../intel/intel.module.js';
+import { WarninglistsModule } from '../warninglists/warninglists.module.js';
 import { StixBundleController } from './stix-bundle.controller.js';
 import { StixImportService } from './stix-import.service.js';
 import { TaxiiFallbackController } from './taxii-fallback.controller.js';
@@ -10,7 +11,7 @@ import { TaxiiWritesService } from './taxii-writes.service.js';
 
 /** TAXII 2.1 over the intel collections, and STIX bundle files into them, through intel's exported services only. */
 @Module({
-  imports: [IntelModule],
+  imports: [IntelModule, WarninglistsModule],
   // The fallback last: it answers what the others do not route.
   controllers: [TaxiiServerController, TaxiiObjectsController, StixBundleController, TaxiiFallbackController],
   providers: [TaxiiFeedService, TaxiiWritesService, StixImportService],

@@ -60,6 +60,7 @@ const NO_PERMISSION = [
   // Sightings act on, and list, only keys a lookup by the caller would find.
   'POST /intel/sightings',
   'GET /intel/sightings',
+  'POST /intel/warninglists/check',
   // TAXII discovery and collections list what the key may see; a status is shown to keys that see its collection.
   'GET /taxii2',
   'GET /taxii2/api',

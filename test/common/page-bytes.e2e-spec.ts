@@ -96,7 +96,7 @@ describe('pages bounded in bytes as well as in items', () => {
       const cut = answered === -1 ? entries.length : answered;
       expect(cut).toBeGreaterThanOrEqual(1);
       for (const entry of entries.slice(cut)) {
-        expect(entry).toEqual({ key: entry.key, error: { code: 'RequestEntityTooLarge', message: expect.stringContaining('another request') }, matches: [] });
+        expect(entry).toEqual({ key: entry.key, error: { code: 'RequestEntityTooLarge', message: expect.stringContaining('another request') }, matches: [], warnings: [] });
       }
       for (const entry of entries.slice(0, cut)) {
         expect(entry.matches.map((match) => [match.collection, keyOf(match.object)])).toEqual([['big', entry.key.value]]);

@@ -96,7 +96,7 @@ describe('README: the quick start\'s curl block runs as written', () => {
     // curl prints each answer as it came, without a newline between them
     const [resources, lookup] = JSON.parse(`[${result.stdout.trim().replace(/\]\s*\[/g, '],[')}]`);
     expect(resources.map((r: { name: string }) => r.name)).toEqual(['auth', 'intel', 'insight', 'filebox']);
-    expect(lookup).toEqual([{ key: { type: 'IPAddress', value: '192.0.2.1' }, matches: [] }]);
+    expect(lookup).toEqual([{ key: { type: 'IPAddress', value: '192.0.2.1' }, matches: [], warnings: [] }]);
   });
 });
 

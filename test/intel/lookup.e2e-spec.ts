@@ -50,10 +50,10 @@ describe('POST /intel/lookup', () => {
     const inA = { collection: 'lookup-a', object: fileA, sightings: null };
     const inB = { collection: 'lookup-b', object: fileB, sightings: null };
     expect(response.body).toEqual([
-      { key: { type: 'MD5Hash', value: md5(1) }, matches: [inA, inB] },
-      { key: { type: 'DomainName', value: 'nowhere.example' }, matches: [] },
-      { key: { type: 'SHA1Hash', value: sha1(1) }, matches: [inA] },
-      { key: { type: 'MD5Hash', value: md5(1) }, matches: [inA, inB] },
+      { key: { type: 'MD5Hash', value: md5(1) }, matches: [inA, inB], warnings: [] },
+      { key: { type: 'DomainName', value: 'nowhere.example' }, matches: [], warnings: [] },
+      { key: { type: 'SHA1Hash', value: sha1(1) }, matches: [inA], warnings: [] },
+      { key: { type: 'MD5Hash', value: md5(1) }, matches: [inA, inB], warnings: [] },
     ]);
   });
 
@@ -62,8 +62,8 @@ describe('POST /intel/lookup', () => {
     const named = await lookup({ keys, collections: ['lookup-secret'] }, reader);
     expect(named.status).toBe(200);
     expect(named.body).toEqual([
-      { key: { type: 'DomainName', value: 'secret.example' }, matches: [] },
-      { key: { type: 'MD5Hash', value: md5(1) }, matches: [] },
+      { key: { type: 'DomainName', value: 'secret.example' }, matches: [], warnings: [] },
+      { key: { type: 'MD5Hash', value: md5(1) }, matches: [], warnings: [] },
     ]);
     const all = await lookup({ keys }, reader);
     expect(JSON.stringify(all.body)).not.toContain('lookup-secret');
@@ -84,6 +84,7 @@ describe('POST /intel/lookup', () => {
       key: { type: 'MD5Hash', value: 'not-a-hash' },
       error: { code: 'InvalidKeyFormat', message: expect.any(String) },
       matches: [],
+      warnings: [],
     });
     expect(response.body[1].matches).toHaveLength(1);
     expect(response.body[2].error.code).toBe('InvalidKeyFormat');

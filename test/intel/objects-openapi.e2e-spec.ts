@@ -90,7 +90,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const { get, head } = api.document.paths[EXPORT];
     for (const operation of [get, head]) {
       expect(operation.summary).toEqual(expect.any(String));
-      expect(params(operation)).toEqual(['header:If-None-Match', 'path:collection_id!', 'query:excludeFalsePositives', 'query:format!', 'query:keyType', 'query:sightedSince', 'query:urlScheme']);
+      expect(params(operation)).toEqual(['header:If-None-Match', 'path:collection_id!', 'query:excludeFalsePositives', 'query:format!', 'query:keyType', 'query:sightedSince', 'query:urlScheme', 'query:warninglists']);
       expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
       expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
       expectErrors(operation, ['400', '401', '403', '404', '429', '503']);
@@ -114,7 +114,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const results = resolve(lookup.responses['200'].content!['application/json'].schema);
     expect(results.type).toBe('array');
     const result = resolve(results.items!);
-    expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches']);
+    expect(Object.keys(result.properties!).sort()).toEqual(['error', 'key', 'matches', 'warnings']);
     const match = resolve(resolve(result.properties!.matches).items!);
     expect(Object.keys(match.properties!).sort()).toEqual(['collection', 'object', 'sightings']);
     expectErrors(lookup, ['400', '401', '413', '503']);

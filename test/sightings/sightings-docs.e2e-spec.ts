@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
 
-const DOC = readFileSync(new URL('../../docs/history-and-sightings.md', import.meta.url), 'utf8');
+/** The sightings part of the document (the history part before it has JSON examples of its own). */
+const WHOLE = readFileSync(new URL('../../docs/history-and-sightings.md', import.meta.url), 'utf8');
+const DOC = WHOLE.slice(WHOLE.indexOf('\n## Posting sightings\n'));
 /** The request bodies of the document: its `json` blocks. */
 const BODIES = [...DOC.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]) as Record<string, string>[]);
 const OBJECT_TYPE: Record<string, string> = { DomainName: 'DomainName', MD5Hash: 'File', IPAddress: 'IPAddress', URL: 'URL' };

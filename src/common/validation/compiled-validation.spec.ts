@@ -11,6 +11,7 @@ import { RemoveItemDto } from '../../intel/batch/batch.dto.js';
 import { CollectionIdParamDto, ObjectAddDto } from '../../intel/dto/object.dto.js';
 import { LookupDto } from '../../intel/lookup/lookup.dto.js';
 import { SchemaIdParamDto } from '../../schema-registry/dto/schema.dto.js';
+import { CheckDto, CreateWarninglistDto, UpdateWarninglistDto, WarninglistNameParamDto } from '../../warninglists/dto/warninglist.dto.js';
 import { RESOURCE_ACTIONS } from '../guard/access.js';
 import { ApiError } from '../errors/api-error.js';
 import { INSIGHT_KEY_TYPES, INSIGHT_OBJECT_TYPES, KEY_TYPES, OBJECT_TYPES } from '../indicators/indicators.js';
@@ -136,6 +137,28 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   ],
   ['CreateCollectionDto', CreateCollectionDto, fc.record({ name: schemaId, schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1, max: 1000 })) }, { requiredKeys: ['name', 'schemaID'] })],
   ['UpdateCollectionDto', UpdateCollectionDto, fc.record({ schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1 })) }, { requiredKeys: [] })],
+  [
+    'CreateWarninglistDto',
+    CreateWarninglistDto,
+    fc.record(
+      {
+        name: fc.constantFrom('a', 'list-1', 'x.y_z'),
+        description: text,
+        kind: fc.constantFrom('values', 'cidr', 'hostname', 'substring'),
+        keyTypes: fc.subarray([...KEY_TYPES]),
+        action: fc.constantFrom('annotate', 'excludeFromExport', 'rejectOnIngest'),
+        enabled: fc.boolean(),
+        entries: fc.array(fc.oneof(text, fc.integer()), { maxLength: 4 }),
+      },
+      { requiredKeys: ['name', 'kind', 'entries'] },
+    ),
+  ],
+  [
+    'UpdateWarninglistDto',
+    UpdateWarninglistDto,
+    fc.record({ description: text, keyTypes: fc.option(fc.subarray([...KEY_TYPES])), action: fc.constantFrom('annotate', 'rejectOnIngest'), enabled: fc.boolean() }, { requiredKeys: [] }),
+  ],
+  ['CheckDto', CheckDto, fc.record({ values: fc.array(fc.oneof(text, key(KEY_TYPES)), { maxLength: 4 }) })],
   ['CreateSessionDto', CreateSessionDto, fc.record({ partSize: fc.integer({ min: 1024 * 1024, max: 64 * 1024 * 1024 }) })],
   [
     'RegisterTaskDto',
@@ -162,6 +185,7 @@ const pathValue = fc.oneof(
 );
 const PARAMS: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> = [
   ['CollectionIdParamDto', CollectionIdParamDto, fc.record({ collection_id: pathValue })],
+  ['WarninglistNameParamDto', WarninglistNameParamDto, fc.record({ name: pathValue })],
   ['CollectionNameParamDto', CollectionNameParamDto, fc.record({ collectionName: pathValue })],
   ['SchemaIdParamDto', SchemaIdParamDto, fc.record({ schema_id: pathValue })],
   ['ApiKeyIdParamDto', ApiKeyIdParamDto, fc.record({ api_key_id: fc.oneof(fc.integer({ min: 1, max: 999_999_999 }).map(String), pathValue) })],

@@ -90,7 +90,7 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
       text: HOSTILE,
       message: HOSTILE,
       outcome: {
-        known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object, sightings: null }] }],
+        known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object, sightings: null }], warnings: [] }],
         unknown: [HOSTILE],
         invalid: [{ line: HOSTILE, message: HOSTILE }],
       },

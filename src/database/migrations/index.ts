@@ -19,6 +19,7 @@ import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 import { ChangeAttribution1795819637156 } from './1795819637156-ChangeAttribution.js';
 import { TaskAttempts1795819717617 } from './1795819717617-TaskAttempts.js';
 import { Sightings1795820044558 } from './1795820044558-Sightings.js';
+import { Warninglists1795820581222 } from './1795820581222-Warninglists.js';
 import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
 import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
 import { ObjectHistoryAndApiClaim1795822421408 } from './1795822421408-ObjectHistoryAndApiClaim.js';
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   ChangeAttribution1795819637156,
   TaskAttempts1795819717617,
   Sightings1795820044558,
+  Warninglists1795820581222,
   TaskDedupe1795821606553,
   TaskQuotas1795822039612,
   ObjectHistoryAndApiClaim1795822421408,

@@ -5,6 +5,7 @@ import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import { ObjectAddDto } from '../dto/object.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
+import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 import { ChangesService } from '../changes.service.js';
 import type { RecordedIds } from '../change-records.js';
 import { type CollectionRecord, CollectionsService } from '../collections.service.js';
@@ -78,6 +79,7 @@ export class BatchService {
     private readonly objectsRepository: ObjectsRepository,
     private readonly repository: BatchRepository,
     private readonly changes: ChangesService,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   async apply(origin: WriteOrigin, collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
@@ -94,8 +96,11 @@ export class BatchService {
   }
 
   private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
-    const items: PreparedItem[] = [];
-    for (const raw of rawItems) items.push(await this.prepare(collection, raw));
+    const prepared: PreparedItem[] = [];
+    for (const raw of rawItems) prepared.push(await this.prepare(collection, raw));
+    // Adds with a key on a rejectOnIngest warninglist fail as items; the rest are written.
+    const refusals = await this.warninglists.refusals(prepared.map((item) => (item.kind === 'add' ? item.object.keys : [])));
+    const items = prepared.map((item, index): PreparedItem => (refusals[index] ? { kind: 'failed', error: refusals[index] } : item));
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }

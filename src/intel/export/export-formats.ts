@@ -1,4 +1,4 @@
-import { v5 as uuidv5 } from 'uuid';
+import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
 import type { SightingFilter } from '../../sightings/sighting-filter.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
@@ -13,6 +13,10 @@ export const KEY_FORMATS: readonly ExportFormat[] = ['txt', 'csv'];
 export const URL_SCHEMES = ['keep', 'omit'] as const;
 export type UrlScheme = (typeof URL_SCHEMES)[number];
 
+/** `apply`: objects on an `excludeFromExport` (or stronger) warninglist are left out; `ignore`: exported all the same. */
+export const WARNINGLIST_MODES = ['apply', 'ignore'] as const;
+export type WarninglistMode = (typeof WARNINGLIST_MODES)[number];
+
 /** What one export lists; part of its ETag. */
 export interface ExportParams {
   format: ExportFormat;
@@ -20,6 +24,7 @@ export interface ExportParams {
   urlScheme: UrlScheme;
   /** Only sighted objects, or not mostly false positives (extensions §14). */
   sightings: SightingFilter;
+  warninglists: WarninglistMode;
 }
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
@@ -42,8 +47,18 @@ export interface LifeRow extends StoredObject {
   modified: string;
 }
 
-/** Namespace of bundle ids: a bundle's id is a UUIDv5 of its ETag, so equal tags mean equal bytes. */
-const BUNDLE_NAMESPACE = '16451690-3f8a-474c-9773-f88e95f12dcc';
+/**
+ * A bundle's id: equal tags must give equal bytes (a strong ETag), so it is derived from the tag, but STIX 2.1
+ * wants a UUIDv4 (`stix2-validator --strict` refuses a v5: "{103} not a valid UUIDv4 ID"). So: the first 128
+ * bits of a SHA-256 of the tag with the version (4) and variant (10xx) bits set, as RFC 9562 §5.4 lays them out.
+ */
+export function bundleIdOf(tag: string): string {
+  const bytes = createHash('sha256').update(`bundle ${tag}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `bundle--${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /** A row of the CSV export: one key of one object. */
 export interface KeyRow {
@@ -102,7 +117,7 @@ export function prologueOf(format: ExportFormat, body: BodyContext): string {
   if (format === 'csv') return CSV_HEADER;
   if (format !== 'stix') return '';
   const constants = [SERVICE_IDENTITY, CONTEXT_EXTENSION_DEFINITION].map((object) => JSON.stringify(object)).join(',');
-  return `{"type":"bundle","id":"bundle--${uuidv5(body.tag, BUNDLE_NAMESPACE)}","objects":[${constants}`;
+  return `{"type":"bundle","id":"${bundleIdOf(body.tag)}","objects":[${constants}`;
 }
 
 /** What a body ends with, after every row. */

@@ -20,15 +20,29 @@ const listedValue = (omitScheme: boolean) =>
   omitScheme ? `CASE WHEN k->>'type' = 'URL' THEN regexp_replace(k->>'value', '^https?://', '') ELSE k->>'value' END` : `k->>'value'`;
 
 /**
- * The statement of an export ($1 collection id, $2 the key type when one is named, then `sightedSince`
- * when given). A key belongs to one object of
+ * The placeholders of an export's values after $1 (the collection id), in the order `parameters` gives
+ * them: the key type when one is named, `sightedSince` when given, the ids of the objects a warninglist
+ * keeps out when there are any.
+ */
+function placeholders({ keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>) {
+  let next = 1;
+  const take = (present: boolean) => (present ? `$${++next}` : '');
+  return { keyType: take(keyType !== null), sightedSince: take(sightings.sightedSince !== null), excluded: take(true) };
+}
+
+/**
+ * The statement of an export (values as `placeholders` says). A key belongs to one object of
  * a collection, so the values of one key type are distinct as they are; values of several types, and
  * URLs without their scheme (http and https twins), are made distinct by PostgreSQL (a sort, spilled to
  * disk beyond work_mem, never held by the service).
  */
-function exportSql({ format, keyType, urlScheme, sightings }: ExportParams): string {
-  const ofType = keyType === null ? '' : `AND k->>'type' = $2`;
-  const sighted = sightingConditions('o', sightings, keyType === null ? '$2' : '$3');
+function exportSql(params: ExportParams, excludes = false): string {
+  const { format, keyType, urlScheme, sightings } = params;
+  const at = placeholders(params);
+  const ofType = keyType === null ? '' : `AND k->>'type' = ${at.keyType}`;
+  // The objects a warninglist keeps out, by id: `<> ALL` of a bound array is hashed (PostgreSQL 15+).
+  const notListed = excludes ? `AND o.id <> ALL(${at.excluded}::bigint[])` : '';
+  const sighted = `${sightingConditions('o', sightings, at.sightedSince)} ${notListed}`;
   const objects = (unnest = '') => liveObjects(unnest, sighted);
   switch (format) {
     case 'txt': {
@@ -57,12 +71,13 @@ function exportSql({ format, keyType, urlScheme, sightings }: ExportParams): str
   }
 }
 
-/** The rows' statement of an export and its values (the collection id, the key type when one is named, `sightedSince` when given). */
+/** The rows' statement of an export and its values (see `placeholders`; `excluded`: the ids a warninglist keeps out). */
 export const EXPORT_STATEMENTS = {
   rows: exportSql,
-  parameters: (collectionId: number, { keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>): unknown[] => [
+  parameters: (collectionId: number, { keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>, excluded: readonly string[] = []): unknown[] => [
     collectionId,
     ...(keyType === null ? [] : [keyType]),
     ...(sightings.sightedSince === null ? [] : [sightings.sightedSince]),
+    ...(excluded.length === 0 ? [] : [excluded]),
   ],
 } as const;

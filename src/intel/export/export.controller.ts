@@ -5,12 +5,12 @@ import { AcceptsBasicCredentials, RequirePermission } from '../../common/guard/a
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { CONTENT_TYPES } from './export-formats.js';
-import { EXPORT_HEADERS, ExportQueryDto } from './export.dto.js';
+import { EXPORT_BODY_HEADERS, EXPORT_HEADERS, ExportQueryDto } from './export.dto.js';
 import { ExportService } from './export.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
 const ERRORS = {
-  400: 'InvalidQueryArgument: an unknown format, keyType or urlScheme, or keyType/urlScheme on a format that does not take it.',
+  400: 'InvalidQueryArgument: an unknown format, keyType, urlScheme or warninglists, or keyType/urlScheme on a format that does not take it.',
   404: 'NotFound: no collection has this name.',
 };
 /** The body by format (the media types of CONTENT_TYPES without their parameters). */
@@ -54,13 +54,14 @@ export class ExportController {
       'URLs without `http(s)://`); `csv` (RFC 4180, header `type,key type,key value,expiresAt,context`, the ' +
       'context as JSON) one row per key; `ndjson` one object per line as the listing shows it; `stix` a STIX 2.1 ' +
       'bundle: the identity and extension definition, then per object the last version of its indicator and its ' +
-      'observable, exactly as TAXII serves them. Also takes ' +
+      'observable, exactly as TAXII serves them. Objects with a key on an enabled warninglist acting at ' +
+      '`excludeFromExport` or beyond are left out (`X-Excluded-Count` says how many; `warninglists=ignore` keeps them). Also takes ' +
       '`Authorization: Basic` (any user name, the API key as password) for firewalls. `ETag` changes exactly ' +
       'when the content may have: send it in `If-None-Match` to get 304 without a body. A body cut short (a ' +
       'closed connection without its end) is incomplete: discard it.',
   })
   @ApiHeader(IF_NONE_MATCH)
-  @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, content: EXPORT_CONTENT })
+  @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_BODY_HEADERS, content: EXPORT_CONTENT })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
   export(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
 import { SightingFilterQueryDto } from '../../sightings/sighting-filter.js';
-import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme } from './export-formats.js';
+import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme, WARNINGLIST_MODES, type WarninglistMode } from './export-formats.js';
 
 export class ExportQueryDto extends SightingFilterQueryDto {
   @ApiProperty({
@@ -29,6 +29,16 @@ export class ExportQueryDto extends SightingFilterQueryDto {
   @IsOptional()
   @IsIn(URL_SCHEMES, { message: `urlScheme must be one of ${URL_SCHEMES.join(', ')}` })
   urlScheme?: UrlScheme;
+
+  @ApiPropertyOptional({
+    enum: WARNINGLIST_MODES,
+    description:
+      'Default `apply`: objects with a key on an enabled warninglist whose action is `excludeFromExport` or `rejectOnIngest` ' +
+      'are left out (counted in `X-Excluded-Count`); `ignore` exports them too.',
+  })
+  @IsOptional()
+  @IsIn(WARNINGLIST_MODES, { message: `warninglists must be one of ${WARNINGLIST_MODES.join(', ')}` })
+  warninglists?: WarninglistMode;
 }
 
 /** The headers of an export (and of its HEAD and 304 answers). */
@@ -39,4 +49,13 @@ export const EXPORT_HEADERS = {
     schema: { type: 'string' },
   },
   'Last-Modified': { description: 'When the exported content last changed (a write or an expiry).', schema: { type: 'string' } },
+};
+
+/** The headers of a 200 export: the above, and how many objects the warninglists left out. */
+export const EXPORT_BODY_HEADERS = {
+  ...EXPORT_HEADERS,
+  'X-Excluded-Count': {
+    description: 'How many stored live objects this export left out because a key of theirs is on a warninglist (`0` when none).',
+    schema: { type: 'integer' },
+  },
 };

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
+import { LIVE } from '../object-statements.js';
+import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 import { EXPORT_STATEMENTS } from './export-statements.js';
 
@@ -35,6 +37,22 @@ const POSITION = `
          ${SIGHTING_VERSION} AS "sightingVersion"
     FROM intel_collection c WHERE c.id = $1`;
 
+/**
+ * The keys of live objects of collection $1 whose types ($2) some excluding warninglist checks, in the export's
+ * snapshot: the first pass of an export that lists may shorten, which finds the objects to leave out (and
+ * their number, a header, so it must be known before the body).
+ */
+const LISTABLE_KEYS = `
+  SELECT k.object_id::text, k.key_type, k.value FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+   WHERE k.collection_id = $1 AND k.key_type = ANY($2::text[]) AND ${LIVE('o')}`;
+const LISTABLE_BATCH = 10_000;
+
+/** What an export leaves out: the key types to read, and whether a key puts its object on an excluding list. */
+export interface Exclusion {
+  keyTypes: readonly string[];
+  excludes: (key: ObjectKey) => boolean;
+}
+
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
 const BATCH_ROWS: Record<ExportFormat, number> = { txt: 2000, csv: 500, ndjson: 500, stix: 250 };
 
@@ -53,6 +71,8 @@ export class ExportSnapshot {
     private readonly cancelBackend: (pid: number) => Promise<unknown>,
     readonly position: ExportPosition,
     private readonly format: ExportFormat,
+    /** How many live objects the export leaves out (warninglists). */
+    readonly excluded: number,
   ) {}
 
   /** The rows in batches; arrays of one value for txt, objects otherwise. */
@@ -126,20 +146,34 @@ export class ExportRepository implements OnModuleDestroy {
   }
 
   /** Opens the snapshot: BEGIN, its position, the cursor. The caller closes it. */
-  async open(collectionId: number, params: ExportParams): Promise<ExportSnapshot> {
+  async open(collectionId: number, params: ExportParams, exclusion?: Exclusion): Promise<ExportSnapshot> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       // The first statement takes the transaction's snapshot: the position and every FETCH see the same data.
       const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
+      const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, exclusion);
       await client.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.rows(params)}`,
-        EXPORT_STATEMENTS.parameters(collectionId, params),
+        `DECLARE export_rows NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.rows(params, excluded.length > 0)}`,
+        EXPORT_STATEMENTS.parameters(collectionId, params, excluded),
       );
-      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format);
+      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format, excluded.length);
     } catch (error) {
       client.release(error as Error);
       throw error;
     }
+  }
+
+  /** The ids of the live objects with a key on an excluding list, read in batches (memory: the ids found). */
+  private async listedObjects(client: pg.PoolClient, collectionId: number, exclusion: Exclusion): Promise<string[]> {
+    const listed = new Set<string>();
+    await client.query(`DECLARE listable_keys NO SCROLL CURSOR FOR ${LISTABLE_KEYS}`, [collectionId, exclusion.keyTypes]);
+    for (;;) {
+      const { rows } = await client.query<[string, KeyType, string]>({ text: `FETCH ${LISTABLE_BATCH} FROM listable_keys`, rowMode: 'array' });
+      for (const [id, type, value] of rows) if (!listed.has(id) && exclusion.excludes({ type, value })) listed.add(id);
+      if (rows.length < LISTABLE_BATCH) break;
+    }
+    await client.query('CLOSE listable_keys');
+    return [...listed];
   }
 }

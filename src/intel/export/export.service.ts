@@ -2,6 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { setTag } from '../../common/http/security-headers.js';
+import type { ObjectKey } from '../../common/indicators/indicators.js';
+import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
 import { type BodyContext, chunkOf, CONTENT_TYPES, epilogueOf, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
@@ -17,17 +19,25 @@ const EXPORT_LAYOUT_VERSION = 1;
 export function exportParams(query: ExportQueryDto): ExportParams {
   if (query.keyType !== undefined && !KEY_FORMATS.includes(query.format)) throw ExportErrors.keyTypeNotTaken(query.format);
   if (query.urlScheme !== undefined && query.format !== 'txt') throw ExportErrors.urlSchemeNotTaken(query.format);
-  return { format: query.format, keyType: query.keyType ?? null, urlScheme: query.urlScheme ?? 'keep', sightings: sightingFilterOf(query) };
+  return {
+    format: query.format,
+    keyType: query.keyType ?? null,
+    urlScheme: query.urlScheme ?? 'keep',
+    sightings: sightingFilterOf(query),
+    warninglists: query.warninglists ?? 'apply',
+  };
 }
 
 /**
- * A strong tag: equal tags mean byte-equal bodies, since the numbers determine the exported objects
- * (ExportPosition) and the digest the collection, the parameters and the layout. Filtered by sightings,
- * the version of the summaries (SIGHTING_VERSION) joins the numbers: the filter's answer changes with it.
+ * A strong tag: equal tags mean byte-equal bodies, since the numbers determine the stored objects
+ * (ExportPosition) and the digest the collection, the parameters, the layout and the revisions of the
+ * warninglists that leave objects out (`lists`, ListSet.stateAt: a changed list never gets a stale 304).
+ * Filtered by sightings, the version of the summaries (SIGHTING_VERSION) joins the numbers: the filter's
+ * answer changes with it.
  */
-export function exportTag(collectionId: number, position: ExportPosition, params: ExportParams): string {
+export function exportTag(collectionId: number, position: ExportPosition, params: ExportParams, lists: string): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, params.sightings]))
+    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, params.sightings, params.warninglists, lists]))
     .digest('base64url')
     .slice(0, 16);
   const sighted = isFiltered(params.sightings) ? `.${position.sightingVersion}` : '';
@@ -76,6 +86,7 @@ export class ExportService {
     private readonly collections: CollectionsService,
     private readonly repository: ExportRepository,
     private readonly sequencer: ChangeSequencer,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   async send(collectionName: string, query: ExportQueryDto, request: Request, response: Response): Promise<void> {
@@ -88,18 +99,26 @@ export class ExportService {
       await this.sequencer.settled();
       position = await this.repository.position(collection.id);
     }
+    // The lists read once, for the tag and the body alike: a list changed meanwhile acts from the next request.
+    const lists = params.warninglists === 'ignore' ? undefined : await this.warninglists.actsAt('excludeFromExport');
+    const tagged = { collectionId: collection.id, params, lists: lists?.stateAt('excludeFromExport') ?? '' };
     const ifNoneMatch = request.headers['if-none-match'];
-    if (this.answeredByHeaders(collection.id, position, params, ifNoneMatch, response) || request.method === 'HEAD') {
+    if (this.answeredByHeaders(tagged, position, ifNoneMatch, response) || request.method === 'HEAD') {
       response.end();
       return;
     }
-    const snapshot = await this.repository.open(collection.id, params);
+    const exclusion = lists && {
+      keyTypes: lists.keyTypesAt('excludeFromExport'),
+      excludes: (key: ObjectKey) => lists.firstOf([key], 'excludeFromExport') !== undefined,
+    };
+    const snapshot = await this.repository.open(collection.id, params, exclusion);
     try {
       // Writes may have committed since: the snapshot's own position tags the body.
-      if (this.answeredByHeaders(collection.id, snapshot.position, params, ifNoneMatch, response)) {
+      if (this.answeredByHeaders(tagged, snapshot.position, ifNoneMatch, response)) {
         response.end();
         return;
       }
+      response.setHeader('X-Excluded-Count', String(snapshot.excluded));
       const body = { collection: collection.name, tag: response.getHeader('ETag') as string };
       await this.stream(snapshot, params, body, response);
     } catch (error) {
@@ -114,13 +133,12 @@ export class ExportService {
 
   /** Sets the headers; true when they are the whole answer (304). */
   private answeredByHeaders(
-    collectionId: number,
+    { collectionId, params, lists }: { collectionId: number; params: ExportParams; lists: string },
     position: ExportPosition,
-    params: ExportParams,
     ifNoneMatch: string | undefined,
     response: Response,
   ): boolean {
-    const tag = exportTag(collectionId, position, params);
+    const tag = exportTag(collectionId, position, params, lists);
     // A cache must revalidate, and never share a list across keys.
     setTag(response, tag);
     response.setHeader('Last-Modified', position.lastModified.toUTCString());

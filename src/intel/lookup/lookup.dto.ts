@@ -5,6 +5,7 @@ import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { COLLECTION_NAME_PATTERN } from '../dto/collection.dto.js';
 import { ObjectKeyView, ObjectView } from '../dto/object.dto.js';
+import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 
 export const MAX_LOOKUP_KEYS = 1000;
 
@@ -62,4 +63,10 @@ export class LookupResultView {
 
   @ApiProperty({ type: [LookupMatchView], description: 'Where the key was found, by collection name; empty when nowhere.' })
   matches: LookupMatchView[];
+
+  @ApiProperty({
+    type: [WarningView],
+    description: 'The enabled warninglists the key is on, whether it was found or not (empty for a malformed key): a known-benign value.',
+  })
+  warnings: WarningView[];
 }

@@ -8,6 +8,8 @@ import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { CollectionsService } from '../collections.service.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
+import type { ListSet } from '../../warninglists/warninglist-matcher.js';
+import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LOOKUP_STATEMENT } from './lookup-statements.js';
@@ -30,6 +32,7 @@ export class LookupService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly collections: CollectionsService,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /**
@@ -62,10 +65,11 @@ export class LookupService {
     }
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
     const { readsAll, readable } = this.collections.readScope(principal);
-    const rows: ({ i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject)[] =
+    // The lists are read beside the lookup statement (both read committed state).
+    const [rows, listed]: [({ i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject)[], ListSet] = await Promise.all([
       keys.length === 0
         ? []
-        : await this.dataSource.query(
+        : this.dataSource.query(
             LOOKUP_STATEMENT.text,
             LOOKUP_STATEMENT.parameters.values({
               types: keys.map(([type]) => type),
@@ -75,7 +79,9 @@ export class LookupService {
               collections: query.collections ?? null,
               maxBytes: this.config.pageMaxBytes,
             }),
-          );
+          ),
+      this.warninglists.current(),
+    ]);
     const matches = new Map<number, LookupMatchView[]>();
     const left = new Set<number>();
     for (const { i, collection, within, sightings, ...object } of rows) {
@@ -89,11 +95,12 @@ export class LookupService {
     }
     const tooLarge = LookupErrors.answerTooLarge(this.config.pageMaxBytes);
     return entries.map(({ key, error }) => {
+      if (error) return { key, error: { code: error.code, message: error.message }, matches: [], warnings: [] };
       const position = distinct.get(`${key.type}\n${key.value}`)!;
-      if (!error && left.has(position)) error = tooLarge;
-      return error
-        ? { key, error: { code: error.code, message: error.message }, matches: [] }
-        : { key, matches: matches.get(position) ?? [] };
+      const warnings = listed.warningsOf(key);
+      return left.has(position)
+        ? { key, error: { code: tooLarge.code, message: tooLarge.message }, matches: [], warnings }
+        : { key, matches: matches.get(position) ?? [], warnings };
     });
   }
 }

@@ -1,0 +1,79 @@
+import { expectError } from '../support/clients/api-client.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createCollection } from '../intel/objects.helpers.js';
+
+const TAXII_POST = { Accept: 'application/taxii+json;version=2.1', 'Content-Type': 'application/taxii+json;version=2.1' };
+
+/** `rejectOnIngest` (extensions §15): refused on every write path, per item on the batch paths, the rest written. */
+describe('warninglists on the write paths', () => {
+  let t: TestApp;
+  const as = () => ({ 'X-Api-Key': t.adminKey });
+  const domain = (value: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
+  /** 200 when the domain is stored in the collection, 404 when not (through the lookup). */
+  const stored = async (value: string) =>
+    ((await t.http().post('/intel/lookup').set(as()).send({ keys: [{ type: 'DomainName', value }] }).expect(200)).body[0].matches.length > 0 ? 200 : 404);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await createCollection(t, 'feed');
+    // Stored before the list exists: a later write of it is refused too.
+    await t.http().post('/intel/collections/feed/objects').set(as()).send(domain('old.blocked.example')).expect(204);
+    await t.http().post('/intel/warninglists').set(as()).send({ name: 'blocked', kind: 'hostname', action: 'rejectOnIngest', entries: ['blocked.example', 'blocked.net'] }).expect(201);
+    await t.http().post('/intel/warninglists').set(as()).send({ name: 'noted', kind: 'hostname', action: 'excludeFromExport', entries: ['noted.example'] }).expect(201);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a single add: 422 Warninglisted naming the list, also for an object stored before the list; weaker actions write', async () => {
+    const refused = await t.http().post('/intel/collections/feed/objects').set(as()).send(domain('www.Blocked.example'));
+    expectError(refused, 'Warninglisted');
+    expect(refused.body.details).toEqual({ warning: { list: 'blocked', entry: 'blocked.example', action: 'rejectOnIngest', match: 'subdomain' } });
+    expect(refused.body.message).toContain('blocked');
+    expectError(await t.http().post('/intel/collections/feed/objects').set(as()).send(domain('old.blocked.example')), 'Warninglisted');
+    await t.http().post('/intel/collections/feed/objects').set(as()).send(domain('a.noted.example')).expect(204);
+    expect(await stored('www.blocked.example')).toBe(404);
+  });
+
+  it('a batch: the listed items fail, the rest are written; an atomic batch with one is rejected whole', async () => {
+    const response = await t.http().post('/intel/collections/feed/objects/batch').set(as()).send([domain('one.example'), domain('x.blocked.example'), domain('two.example')]).expect(200);
+    expect(response.body).toMatchObject({ added: 2, failed: 1 });
+    expect(response.body.items[1]).toMatchObject({ index: 1, status: 'Failed', error: { code: 'Warninglisted' } });
+    expect(await stored('two.example')).toBe(200);
+    expect(await stored('x.blocked.example')).toBe(404);
+    const atomic = await t.http().post('/intel/collections/feed/objects/batch?atomic=true').set(as()).send([domain('three.example'), domain('y.blocked.example')]);
+    expectError(atomic, 'BatchRejected');
+    expect(await stored('three.example')).toBe(404);
+  });
+
+  it('imports and TAXII writes go through the batch path: per item', async () => {
+    const imported = await t.http().post('/intel/collections/feed/import?format=text').set(as()).set('Content-Type', 'text/plain')
+      .send('seen at evil-import.net and z.blocked[.]net');
+    expect(imported.status).toBe(200);
+    expect(imported.body.report).toMatchObject({ added: 1, failed: 1 });
+    expect(await stored('evil-import.net')).toBe(200);
+    expect(await stored('z.blocked.net')).toBe(404);
+
+    const collections = (await t.http().get('/taxii2/api/collections/').set({ Accept: TAXII_POST.Accept, ...as() })).body as { collections: { id: string; title: string }[] };
+    const id = collections.collections.find((c) => c.title === 'feed')!.id;
+    const envelope = {
+      objects: [
+        { type: 'domain-name', spec_version: '2.1', id: 'domain-name--5b4f3a52-8c5b-5a8e-9d0b-8e8f3f8a1c21', value: 'taxii.blocked.example' },
+        { type: 'domain-name', spec_version: '2.1', id: 'domain-name--5b4f3a52-8c5b-5a8e-9d0b-8e8f3f8a1c22', value: 'taxii-ok.example' },
+      ],
+    };
+    const status = await t.http().post(`/taxii2/api/collections/${id}/objects/`).set({ ...TAXII_POST, ...as() }).send(JSON.stringify(envelope)).expect(202);
+    expect(status.body).toMatchObject({ success_count: 1, failure_count: 1 });
+    expect(status.body.failures[0].message).toContain('blocked');
+    expect(await stored('taxii-ok.example')).toBe(200);
+    expect(await stored('taxii.blocked.example')).toBe(404);
+  });
+
+  it('a list disabled or made weaker stops refusing at the next request', async () => {
+    const tag = (await t.http().get('/intel/warninglists/blocked').set(as())).headers.etag as string;
+    await t.http().patch('/intel/warninglists/blocked').set({ ...as(), 'If-Match': tag }).send({ action: 'annotate' }).expect(204);
+    await t.http().post('/intel/collections/feed/objects').set(as()).send(domain('www.blocked.example')).expect(204);
+  });
+});

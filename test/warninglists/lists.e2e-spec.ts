@@ -1,0 +1,293 @@
+import { expectError } from '../support/clients/api-client.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createKey, parseLinks } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+
+const INTEL = 2;
+
+interface Warning {
+  list: string;
+  entry: string;
+  action: string;
+  match: string;
+}
+
+describe('warninglists: the resource, the MISP import, check and the matching rules (extensions §15)', () => {
+  let t: TestApp;
+  let reader: string;
+  let anyKey: string;
+
+  const as = (key: string) => ({ 'X-Api-Key': key });
+  const create = (body: Record<string, unknown>) => t.http().post('/intel/warninglists').set(as(t.adminKey)).send(body);
+  const check = async (values: unknown[]) => {
+    const response = await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values });
+    expect(response.status).toBe(200);
+    return response.body as { type: string; value: string; warnings: Warning[] }[];
+  };
+  /** The warnings of one value from one list only (the built-ins match some values too). */
+  const from = async (list: string, value: unknown) => (await check([value]))[0].warnings.filter((warning) => warning.list === list);
+  const tagOf = async (name: string) => (await t.http().get(`/intel/warninglists/${name}`).set(as(t.adminKey)).expect(200)).headers.etag as string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    reader = (await createKey(t, { permissions: [{ resource: INTEL, actions: ['Read'] }] })).key;
+    anyKey = (await createKey(t, { permissions: [] })).key;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('has the two built-in lists on a fresh database, excluding from exports', async () => {
+    const lists = (await t.http().get('/intel/warninglists').set(as(reader)).expect(200)).body as { name: string; kind: string; action: string; entryCount: number }[];
+    expect(lists.map(({ name, kind, action }) => ({ name, kind, action }))).toEqual([
+      { name: 'special-purpose-networks', kind: 'cidr', action: 'excludeFromExport' },
+      { name: 'public-dns-resolvers', kind: 'cidr', action: 'excludeFromExport' },
+    ]);
+    const entries = (await t.http().get('/intel/warninglists/special-purpose-networks/entries?limit=1000').set(as(reader)).expect(200)).body as string[];
+    expect(entries).toEqual(expect.arrayContaining(['10.0.0.0/8', '::ffff:0.0.0.0/96', 'ff00::/8', '255.255.255.255/32']));
+    expect(entries).not.toEqual(expect.arrayContaining(['192.0.2.0/24']));
+    expect(await from('public-dns-resolvers', '8.8.8.8')).toEqual([{ list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' }]);
+    expect(await from('public-dns-resolvers', '2606:4700:4700::1111')).toHaveLength(1);
+    expect(await from('special-purpose-networks', '10.20.30.40')).toEqual([{ list: 'special-purpose-networks', entry: '10.0.0.0/8', action: 'excludeFromExport', match: 'contained' }]);
+    // Documentation ranges stay out of the built-ins: test data uses them.
+    expect((await check(['192.0.2.1', '2001:db8::1', '198.18.0.1']))[0].warnings).toEqual([]);
+  });
+
+  it('CRUD: create, view with ETag, entries paged, PATCH and PUT with If-Match, DELETE', async () => {
+    expect((await create({ name: 'crud', kind: 'values', entries: ['a.example'] }).expect(201)).body).toEqual({ name: 'crud' });
+    const view = await t.http().get('/intel/warninglists/crud').set(as(reader)).expect(200);
+    expect(view.body).toMatchObject({ name: 'crud', kind: 'values', action: 'annotate', enabled: true, entryCount: 1, version: null, sha256: null });
+    expect(view.body.keyTypes).toContain('SHA256Hash');
+    expect((await t.http().get('/intel/warninglists/crud').set({ ...as(reader), 'If-None-Match': view.headers.etag })).status).toBe(304);
+
+    expectError(await create({ name: 'crud', kind: 'values', entries: [] }), 'DuplicateWarninglist');
+    expectError(await t.http().patch('/intel/warninglists/crud').set(as(t.adminKey)).send({ action: 'rejectOnIngest' }), 'BadRequest');
+    expectError(await t.http().patch('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': '"1"' }).send({ action: 'rejectOnIngest' }), 'ResourceModified');
+    await t.http().patch('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': view.headers.etag }).send({ action: 'rejectOnIngest', description: 'd' }).expect(204);
+    const patched = await t.http().get('/intel/warninglists/crud').set(as(reader)).expect(200);
+    expect(patched.body).toMatchObject({ action: 'rejectOnIngest', description: 'd', entryCount: 1 });
+    expect(patched.headers.etag).not.toBe(view.headers.etag);
+    // {} changes nothing and keeps the tag.
+    await t.http().patch('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': patched.headers.etag }).send({}).expect(204);
+    expect(await tagOf('crud')).toBe(patched.headers.etag);
+
+    const entries = Array.from({ length: 250 }, (_, i) => `host${i}.example`);
+    await t.http().put('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': patched.headers.etag }).send({ kind: 'hostname', entries }).expect(204);
+    const replaced = (await t.http().get('/intel/warninglists/crud').set(as(reader)).expect(200)).body;
+    expect(replaced).toMatchObject({ kind: 'hostname', action: 'annotate', entryCount: 250, keyTypes: ['DomainName', 'URL'] });
+    const pages: string[] = [];
+    let next: string | undefined = '/intel/warninglists/crud/entries?limit=100';
+    while (next) {
+      const page: { body: string[]; headers: Record<string, string> } = await t.http().get(next).set(as(reader)).expect(200);
+      pages.push(...page.body);
+      next = parseLinks(page.headers.link).next?.replace(/^https?:\/\/[^/]+/, '');
+    }
+    expect(pages).toEqual(entries);
+
+    await t.http().delete('/intel/warninglists/crud').set(as(t.adminKey)).expect(204);
+    expectError(await t.http().get('/intel/warninglists/crud').set(as(reader)), 'NotFound');
+    expectError(await t.http().delete('/intel/warninglists/crud').set(as(t.adminKey)), 'NotFound');
+    expectError(await t.http().put('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': '"1"' }).send({ kind: 'values', entries: [] }), 'NotFound');
+    expectError(await t.http().get('/intel/warninglists/crud/entries').set(as(reader)), 'NotFound');
+    expectError(await t.http().get('/intel/warninglists/Bad%20Name').set(as(reader)), 'InvalidPathArgument');
+  });
+
+  it('refuses bad lists with 400 naming the entry, too many entries with 413, and a refused list changes nothing', async () => {
+    const bad = await create({ name: 'bad', kind: 'cidr', entries: ['10.0.0.0/8', 'example.com'] });
+    expectError(bad, 'InvalidData');
+    expect(bad.body.details).toEqual({ position: 1 });
+    expectError(await create({ name: 'bad', kind: 'hostname', entries: ['ok.example', 'not a host'] }), 'InvalidData');
+    expectError(await create({ name: 'bad', kind: 'values', entries: ['x', 7] }), 'InvalidData');
+    expectError(await create({ name: 'bad', kind: 'values', entries: [''] }), 'InvalidData');
+    expectError(await create({ name: 'bad', kind: 'regex', entries: [] }), 'InvalidData');
+    expectError(await create({ name: 'Bad!', kind: 'values', entries: [] }), 'InvalidData');
+    expectError(await create({ name: 'bad', kind: 'cidr', keyTypes: ['DomainName'], entries: [] }), 'InvalidData');
+    expectError(await create({ name: 'bad', kind: 'values', entries: Array.from({ length: 1_000_001 }, () => 'x') }), 'RequestEntityTooLarge');
+    expectError(await t.http().get('/intel/warninglists/bad').set(as(reader)), 'NotFound');
+
+    await create({ name: 'kept', kind: 'cidr', entries: ['203.0.113.0/24'] }).expect(201);
+    const tag = await tagOf('kept');
+    expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'cidr', entries: ['nope'] }), 'InvalidData');
+    expect(await tagOf('kept')).toBe(tag);
+    expect(await from('kept', '203.0.113.9')).toHaveLength(1);
+  });
+
+  it('permissions: managing needs Write on intel, reading Read, check any valid key', async () => {
+    expectError(await t.http().post('/intel/warninglists').set(as(reader)).send({ name: 'x', kind: 'values', entries: [] }), 'MissingPermissions');
+    expectError(await t.http().get('/intel/warninglists').set(as(anyKey)), 'MissingPermissions');
+    expectError(await t.http().post('/intel/warninglists/import').set(as(reader)).send({}), 'MissingPermissions');
+    expectError(await t.http().post('/intel/warninglists/check').send({ values: [] }), 'Unauthorized');
+  });
+
+  it('hostname: the domain (exact) and its subdomains, whatever the case, a trailing dot, IDN or a URL around it', async () => {
+    await create({ name: 'hosts', kind: 'hostname', entries: ['Example.COM.', 'bücher.example', '*.wild.example'] }).expect(201);
+    expect(await from('hosts', 'example.com')).toEqual([{ list: 'hosts', entry: 'example.com', action: 'annotate', match: 'exact' }]);
+    expect((await from('hosts', 'Mail.EXAMPLE.com.'))[0]).toMatchObject({ entry: 'example.com', match: 'subdomain' });
+    expect((await from('hosts', 'https://www.example.com/login'))[0]).toMatchObject({ entry: 'example.com', match: 'subdomain' });
+    expect((await from('hosts', 'hxxps://www[.]example[.]com/x'))[0]).toMatchObject({ match: 'subdomain' });
+    expect((await from('hosts', 'www.BÜCHER.example'))[0]).toMatchObject({ entry: 'xn--bcher-kva.example', match: 'subdomain' });
+    expect((await from('hosts', 'xn--bcher-kva.example'))[0]).toMatchObject({ match: 'exact' });
+    expect((await from('hosts', 'a.wild.example'))[0]).toMatchObject({ entry: 'wild.example', match: 'subdomain' });
+    expect(await from('hosts', 'notexample.com')).toEqual([]);
+    expect(await from('hosts', 'example.com.evil.net')).toEqual([]);
+    expect(await from('hosts', { type: 'URL', value: 'https://evil.net/example.com' })).toEqual([]);
+  });
+
+  it('values: the same value, normalised; a leading-dot domain matches it and its subdomains', async () => {
+    await create({ name: 'vals', kind: 'values', entries: ['.google.com', '8.8.8.8', 'D41D8CD98F00B204E9800998ECF8427E', 'Plain.Example', 'https://A.example/x'] }).expect(201);
+    expect((await from('vals', 'mail.google.com'))[0]).toMatchObject({ entry: '.google.com', match: 'subdomain' });
+    expect((await from('vals', 'google.com'))[0]).toMatchObject({ entry: '.google.com', match: 'subdomain' });
+    expect((await from('vals', 'https://mail.google.com/'))[0]).toMatchObject({ match: 'subdomain' });
+    expect(await from('vals', 'notgoogle.com')).toEqual([]);
+    expect((await from('vals', '8.8.8.8'))[0]).toMatchObject({ entry: '8.8.8.8', match: 'exact' });
+    expect((await from('vals', 'd41d8cd98f00b204e9800998ecf8427e'))[0]).toMatchObject({ match: 'exact' });
+    expect((await from('vals', 'plain.example'))[0]).toMatchObject({ match: 'exact' });
+    // Without a leading dot, a domain entry matches only itself.
+    expect(await from('vals', 'www.plain.example')).toEqual([]);
+    expect((await from('vals', 'HTTPS://a.example/x'))[0]).toMatchObject({ entry: 'https://a.example/x', match: 'exact' });
+  });
+
+  it('cidr: addresses and networks inside a listed network (contained), networks holding one (overlap), IPv6, IPv4-mapped, URL hosts', async () => {
+    await create({ name: 'nets', kind: 'cidr', entries: ['198.51.100.0/24', '2001:db8:77::/48', '203.0.113.7', '192.0.2.99/24'] }).expect(201);
+    expect((await from('nets', '198.51.100.9'))[0]).toMatchObject({ entry: '198.51.100.0/24', match: 'contained' });
+    expect((await from('nets', '198.51.100.128/25'))[0]).toMatchObject({ entry: '198.51.100.0/24', match: 'contained' });
+    expect((await from('nets', '198.51.100.0/24'))[0]).toMatchObject({ match: 'contained' });
+    expect((await from('nets', '198.51.0.0/16'))[0]).toMatchObject({ entry: '198.51.100.0/24', match: 'overlap' });
+    expect((await from('nets', '203.0.113.7'))[0]).toMatchObject({ entry: '203.0.113.7/32', match: 'contained' });
+    expect((await from('nets', '203.0.113.0/24'))[0]).toMatchObject({ entry: '203.0.113.7/32', match: 'overlap' });
+    expect(await from('nets', '203.0.113.8')).toEqual([]);
+    // Host bits of a listed network are cleared.
+    expect((await from('nets', '192.0.2.1'))[0]).toMatchObject({ entry: '192.0.2.0/24' });
+    expect((await from('nets', '2001:DB8:77:1::5'))[0]).toMatchObject({ entry: '2001:db8:77::/48', match: 'contained' });
+    expect((await from('nets', '2001:db8::/32'))[0]).toMatchObject({ entry: '2001:db8:77::/48', match: 'overlap' });
+    expect(await from('nets', '2001:db8:78::1')).toEqual([]);
+    expect((await from('nets', '::ffff:198.51.100.3'))[0]).toMatchObject({ entry: '198.51.100.0/24', match: 'contained' });
+    expect((await from('nets', 'http://198.51.100.3:8080/x'))[0]).toMatchObject({ match: 'contained' });
+    expect((await from('nets', 'http://[2001:db8:77::1]/'))[0]).toMatchObject({ match: 'contained' });
+    expect(await from('nets', 'example.com')).toEqual([]);
+  });
+
+  it('substring: inside a domain or URL, ignoring case; keyTypes narrow what a list checks', async () => {
+    await create({ name: 'subs', kind: 'substring', entries: ['Evil'] }).expect(201);
+    expect((await from('subs', 'my-evil.example'))[0]).toMatchObject({ entry: 'evil', match: 'substring' });
+    expect((await from('subs', 'https://x.example/path/EVIL?q'))[0]).toMatchObject({ match: 'substring' });
+    expect(await from('subs', 'good.example')).toEqual([]);
+    await create({ name: 'domains-only', kind: 'hostname', keyTypes: ['DomainName'], entries: ['only.example'] }).expect(201);
+    expect(await from('domains-only', 'only.example')).toHaveLength(1);
+    expect(await from('domains-only', 'https://only.example/')).toEqual([]);
+  });
+
+  it('a disabled list warns no more; check answers every value in order, typed, and refuses bad values and too many', async () => {
+    await create({ name: 'off', kind: 'hostname', enabled: false, entries: ['off.example'] }).expect(201);
+    expect(await from('off', 'off.example')).toEqual([]);
+    const answer = await check(['hxxp://a[.]example/', { type: 'DomainName', value: 'B.Example.' }, 'not a value!', 'D41D8CD98F00B204E9800998ECF8427E']);
+    expect(answer.map(({ type, value }) => ({ type, value }))).toEqual([
+      { type: 'URL', value: 'http://a.example/' },
+      { type: 'DomainName', value: 'b.example' },
+      { type: 'DomainName', value: 'not a value!' },
+      { type: 'MD5Hash', value: 'd41d8cd98f00b204e9800998ecf8427e' },
+    ]);
+    expect(answer[2].warnings).toEqual([]);
+    const bad = await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values: ['a.example', { type: 'Email', value: 'x' }] });
+    expectError(bad, 'InvalidData');
+    expect(bad.body.details).toEqual({ position: 1 });
+    expectError(await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values: 'a.example' }), 'InvalidData');
+    expectError(await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values: Array.from({ length: 100_001 }, () => '1.2.3.4') }), 'RequestEntityTooLarge');
+  });
+
+  describe('MISP import', () => {
+    const misp = (document: Record<string, unknown>, query = '') =>
+      t.http().post(`/intel/warninglists/import${query}`).set(as(t.adminKey)).set('Content-Type', 'application/json').send(JSON.stringify(document));
+
+    it('takes a document of each supported type, with its version and SHA-256; matching_attributes give the key types', async () => {
+      const documents = [
+        { name: 'List of known Google domains', version: 20240101, description: 'Google', type: 'string', matching_attributes: ['domain', 'hostname', 'url'], list: ['.google.com', 'google.com'] },
+        { name: 'Top hosts', version: 3, description: 'hosts', type: 'hostname', matching_attributes: ['hostname', 'domain'], list: ['akamai.net'] },
+        { name: 'sub', version: 1, description: 's', type: 'substring', matching_attributes: ['url'], list: ['.cloudfront.'] },
+        { name: 'Cloud ranges', version: 7, description: 'c', type: 'cidr', matching_attributes: ['ip-src', 'ip-dst', 'domain|ip'], list: ['198.51.100.0/24', '2001:db8:99::/48'] },
+      ];
+      const names = [];
+      for (const document of documents) {
+        const response = await misp(document).expect(201);
+        names.push(response.body.name);
+      }
+      expect(names).toEqual(['list-of-known-google-domains', 'top-hosts', 'sub', 'cloud-ranges']);
+      const google = (await t.http().get('/intel/warninglists/list-of-known-google-domains').set(as(reader)).expect(200)).body;
+      expect(google).toMatchObject({ kind: 'values', action: 'annotate', enabled: true, version: '20240101', description: 'Google', keyTypes: ['DomainName', 'URL'], entryCount: 2 });
+      expect(google.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect((await t.http().get('/intel/warninglists/cloud-ranges').set(as(reader))).body.keyTypes).toEqual(['IPAddress', 'IPNetwork']);
+      expect((await from('top-hosts', 'a.akamai.net'))[0]).toMatchObject({ match: 'subdomain' });
+      expect((await from('sub', 'https://d1.cloudfront.net/x'))[0]).toMatchObject({ match: 'substring' });
+      expect(await from('sub', 'd1.cloudfront.net')).toEqual([]);
+      expect((await from('cloud-ranges', '198.51.100.1'))[0]).toMatchObject({ match: 'contained' });
+    });
+
+    it('query name, action and enabled for a new list; a re-import replaces entries, version and description and keeps the settings', async () => {
+      const first = { name: 'Resolvers', version: 1, description: 'one', type: 'string', list: ['192.0.2.53'] };
+      expect((await misp(first, '?name=my-resolvers&action=excludeFromExport&enabled=false').expect(201)).body).toEqual({ name: 'my-resolvers' });
+      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '1' });
+      const before = await t.http().get('/intel/warninglists/my-resolvers').set(as(reader));
+      await misp({ ...first, version: 2, description: 'two', list: ['192.0.2.54', '192.0.2.55'] }, '?name=my-resolvers&action=annotate').expect(201);
+      const after = (await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body;
+      expect(after).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '2', description: 'two', entryCount: 2 });
+      expect(after.sha256).not.toBe(before.body.sha256);
+    });
+
+    it('refuses regex with 422, malformed documents with 400 naming the field, and changes nothing', async () => {
+      expectError(await misp({ name: 'r', version: 1, description: '', type: 'regex', list: ['^a'] }), 'UnsupportedListType');
+      for (const document of [
+        { version: 1, type: 'string', list: [] },
+        { name: 'x', type: 'strings', list: [] },
+        { name: 'x', type: 'string', list: 'a' },
+        { name: 'x', type: 'string', list: [], matching_attributes: 'domain' },
+      ]) {
+        expectError(await misp(document), 'InvalidData');
+      }
+      const badEntry = await misp({ name: 'bad cidr', type: 'cidr', list: ['10.0.0.0/8', 'nope'] });
+      expectError(badEntry, 'InvalidData');
+      expect(badEntry.body.details).toEqual({ position: 1 });
+      expectError(await t.http().post('/intel/warninglists/import').set(as(t.adminKey)).set('Content-Type', 'application/json').send('{not json'), 'InvalidData');
+      const names = ((await t.http().get('/intel/warninglists').set(as(reader))).body as { name: string }[]).map((list) => list.name);
+      expect(names).not.toContain('r');
+      expect(names).not.toContain('bad-cidr');
+    });
+  });
+});
+
+describe('warninglists across instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await createTestApp();
+    b = await createTestApp({}, a);
+  });
+
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a list changed through one instance acts on the other at its next request', async () => {
+    const checkOn = async (app: TestApp, value: string) =>
+      ((await app.http().post('/intel/warninglists/check').set('X-Api-Key', app.adminKey).send({ values: [value] }).expect(200)).body[0].warnings as Warning[])
+        .filter((warning) => warning.list === 'shared')
+        .map((warning) => `${warning.entry}:${warning.action}`);
+    await a.http().post('/intel/warninglists').set('X-Api-Key', a.adminKey).send({ name: 'shared', kind: 'hostname', entries: ['one.example'] }).expect(201);
+    expect(await checkOn(b, 'x.one.example')).toEqual(['one.example:annotate']);
+
+    const tag1 = (await a.http().get('/intel/warninglists/shared').set('X-Api-Key', a.adminKey)).headers.etag;
+    await a.http().put('/intel/warninglists/shared').set({ 'X-Api-Key': a.adminKey, 'If-Match': tag1 }).send({ kind: 'hostname', entries: ['two.example'] }).expect(204);
+    expect(await checkOn(b, 'x.one.example')).toEqual([]);
+    expect(await checkOn(b, 'x.two.example')).toEqual(['two.example:annotate']);
+
+    const tag2 = (await a.http().get('/intel/warninglists/shared').set('X-Api-Key', a.adminKey)).headers.etag;
+    await a.http().patch('/intel/warninglists/shared').set({ 'X-Api-Key': a.adminKey, 'If-Match': tag2 }).send({ action: 'excludeFromExport' }).expect(204);
+    expect(await checkOn(b, 'x.two.example')).toEqual(['two.example:excludeFromExport']);
+
+    const tag3 = (await a.http().get('/intel/warninglists/shared').set('X-Api-Key', a.adminKey)).headers.etag;
+    await a.http().patch('/intel/warninglists/shared').set({ 'X-Api-Key': a.adminKey, 'If-Match': tag3 }).send({ enabled: false }).expect(204);
+    expect(await checkOn(b, 'x.two.example')).toEqual([]);
+  });
+});

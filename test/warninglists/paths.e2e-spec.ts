@@ -1,0 +1,139 @@
+import { expectError } from '../support/clients/api-client.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { parse } from 'csv-parse/sync';
+import { createKey } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createCollection } from '../intel/objects.helpers.js';
+
+const INTEL = 2;
+const TAXII = { Accept: 'application/taxii+json;version=2.1' };
+
+const object = (type: string, keys: [string, string][]) => ({ type, keys: keys.map(([keyType, value]) => ({ type: keyType, value })), context: {} });
+
+/** Where lists act (extensions §15): lookups annotate; exports and TAXII leave `excludeFromExport` objects out. */
+describe('warninglists on the read paths', () => {
+  let t: TestApp;
+  let reader: string;
+  const as = (key: string) => ({ 'X-Api-Key': key });
+
+  const exportOf = (query: string, headers: Record<string, string> = {}) =>
+    t.http().get(`/intel/collections/feed/export?${query}`).set({ ...as(reader), ...headers }).buffer(true).parse((res, done) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => done(null, text));
+    });
+  const lines = (text: string) => text.split('\n').filter((line) => line !== '').sort();
+  const patchList = async (name: string, body: Record<string, unknown>) => {
+    const tag = (await t.http().get(`/intel/warninglists/${name}`).set(as(t.adminKey)).expect(200)).headers.etag as string;
+    await t.http().patch(`/intel/warninglists/${name}`).set({ ...as(t.adminKey), 'If-Match': tag }).send(body).expect(204);
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    reader = (await createKey(t, { permissions: [{ resource: INTEL, actions: ['Read', 'ReadChildren'] }] })).key;
+    await createCollection(t, 'feed');
+    const written = await t.http().post('/intel/collections/feed/objects/batch').set(as(t.adminKey)).send([
+      object('IPAddress', [['IPAddress', '8.8.8.8']]),
+      object('IPAddress', [['IPAddress', '10.1.2.3']]),
+      object('IPNetwork', [['IPNetwork', '10.0.0.0/8']]),
+      object('URL', [['URL', 'http://192.168.1.1/admin']]),
+      object('IPAddress', [['IPAddress', '203.0.113.5']]),
+      object('DomainName', [['DomainName', 'evil.example']]),
+      object('DomainName', [['DomainName', 'www.google.com']]),
+    ]);
+    expect(written.body.added).toBe(7);
+    await t.http().post('/intel/warninglists').set(as(t.adminKey)).send({ name: 'google', kind: 'hostname', entries: ['google.com'] }).expect(201);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('lookup: warnings per key, found or not, from every enabled list', async () => {
+    const response = await t.http().post('/intel/lookup').set(as(reader)).send({
+      keys: [
+        { type: 'IPAddress', value: '8.8.8.8' },
+        { type: 'DomainName', value: 'Mail.Google.com.' },
+        { type: 'DomainName', value: 'evil.example' },
+        { type: 'IPAddress', value: 'not an address' },
+      ],
+    }).expect(200);
+    const [resolver, google, evil, bad] = response.body as { matches: unknown[]; warnings: { list: string; match: string }[] }[];
+    expect(resolver.matches).toHaveLength(1);
+    expect(resolver.warnings).toEqual([{ list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' }]);
+    expect(google.matches).toEqual([]);
+    expect(google.warnings).toEqual([{ list: 'google', entry: 'google.com', action: 'annotate', match: 'subdomain' }]);
+    expect(evil.warnings).toEqual([]);
+    expect(bad.warnings).toEqual([]);
+  });
+
+  it('exports leave out objects on excludeFromExport lists in every format, say how many, and keep them with warninglists=ignore', async () => {
+    const txt = await exportOf('format=txt');
+    expect(txt.status).toBe(200);
+    expect(txt.headers['x-excluded-count']).toBe('4');
+    // The built-ins keep 8.8.8.8 and 10.0.0.0/8 (and what is inside) out; an annotate list changes nothing.
+    expect(lines(txt.body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    const csv = await exportOf('format=csv');
+    expect(csv.headers['x-excluded-count']).toBe('4');
+    const rows = parse(csv.body as string, { columns: true }) as Record<string, string>[];
+    expect(rows.map((row) => row['key value']).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    const ndjson = await exportOf('format=ndjson');
+    expect(lines(ndjson.body as string).map((line) => JSON.parse(line).keys[0].value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    const stix = await exportOf('format=stix');
+    expect(stix.headers['x-excluded-count']).toBe('4');
+    const bundle = JSON.parse(stix.body as string) as { objects: { type: string; value?: string }[] };
+    expect(bundle.objects.filter((o) => o.value !== undefined).map((o) => o.value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    const typed = await exportOf('format=txt&keyType=IPAddress');
+    expect(lines(typed.body as string)).toEqual(['203.0.113.5']);
+    expect(typed.headers['x-excluded-count']).toBe('4');
+
+    const ignored = await exportOf('format=txt&warninglists=ignore');
+    expect(ignored.headers['x-excluded-count']).toBe('0');
+    expect(lines(ignored.body as string)).toEqual(['10.0.0.0/8', '10.1.2.3', '203.0.113.5', '8.8.8.8', 'evil.example', 'http://192.168.1.1/admin', 'www.google.com']);
+    expect(ignored.headers.etag).not.toBe(txt.headers.etag);
+    expectError(await t.http().get('/intel/collections/feed/export?format=txt&warninglists=maybe').set(as(reader)), 'InvalidQueryArgument');
+  });
+
+  it("a list's change moves the export tag (no stale 304) and acts at once; a list made excluding leaves its objects out", async () => {
+    const before = await exportOf('format=txt');
+    expect((await exportOf('format=txt', { 'If-None-Match': before.headers.etag })).status).toBe(304);
+    await patchList('public-dns-resolvers', { action: 'annotate' });
+    const after = await exportOf('format=txt', { 'If-None-Match': before.headers.etag });
+    expect(after.status).toBe(200);
+    expect(lines(after.body as string)).toContain('8.8.8.8');
+    expect(after.headers['x-excluded-count']).toBe('3');
+    await patchList('google', { action: 'excludeFromExport' });
+    const google = await exportOf('format=txt');
+    expect(lines(google.body as string)).not.toContain('www.google.com');
+    expect(google.headers['x-excluded-count']).toBe('4');
+    // HEAD gives the tag of the same GET.
+    expect((await t.http().head('/intel/collections/feed/export?format=txt').set(as(reader))).headers.etag).toBe(google.headers.etag);
+    await patchList('google', { enabled: false });
+    await patchList('public-dns-resolvers', { action: 'excludeFromExport' });
+    expect(lines((await exportOf('format=txt')).body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+  });
+
+  it('TAXII: objects, manifest and versions leave excluded objects out (X-Excluded-Count); one such object is 404', async () => {
+    const collections = (await t.http().get('/taxii2/api/collections/').set({ ...TAXII, ...as(reader) })).body as { collections: { id: string; title: string }[] };
+    const id = collections.collections.find((c) => c.title === 'feed')!.id;
+    const page = await t.http().get(`/taxii2/api/collections/${id}/objects/?limit=1000`).set({ ...TAXII, ...as(reader) }).expect(200);
+    const objects = page.body.objects as { id: string; type: string; value?: string; pattern?: string }[];
+    expect(objects.filter((o) => o.value !== undefined).map((o) => o.value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    expect(objects.some((o) => o.pattern?.includes('8.8.8.8'))).toBe(false);
+    // Four objects left out, each an indicator and an observable.
+    expect(page.headers['x-excluded-count']).toBe('8');
+    const manifest = await t.http().get(`/taxii2/api/collections/${id}/manifest/?limit=1000`).set({ ...TAXII, ...as(reader) }).expect(200);
+    expect(manifest.body.objects).toHaveLength(objects.length);
+
+    await patchList('public-dns-resolvers', { action: 'annotate' });
+    const unlisted = (await t.http().get(`/taxii2/api/collections/${id}/objects/?limit=1000`).set({ ...TAXII, ...as(reader) })).body.objects as { id: string; pattern?: string }[];
+    const resolver = unlisted.find((o) => o.pattern?.includes("'8.8.8.8'"))!;
+    expect(resolver).toBeDefined();
+    await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) }).expect(200);
+    await patchList('public-dns-resolvers', { action: 'excludeFromExport' });
+    const gone = await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) });
+    expect(gone.status).toBe(404);
+    expect((await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/versions/`).set({ ...TAXII, ...as(reader) })).status).toBe(404);
+  });
+});
