@@ -17,6 +17,7 @@ import { AuditTrail1763800070000 } from './1763800070000-AuditTrail.js';
 import { ConsoleSessions1763800080000 } from './1763800080000-ConsoleSessions.js';
 import { TaskListing1763800081000 } from './1763800081000-TaskListing.js';
 import { ChangeAttribution1795819637156 } from './1795819637156-ChangeAttribution.js';
+import { Sources1795822481412 } from './1795822481412-Sources.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   ConsoleSessions1763800080000,
   TaskListing1763800081000,
   ChangeAttribution1795819637156,
+  Sources1795822481412,
 ];

@@ -5,7 +5,7 @@ import { namedParameters } from '../../common/sql/named-parameters.js';
 import { expiresAt, insertChanges, isoUtc, ORIGIN_PARAMETERS, type RecordedIds } from '../change-records.js';
 import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
 import { Metrics } from '../../common/metrics/metrics.js';
-import type { WriteOrigin } from '../write-origin.js';
+import { NATIVE_VIAS, type WriteOrigin } from '../write-origin.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
 
 /**
@@ -25,6 +25,7 @@ const APPLY_PARAMETERS = namedParameters([
   'insertKeys',
   'insertContexts',
   'changeOperations',
+  'changeReasons',
   'changeTypes',
   'changeKeys',
   'changeContexts',
@@ -87,7 +88,7 @@ const APPLY = `
           record: {
             order: 'c.n',
             operation: 'c.operation',
-            reason: `CASE WHEN c.operation = 'Remove' THEN 'Deleted' END`,
+            reason: 'c.reason',
             type: 'c.type',
             keys: 'c.keys::jsonb',
             context: 'ctx.context',
@@ -95,9 +96,9 @@ const APPLY = `
             uid: 'c.uid',
             addedAt: 'COALESCE(c.added_at, now())',
           },
-          from: `FROM unnest(${P.changeOperations}::text[], ${P.changeTypes}::text[], ${P.changeKeys}::text[], ${P.changeContexts}::int[],
+          from: `FROM unnest(${P.changeOperations}::text[], ${P.changeReasons}::text[], ${P.changeTypes}::text[], ${P.changeKeys}::text[], ${P.changeContexts}::int[],
                              ${P.changeExpiresAt}::timestamptz[], ${P.changeTtlSeconds}::int[], ${P.changeUids}::uuid[], ${P.changeAddedAt}::timestamptz[])
-                   WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, uid, added_at, n)
+                   WITH ORDINALITY AS c(operation, reason, type, keys, c, at, ttl, uid, added_at, n)
                  JOIN ctx ON ctx.i = c.c`,
         },
         P,
@@ -130,6 +131,7 @@ function applyParameters(collectionId: number, plan: BatchPlan, origin: WriteOri
     insertKeys: plan.inserts.map((n) => keysJson(n.keys)),
     insertContexts: plan.inserts.map((n) => position(n.contextJson)),
     changeOperations: plan.changes.map((c) => c.operation),
+    changeReasons: plan.changes.map((c) => c.reason),
     changeTypes: plan.changes.map((c) => c.type),
     changeKeys: plan.changes.map((c) => keysJson(c.keys)),
     changeContexts: plan.changes.map((c) => position(c.contextJson)),
@@ -159,6 +161,27 @@ export class BatchRepository {
               statement_timestamp()::text AS "decidedAt", o.uid, o.added_at::text AS "addedAt"
          FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
+    );
+  }
+
+  /**
+   * Of `keys`, those whose object was added or updated by a native write (not a source run, the expiry job
+   * or an extension) in its current life: the `api` claim of extensions §13, read from the object's change
+   * records. A record without attribution (written before it was recorded) counts as native, so an object
+   * of unknown origin is never withdrawn. Run under the collection's exclusive writer lock, so no native
+   * write can land between this read and the withdrawal it decides.
+   */
+  async nativelyClaimed(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<ObjectKey[]> {
+    if (keys.length === 0) return [];
+    return manager.query(
+      `SELECT k.key_type AS type, k.value
+         FROM unnest($2::text[], $3::text[]) AS w(type, value)
+         JOIN intel_object_key k ON k.collection_id = $1 AND k.key_type = w.type AND k.value = w.value
+         JOIN intel_object o ON o.id = k.object_id
+        WHERE EXISTS (SELECT 1 FROM intel_change c
+                       WHERE c.collection_id = $1 AND c.object_uid = o.uid AND c.operation IN ('Add', 'Update')
+                         AND (c.via IS NULL OR c.via = ANY($4::text[])))`,
+      [collectionId, keys.map((key) => key.type), keys.map((key) => key.value), NATIVE_VIAS],
     );
   }
 
