@@ -37,6 +37,7 @@ describe('loadConfig (decisions §1)', () => {
       auditReads: false,
       auditRetentionDays: 365,
       trustProxy: [],
+      sources: { timeoutSeconds: 300, maxBytes: 268435456, denyNetworks: ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'], leaseSeconds: 120, pollSeconds: 10 },
     });
   });
 
@@ -78,6 +79,11 @@ describe('loadConfig (decisions §1)', () => {
       AUDIT_READS: 'true',
       AUDIT_RETENTION_DAYS: '30',
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback, 2001:db8::/32',
+      SOURCE_TIMEOUT_SECONDS: '20',
+      SOURCE_MAX_BYTES: '1024',
+      SOURCE_DENY_NETWORKS: '10.0.0.0/8, 169.254.169.254/32',
+      SOURCE_LEASE_SECONDS: '45',
+      SOURCE_POLL_SECONDS: '3',
     });
     expect(config).toEqual({
       port: 9000,
@@ -112,6 +118,7 @@ describe('loadConfig (decisions §1)', () => {
       auditReads: true,
       auditRetentionDays: 30,
       trustProxy: ['10.0.0.1', '192.168.0.0/16', 'loopback', '2001:db8::/32'],
+      sources: { timeoutSeconds: 20, maxBytes: 1024, denyNetworks: ['10.0.0.0/8', '169.254.169.254/32'], leaseSeconds: 45, pollSeconds: 3 },
     });
   });
 
@@ -224,6 +231,10 @@ describe('loadConfig (decisions §1)', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  it('refuses a SOURCE_DENY_NETWORKS entry that is not a CIDR', () => {
+    expect(() => loadConfig({ SOURCE_DENY_NETWORKS: '169.254.0.0/16,metadata' })).toThrow(/SOURCE_DENY_NETWORKS: "metadata" is not a CIDR/);
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {

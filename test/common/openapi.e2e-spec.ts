@@ -57,6 +57,8 @@ const NO_PERMISSION = [
   'GET /auth/token',
   'GET /intel/collections',
   'POST /intel/lookup',
+  // Lists the sources of the collections the key may read.
+  'GET /intel/sources',
   // TAXII discovery and collections list what the key may see; a status is shown to keys that see its collection.
   'GET /taxii2',
   'GET /taxii2/api',
