@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { ObjectForm, Rejection } from '../formats/forms.js';
 import { BatchService } from '../intel/batch/batch.service.js';
@@ -82,6 +83,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     private readonly repository: SourcesRepository,
     private readonly sources: SourcesService,
     private readonly batch: BatchService,
+    private readonly metrics: Metrics,
   ) {}
 
   onModuleInit(): void {
@@ -141,6 +143,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       const result = await this.execute(lease.source, lease, false);
       const { retryAfterSeconds, unchanged: _unchanged, ...row } = result;
       await this.repository.finish(lease.runID, row as Omit<RunRow, 'runID' | 'trigger' | 'startedAt' | 'finishedAt'>, retryAfterSeconds);
+      this.metrics.sourceRuns.labels(lease.source.name, result.outcome).inc();
       if (result.error !== null) this.logger.warn(`source ${lease.source.name}: run ${lease.runID} failed: ${result.error.code}: ${result.error.message}`);
     } catch (error) {
       this.logger.error(`source ${lease.source.name}: run ${lease.runID}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IntelModule } from '../intel/intel.module.js';
+import { SourceMetrics } from './source-metrics.js';
 import { SourceRunsService } from './source-runs.service.js';
 import { SourcesController } from './sources.controller.js';
 import { SourcesRepository } from './sources.repository.js';
@@ -9,7 +10,7 @@ import { SourcesService } from './sources.service.js';
 @Module({
   imports: [IntelModule],
   controllers: [SourcesController],
-  providers: [SourcesRepository, SourcesService, SourceRunsService],
+  providers: [SourcesRepository, SourcesService, SourceRunsService, SourceMetrics],
   exports: [SourcesService, SourceRunsService],
 })
 export class SourcesModule {}

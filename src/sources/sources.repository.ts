@@ -339,6 +339,15 @@ export class SourcesRepository {
     );
   }
 
+  /** Per source, for the metrics: its last success (epoch seconds, null: never) and its claims. */
+  async gauges(): Promise<{ name: string; lastSuccess: number | null; claims: number }[]> {
+    return this.dataSource.query(
+      `SELECT s.name, extract(epoch FROM s.last_success_at)::float8 AS "lastSuccess",
+              (SELECT count(*)::int FROM sources_claim c WHERE c.source_id = s.id) AS claims
+         FROM sources_source s ORDER BY s.id`,
+    );
+  }
+
   /** The run log is kept 30 days (extensions §13); a plain delete, harmless when instances run it at once. */
   async pruneRuns(): Promise<void> {
     await this.dataSource.query(`DELETE FROM sources_run WHERE started_at < now() - interval '30 days' AND finished_at IS NOT NULL`);

@@ -1,6 +1,8 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError } from '../support/clients/api-client.js';
+import { sampleOf, scrape } from '../support/prometheus.js';
+import { freePort } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
@@ -26,9 +28,11 @@ const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n
 describe('source runs', () => {
   let t: TestApp;
   let feed: FeedServer;
+  let metricsPort: number;
 
   beforeAll(async () => {
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600', SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128', SOURCE_MAX_BYTES: '100000' });
+    metricsPort = await freePort();
+    t = await createTestApp({ METRICS_PORT: String(metricsPort), SOURCE_POLL_SECONDS: '3600', SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128', SOURCE_MAX_BYTES: '100000' });
     feed = await new FeedServer().start();
   });
   afterAll(async () => {
@@ -248,5 +252,22 @@ describe('source runs', () => {
       return log.body[0]?.outcome === 'ok';
     });
     expectError(await t.http().post('/intel/sources/nothing/runs').set('X-Api-Key', t.adminKey), 'NotFound');
+  });
+
+  it('metrics: runs by source and outcome, the last success and the claims of each source', async () => {
+    const c = await fresh();
+    feed.list('/metered.txt', ips(1, 2));
+    const name = await source(c, '/metered.txt');
+    await run(name);
+    await run(name);
+    const lastSuccess = Date.parse((await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.lastSuccessAt) / 1000;
+    // The counter moves right after the run's row is closed: scrape until it has.
+    await eventually(async () => {
+      const { families } = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(sampleOf(families, 'ids_source_runs_total', { source: name, outcome: 'ok' })).toBe(1);
+      expect(sampleOf(families, 'ids_source_runs_total', { source: name, outcome: 'unchanged' })).toBe(1);
+      expect(sampleOf(families, 'ids_source_claims', { source: name })).toBe(2);
+      expect(sampleOf(families, 'ids_source_last_success_timestamp_seconds', { source: name })).toBeCloseTo(lastSuccess, 0);
+    });
   });
 });
