@@ -13,7 +13,8 @@ export type FetchFailureCode =
   | 'TooLarge'
   | 'TooManyRedirects'
   | 'BadRedirect'
-  | 'TruncatedBody';
+  | 'TruncatedBody'
+  | 'Interrupted';
 
 export class FetchFailure extends Error {
   constructor(
@@ -96,9 +97,10 @@ export class OutboundPolicy {
    * the policy when it connects), with the stored validators; the body is decoded (gzip, deflate) and
    * counted as it is read, failing past SOURCE_MAX_BYTES or past SOURCE_TIMEOUT_SECONDS from the start.
    * Headers of the source (its secrets) go to its own origin only, never to another one a redirect names.
+   * `stop` (the instance shutting down) ends it at once as `Interrupted`.
    */
-  async get(request: FetchRequest): Promise<FetchResult> {
-    const signal = AbortSignal.timeout(this.settings.timeoutSeconds * 1000);
+  async get(request: FetchRequest, stop: AbortSignal): Promise<FetchResult> {
+    const signal = AbortSignal.any([AbortSignal.timeout(this.settings.timeoutSeconds * 1000), stop]);
     const origin = new URL(request.url).origin;
     let url = request.url;
     for (let redirects = 0; ; redirects++) {
@@ -109,7 +111,7 @@ export class OutboundPolicy {
       try {
         response = await fetch(url, { headers, redirect: 'manual', signal, dispatcher: this.dispatcher });
       } catch (error) {
-        throw failureOf(error, signal);
+        throw failureOf(error, signal, stop);
       }
       if (response.status >= 300 && response.status < 400 && response.status !== 304) {
         await response.body?.cancel().catch(() => undefined);
@@ -138,7 +140,7 @@ export class OutboundPolicy {
           }
         } catch (error) {
           if (error instanceof FetchFailure) throw error;
-          throw failureOf(error, signal, response.status);
+          throw failureOf(error, signal, stop, response.status);
         } finally {
           await stream.cancel().catch(() => undefined);
         }
@@ -177,10 +179,11 @@ function refusal(host: string, address: string): FetchFailure {
 }
 
 /** A fetch or body error as a FetchFailure: the policy's refusal, the deadline, or a broken connection. */
-function failureOf(error: unknown, signal: AbortSignal, httpStatus: number | null = null): FetchFailure {
+function failureOf(error: unknown, signal: AbortSignal, stop: AbortSignal, httpStatus: number | null = null): FetchFailure {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof FetchFailure) return cause;
   }
+  if (stop.aborted) return new FetchFailure('Interrupted', 'the instance running it shut down; the run is due again at once', httpStatus);
   if (signal.aborted) return new FetchFailure('Timeout', 'the fetch took longer than SOURCE_TIMEOUT_SECONDS', httpStatus);
   const message = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
   if (httpStatus !== null) return new FetchFailure('TruncatedBody', `the body ended early or could not be decoded: ${message}`, httpStatus);

@@ -77,6 +77,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
   private stop?: () => void;
   /** Runs of this instance under way (manual ones are not awaited by their request): awaited at shutdown. */
   private readonly running = new Set<Promise<void>>();
+  /** Aborted at shutdown: fetches under way end at once (their runs wrote nothing and are due again). */
+  private readonly stopping = new AbortController();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -92,6 +94,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.stop?.();
+    this.stopping.abort();
     await Promise.allSettled([...this.running]);
     await this.sources.policy.close();
   }
@@ -112,12 +115,13 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
    * SOURCE_POLL_SECONDS); public for tests. Also prunes the run log.
    */
   async runDue(): Promise<void> {
-    for (;;) {
+    // Not once the instance is stopping: its interrupted runs are due again, for the other instances.
+    while (!this.stopping.signal.aborted) {
       const lease = await this.repository.leaseDue(randomUUID(), this.config.sources.leaseSeconds);
       if (lease === undefined) break;
       await this.track(this.run(lease));
     }
-    await this.repository.pruneRuns();
+    if (!this.stopping.signal.aborted) await this.repository.pruneRuns();
   }
 
   /** `POST …/test`: what a run would do now, from a fresh fetch (no validators), writing and storing nothing. */
@@ -169,11 +173,10 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       retryAfterSeconds: null,
     };
     try {
-      const fetched = await this.sources.policy.get({
-        url: source.settings.url,
-        headers: headersOf(source),
-        ...(!dryRun && { etag: source.etag, lastModified: source.lastModified }),
-      });
+      const fetched = await this.sources.policy.get(
+        { url: source.settings.url, headers: headersOf(source), ...(!dryRun && { etag: source.etag, lastModified: source.lastModified }) },
+        this.stopping.signal,
+      );
       result.httpStatus = fetched.httpStatus;
       let parsed: ParsedBody | null = null;
       if (!fetched.notModified) {

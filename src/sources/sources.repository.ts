@@ -286,10 +286,12 @@ export class SourcesRepository {
   /**
    * Closes a run: its row, the source's last run and failure count, and its lease. A failed scheduled run
    * moves next_run_at by the back-off: interval × 2^(failures−1), at most 24 h, never sooner than the
-   * interval nor than `Retry-After`.
+   * interval nor than `Retry-After`. A run interrupted by a shutdown is no failure of the source: it is due
+   * again at once, for another instance.
    */
   async finish(runID: string, run: Omit<RunRow, 'runID' | 'trigger' | 'startedAt' | 'finishedAt'>, retryAfterSeconds: number | null): Promise<void> {
-    const failed = run.outcome === 'failed';
+    const interrupted = run.error?.code === 'Interrupted';
+    const failed = run.outcome === 'failed' && !interrupted;
     await this.dataSource.query(
       `WITH r AS (
          UPDATE sources_run SET finished_at = clock_timestamp(), outcome = $2, http_status = $3, bytes = $4, items = $5, added = $6, updated = $7,
@@ -301,7 +303,7 @@ export class SourcesRepository {
               next_run_at = CASE WHEN $12 AND s.lease_trigger = 'schedule'
                 THEN now() + make_interval(secs => GREATEST(
                        LEAST(86400, s.interval_seconds * power(2, LEAST(s.consecutive_failures, 20))), s.interval_seconds, COALESCE($13, 0)))
-                ELSE s.next_run_at END
+                WHEN $14 AND s.lease_trigger = 'schedule' THEN now() ELSE s.next_run_at END
          FROM r WHERE s.id = r.source_id AND s.lease_run_id = $1`,
       [
         runID,
@@ -317,6 +319,7 @@ export class SourcesRepository {
         run.error === null ? null : JSON.stringify(run.error),
         failed,
         retryAfterSeconds,
+        interrupted,
       ],
     );
   }

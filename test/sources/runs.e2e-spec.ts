@@ -254,6 +254,43 @@ describe('source runs', () => {
     expectError(await t.http().post('/intel/sources/nothing/runs').set('X-Api-Key', t.adminKey), 'NotFound');
   });
 
+  it('native writes while a run fetches: both land, the run updates an object written meanwhile, the api claim keeps it', async () => {
+    const c = await fresh();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    feed.routes.set('/busy.txt', (_request, response) => {
+      response.writeHead(200);
+      response.write(ips(1));
+      void held.then(() => response.end(ips(2)));
+    });
+    const name = await source(c, '/busy.txt', { context: { feed: 'busy' } });
+    const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+    expect(started.status).toBe(202);
+    await eventually(() => feed.hits('/busy.txt') === 1);
+    const native = (n: number) => t.intel.add(c, { type: 'IPAddress', keys: [{ type: 'IPAddress', value: `198.51.100.${n}` }], context: { size: n } });
+    const writes = await Promise.all([native(2), native(8), native(9)]);
+    expect(writes.map((response) => response.status)).toEqual([204, 204, 204]);
+    release();
+    const done = await eventually(async () => {
+      const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+      return log.body[0]?.finishedAt ? (log.body[0] as Run) : false;
+    });
+    expect(done).toMatchObject({ outcome: 'ok', added: 1, updated: 1 });
+    const { objects } = await listAll(t, c, 100);
+    expect(Object.fromEntries(objects.map((object) => [object.keys[0].value, object.context]))).toEqual({
+      '198.51.100.1': { feed: 'busy' },
+      '198.51.100.2': { feed: 'busy' },
+      '198.51.100.8': { size: 8 },
+      '198.51.100.9': { size: 9 },
+    });
+    // The feed drops both of its objects: 198.51.100.2 was natively added (api claim) and stays.
+    feed.list('/busy.txt', ips(1));
+    await run(name);
+    feed.list('/busy.txt', ips(3, 4));
+    expect(await run(name)).toMatchObject({ outcome: 'ok', added: 2, withdrawn: 1 });
+    expect(await keysOf(c)).toEqual(['198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.8', '198.51.100.9']);
+  });
+
   it('metrics: runs by source and outcome, the last success and the claims of each source', async () => {
     const c = await fresh();
     feed.list('/metered.txt', ips(1, 2));

@@ -111,6 +111,30 @@ describe('source schedule across instances', () => {
     expect((await t().db.query(`SELECT count(*)::int AS n FROM sources_claim c JOIN sources_source s ON s.id = c.source_id WHERE s.name = 'slow'`)).rows[0].n).toBe(0);
   });
 
+  it('an instance that stops during a run ends it at once, writing nothing; the run is due again and another instance completes it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    feed.routes.set('/stopping.txt', (_request, response) => {
+      response.writeHead(200);
+      response.write('198.51.100.6\n');
+      void held.then(() => response.end());
+    });
+    const c = await source('stopping', '/stopping.txt');
+    const leaving = await createTestApp({ SOURCE_POLL_SECONDS: '3600' }, t());
+    const running = leaving.app.get(SourceRunsService).runDue();
+    await eventually(() => feed.hits('/stopping.txt') === 1);
+    await leaving.close();
+    await running;
+    expect(await runsOf('stopping')).toEqual([{ id: expect.any(String), trigger: 'schedule', outcome: 'failed', code: 'Interrupted' }]);
+    expect((await listAll(t(), c, 10)).objects).toEqual([]);
+    expect(await view('stopping')).toMatchObject({ consecutiveFailures: 0 });
+    release();
+    feed.list('/stopping.txt', '198.51.100.6\n');
+    await tickAll();
+    expect((await runsOf('stopping')).map((run) => run.outcome)).toEqual(['failed', 'ok']);
+    expect((await listAll(t(), c, 10)).objects).toHaveLength(1);
+  });
+
   it('a failed scheduled run backs off, honouring Retry-After', async () => {
     feed.routes.set('/busy.txt', { status: 429, body: 'later', headers: { 'retry-after': '7200' } });
     await source('busy', '/busy.txt');
