@@ -40,9 +40,12 @@ export function jobOrigin(via: 'expiry', runID: string): WriteOrigin {
   return { via, keyID: null, requestID: runID, source: null };
 }
 
-/** The origin of the writes of one run of a source (extensions §13): the key of a manual run, else none. */
-export function sourceOrigin(source: string, runID: string, keyID: number | null): WriteOrigin {
-  return { via: 'source', keyID, requestID: runID, source };
+/**
+ * The origin of the writes of a source (extensions §13): a run's (its id; the key of a manual run, else none),
+ * or the withdrawals of its deletion (the request's id and key).
+ */
+export function sourceOrigin(source: string, requestID: string | null, keyID: number | null): WriteOrigin {
+  return { via: 'source', keyID, requestID, source };
 }
 
 /** The origin of writes made by an extension module through ObjectsService's extension overloads. */

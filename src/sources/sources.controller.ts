@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Principal as PrincipalType } from '../common/guard/access.js';
+import type { AccessRequest, Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
@@ -107,8 +107,8 @@ export class SourcesController {
   })
   @ApiNoContentResponse({ description: 'Deleted.' })
   @ApiErrors(NOT_FOUND)
-  delete(@Param() params: SourceNameParamDto) {
-    return this.sources.delete(params.name);
+  delete(@Param() params: SourceNameParamDto, @Req() request: AccessRequest) {
+    return this.sources.delete(params.name, request);
   }
 
   @Get(':name/runs')

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ChildNameResolver } from '../common/guard/access.decorators.js';
-import type { Principal } from '../common/guard/access.js';
+import type { AccessRequest, Principal } from '../common/guard/access.js';
+import { requestIdOf } from '../common/logging/request-logging.js';
 import { encodeCursor, decodeCursor, afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
@@ -138,11 +139,11 @@ export class SourcesService implements ChildNameResolver {
 
   /**
    * Deletes the source; its claims end in the same transaction, so an object it alone claimed is removed
-   * (`Withdrawn`) before the answer.
+   * (`Withdrawn`) before the answer, recorded with the request's key and id.
    */
-  async delete(name: string): Promise<void> {
+  async delete(name: string, request: AccessRequest): Promise<void> {
     const row = await this.find(name);
-    const origin = sourceOrigin(name, `delete:${name}`, null);
+    const origin = sourceOrigin(name, requestIdOf(request) ?? null, request.principal?.keyId ?? null);
     let found = true;
     await this.batch.applyRun(origin, row.collection, [], {
       dryRun: false,

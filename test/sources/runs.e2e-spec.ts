@@ -134,6 +134,10 @@ describe('source runs', () => {
     expect((await records(c)).filter((record) => record.operation === 'Remove')).toEqual([
       { operation: 'Remove', reason: 'Withdrawn', via: 'source', source: two, value: '198.51.100.2' },
     ]);
+    // The deletion's withdrawals carry the request's id and key.
+    const [origin] = (await t.db.query(`SELECT key_id, request_id FROM intel_change WHERE reason = 'Withdrawn' AND source = $1`, [two])).rows;
+    expect(origin.request_id).toEqual(expect.any(String));
+    expect(origin.key_id).toEqual(expect.any(Number));
   });
 
   it('removal policies afterMissedRuns (after that many runs without it) and never', async () => {
