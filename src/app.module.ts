@@ -24,6 +24,7 @@ import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
 import { SightingsModule } from './sightings/sightings.module.js';
 import { TaxiiModule } from './taxii/taxii.module.js';
+import { SourcesModule } from './sources/sources.module.js';
 
 /** A config whose database is settled (given, or the embedded one started by main.ts or the tests). */
 export type ResolvedConfig = AppConfig & { databaseUrl: string };
@@ -48,6 +49,7 @@ export class AppModule {
         SightingsModule,
         InsightModule,
         TaxiiModule,
+        SourcesModule,
         ...(config.console.enabled ? [ConsoleModule] : []),
         ExtensionApiModule.forRoot(config.extensionSettings),
         // Loaded last: an extension builds on everything above.

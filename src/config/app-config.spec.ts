@@ -13,6 +13,9 @@ describe('loadConfig (decisions §1)', () => {
       tokenTtlSeconds: 3600,
       taskLeaseSeconds: 300,
       taskMaxDeliveries: 5,
+      taskMaxLeaseSeconds: 3600,
+      taskRetryBaseSeconds: 10,
+      taskRetryMaxSeconds: 3600,
       changesRetentionDays: 30,
       historyRetentionDays: 365,
       uploadSessionTtlHours: 24,
@@ -39,6 +42,7 @@ describe('loadConfig (decisions §1)', () => {
       auditRetentionDays: 365,
       trustProxy: [],
       sightings: { rawDays: 7, retentionDays: 365 },
+      sources: { timeoutSeconds: 300, maxBytes: 268435456, denyNetworks: ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'], leaseSeconds: 120, pollSeconds: 10 },
     });
   });
 
@@ -52,6 +56,9 @@ describe('loadConfig (decisions §1)', () => {
       TOKEN_TTL_SECONDS: '60',
       TASK_LEASE_SECONDS: '10',
       TASK_MAX_DELIVERIES: '2',
+      TASK_MAX_LEASE_SECONDS: '600',
+      TASK_RETRY_BASE_SECONDS: '5',
+      TASK_RETRY_MAX_SECONDS: '120',
       CHANGES_RETENTION_DAYS: '7',
       HISTORY_RETENTION_DAYS: '90',
       UPLOAD_SESSION_TTL_HOURS: '1',
@@ -83,6 +90,11 @@ describe('loadConfig (decisions §1)', () => {
       TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback, 2001:db8::/32',
       SIGHTING_RAW_DAYS: '2',
       SIGHTING_RETENTION_DAYS: '90',
+      SOURCE_TIMEOUT_SECONDS: '20',
+      SOURCE_MAX_BYTES: '1024',
+      SOURCE_DENY_NETWORKS: '10.0.0.0/8, 169.254.169.254/32',
+      SOURCE_LEASE_SECONDS: '45',
+      SOURCE_POLL_SECONDS: '3',
     });
     expect(config).toEqual({
       port: 9000,
@@ -93,6 +105,9 @@ describe('loadConfig (decisions §1)', () => {
       tokenTtlSeconds: 60,
       taskLeaseSeconds: 10,
       taskMaxDeliveries: 2,
+      taskMaxLeaseSeconds: 600,
+      taskRetryBaseSeconds: 5,
+      taskRetryMaxSeconds: 120,
       changesRetentionDays: 7,
       historyRetentionDays: 90,
       uploadSessionTtlHours: 1,
@@ -119,6 +134,7 @@ describe('loadConfig (decisions §1)', () => {
       auditRetentionDays: 30,
       trustProxy: ['10.0.0.1', '192.168.0.0/16', 'loopback', '2001:db8::/32'],
       sightings: { rawDays: 2, retentionDays: 90 },
+      sources: { timeoutSeconds: 20, maxBytes: 1024, denyNetworks: ['10.0.0.0/8', '169.254.169.254/32'], leaseSeconds: 45, pollSeconds: 3 },
     });
   });
 
@@ -186,6 +202,8 @@ describe('loadConfig (decisions §1)', () => {
     ['TOKEN_TTL_SECONDS', '1h'],
     ['TASK_LEASE_SECONDS', '0'],
     ['TASK_MAX_DELIVERIES', 'many'],
+    ['TASK_MAX_LEASE_SECONDS', '0'],
+    ['TASK_RETRY_BASE_SECONDS', '-1'],
     ['CHANGES_RETENTION_DAYS', '0'],
     ['HISTORY_RETENTION_DAYS', '0'],
     ['UPLOAD_SESSION_TTL_HOURS', '-3'],
@@ -234,6 +252,10 @@ describe('loadConfig (decisions §1)', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  it('refuses a SOURCE_DENY_NETWORKS entry that is not a CIDR', () => {
+    expect(() => loadConfig({ SOURCE_DENY_NETWORKS: '169.254.0.0/16,metadata' })).toThrow(/SOURCE_DENY_NETWORKS: "metadata" is not a CIDR/);
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {

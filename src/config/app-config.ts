@@ -64,6 +64,8 @@ export interface AppConfig {
   auditReads: boolean;
   /** How long audit entries are kept. */
   auditRetentionDays: number;
+  /** Sources (extensions §13): fetch limits, the outbound address policy and the schedule's lease. */
+  sources: SourcesConfig;
   /**
    * TRUST_PROXY: the reverse proxies (addresses or CIDRs, or Express's `loopback`, `linklocal`, `uniquelocal`)
    * whose `X-Forwarded-For` gives the client address; empty: the peer's own address, the header ignored.
@@ -80,6 +82,34 @@ export interface SightingSettings {
   rawDays: number;
   /** SIGHTING_RETENTION_DAYS: items and roll-ups older than this are removed; older items are refused. */
   retentionDays: number;
+}
+
+export interface SourcesConfig {
+  /** SOURCE_TIMEOUT_SECONDS: the most one fetch (headers and body) may take. */
+  timeoutSeconds: number;
+  /** SOURCE_MAX_BYTES: the most bytes of one body, decoded. */
+  maxBytes: number;
+  /** SOURCE_DENY_NETWORKS: CIDRs no fetch may connect to (checked on the resolved address, each redirect too). */
+  denyNetworks: string[];
+  /** SOURCE_LEASE_SECONDS: how long a run's lease lasts unrenewed; another instance takes over after it. */
+  leaseSeconds: number;
+  /** SOURCE_POLL_SECONDS: how often each instance looks for due sources. */
+  pollSeconds: number;
+}
+
+/** Link-local and the cloud metadata addresses (extensions §13). */
+export const DEFAULT_DENY_NETWORKS = '169.254.0.0/16,fe80::/10,fd00:ec2::254/128';
+
+function denyNetworks(env: Env): string[] {
+  const raw = optionalString(env, 'SOURCE_DENY_NETWORKS') ?? DEFAULT_DENY_NETWORKS;
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((cidr) => {
+      if (parseCidr(cidr) === undefined) throw new ConfigError(`SOURCE_DENY_NETWORKS: "${cidr}" is not a CIDR`);
+      return cidr;
+    });
 }
 
 export interface ConsoleSettings {
@@ -219,6 +249,13 @@ export function loadConfig(env: Env): AppConfig {
     auditReads: oneOf(env, 'AUDIT_READS', ['true', 'false'], 'false') === 'true',
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 365, 1),
     trustProxy: trustedProxies(env),
+    sources: {
+      timeoutSeconds: integer(env, 'SOURCE_TIMEOUT_SECONDS', 300, 1, 86400),
+      maxBytes: integer(env, 'SOURCE_MAX_BYTES', 256 * 1024 * 1024, 1),
+      denyNetworks: denyNetworks(env),
+      leaseSeconds: integer(env, 'SOURCE_LEASE_SECONDS', 120, 1, 86400),
+      pollSeconds: integer(env, 'SOURCE_POLL_SECONDS', 10, 1, 3600),
+    },
     console: {
       enabled: oneOf(env, 'CONSOLE_ENABLED', ['true', 'false'], 'true') === 'true',
       sessionIdleMinutes: integer(env, 'CONSOLE_SESSION_IDLE_MINUTES', 30, 1, 24 * 60),

@@ -20,8 +20,10 @@ export interface WriteOrigin {
   readonly source: string | null;
 }
 
-/** The ways a routed request writes (a source run or a job is not a request). */
-export type RequestVia = Extract<WriteVia, 'api' | 'batch' | 'import' | 'taxii' | 'console'>;
+/** The ways a routed request writes (a source run or a job is not a request): the native writes. */
+export const NATIVE_VIAS = ['api', 'batch', 'import', 'taxii', 'console'] as const;
+
+export type RequestVia = (typeof NATIVE_VIAS)[number];
 
 /** The origin of a write made by this request: its principal's key and its request id (requestLogging). */
 export function requestOrigin(request: AccessRequest, via: RequestVia): WriteOrigin {
@@ -36,6 +38,14 @@ export const Origin = createParamDecorator((via: RequestVia, context: ExecutionC
 /** The origin of the writes of one run of a service job (no key; the run's id as the request id). */
 export function jobOrigin(via: 'expiry', runID: string): WriteOrigin {
   return { via, keyID: null, requestID: runID, source: null };
+}
+
+/**
+ * The origin of the writes of a source (extensions §13): a run's (its id; the key of a manual run, else none),
+ * or the withdrawals of its deletion (the request's id and key).
+ */
+export function sourceOrigin(source: string, requestID: string | null, keyID: number | null): WriteOrigin {
+  return { via: 'source', keyID, requestID, source };
 }
 
 /** The origin of writes made by an extension module through ObjectsService's extension overloads. */

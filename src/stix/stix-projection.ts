@@ -30,7 +30,7 @@ export interface ObjectVersion {
   /** This change's time: `modified`. */
   modified: string;
   /** Set on the last version: the object was deleted, or removed at its expiry. */
-  removal?: 'Deleted' | 'Expired';
+  removal?: 'Deleted' | 'Expired' | 'Withdrawn';
 }
 
 /** The creation time of the two constant objects below (fixed: they never change). */

@@ -61,6 +61,8 @@ const NO_PERMISSION = [
   'POST /intel/sightings',
   'GET /intel/sightings',
   'POST /intel/warninglists/check',
+  // Lists the sources of the collections the key may read.
+  'GET /intel/sources',
   // TAXII discovery and collections list what the key may see; a status is shown to keys that see its collection.
   'GET /taxii2',
   'GET /taxii2/api',

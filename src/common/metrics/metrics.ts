@@ -50,6 +50,9 @@ export class Metrics {
 
   readonly downloadedBytes = this.counter('ids_filebox_downloaded_bytes_total', 'File content bytes sent in downloads');
 
+  /** Runs of sources by outcome (extensions §13), counted by the instance that ran them. */
+  readonly sourceRuns = this.counter('ids_source_runs_total', 'Runs of sources, by source and outcome', ['source', 'outcome'] as const);
+
   readonly cacheLookups = this.counter(
     'ids_cache_lookups_total',
     'Lookups in the process caches of database rows, by cache and result (hit or miss)',

@@ -23,6 +23,7 @@ import { Warninglists1795820581222 } from './1795820581222-Warninglists.js';
 import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
 import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
 import { ObjectHistoryAndApiClaim1795822421408 } from './1795822421408-ObjectHistoryAndApiClaim.js';
+import { Sources1795822481412 } from './1795822481412-Sources.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -54,4 +55,5 @@ export const MIGRATIONS = [
   TaskDedupe1795821606553,
   TaskQuotas1795822039612,
   ObjectHistoryAndApiClaim1795822421408,
+  Sources1795822481412,
 ];

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
 import { ApiError } from '../../common/errors/api-error.js';
-import type { ChangeOperation } from '../entities/change.entity.js';
+import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import { planAdd, type PreparedObject } from '../object-rules.js';
 import type { Expiry, KeyHit } from '../objects.repository.js';
 
 /** A batch item after the checks that need no lock: what to do, or why it already failed. */
 export type PreparedItem =
   | { kind: 'add'; object: PreparedObject }
-  | { kind: 'remove'; key: ObjectKey }
+  | { kind: 'remove'; key: ObjectKey; reason?: RemoveReason }
   | { kind: 'failed'; error: ApiError };
 
 /** `NotApplied` only in the 422 report of an atomic batch: the item was fine, but another failed. */
@@ -37,6 +37,8 @@ export interface OwningObject {
 /** A change record of the batch, in order: the object's state after it (its last state for a Remove). */
 export interface PlannedChange {
   operation: ChangeOperation;
+  /** Why a Remove removed (`Deleted` unless the item says otherwise); null for the other operations. */
+  reason: RemoveReason | null;
   type: ObjectType;
   keys: ObjectKey[];
   contextJson: string;
@@ -127,9 +129,10 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
   }
   const byId = new Map(tracked.map((object) => [object.id, object]));
   const changes: PlannedChange[] = [];
-  const record = (operation: ChangeOperation, object: Tracked) =>
+  const record = (operation: ChangeOperation, object: Tracked, reason: RemoveReason | null = null) =>
     changes.push({
       operation,
+      reason,
       type: object.type,
       keys: object.keys,
       contextJson: object.contextJson,
@@ -145,7 +148,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       if (!object) return { status: 'Absent' };
       for (const key of object.keys) byKey.delete(keyId(key));
       object.present = false;
-      record('Remove', object);
+      record('Remove', object, item.reason ?? 'Deleted');
       return { status: 'Removed' };
     }
     const { object: submitted } = item;

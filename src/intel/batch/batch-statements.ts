@@ -28,6 +28,7 @@ const APPLY_PARAMETERS = namedParameters([
   'insertKeys',
   'insertContexts',
   'changeOperations',
+  'changeReasons',
   'changeTypes',
   'changeKeys',
   'changeContexts',
@@ -91,7 +92,7 @@ const APPLY = `
           record: {
             order: 'c.n',
             operation: 'c.operation',
-            reason: `CASE WHEN c.operation = 'Remove' THEN 'Deleted' END`,
+            reason: 'c.reason',
             type: 'c.type',
             keys: 'c.keys::jsonb',
             context: 'ctx.context',
@@ -99,9 +100,9 @@ const APPLY = `
             uid: 'c.uid',
             addedAt: 'COALESCE(c.added_at, now())',
           },
-          from: `FROM unnest(${P.changeOperations}::text[], ${P.changeTypes}::text[], ${P.changeKeys}::text[], ${P.changeContexts}::int[],
+          from: `FROM unnest(${P.changeOperations}::text[], ${P.changeReasons}::text[], ${P.changeTypes}::text[], ${P.changeKeys}::text[], ${P.changeContexts}::int[],
                              ${P.changeExpiresAt}::timestamptz[], ${P.changeTtlSeconds}::int[], ${P.changeUids}::uuid[], ${P.changeAddedAt}::timestamptz[])
-                   WITH ORDINALITY AS c(operation, type, keys, c, at, ttl, uid, added_at, n)
+                   WITH ORDINALITY AS c(operation, reason, type, keys, c, at, ttl, uid, added_at, n)
                  JOIN ctx ON ctx.i = c.c`,
         },
         P,
@@ -137,6 +138,7 @@ function applyParameters(collectionId: number, plan: BatchWrite, origin: WriteOr
     insertKeys: plan.inserts.map((n) => keysJson(n.keys)),
     insertContexts: plan.inserts.map((n) => position(n.contextJson)),
     changeOperations: plan.changes.map((c) => c.operation),
+    changeReasons: plan.changes.map((c) => c.reason),
     changeTypes: plan.changes.map((c) => c.type),
     changeKeys: plan.changes.map((c) => keysJson(c.keys)),
     changeContexts: plan.changes.map((c) => position(c.contextJson)),

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import { keyId } from '../../formats/forms.js';
 import { ObjectAddDto } from '../dto/object.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
 import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
@@ -19,6 +20,31 @@ import type { WriteOrigin } from '../write-origin.js';
 
 /** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
 export { MAX_BATCH_ITEMS } from './batch-body.js';
+
+/**
+ * A source run's part in its write (extensions §13). `settle` runs inside the write's transaction, under the
+ * collection's exclusive writer lock, once the items are checked: the run's own bookkeeping (its claims),
+ * so that the run commits whole or not at all. It gets the indexes of the items that failed their checks and
+ * returns the keys whose last source claim ended; those not natively claimed are removed (`Withdrawn`).
+ * `dryRun` decides everything and rolls it all back.
+ */
+export interface RunSettlement {
+  settle(manager: EntityManager, failed: ReadonlySet<number>): Promise<ObjectKey[]>;
+  dryRun: boolean;
+}
+
+/** A run's write: the report of its items, and how many objects its ended claims removed. */
+export interface RunWrite {
+  report: BatchReportView;
+  withdrawn: number;
+}
+
+/** Thrown inside the transaction of a dry run, to roll it back with its plan. */
+class DryRun extends Error {
+  constructor(readonly plan: BatchPlan) {
+    super('dry run');
+  }
+}
 
 /** Thrown inside the transaction of an atomic batch with a failed item, to roll it back. */
 class AtomicRejection extends Error {
@@ -95,7 +121,27 @@ export class BatchService {
     return this.applyTo(origin, await this.collections.findByName(collectionName), rawItems, atomic);
   }
 
-  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
+  /**
+   * A source run's items (extensions §13), with exactly the rules of `apply`, and the withdrawals of the
+   * claims it ended, in one transaction with its bookkeeping (RunSettlement). A withdrawal is a remove
+   * item with reason `Withdrawn`, after the items; an object a native write added or updated keeps its
+   * `api` claim and stays (BatchRepository.nativelyClaimed).
+   */
+  async applyRun(origin: WriteOrigin, collectionName: string, rawItems: unknown[], run: RunSettlement): Promise<RunWrite> {
+    const outcomes = await this.applyTo(origin, await this.collections.findByName(collectionName), rawItems, false, run);
+    const withdrawn = outcomes.slice(rawItems.length).filter((outcome) => outcome.status === 'Removed').length;
+    return { report: report(outcomes.slice(0, rawItems.length)), withdrawn };
+  }
+
+  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView>;
+  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: false, run: RunSettlement): Promise<ItemOutcome[]>;
+  private async applyTo(
+    origin: WriteOrigin,
+    collection: CollectionRecord,
+    rawItems: unknown[],
+    atomic: boolean,
+    run?: RunSettlement,
+  ): Promise<BatchReportView | ItemOutcome[]> {
     const prepared: PreparedItem[] = [];
     for (const raw of rawItems) prepared.push(await this.prepare(collection, raw));
     // Adds with a key on a rejectOnIngest warninglist fail as items; the rest are written.
@@ -104,8 +150,8 @@ export class BatchService {
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }
-    const keys = items.flatMap((item): ObjectKey[] => (item.kind === 'add' ? item.object.keys : item.kind === 'remove' ? [item.key] : []));
-    if (keys.length === 0) return report(planBatch(items, []).outcomes);
+    const keysOf = (of: PreparedItem[]) => of.flatMap((item): ObjectKey[] => (item.kind === 'add' ? item.object.keys : item.kind === 'remove' ? [item.key] : []));
+    if (run === undefined && keysOf(items).length === 0) return report(planBatch(items, []).outcomes);
 
     let plan: BatchPlan;
     let expired: WrittenChange[] = [];
@@ -115,21 +161,32 @@ export class BatchService {
         // The lock before the read: every decision below is made on the state no other writer can change
         // until this transaction commits (see ObjectsRepository.lockCollection).
         await this.objectsRepository.lockCollection(manager, collection.id);
+        const all = run === undefined ? items : [...items, ...(await this.withdrawals(manager, collection.id, items, run))];
         // Expired owners are gone: removed (Expired) first, so their keys are free for the items.
-        const owners = await this.repository.owners(manager, collection.id, keys);
-        const decided = planBatch(items, owners.filter((owner) => !owner.expired));
+        const owners = await this.repository.owners(manager, collection.id, keysOf(all));
+        const decided = planBatch(all, owners.filter((owner) => !owner.expired));
         if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
+        if (run?.dryRun) throw new DryRun(decided);
         expired = await this.objects.expireHits(manager, origin, collection.id, owners);
         recorded = await this.repository.apply(manager, origin, collection.id, decided);
         return decided;
       });
     } catch (error) {
       if (error instanceof AtomicRejection) throw rejection(error.outcomes);
+      if (error instanceof DryRun) return error.plan.outcomes;
       throw error;
     }
     this.changes.announce(collection, expired);
     if (recorded !== null) this.changes.announceRecorded(collection, recorded);
-    return report(plan.outcomes);
+    return run === undefined ? report(plan.outcomes) : plan.outcomes;
+  }
+
+  /** The run's bookkeeping, then a `Withdrawn` remove for each key whose last claim it ended, unless natively claimed. */
+  private async withdrawals(manager: EntityManager, collectionId: number, items: PreparedItem[], run: RunSettlement): Promise<PreparedItem[]> {
+    const failed = new Set(items.flatMap((item, index) => (item.kind === 'failed' ? [index] : [])));
+    const ended = await run.settle(manager, failed);
+    const kept = new Set((await this.repository.nativelyClaimed(manager, collectionId, ended)).map(keyId));
+    return ended.filter((key) => !kept.has(keyId(key))).map((key): PreparedItem => ({ kind: 'remove', key, reason: 'Withdrawn' }));
   }
 
   /** The checks of the single endpoints that need no lock; an ApiError becomes the item's failure. */

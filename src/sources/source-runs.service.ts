@@ -1,0 +1,270 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { ObjectKey } from '../common/indicators/indicators.js';
+import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { Metrics } from '../common/metrics/metrics.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { ObjectForm, Rejection } from '../formats/forms.js';
+import { BatchService } from '../intel/batch/batch.service.js';
+import { sourceOrigin } from '../intel/write-origin.js';
+import type { DryRunView, RunStartedView } from './dto/source.dto.js';
+import { FetchFailure } from './source-fetch.js';
+import { recordsOf } from './source-records.js';
+import { type Lease, LeaseLost, type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
+import { SourcesErrors } from './sources.errors.js';
+import { SourcesService } from './sources.service.js';
+
+/** Rejections kept with a run (extensions §13): the first 100. */
+const KEPT_REJECTIONS = 100;
+
+/** Why a run failed when the fetch did not: a body that is not what its kind says, or a lost lease. */
+class RunFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A body read whole: its objects (with their lines), its rejections, and its digest. */
+interface ParsedBody {
+  forms: ObjectForm[];
+  lines: number[];
+  rejected: number;
+  rejections: Rejection[];
+  digest: string;
+}
+
+type Outcome = 'ok' | 'notModified' | 'unchanged' | 'suspect' | 'failed';
+
+/** What a run did, as its log row and a dry run's answer show it. */
+interface RunResult {
+  outcome: Outcome;
+  httpStatus: number | null;
+  bytes: number | null;
+  items: number;
+  added: number;
+  updated: number;
+  unchanged: number;
+  withdrawn: number;
+  rejected: number;
+  rejections: Rejection[];
+  error: { code: string; message: string } | null;
+  retryAfterSeconds: number | null;
+}
+
+const keyText = (key: ObjectKey) => `${key.type}\n${key.value}`;
+
+/** The source's request headers: its own (secrets) and basic authentication. */
+function headersOf(source: SourceRow): Record<string, string> {
+  const headers = { ...source.secrets.headers };
+  if (source.settings.username !== undefined) {
+    headers.authorization = `Basic ${Buffer.from(`${source.settings.username}:${source.secrets.password ?? ''}`).toString('base64')}`;
+  }
+  return headers;
+}
+
+/**
+ * Runs of sources (extensions §13): fetch (conditional, streamed, within the address policy), parse by
+ * kind, and write through the batch path in one transaction with the run's claims (BatchService.applyRun),
+ * so a run is applied whole or not at all. The schedule holds across instances through a row lease
+ * (SourcesRepository.leaseDue); a manual run takes the same lease.
+ */
+@Injectable()
+export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(SourceRunsService.name);
+  private stop?: () => void;
+  /** Runs of this instance under way (manual ones are not awaited by their request): awaited at shutdown. */
+  private readonly running = new Set<Promise<void>>();
+  /** Aborted at shutdown: fetches under way end at once (their runs wrote nothing and are due again). */
+  private readonly stopping = new AbortController();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repository: SourcesRepository,
+    private readonly sources: SourcesService,
+    private readonly batch: BatchService,
+    private readonly metrics: Metrics,
+  ) {}
+
+  onModuleInit(): void {
+    this.stop = schedulePeriodicJob('SourceSchedule', this.config.sources.pollSeconds, () => this.runDue());
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stop?.();
+    this.stopping.abort();
+    await Promise.allSettled([...this.running]);
+    await this.sources.policy.close();
+  }
+
+  /** 202: a run now, in the background; 409 RunInProgress while one holds the lease. Does not move nextRunAt. */
+  async start(name: string, keyID: number | null): Promise<RunStartedView> {
+    const runID = randomUUID();
+    const leased = await this.repository.leaseNow(name, runID, keyID, this.config.sources.leaseSeconds);
+    if (leased === 'absent') throw SourcesErrors.notFound(name);
+    if (leased === 'busy') throw SourcesErrors.runInProgress(name);
+    const lease = await this.repository.sourceOfLease(runID);
+    if (lease !== undefined) this.track(this.run(lease));
+    return { runID };
+  }
+
+  /**
+   * The schedule: takes due sources one at a time until none is left (each instance, every
+   * SOURCE_POLL_SECONDS); public for tests. Also prunes the run log.
+   */
+  async runDue(): Promise<void> {
+    // Not once the instance is stopping: its interrupted runs are due again, for the other instances.
+    while (!this.stopping.signal.aborted) {
+      const lease = await this.repository.leaseDue(randomUUID(), this.config.sources.leaseSeconds);
+      if (lease === undefined) break;
+      await this.track(this.run(lease));
+    }
+    if (!this.stopping.signal.aborted) await this.repository.pruneRuns();
+  }
+
+  /** `POST …/test`: what a run would do now, from a fresh fetch (no validators), writing and storing nothing. */
+  async test(name: string): Promise<DryRunView> {
+    const source = await this.sources.find(name);
+    const result = await this.execute(source, null, true);
+    const { outcome, bytes: _bytes, retryAfterSeconds: _retry, ...counts } = result;
+    return { ...counts, suspect: outcome === 'suspect' };
+  }
+
+  private track(run: Promise<void>): Promise<void> {
+    this.running.add(run);
+    return run.finally(() => this.running.delete(run));
+  }
+
+  /** One leased run, its lease renewed while it lasts, closed with its log row whatever happens. */
+  private async run(lease: Lease): Promise<void> {
+    const renew = setInterval(
+      () => void this.repository.renewLease(lease.runID, this.config.sources.leaseSeconds).catch(() => undefined),
+      (this.config.sources.leaseSeconds * 1000) / 3,
+    );
+    try {
+      const result = await this.execute(lease.source, lease, false);
+      const { retryAfterSeconds, unchanged: _unchanged, ...row } = result;
+      await this.repository.finish(lease.runID, row as Omit<RunRow, 'runID' | 'trigger' | 'startedAt' | 'finishedAt'>, retryAfterSeconds);
+      this.metrics.sourceRuns.labels(lease.source.name, result.outcome).inc();
+      if (result.error !== null) this.logger.warn(`source ${lease.source.name}: run ${lease.runID} failed: ${result.error.code}: ${result.error.message}`);
+    } catch (error) {
+      this.logger.error(`source ${lease.source.name}: run ${lease.runID}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** Fetch, parse, write: a failure anywhere is outcome `failed` with nothing written. */
+  private async execute(source: SourceRow, lease: Lease | null, dryRun: boolean): Promise<RunResult> {
+    const result: RunResult = {
+      outcome: 'failed',
+      httpStatus: null,
+      bytes: null,
+      items: 0,
+      added: 0,
+      updated: 0,
+      unchanged: 0,
+      withdrawn: 0,
+      rejected: 0,
+      rejections: [],
+      error: null,
+      retryAfterSeconds: null,
+    };
+    try {
+      const fetched = await this.sources.policy.get(
+        { url: source.settings.url, headers: headersOf(source), ...(!dryRun && { etag: source.etag, lastModified: source.lastModified }) },
+        this.stopping.signal,
+      );
+      result.httpStatus = fetched.httpStatus;
+      let parsed: ParsedBody | null = null;
+      if (!fetched.notModified) {
+        try {
+          parsed = await this.parse(source, fetched.body);
+        } finally {
+          result.bytes = fetched.bytes();
+        }
+        result.items = parsed.forms.length + parsed.rejected;
+        result.rejected = parsed.rejected;
+        result.rejections = parsed.rejections;
+      }
+      // The same normalised objects as the last successful run: nothing to write but graces ending.
+      const repeat = parsed === null || (!dryRun && parsed.digest === source.bodyDigest);
+      const forms = repeat ? [] : parsed!.forms;
+      const origin = sourceOrigin(source.name, lease?.runID ?? `test:${source.name}`, lease?.keyID ?? null);
+      let suspect = false;
+      const write = await this.batch.applyRun(origin, source.collection, forms, {
+        dryRun,
+        settle: async (manager, failed) => {
+          const seen = repeat ? null : forms.flatMap((form, index) => (failed.has(index) ? [] : form.keys));
+          const settled = await this.repository.settle(manager, {
+            sourceId: source.id,
+            collection: source.collection,
+            runID: lease?.runID ?? null,
+            seen,
+            snapshot: source.settings.mode === 'snapshot',
+            policy: source.settings.removal,
+            maxRemovalRatio: source.settings.maxRemovalRatio,
+            tooFew: parsed !== null && parsed.forms.length < source.settings.minItems,
+          });
+          suspect = settled.suspect;
+          if (!dryRun) {
+            const validators = parsed === null ? null : { etag: fetched.notModified ? null : fetched.etag, lastModified: fetched.notModified ? null : fetched.lastModified, bodyDigest: parsed.digest };
+            await this.repository.recordSuccess(manager, source.id, validators);
+          }
+          return settled.ended;
+        },
+      });
+      const failedItems = write.report.items.filter((item) => item.status === 'Failed');
+      for (const item of failedItems) {
+        if (result.rejections.length < KEPT_REJECTIONS) {
+          const form = forms[item.index];
+          result.rejections.push({ line: parsed!.lines[item.index], value: form.keys.map((key) => key.value).join(' '), reason: item.error!.message });
+        }
+      }
+      result.rejected += failedItems.length;
+      result.added = write.report.added;
+      result.updated = write.report.updated;
+      result.unchanged = repeat && parsed !== null ? parsed.forms.length : write.report.unchanged;
+      result.withdrawn = write.withdrawn;
+      result.outcome = suspect ? 'suspect' : parsed === null ? 'notModified' : repeat ? 'unchanged' : 'ok';
+    } catch (error) {
+      if (error instanceof FetchFailure) {
+        result.httpStatus = error.httpStatus ?? result.httpStatus;
+        result.retryAfterSeconds = error.retryAfterSeconds;
+        result.error = { code: error.code, message: error.message };
+      } else if (error instanceof RunFailure) {
+        result.error = { code: error.code, message: error.message };
+      } else if (error instanceof LeaseLost) {
+        result.error = { code: 'LeaseLost', message: error.message };
+      } else {
+        throw error;
+      }
+      Object.assign(result, { outcome: 'failed', added: 0, updated: 0, unchanged: 0, withdrawn: 0 });
+    }
+    return result;
+  }
+
+  /** The body read whole through its kind's parser; a failure of the format fails the run. */
+  private async parse(source: SourceRow, body: AsyncIterable<Uint8Array>): Promise<ParsedBody> {
+    const forms: ObjectForm[] = [];
+    const lines: number[] = [];
+    const rejections: Rejection[] = [];
+    let rejected = 0;
+    for await (const record of recordsOf(source.kind, source.settings, body)) {
+      if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
+      if (record.kind === 'rejected') {
+        rejected += 1;
+        if (rejections.length < KEPT_REJECTIONS) rejections.push(record.rejection);
+        continue;
+      }
+      forms.push(record.form);
+      lines.push(record.line);
+    }
+    // Whatever the comment lines, order or duplicates: the set of normalised objects and contexts.
+    const distinct = [...new Set(forms.map((form) => JSON.stringify([form.type, form.keys.map(keyText), form.context])))].sort();
+    const digest = createHash('sha256').update(distinct.join('\n')).digest('hex');
+    return { forms, lines, rejected, rejections, digest };
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { IntelModule } from '../intel/intel.module.js';
+import { SourceMetrics } from './source-metrics.js';
+import { SourceRunsService } from './source-runs.service.js';
+import { SourcesController } from './sources.controller.js';
+import { SourcesRepository } from './sources.repository.js';
+import { SourcesService } from './sources.service.js';
+
+/** Sources (extensions §13): scheduled inbound feeds written through intel's batch path. */
+@Module({
+  imports: [IntelModule],
+  controllers: [SourcesController],
+  providers: [SourcesRepository, SourcesService, SourceRunsService, SourceMetrics],
+  exports: [SourcesService, SourceRunsService],
+})
+export class SourcesModule {}

@@ -1,0 +1,187 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ChildNameResolver } from '../common/guard/access.decorators.js';
+import type { AccessRequest, Principal } from '../common/guard/access.js';
+import { requestIdOf } from '../common/logging/request-logging.js';
+import { encodeCursor, decodeCursor, afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
+import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { BatchService } from '../intel/batch/batch.service.js';
+import { CollectionsService } from '../intel/collections.service.js';
+import { sourceOrigin } from '../intel/write-origin.js';
+import { ApiError } from '../common/errors/api-error.js';
+import type { ClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
+import { OutboundPolicy } from './source-fetch.js';
+import { parseSourceForm, type SourceForm } from './source-form.js';
+import { type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
+import { SourcesErrors } from './sources.errors.js';
+
+/** The stored source as the form it was made from (secrets included: only for a PATCH to start from). */
+export function formOf(row: SourceRow): SourceForm {
+  return {
+    name: row.name,
+    collection: row.collection,
+    kind: row.kind,
+    enabled: row.enabled,
+    intervalSeconds: row.intervalSeconds,
+    settings: row.settings,
+    secrets: row.secrets,
+  };
+}
+
+/** The view: the settings with header names only and the username only (secrets are write-only), and the state. */
+export function sourceView(row: SourceRow): SourceView {
+  const { headerNames, username, ...settings } = row.settings;
+  return {
+    name: row.name,
+    collection: row.collection,
+    kind: row.kind,
+    enabled: row.enabled,
+    intervalSeconds: row.intervalSeconds,
+    ...settings,
+    headers: headerNames,
+    ...(username !== undefined && { basicAuth: { username } }),
+    state: !row.enabled ? 'disabled' : row.consecutiveFailures > 0 ? 'failing' : 'ok',
+    lastRunAt: row.lastRunAt,
+    lastSuccessAt: row.lastSuccessAt,
+    nextRunAt: row.enabled ? row.nextRunAt : null,
+    consecutiveFailures: row.consecutiveFailures,
+    claims: row.claims,
+  };
+}
+
+function runView(row: RunRow): RunView {
+  return {
+    runID: row.runID,
+    trigger: row.trigger,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    outcome: row.outcome,
+    httpStatus: row.httpStatus,
+    bytes: row.bytes,
+    items: row.items,
+    added: row.added,
+    updated: row.updated,
+    withdrawn: row.withdrawn,
+    rejected: row.rejected,
+    rejections: row.rejections,
+    error: row.error,
+  };
+}
+
+const isRunCursor = (value: unknown): value is { t: string; i: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { t: unknown }).t === 'string' && typeof (value as { i: unknown }).i === 'string' &&
+  !Number.isNaN(Date.parse((value as { t: string }).t)) && /^[0-9a-f-]{36}$/.test((value as { i: string }).i);
+
+const isClaimCursor = (value: unknown): value is { k: string; v: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { k: unknown }).k === 'string' && typeof (value as { v: unknown }).v === 'string';
+
+/**
+ * `/intel/sources` (extensions §13): the resource, its run log and its claims. Runs are SourceRunsService's.
+ * Also the resolver of the read routes' access rule: a source is read with `Read` on its collection.
+ */
+@Injectable()
+export class SourcesService implements ChildNameResolver {
+  readonly policy: OutboundPolicy;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: SourcesRepository,
+    private readonly collections: CollectionsService,
+    private readonly batch: BatchService,
+  ) {
+    this.policy = new OutboundPolicy(config.sources);
+  }
+
+  async nameOf(sourceName: string): Promise<string | undefined> {
+    return (await this.repository.find(sourceName))?.collection;
+  }
+
+  async create(body: unknown): Promise<SourceRegistrationView> {
+    const form = parseSourceForm(body, (address) => this.policy.denied(address));
+    await this.assertCollection(form.collection);
+    await this.repository.insert(form);
+    return { name: form.name };
+  }
+
+  async find(name: string): Promise<SourceRow> {
+    const row = await this.repository.find(name);
+    if (!row) throw SourcesErrors.notFound(name);
+    return row;
+  }
+
+  async view(name: string): Promise<TaggedResult<SourceView>> {
+    const row = await this.find(name);
+    return new TaggedResult(sourceView(row), row.version);
+  }
+
+  /** Only the sources of collections the key may read. */
+  async list(principal: Principal, query: PageQueryDto): Promise<PageResult<SourceView>> {
+    const page = pageRequestOf(query);
+    const readable = (await this.collections.feedCollections(principal)).filter((c) => c.canRead).map((c) => c.name);
+    const rows = await this.repository.list(afterIdFromCursor(page.cursor), page.limit + 1, readable);
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(row.id), sourceView);
+  }
+
+  /** The stored form, changed by the members sent (a secret left out is kept, `null` clears it), under If-Match. */
+  async update(name: string, ifMatch: string, body: unknown): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const row = await this.repository.find(name, manager, true);
+      if (!row) throw SourcesErrors.notFound(name);
+      assertTagMatches(ifMatch, row.version);
+      const form = parseSourceForm(body, (address) => this.policy.denied(address), formOf(row));
+      await this.repository.update(manager, row, form);
+    });
+  }
+
+  /**
+   * Deletes the source; its claims end in the same transaction, so an object it alone claimed is removed
+   * (`Withdrawn`) before the answer, recorded with the request's key and id.
+   */
+  async delete(name: string, request: AccessRequest): Promise<void> {
+    const row = await this.find(name);
+    const origin = sourceOrigin(name, requestIdOf(request) ?? null, request.principal?.keyId ?? null);
+    let found = true;
+    await this.batch.applyRun(origin, row.collection, [], {
+      dryRun: false,
+      settle: async (manager) => {
+        const locked = await this.repository.find(name, manager, true);
+        if (!locked) {
+          found = false;
+          return [];
+        }
+        return this.repository.delete(manager, locked);
+      },
+    });
+    if (!found) throw SourcesErrors.notFound(name);
+  }
+
+  async runs(name: string, query: PageQueryDto): Promise<PageResult<RunView>> {
+    const row = await this.find(name);
+    const page = pageRequestOf(query);
+    const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isRunCursor);
+    const rows = await this.repository.runs(row.id, after && { startedAt: after.t, id: after.i }, page.limit + 1);
+    return keysetPage(rows, page.limit, (run) => encodeCursor({ t: run.sortAt, i: run.runID }), runView);
+  }
+
+  async claims(name: string, query: PageQueryDto): Promise<PageResult<ClaimView>> {
+    const row = await this.find(name);
+    const page = pageRequestOf(query);
+    const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isClaimCursor);
+    const rows = await this.repository.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);
+    return keysetPage(rows, page.limit, (claim) => encodeCursor({ k: claim.type, v: claim.value }), (claim) => ({ ...claim }));
+  }
+
+  /** 422 CollectionNotFound for a form naming no collection. */
+  private async assertCollection(name: string): Promise<void> {
+    try {
+      await this.collections.findByName(name);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'NotFound') throw SourcesErrors.collectionNotFound(name);
+      throw error;
+    }
+  }
+}
