@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import type { SourceForm, SourceKind, SourceSecrets, SourceSettings } from './source-form.js';
+import { SOURCE_NAME_PATTERN, type SourceForm, type SourceKind, type SourceSecrets, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';
 
 /** A source as stored, with its claims counted. Secrets are read only by the runs. */
@@ -121,6 +121,8 @@ export class SourcesRepository {
   }
 
   async find(name: string, manager: EntityManager | DataSource = this.dataSource, lock = false): Promise<SourceRow | undefined> {
+    // A name no source can have (a path parameter's NUL or 2,000 characters) names none, without asking.
+    if (!SOURCE_NAME_PATTERN.test(name)) return undefined;
     const rows: SourceRow[] = await manager.query(`SELECT ${SOURCE_COLUMNS} FROM sources_source s WHERE s.name = $1${lock ? ' FOR UPDATE' : ''}`, [name]);
     return rows[0];
   }

@@ -136,7 +136,16 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
       .parse(parseJson);
     expect(posted.status).toBe(202);
 
+    // A source of the collection (disabled: no run is due) and a built-in warninglist, both named by `name`.
+    const source = await t
+      .http()
+      .post('/intel/sources')
+      .set('X-Api-Key', t.adminKey)
+      .send({ name: 'fuzz-source', collection: 'fuzzed', kind: 'text', url: 'http://127.0.0.1:9/feed.txt', enabled: false });
+    expect(source.status).toBe(201);
+
     known = {
+      name: ['fuzz-source', 'public-dns-resolvers'],
       collection_id: ['fuzzed', taxiiId],
       object_id: [indicator.id],
       status_id: [(posted.body as { id: string }).id],
