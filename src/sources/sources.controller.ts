@@ -7,7 +7,7 @@ import { PageQueryDto } from '../common/pagination/page.js';
 import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';
 import { ETAG_HEADER, IF_MATCH_HEADER, LINK_HEADER } from '../schema-registry/dto/schema.dto.js';
 import {
-  ClaimView,
+  SourceClaimView,
   DryRunView,
   RunStartedView,
   RunView,
@@ -154,7 +154,7 @@ export class SourcesController {
     summary: 'The keys a source claims',
     description: 'The object keys the source claims now, by type and value, with `firstSeenAt`, `lastSeenAt` and `missedRuns`, paged.',
   })
-  @ApiOkResponse({ type: [ClaimView], headers: LINK_HEADER, description: 'The claims.' })
+  @ApiOkResponse({ type: [SourceClaimView], headers: LINK_HEADER, description: 'The claims.' })
   @ApiErrors({ 400: 'InvalidQueryArgument: a malformed cursor or limit.', ...NOT_FOUND })
   claims(@Param() params: SourceNameParamDto, @Query() query: PageQueryDto) {
     return this.sources.claims(params.name, query);

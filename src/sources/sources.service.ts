@@ -12,7 +12,7 @@ import { BatchService } from '../intel/batch/batch.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { sourceOrigin } from '../intel/write-origin.js';
 import { ApiError } from '../common/errors/api-error.js';
-import type { ClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
+import type { SourceClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
 import { OutboundPolicy } from './source-fetch.js';
 import { parseSourceForm, type SourceForm } from './source-form.js';
 import { type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
@@ -167,7 +167,7 @@ export class SourcesService implements ChildNameResolver {
     return keysetPage(rows, page.limit, (run) => encodeCursor({ t: run.sortAt, i: run.runID }), runView);
   }
 
-  async claims(name: string, query: PageQueryDto): Promise<PageResult<ClaimView>> {
+  async claims(name: string, query: PageQueryDto): Promise<PageResult<SourceClaimView>> {
     const row = await this.find(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isClaimCursor);

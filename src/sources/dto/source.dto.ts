@@ -245,7 +245,7 @@ export class DryRunView {
   error: RunErrorView | null;
 }
 
-export class ClaimView {
+export class SourceClaimView {
   @ApiProperty()
   type: string;
 
