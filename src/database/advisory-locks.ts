@@ -33,3 +33,6 @@ export const SWEEP_LOCK = 7_240_015;
  * may prune at once; that is harmless, as both then wait for SEQUENCER_LOCK.
  */
 export const PRUNE_LOCK = 7_240_016;
+
+/** One-key, session-level: held by the one instance rolling up and pruning sightings. */
+export const ROLLUP_LOCK = 7_240_031;

@@ -3,10 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ROLLUP_LOCK } from '../database/advisory-locks.js';
 import { SightingsRepository } from './sightings.repository.js';
 
-/** One instance at a time runs the job (a session advisory lock; the others skip their turn). */
-const ROLLUP_LOCK = 7_240_031;
+// One instance at a time runs the job (ROLLUP_LOCK, a session advisory lock; the others skip their turn).
 /** Rows handled per statement: each statement is its own short transaction. */
 const BATCH = 10_000;
 const DAY_MS = 86_400_000;
