@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FilesService } from '../filebox/files.service.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { decodeCursor, encodeCursor, timeIdCursorGuard } from '../common/pagination/cursor.js';
 import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import type {
   ListTasksQueryDto,
@@ -56,17 +56,7 @@ function attemptsOf(row: TaskRow): TaskAttemptView[] {
 }
 
 /** The newest-first position: `t` the creation time to the microsecond (UTC), `i` the id. */
-function isTaskCursor(value: unknown): value is { t: string; i: string } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length !== 2) return false;
-  const { t, i } = value as { t?: unknown; i?: unknown };
-  return (
-    typeof t === 'string' &&
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(t) &&
-    !Number.isNaN(Date.parse(t)) &&
-    typeof i === 'string' &&
-    UUID_PATTERN.test(i)
-  );
-}
+const isTaskCursor = timeIdCursorGuard(UUID_PATTERN);
 
 const DEFAULT_PRIORITY = 3;
 /** A deduplicating registration runs again only when an identical one won a race; three runs are plenty. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../common/guard/access.js';
 import { normalizeKey } from '../common/indicators/indicators.js';
-import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { decodeCursor, encodeCursor, timeIdCursorGuard } from '../common/pagination/cursor.js';
 import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { parseDateTime } from '../common/validation/date-time.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
@@ -17,17 +17,7 @@ import { SightingErrors } from './sightings.errors.js';
 import { type SightingRow, SightingsRepository } from './sightings.repository.js';
 
 /** The newest-first position: `t` the time to the microsecond (UTC), `i` the row id. */
-function isSightingCursor(value: unknown): value is { t: string; i: string } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length !== 2) return false;
-  const { t, i } = value as { t?: unknown; i?: unknown };
-  return (
-    typeof t === 'string' &&
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(t) &&
-    !Number.isNaN(Date.parse(t)) &&
-    typeof i === 'string' &&
-    /^[1-9]\d{0,17}$/.test(i)
-  );
-}
+const isSightingCursor = timeIdCursorGuard(/^[1-9]\d{0,17}$/);
 
 @Injectable()
 export class SightingsService {

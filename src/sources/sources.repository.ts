@@ -3,19 +3,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import { SOURCE_NAME_PATTERN, type SourceForm, type SourceKind, type SourceSecrets, type SourceSettings } from './source-form.js';
+import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';
 
 /** A source as stored, with its claims counted. Secrets are read only by the runs. */
-export interface SourceRow {
+export interface SourceRow extends SourceForm {
   id: number;
-  name: string;
-  collection: string;
-  kind: SourceKind;
-  enabled: boolean;
-  intervalSeconds: number;
-  settings: SourceSettings;
-  secrets: SourceSecrets;
   version: number;
   nextRunAt: string | null;
   leaseRunId: string | null;

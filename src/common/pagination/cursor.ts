@@ -44,3 +44,21 @@ export function afterIdFromCursor(raw: string | undefined): number {
 export function afterIdCursor(id: number): string {
   return encodeCursor({ a: id });
 }
+
+/**
+ * A guard of newest-first positions `{t, i}`: `t` a time to the microsecond (UTC), `i` a row id matching
+ * `idPattern` (listings ordered by time, then id).
+ */
+export function timeIdCursorGuard(idPattern: RegExp): (value: unknown) => value is { t: string; i: string } {
+  return (value: unknown): value is { t: string; i: string } => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length !== 2) return false;
+    const { t, i } = value as { t?: unknown; i?: unknown };
+    return (
+      typeof t === 'string' &&
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(t) &&
+      !Number.isNaN(Date.parse(t)) &&
+      typeof i === 'string' &&
+      idPattern.test(i)
+    );
+  };
+}
