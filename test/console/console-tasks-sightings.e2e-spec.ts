@@ -94,7 +94,7 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
       await page.reload();
       await page.getByRole('heading', { name: 'Error' }).waitFor();
       expect(await page.getByRole('definition').first().textContent()).toBe('Failed');
-      expect((await cellsOf(page, 0)).slice(4)).toEqual(['cancelled', `Stopped: ${HOSTILE}`]);
+      expect((await cellsOf(page, 0)).slice(4)).toEqual([expect.stringMatching(/ UTC$/), 'cancelled', `Stopped: ${HOSTILE}`]);
       expect(await page.getByLabel('Progress').count()).toBe(0);
       await expectAccessible(page);
 
