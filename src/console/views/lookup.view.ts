@@ -105,7 +105,7 @@ function sightingsOf({ matches }: LookupResultView): Html {
 }
 
 /** The enabled warninglists a key is on (extensions §15): the list, the entry that matched, how, and what the list does. */
-export function warningsOf(warnings: readonly WarningView[]): Html | string {
+function warningsOf(warnings: readonly WarningView[]): Html | string {
   if (warnings.length === 0) return 'none';
   return html`${warnings.map((warning) => html`${warning.list}: <span class="mono">${warning.entry}</span> (${warning.match}, ${warning.action})<br>`)}`;
 }
