@@ -143,6 +143,10 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
       expect(await post('/console/tasks/00000000-0000-4000-8000-000000000000/cancel')).toBe(404);
       expect(await post('/console/tasks/not-a-task/retry')).toBe(404);
     });
+    // Audited as the console's other writes are (target `console/<path parameter>`), refusals included.
+    const audit = await t.http().get(`/auth/audit?target=console/${finishing}`).set('X-Api-Key', t.adminKey).expect(200);
+    const entries = (audit.body as { method: string; route: string; status: number }[]).map(({ method, route, status }) => `${method} ${route} ${status}`);
+    expect(entries.sort()).toEqual(['POST /console/tasks/:id/cancel 422', 'POST /console/tasks/:id/retry 422']);
   });
 
   it('shows attempts to a key that may read tasks, and neither offers nor accepts cancel or retry from it', async () => {
