@@ -7,16 +7,19 @@ import { HistoryService } from '../intel/history/history.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
+import { SightingsService } from '../sightings/sightings.service.js';
 import { cursorParam, nextCursor } from './paging.js';
-import { changesFragment, changesView, collectionsView, collectionView, objectView } from './views/collections.view.js';
+import { changesFragment, changesView, collectionsView, collectionView, type KeyedSighting, objectView } from './views/collections.view.js';
 import type { Html } from './html.js';
 import type { Screen } from './views/layout.js';
 
 const PAGE_SIZE = '50';
+/** How many of an object's recorded sightings its screen lists (the summary counts them all). */
+const LATEST_SIGHTINGS = 20;
 /** How long one live-tail request waits for a change before htmx asks again. */
 const TAIL_WAIT_SECONDS = '25';
 
-/** Collections through the intel area's services (reads only): lists, objects, the change feed, one object. */
+/** Collections through the intel area's services (reads only): lists, objects, the change feed, one object with its sightings. */
 @Injectable()
 export class CollectionsScreen {
   constructor(
@@ -25,6 +28,7 @@ export class CollectionsScreen {
     private readonly changes: ChangesService,
     private readonly lookups: LookupService,
     private readonly history: HistoryService,
+    private readonly sightings: SightingsService,
   ) {}
 
   async list(principal: Principal, query: Record<string, unknown>): Promise<Screen> {
@@ -69,7 +73,35 @@ export class CollectionsScreen {
     const object = result?.matches[0]?.object;
     if (!object) throw new ApiError('NotFound', 'No object of this collection has that key (it may have expired or been deleted).');
     const key = { type: type as ObjectKey['type'], value };
-    const history = await this.history.history(name, { objectKeyType: key.type, objectKey: value, cursor: cursorParam(query), limit: PAGE_SIZE });
-    return objectView({ collection: name, object, key, history: history.items, olderHistory: nextCursor(history) });
+    const [history, latestSightings] = await Promise.all([
+      this.history.history(name, { objectKeyType: key.type, objectKey: value, cursor: cursorParam(query), limit: PAGE_SIZE }),
+      this.latestSightings(principal, object.keys),
+    ]);
+    return objectView({
+      collection: name,
+      object,
+      sightings: result.matches[0].sightings,
+      latestSightings,
+      key,
+      history: history.items,
+      olderHistory: nextCursor(history),
+    });
+  }
+
+  /**
+   * The newest LATEST_SIGHTINGS sightings of the object, which the sightings area keeps per key: the
+   * newest of each key, merged newest first (ISO times of one format sort as text).
+   */
+  private async latestSightings(principal: Principal, keys: readonly ObjectKey[]): Promise<KeyedSighting[]> {
+    const pages = await Promise.all(
+      keys.map(async (key) => {
+        const page = await this.sightings.list(principal, { objectKeyType: key.type, objectKey: key.value, limit: String(LATEST_SIGHTINGS) });
+        return page.items.map((sighting) => ({ ...sighting, key }));
+      }),
+    );
+    return pages
+      .flat()
+      .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))
+      .slice(0, LATEST_SIGHTINGS);
   }
 }

@@ -4,6 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { FileboxModule } from '../filebox/filebox.module.js';
 import { InsightModule } from '../insight/insight.module.js';
 import { IntelModule } from '../intel/intel.module.js';
+import { SightingsModule } from '../sightings/sightings.module.js';
 import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
 import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
@@ -26,7 +27,7 @@ import { TasksController } from './tasks.controller.js';
  * services, acting as the signed-in key, so every permission rule is the API's own.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule],
+  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule, SightingsModule],
   // The catch-all 404 last: Express matches routes in registration order.
   controllers: [
     SessionController,

@@ -32,7 +32,7 @@ export class LookupScreen {
       keys.set(`${key.type}\n${key.value}`, { key, line });
     }
     const entries = [...keys.values()];
-    const outcome: LookupOutcome = { known: [], unknown: [], invalid: [] };
+    const outcome: LookupOutcome = { known: [], unknown: [], unknownWarned: [], invalid: [] };
     const seen = new Set<string>();
     for (let start = 0; start < entries.length; start += MAX_LOOKUP_KEYS) {
       const chunk = entries.slice(start, start + MAX_LOOKUP_KEYS);
@@ -46,8 +46,12 @@ export class LookupScreen {
         const id = `${result.key.type}\n${result.key.value}`;
         if (seen.has(id)) return;
         seen.add(id);
-        if (result.matches.length > 0) outcome.known.push(result);
-        else outcome.unknown.push(result.key.value);
+        if (result.matches.length > 0) {
+          outcome.known.push(result);
+          return;
+        }
+        outcome.unknown.push(result.key.value);
+        if (result.warnings.length > 0) outcome.unknownWarned.push(result);
       });
     }
     return outcome;

@@ -7,7 +7,7 @@ import { TasksScreen } from './tasks.screen.js';
 import type { Screen } from './views/layout.js';
 import { registerTaskView } from './views/tasks.view.js';
 
-/** Tasks: newest first by state, one task's result or error, and registration. */
+/** Tasks: newest first by state, one task's attempts, progress, result or error, cancel and retry, and registration. */
 @ConsoleController('tasks')
 export class TasksController {
   constructor(
@@ -35,7 +35,19 @@ export class TasksController {
 
   @Get(':id')
   @ConsoleAccess('tasks', 'Read')
-  view(@Param('id') id: string): Promise<Screen> {
-    return this.screen.task(id);
+  view(@Req() request: ConsoleRequest, @Param('id') id: string): Promise<Screen> {
+    return this.screen.task(request.principal!, id);
+  }
+
+  @Post(':id/cancel')
+  @ConsoleAccess('tasks', 'Write')
+  async cancel(@Req() request: ConsoleRequest, @Res() response: Response, @Param('id') id: string): Promise<void> {
+    await this.answers.form(request, response, await this.screen.cancel(request.principal!, id));
+  }
+
+  @Post(':id/retry')
+  @ConsoleAccess('tasks', 'Write')
+  async retry(@Req() request: ConsoleRequest, @Res() response: Response, @Param('id') id: string): Promise<void> {
+    await this.answers.form(request, response, await this.screen.retry(request.principal!, id));
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import { RegisterTaskDto } from '../insight/dto/task.dto.js';
-import { TASK_STATES, type TaskState } from '../insight/dto/task.dto.js';
+import { TASK_STATES, type TaskDetailView, type TaskState } from '../insight/dto/task.dto.js';
 import { TasksService } from '../insight/tasks.service.js';
 import type { FormAnswer } from './console-answers.js';
 import { refusalOf, validatedForm } from './forms.js';
@@ -31,8 +31,33 @@ export class TasksScreen {
     });
   }
 
-  async task(id: string): Promise<Screen> {
-    return taskView(await this.tasks.view({ task_id: id }));
+  /** The task with its attempts (the API's `attempts=true`); NotFound for an unknown id, as the API. */
+  async task(principal: Principal, id: string, message?: string): Promise<Screen> {
+    const task = await this.tasks.view({ task_id: id }, 0, undefined, 'true');
+    return taskView(task, { canWrite: principal.holds(BUILTIN_RESOURCES.tasks, 'Write'), message });
+  }
+
+  cancel(principal: Principal, id: string): Promise<FormAnswer> {
+    return this.act(principal, id, (params) => this.tasks.cancel(params));
+  }
+
+  retry(principal: Principal, id: string): Promise<FormAnswer> {
+    return this.act(principal, id, (params) => this.tasks.retry(params));
+  }
+
+  /**
+   * Cancel or retry through the API's own service method: on to the task when it acted; refused (422
+   * InvalidState: the task moved on since the page was drawn), the task again with the API's message.
+   * An unknown task is NotFound when the screen reads it again.
+   */
+  private async act(principal: Principal, id: string, action: (params: { task_id: string }) => Promise<TaskDetailView>): Promise<FormAnswer> {
+    try {
+      const task = await action({ task_id: id });
+      return { seeOther: `/console/tasks/${task.id}` };
+    } catch (error) {
+      const refusal = refusalOf(error, {});
+      return { status: refusal.status, screen: await this.task(principal, id, refusal.message) };
+    }
   }
 
   /** The form as the API's registration body, checked by the API's DTO and service. */

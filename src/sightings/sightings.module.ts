@@ -15,5 +15,7 @@ import { SightingsService } from './sightings.service.js';
   imports: [IntelModule, SightingSummariesModule],
   controllers: [SightingsController],
   providers: [SightingsRepository, SightingsService, SightingRollupService],
+  // The console lists an object's latest sightings through it.
+  exports: [SightingsService],
 })
 export class SightingsModule {}

@@ -2,6 +2,7 @@ import type { ObjectKey } from '../../common/indicators/index.js';
 import type { CollectionView } from '../../intel/dto/collection.dto.js';
 import type { ObjectChangeView, ObjectView } from '../../intel/dto/object.dto.js';
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
+import type { SightingSummaryView, SightingView } from '../../sightings/dto/sighting.dto.js';
 import { html, type Html } from '../html.js';
 import { dataTable, dateOf, expiryOf, pager } from './components.js';
 import { Screen } from './layout.js';
@@ -119,9 +120,18 @@ function tailPoller(collection: string, cursor: string): Html {
   return html`<li hidden hx-get="${changesHref(collection, cursor)}" hx-trigger="load" hx-swap="outerHTML"></li>`;
 }
 
+/** A recorded sighting (or hourly roll-up) with the key of the object it names. */
+export interface KeyedSighting extends SightingView {
+  key: ObjectKey;
+}
+
 export interface ObjectModel {
   collection: string;
   object: ObjectView;
+  /** Its sighting summary over all its keys; null when never sighted. */
+  sightings: SightingSummaryView | null;
+  /** Its latest recorded sightings, of any of its keys, newest first. */
+  latestSightings: KeyedSighting[];
   /** The key the screen was opened by, whose history it shows. */
   key: ObjectKey;
   /** A page of the key's history, newest first. */
@@ -130,8 +140,8 @@ export interface ObjectModel {
   olderHistory?: string;
 }
 
-/** One object: its collection, type, expiry, keys, context, and who changed it how (its history). */
-export function objectView({ collection, object, key, history, olderHistory }: ObjectModel): Screen {
+/** One object: its collection, type, expiry, keys, context, its sightings, and who changed it how (its history). */
+export function objectView({ collection, object, sightings, latestSightings, key, history, olderHistory }: ObjectModel): Screen {
   return new Screen(
     `Object in ${collection}`,
     html`<dl>
@@ -149,6 +159,23 @@ ${dataTable({
 })}
 <h2>Context</h2>
 <pre>${JSON.stringify(object.context, null, 2)}</pre>
+<h2 id="sightings-heading">Sightings</h2>
+<p>${sightingSummaryOf(sightings)}</p>
+${
+  latestSightings.length > 0 &&
+  dataTable({
+    caption: 'Latest sightings of its keys, newest first',
+    id: 'sightings',
+    rows: latestSightings,
+    columns: [
+      { header: 'When', cell: (sighting) => dateOf(sighting.at) },
+      { header: 'Kind', cell: (sighting) => (sighting.kind === 'falsePositive' ? 'false positive' : 'sighting') },
+      { header: 'Source', cell: (sighting) => sighting.source },
+      { header: 'Count', cell: (sighting) => sighting.count.toLocaleString('en') },
+      { header: 'Key', className: 'mono', cell: (sighting) => sighting.key.value },
+    ],
+  })
+}
 <h2 id="history-heading">History</h2>
 ${dataTable({
   caption: `Changes of every life of ${key.value}, newest first`,
@@ -165,6 +192,22 @@ ${dataTable({
 })}
 ${pager(`${collectionHref(collection)}/object`, olderHistory, { type: key.type, value: key.value })}`,
   );
+}
+
+/**
+ * A sighting summary (extensions §14) as a sentence: how often and between when it was seen, false
+ * positives, and from how many sources.
+ */
+export function sightingSummaryOf(summary: SightingSummaryView | null): string {
+  if (summary === null) return 'Never sighted.';
+  const seen =
+    summary.count > 0 ? `Seen ${times(summary.count, 'time')}, ${dateOf(summary.firstAt)} to ${dateOf(summary.lastAt)}` : 'Not seen';
+  const falsePositives = summary.falsePositives > 0 ? `, ${times(summary.falsePositives, 'false positive')}` : '';
+  return `${seen}${falsePositives}, from ${times(summary.sources, 'source')}.`;
+}
+
+function times(count: number, noun: string): string {
+  return `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /**

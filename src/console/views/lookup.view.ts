@@ -1,14 +1,17 @@
 import type { LookupResultView } from '../../intel/lookup/lookup.dto.js';
+import type { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { MAX_FORM_BYTES } from '../console-http.js';
 import { html, type Html } from '../html.js';
 import { MAX_LOOKUP_LINES } from '../indicator-lines.js';
-import { objectHref } from './collections.view.js';
+import { objectHref, sightingSummaryOf } from './collections.view.js';
 import { alert, dataTable, formField } from './components.js';
 import { Screen } from './layout.js';
 
 export interface LookupOutcome {
   known: LookupResultView[];
   unknown: string[];
+  /** The unknown keys that are on a warninglist (lists warn about a value whether it is stored or not). */
+  unknownWarned: LookupResultView[];
   invalid: { line: string; message: string }[];
 }
 
@@ -40,7 +43,7 @@ ${outcome && results(outcome)}`,
   );
 }
 
-function results({ known, unknown, invalid }: LookupOutcome): Html {
+function results({ known, unknown, unknownWarned, invalid }: LookupOutcome): Html {
   return html`<section aria-labelledby="summary"><h2 id="summary" tabindex="-1">${known.length} known, ${unknown.length} unknown${
     invalid.length > 0 ? html`, ${invalid.length} not indicators` : ''
   }</h2>
@@ -57,6 +60,8 @@ ${
         header: 'Found in',
         cell: (result) => result.matches.map((match) => html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> `),
       },
+      { header: 'Sightings', cell: sightingsOf },
+      { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) },
     ],
   })
 }
@@ -64,6 +69,19 @@ ${
   unknown.length > 0 &&
   html`<div class="stack"><label for="unknown">Unknown indicators (${unknown.length}), to copy</label>
 <textarea id="unknown" readonly rows="8">${unknown.join('\n')}</textarea></div>`
+}
+${
+  unknownWarned.length > 0 &&
+  dataTable({
+    id: 'unknown-warned',
+    caption: 'Unknown indicators on warninglists',
+    rows: unknownWarned,
+    columns: [
+      { header: 'Indicator', className: 'mono', cell: (result) => result.key.value },
+      { header: 'Type', cell: (result) => result.key.type },
+      { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) },
+    ],
+  })
 }
 ${
   invalid.length > 0 &&
@@ -78,4 +96,16 @@ ${
   })
 }
 </section>`;
+}
+
+/** Each found object's sighting summary; by collection when the key is in several. */
+function sightingsOf({ matches }: LookupResultView): Html {
+  if (matches.length === 1) return html`${sightingSummaryOf(matches[0].sightings)}`;
+  return html`${matches.map((match) => html`${match.collection}: ${sightingSummaryOf(match.sightings)}<br>`)}`;
+}
+
+/** The enabled warninglists a key is on (extensions §15): the list, the entry that matched, how, and what the list does. */
+function warningsOf(warnings: readonly WarningView[]): Html | string {
+  if (warnings.length === 0) return 'none';
+  return html`${warnings.map((warning) => html`${warning.list}: <span class="mono">${warning.entry}</span> (${warning.match}, ${warning.action})<br>`)}`;
 }

@@ -1,7 +1,7 @@
 import { TASK_STATES, type TaskState } from '../../insight/dto/task.dto.js';
-import type { TaskView } from '../../insight/dto/task.dto.js';
+import type { TaskDetailView, TaskProgressView, TaskView } from '../../insight/dto/task.dto.js';
 import { html, type Html } from '../html.js';
-import { alert, dataTable, formField, pager, type SentForm } from './components.js';
+import { alert, dataTable, dateOf, formField, pager, type SentForm } from './components.js';
 import { Screen } from './layout.js';
 
 export interface TasksModel {
@@ -42,19 +42,67 @@ ${pager('/console/tasks', next, { state })}`,
   );
 }
 
-export function taskView(task: TaskView): Screen {
+export interface TaskActions {
+  /** The signed-in key may cancel and retry tasks (Write on tasks, as the API's routes require). */
+  canWrite?: boolean;
+  /** Why a cancel or retry was refused, in the API's words. */
+  message?: string;
+}
+
+/** One task: state, progress, result or error, every attempt, and the cancel or retry its state allows. */
+export function taskView(task: TaskDetailView, { canWrite = false, message }: TaskActions = {}): Screen {
   return new Screen(
     `Task ${task.id}`,
-    html`<dl>
-<dt>State</dt><dd>${task.state}</dd>
+    html`${alert(message)}<dl>
+<dt>State</dt><dd>${task.state}${task.cancelRequested && ' (cancel requested: its executor is asked to stop)'}</dd>
 <dt>Schema</dt><dd>${task.params.schemaID}</dd>
 <dt>Subject</dt><dd>${subjectOf(task)}</dd>
+${task.progress && html`<dt>Progress</dt><dd>${progressOf(task.progress)}</dd>`}
 </dl>
+${canWrite && taskActions(task)}
 ${task.result && html`<h2>Result</h2><pre>${JSON.stringify(task.result, null, 2)}</pre>`}
 ${task.error && html`<h2>Error</h2><p><strong>${task.error.code}</strong>: ${task.error.message}</p>`}
 ${task.state === 'Pending' && html`<p>Not finished yet. <a href="/console/tasks/${task.id}">Reload</a></p>`}
+<h2>Attempts</h2>
+${
+  task.attempts?.length
+    ? dataTable({
+        caption: 'Attempts, oldest first',
+        id: 'attempts',
+        rows: task.attempts,
+        columns: [
+          { header: 'Attempt', cell: (attempt) => attempt.attempt },
+          { header: 'Executor', cell: (attempt) => attempt.executor ?? '—' },
+          { header: 'Key', cell: (attempt) => (attempt.keyID === null ? '—' : `key ${attempt.keyID}`) },
+          { header: 'Taken', cell: (attempt) => dateOf(attempt.takenAt) },
+          { header: 'Ended', cell: (attempt) => (attempt.endedAt === null ? 'running' : dateOf(attempt.endedAt)) },
+          { header: 'Outcome', cell: (attempt) => attempt.outcome ?? 'running' },
+          { header: 'Error', cell: (attempt) => (attempt.error ? `${attempt.error.code}: ${attempt.error.message}` : '—') },
+        ],
+      })
+    : html`<p>No executor has taken it yet.</p>`
+}
 <p><a href="/console/tasks">All tasks</a></p>`,
   );
+}
+
+/** The last progress an executor reported by heartbeat. */
+function progressOf({ percent, message }: TaskProgressView): Html {
+  return html`<progress max="100" value="${percent}" aria-label="Progress"></progress> ${percent} %${message !== undefined && html` · ${message}`}`;
+}
+
+/**
+ * The API's rules, offered where they can succeed: cancel while Pending (not once asked), retry once
+ * Failed. A stale page may still post either; the service then refuses it as the API does.
+ */
+function taskActions(task: TaskDetailView): Html | '' {
+  if (task.state === 'Pending' && !task.cancelRequested) return taskAction(task.id, 'cancel', 'Cancel task');
+  if (task.state === 'Failed') return taskAction(task.id, 'retry', 'Retry task');
+  return '';
+}
+
+function taskAction(id: string, action: 'cancel' | 'retry', label: string): Html {
+  return html`<form method="post" action="/console/tasks/${id}/${action}"><button type="submit">${label}</button></form>`;
 }
 
 function subjectOf(task: TaskView): Html {

@@ -79,6 +79,8 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
     objectView({
       collection: HOSTILE,
       object,
+      sightings: null,
+      latestSightings: [],
       key: object.keys[0],
       history: [entry('Update', object, { source: HOSTILE }), entry('Add', { ...object, context: {} })],
       olderHistory: HOSTILE,
@@ -92,6 +94,7 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
       outcome: {
         known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object, sightings: null }], warnings: [] }],
         unknown: [HOSTILE],
+        unknownWarned: [],
         invalid: [{ line: HOSTILE, message: HOSTILE }],
       },
     }),
@@ -145,7 +148,7 @@ describe('console views', () => {
     expect(whatChanged(entry('Update', second), entry('Add', first))).toBe(`keys ${sha1.value} joined; context b, c; expiry 2030-01-02 00:00:00 UTC`);
     expect(whatChanged(entry('Update', second), undefined)).toBe('updated');
     expect(whatChanged(entry('Remove', second, { reason: 'Expired' }), entry('Update', second))).toBe('removed');
-    const text = objectView({ collection: 'c', object: second, key: sha1, history: [entry('Remove', second, { reason: 'Deleted', keyID: null, via: 'expiry' })] }).body.text;
+    const text = objectView({ collection: 'c', object: second, sightings: null, latestSightings: [], key: sha1, history: [entry('Remove', second, { reason: 'Deleted', keyID: null, via: 'expiry' })] }).body.text;
     expect(text).toContain('<td>Remove (Deleted)</td><td>removed</td><td>expiry</td><td>the service</td>');
   });
 
