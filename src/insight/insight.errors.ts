@@ -10,6 +10,9 @@ export const InsightErrors = {
       'InvalidState',
       `task ${taskId} cannot take a report: it is Completed or Failed, or it has never been taken from the queue`,
     ),
+  /** Cancel or retry of a task in a state that does not allow it (the report's message would mislead there). */
+  cannotCancel: (taskId: string) => new ApiError('InvalidState', `task ${taskId} cannot be cancelled: it is Completed or Failed already`),
+  cannotRetry: (taskId: string) => new ApiError('InvalidState', `task ${taskId} cannot be retried: only a Failed task can`),
   nothingToEnrich: () =>
     new ApiError('InvalidData', 'params needs objectKeys (non-empty) or fileID: a task must name what to enrich'),
   fileNotFound: (fileId: string) => new ApiError('FileNotFound', `file ${fileId} does not exist`),

@@ -190,7 +190,7 @@ export class TasksService {
   async cancel(params: TaskIdParamDto): Promise<TaskDetailView> {
     const id = this.knownId(params);
     const cancelled = await this.tasks.cancel(id, this.config.taskMaxDeliveries);
-    if (!cancelled) throw await this.notPending(params);
+    if (!cancelled) throw await this.refused(params, InsightErrors.cannotCancel);
     if (cancelled.state === 'Failed') this.announcer.failed(id, { code: cancelled.errorCode!, message: cancelled.errorMessage! });
     return this.view(params);
   }
@@ -198,7 +198,7 @@ export class TasksService {
   /** Retry: a Failed task waits again with fresh attempts; its earlier ones stay in the view. */
   async retry(params: TaskIdParamDto): Promise<TaskDetailView> {
     const id = this.knownId(params);
-    if (!(await this.tasks.retry(id, this.config.taskMaxDeliveries))) throw await this.notPending(params);
+    if (!(await this.tasks.retry(id, this.config.taskMaxDeliveries))) throw await this.refused(params, InsightErrors.cannotRetry);
     this.announcer.requeued();
     return this.view(params);
   }
@@ -209,9 +209,9 @@ export class TasksService {
   }
 
   /** Why cancel or retry changed nothing: no such task (404), or it is in the wrong state (422). */
-  private async notPending(params: TaskIdParamDto): Promise<ApiError> {
+  private async refused(params: TaskIdParamDto, error: (taskId: string) => ApiError): Promise<ApiError> {
     await this.view(params);
-    return InsightErrors.invalidState(params.task_id.toLowerCase());
+    return error(params.task_id.toLowerCase());
   }
 
   /** The lease running now is the task's last: when it runs out the task fails. */

@@ -132,7 +132,7 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
         page.getByRole('button', { name: 'Cancel task' }).click(),
       ]);
       expect(answer.status()).toBe(422);
-      await page.getByRole('alert').filter({ hasText: finishing }).waitFor();
+      await page.getByRole('alert').filter({ hasText: 'cannot be cancelled' }).waitFor();
       await page.getByRole('heading', { name: 'Result' }).waitFor();
       expect(await page.getByRole('button').filter({ hasText: /Cancel task|Retry task/ }).count()).toBe(0);
       await expectAccessible(page);

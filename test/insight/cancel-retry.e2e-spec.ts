@@ -31,6 +31,7 @@ describe('cancel, retry and dead letters (extensions §16)', () => {
     expect(await fleetTake(t, key)).toEqual([]);
     const again = await cancel(id);
     expect([again.status, again.body.code]).toEqual([422, 'InvalidState']);
+    expect(again.body.message).toContain('cannot be cancelled');
     const unknown = await cancel('00000000-0000-4000-8000-000000000000');
     expect([unknown.status, unknown.body.code]).toEqual([404, 'NotFound']);
   });
@@ -83,5 +84,6 @@ describe('cancel, retry and dead letters (extensions §16)', () => {
     expect(await listed('errorCode=DeliveryLimitExceeded')).toEqual([]);
     const notFailed = await retry(id);
     expect([notFailed.status, notFailed.body.code]).toEqual([422, 'InvalidState']);
+    expect(notFailed.body.message).toContain('only a Failed task can');
   });
 });
