@@ -29,7 +29,8 @@ export class SourcesController {
     return this.screen.source(request.principal!, name, query);
   }
 
-  @Post(':name/runs')
+  /** "Run now", as `POST /intel/sources/{name}/runs`. */
+  @Post(':name')
   @ConsoleAccess('intel', 'Write')
   async runNow(@Req() request: ConsoleRequest, @Res() response: Response, @Param('name') name: string): Promise<void> {
     await this.answers.form(request, response, await this.screen.runNow(request.principal!, name));

@@ -20,7 +20,8 @@ export class WarninglistsController {
     return this.screen.list(request.principal!);
   }
 
-  @Post('import')
+  /** The MISP import, posted to the lists' own page (a refusal answered in place leaves an address that reloads). */
+  @Post()
   @ConsoleAccess('intel', 'Write')
   async importMisp(@Req() request: ConsoleRequest, @Res() response: Response): Promise<void> {
     await this.answers.form(request, response, await this.screen.importMisp(request.principal!, request as Request));

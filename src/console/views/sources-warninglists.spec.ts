@@ -85,7 +85,7 @@ describe('console views of sources and warninglists', () => {
     const withRun = sourcesView({ sources: [readable], canRun: true, paged: false }).body.text;
     expect(withRun).toContain('<td>failing (2 failures in a row)</td>');
     expect(withRun).toContain('<td>due now</td><td>7</td>');
-    expect(withRun).toContain('<form method="post" action="/console/sources/urlhaus/runs">');
+    expect(withRun).toContain('<form method="post" action="/console/sources/urlhaus">');
     const readOnly = sourcesView({ sources: [readable], canRun: false, paged: false }).body.text;
     expect(readOnly).not.toContain('Run now');
     expect(sourcesView({ sources: [{ ...readable, enabled: false, state: 'disabled', consecutiveFailures: 0 }], canRun: false, paged: false }).body.text).toContain(

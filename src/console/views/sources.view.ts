@@ -120,6 +120,7 @@ function rejectedOf(run: RunView): Html {
   )}</ul></details>`;
 }
 
+/** Posts to the source's own page, so a refusal answered in place leaves the browser at an address it can reload. */
 function runNowButton(name: string): Html {
-  return html`<form method="post" action="${sourceHref(name)}/runs"><button type="submit" class="secondary" aria-label="Run now: ${name}">Run now</button></form>`;
+  return html`<form method="post" action="${sourceHref(name)}"><button type="submit" class="secondary" aria-label="Run now: ${name}">Run now</button></form>`;
 }

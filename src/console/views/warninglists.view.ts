@@ -121,7 +121,7 @@ function importForm(sent: SentForm): Html {
   const enabled = sent.form === undefined || sent.form.has('enabled');
   return html`<h2>Import a MISP warninglist</h2>
 ${alert(sent.refusal?.message)}
-<form method="post" action="${LISTS}/import" enctype="multipart/form-data" hx-encoding="multipart/form-data" class="stack">
+<form method="post" action="${LISTS}" enctype="multipart/form-data" hx-encoding="multipart/form-data" class="stack">
 ${formField({ name: 'file', label: 'MISP warninglist file (list.json)', type: 'file', attributes: html`required accept="application/json,.json"` }, sent)}
 ${formField(
   {
