@@ -10,7 +10,7 @@ import {
   Logger,
   NestInterceptor,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { ModuleRef, Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { map, Observable } from 'rxjs';
 import { AuthService } from '../auth/auth.service.js';
@@ -54,6 +54,7 @@ export class ConsoleGuard implements CanActivate {
     private readonly sessions: ConsoleSessionsService,
     private readonly auth: AuthService,
     private readonly resources: ResourcesService,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -81,7 +82,9 @@ export class ConsoleGuard implements CanActivate {
       targets,
     );
     if (rule) {
-      const resource = await requiredAccessOf(this.resources, request.principal, rule.resource, rule.action, request.params);
+      const resource = await requiredAccessOf(this.resources, request.principal, rule.resource, rule.action, request.params, (type) =>
+        this.moduleRef.get(type, { strict: false }),
+      );
       if (resource) request.requiredAccess = { resource, action: rule.action };
     }
     return true;

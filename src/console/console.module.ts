@@ -5,6 +5,8 @@ import { FileboxModule } from '../filebox/filebox.module.js';
 import { InsightModule } from '../insight/insight.module.js';
 import { IntelModule } from '../intel/intel.module.js';
 import { SightingsModule } from '../sightings/sightings.module.js';
+import { SourcesModule } from '../sources/sources.module.js';
+import { WarninglistsModule } from '../warninglists/warninglists.module.js';
 import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
 import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
@@ -21,13 +23,17 @@ import { SessionScreen } from './session.screen.js';
 import { TasksScreen } from './tasks.screen.js';
 import { SessionController } from './session.controller.js';
 import { TasksController } from './tasks.controller.js';
+import { SourcesController } from './sources.controller.js';
+import { SourcesScreen } from './sources.screen.js';
+import { WarninglistsController } from './warninglists.controller.js';
+import { WarninglistsScreen } from './warninglists.screen.js';
 
 /**
  * The web console under /console (CONSOLE_ENABLED): server-rendered pages over the areas' exported
  * services, acting as the signed-in key, so every permission rule is the API's own.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule, SightingsModule],
+  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule, SightingsModule, SourcesModule, WarninglistsModule],
   // The catch-all 404 last: Express matches routes in registration order.
   controllers: [
     SessionController,
@@ -36,6 +42,8 @@ import { TasksController } from './tasks.controller.js';
     TasksController,
     FilesController,
     KeysController,
+    SourcesController,
+    WarninglistsController,
     AssetsController,
     ConsoleNotFoundController,
   ],
@@ -52,6 +60,8 @@ import { TasksController } from './tasks.controller.js';
     CollectionsScreen,
     TasksScreen,
     KeysScreen,
+    SourcesScreen,
+    WarninglistsScreen,
   ],
 })
 export class ConsoleModule {}

@@ -9,12 +9,13 @@ import { WarninglistsService } from './warninglists.service.js';
 
 /**
  * Warninglists (extensions §15). Imports no other area: the intel area (lookups, exports, writes) and TAXII
- * use it through WarninglistMatcherService, so no module cycle can form.
+ * use it through WarninglistMatcherService, so no module cycle can form; the console manages lists through
+ * WarninglistsService.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([WarninglistEntity, WarninglistEntryEntity])],
   controllers: [WarninglistsController],
   providers: [WarninglistsRepository, WarninglistsService, WarninglistMatcherService],
-  exports: [WarninglistMatcherService],
+  exports: [WarninglistMatcherService, WarninglistsService],
 })
 export class WarninglistsModule {}

@@ -25,6 +25,8 @@ export const NAV = [
   ['Tasks', '/console/tasks'],
   ['Files', '/console/files'],
   ['Keys', '/console/keys'],
+  ['Sources', '/console/sources'],
+  ['Warninglists', '/console/warninglists'],
 ] as const;
 
 export interface PageOptions {
