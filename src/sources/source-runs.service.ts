@@ -184,7 +184,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
             limits: this.config.sources,
             settings: source.settings,
             headers: headersOf(source),
-            last: dryRun ? null : { etag: source.etag, lastModified: source.lastModified, state: source.feedState },
+            last: dryRun ? null : { etag: source.etag, lastModified: source.lastModified, state: source.feedState ?? null },
             stop: this.stopping.signal,
           })
         : await this.sources.policy.get(

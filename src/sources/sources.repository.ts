@@ -19,8 +19,8 @@ export interface SourceRow extends SourceForm {
   etag: string | null;
   lastModified: string | null;
   bodyDigest: string | null;
-  /** What a feed kind (`taxii21`, `misp`) kept from its last success. */
-  feedState: FeedState | null;
+  /** What a feed kind (`taxii21`, `misp`) kept from its last success: read for a run's lease only (it can be large). */
+  feedState?: FeedState | null;
   claims: number;
 }
 
@@ -82,8 +82,10 @@ const TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM
 const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interval_seconds AS "intervalSeconds", s.settings, s.secrets,
   s.version, ${TIME('s.next_run_at')} AS "nextRunAt", s.lease_run_id AS "leaseRunId", ${TIME('s.last_run_at')} AS "lastRunAt",
   ${TIME('s.last_success_at')} AS "lastSuccessAt", s.consecutive_failures AS "consecutiveFailures", s.etag,
-  s.last_modified AS "lastModified", s.body_digest AS "bodyDigest", s.feed_state AS "feedState",
+  s.last_modified AS "lastModified", s.body_digest AS "bodyDigest",
   (SELECT count(*)::int FROM sources_claim c WHERE c.source_id = s.id) AS claims`;
+
+const FEED_STATE = `s.feed_state AS "feedState"`;
 
 const RUN_COLUMNS = `r.id AS "runID", r.trigger, ${TIME('r.started_at')} AS "startedAt", ${TIME('r.finished_at')} AS "finishedAt", r.outcome,
   r.http_status AS "httpStatus", r.bytes::float8 AS bytes, r.items, r.added, r.updated, r.withdrawn, r.rejected, r.rejections, r.error`;
@@ -215,13 +217,13 @@ export class SourcesRepository {
       [runID, leaseSeconds],
     );
     if (rows.length === 0) return undefined;
-    const [source]: SourceRow[] = await this.dataSource.query(`SELECT ${SOURCE_COLUMNS} FROM sources_source s WHERE s.id = $1`, [rows[0].id]);
+    const [source]: SourceRow[] = await this.dataSource.query(`SELECT ${SOURCE_COLUMNS}, ${FEED_STATE} FROM sources_source s WHERE s.id = $1`, [rows[0].id]);
     return { runID, source, trigger: 'schedule', keyID: null };
   }
 
   async sourceOfLease(runID: string): Promise<Lease | undefined> {
     const rows: (SourceRow & { leaseTrigger: 'schedule' | 'manual'; leaseKeyId: number | null })[] = await this.dataSource.query(
-      `SELECT ${SOURCE_COLUMNS}, s.lease_trigger AS "leaseTrigger", s.lease_key_id AS "leaseKeyId" FROM sources_source s WHERE s.lease_run_id = $1`,
+      `SELECT ${SOURCE_COLUMNS}, ${FEED_STATE}, s.lease_trigger AS "leaseTrigger", s.lease_key_id AS "leaseKeyId" FROM sources_source s WHERE s.lease_run_id = $1`,
       [runID],
     );
     if (rows.length === 0) return undefined;
