@@ -3,18 +3,13 @@ import { NotUtf8, textOf } from '../formats/chunks.js';
 import { failure, type FormatFailure, type FormatRecord } from '../formats/forms.js';
 import type { SourcesConfig } from '../config/app-config.js';
 import { FetchFailure, type OutboundPolicy } from './source-fetch.js';
-import type { SourceKind, SourceSettings } from './source-form.js';
-import { readMispFeed } from './misp-feed.js';
-import { readTaxiiCollection } from './taxii-client.js';
+import type { SourceSettings } from './source-form.js';
 
 /**
- * The kinds that read a feed by many requests and keep a state between runs (extensions §13): `taxii21`
- * (every page of a collection, then the raw `X-TAXII-Date-Added-Last` as the next `added_after`) and
- * `misp` (the manifest, then the event files whose timestamp moved). They give their objects as the line
- * kinds do (`FormatRecord`s, read as the pages arrive), plus the keys whose claims end and the state the
- * run stores with its success.
+ * What the feed kinds (`feed-kinds.ts`) share: a feed kind reads by many requests and keeps a state
+ * between runs; it gives its objects as the line kinds do (`FormatRecord`s, read as the pages arrive),
+ * plus the keys whose claims end and the state the run stores with its success.
  */
-export const FEED_KINDS: ReadonlySet<SourceKind> = new Set(['taxii21', 'misp']);
 
 /** What a feed kind keeps between successful runs (`sources_source.feed_state`). */
 export interface FeedState {
@@ -52,10 +47,6 @@ export interface FeedRequest {
   /** Validators and state of the last success; null for a dry run (a fresh read, as the line kinds do). */
   last: { etag: string | null; lastModified: string | null; state: FeedState | null } | null;
   stop: AbortSignal;
-}
-
-export function readFeed(kind: SourceKind, request: FeedRequest): Promise<FeedResult> {
-  return kind === 'taxii21' ? readTaxiiCollection(request) : readMispFeed(request);
 }
 
 /**

@@ -86,7 +86,8 @@ export async function readTaxiiCollection(request: FeedRequest): Promise<FeedRes
       if (next !== undefined) {
         if (nexts.has(next)) throw new FetchFailure('PagingLoop', 'the server gave the same next twice in one run: it pages in a circle', page.httpStatus);
         nexts.add(next);
-        page = await fetchPage({ ...(since !== undefined && { added_after: since }), next });
+        // With the request's other parameters, as TAXII asks (this service's `next` would do alone).
+        page = await fetchPage({ ...(after !== undefined && { added_after: after }), next });
       } else {
         // `more` without `next`: the server pages by time only.
         if (page.dateAddedLast === null || page.dateAddedLast === after) {
