@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { inferObjectType, normalizeKey } from '../common/indicators/indicators.js';
 import { SERVICE_IDENTITY, toIndicator, toSco } from '../stix/stix-projection.js';
 import { indicatorArb } from './arbitraries.spec-helpers.js';
-import { parseStixDocument, stixItems } from './stix.js';
+import { parseStixDocument, parseTaxiiEnvelope, stixItems, taxiiItem } from './stix.js';
 
 describe('STIX documents', () => {
   it('never throws on any body or any objects', () => {
@@ -39,5 +39,42 @@ describe('STIX documents', () => {
       { kind: 'refused', reason: 'a revoked indicator is not stored' },
       { kind: 'form', form: { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil-example.com' }], context: {} }, sco: true },
     ]);
+  });
+});
+
+describe('TAXII envelopes and the items a source takes from them', () => {
+  const now = new Date('2026-06-01T00:00:00.000Z');
+
+  it('never throws on any body or any object', () => {
+    fc.assert(fc.property(fc.string(), (text) => void parseTaxiiEnvelope(text)));
+    fc.assert(fc.property(fc.jsonValue(), (value) => void parseTaxiiEnvelope(JSON.stringify(value))));
+    fc.assert(fc.property(fc.anything(), fc.dictionary(fc.string(), fc.jsonValue()), (object, context) => void taxiiItem(object, context, now)));
+  });
+
+  it('reads an envelope, an empty one too, and refuses JSON of another shape as NotTaxii', () => {
+    expect(parseTaxiiEnvelope('{}')).toEqual({ ok: true, envelope: { objects: [], more: false } });
+    expect(parseTaxiiEnvelope('{"more": true, "next": "n1", "objects": [{"type": "x"}], "x_vendor": 1}')).toEqual({
+      ok: true,
+      envelope: { objects: [{ type: 'x' }], more: true, next: 'n1' },
+    });
+    expect(parseTaxiiEnvelope('<html>')).toMatchObject({ ok: false, failure: { code: 'NotJson' } });
+    for (const body of ['[]', '"objects"', '{"title": "Not Found", "http_status": "404"}', '{"objects": {}}', '{"objects": [1]}', '{"more": "yes"}', '{"more": true, "next": ""}']) {
+      expect(parseTaxiiEnvelope(body)).toMatchObject({ ok: false, failure: { code: 'NotTaxii' } });
+    }
+  });
+
+  it('an indicator is a form with its keys normalised under the source context; revoked or past valid_until it ends its keys; others are skipped', () => {
+    const indicator = { type: 'indicator', id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad', pattern_type: 'stix', pattern: "[domain-name:value = 'Evil-Example.COM']", name: 'n' };
+    expect(taxiiItem(indicator, { feed: 'p', name: 'kept' }, now)).toEqual({
+      kind: 'form',
+      form: { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil-example.com' }], context: { feed: 'p', name: 'n' } },
+    });
+    const ended = { kind: 'withdrawn', keys: [{ type: 'DomainName', value: 'evil-example.com' }] };
+    expect(taxiiItem({ ...indicator, revoked: true }, {}, now)).toEqual(ended);
+    expect(taxiiItem({ ...indicator, valid_until: '2026-05-31T23:59:59.999999Z' }, {}, now)).toEqual(ended);
+    expect(taxiiItem({ ...indicator, valid_until: '2026-06-02T00:00:00Z' }, {}, now)).toMatchObject({ kind: 'form', form: { expiresAt: '2026-06-02T00:00:00Z' } });
+    expect(taxiiItem({ ...indicator, pattern: "[process:name = 'x']" }, {}, now)).toMatchObject({ kind: 'refused', id: indicator.id });
+    expect(taxiiItem({ ...indicator, pattern: "[process:name = 'x']", revoked: true }, {}, now)).toEqual({ kind: 'withdrawn', keys: [] });
+    expect(taxiiItem({ type: 'domain-name', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'a.example' }, {}, now)).toEqual({ kind: 'skipped' });
   });
 });

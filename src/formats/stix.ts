@@ -1,7 +1,8 @@
 import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from '../stix/stix-ids.js';
+import { parsePattern, PatternRefused } from '../stix/stix-pattern.js';
 import { fromStix } from '../stix/stix-projection.js';
-import { failure, type FormatFailure, isPlainObject, type ObjectForm } from './forms.js';
+import { failure, type FormatFailure, isPlainObject, normalized, type ObjectForm } from './forms.js';
 
 /**
  * STIX 2.1 documents in: a TAXII envelope or a STIX bundle file (`parseStixDocument`), and its objects as
@@ -52,4 +53,80 @@ export function stixItems(objects: unknown[]): StixItem[] {
     if (item.sco && item.form.keys.every((key) => indicatorKeys.has(keyId(key)))) return { kind: 'carried' };
     return { kind: 'form', form: item.form, sco: item.sco };
   });
+}
+
+/** A page of a TAXII 2.1 `GET …/objects/`: its objects, `more`, and `next` when the server gave one. */
+export interface TaxiiEnvelope {
+  objects: unknown[];
+  more: boolean;
+  next?: string;
+}
+
+const ENVELOPE_MEMBERS = new Set(['objects', 'more', 'next']);
+
+/**
+ * A TAXII 2.1 envelope (TAXII 2.1 §3.7): a JSON object of `objects` (an array of objects), `more` (a
+ * boolean) and `next` (a string), all optional (an empty collection answers `{}`), custom members `x_…`
+ * allowed. JSON of another shape (a TAXII error message, another API's answer) is `NotTaxii`: a source run
+ * must not take it for an empty page and move on.
+ */
+export function parseTaxiiEnvelope(text: string): { ok: true; envelope: TaxiiEnvelope } | { ok: false; failure: FormatFailure } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { ok: false, failure: failure('NotJson', 'the TAXII page is not valid JSON') };
+  }
+  const notTaxii = (why: string) => ({ ok: false as const, failure: failure('NotTaxii', `the answer is JSON but not a TAXII 2.1 envelope: ${why}`) });
+  if (!isPlainObject(parsed)) return notTaxii('not a JSON object');
+  const stranger = Object.keys(parsed).find((member) => !ENVELOPE_MEMBERS.has(member) && !member.startsWith('x_'));
+  if (stranger !== undefined) return notTaxii(`it has a member "${stranger}"`);
+  const { objects = [], more = false, next } = parsed;
+  if (!Array.isArray(objects) || !objects.every(isPlainObject)) return notTaxii('"objects" is not an array of objects');
+  if (typeof more !== 'boolean') return notTaxii('"more" is not a boolean');
+  if (next !== undefined && (typeof next !== 'string' || next === '')) return notTaxii('"next" is not a non-empty string');
+  return { ok: true, envelope: { objects, more, ...(next !== undefined && { next }) } };
+}
+
+/**
+ * What one object of a TAXII collection followed by a source is: an indicator to store (its keys
+ * normalised, the source's context under its own), the keys whose claim it ends (a `revoked` indicator,
+ * or one whose `valid_until` is past `now`), an indicator refused with the reason, or `skipped` (any other
+ * object: observables travel with their indicators, relationships and reports are not stored).
+ */
+export type TaxiiItem =
+  | { kind: 'form'; form: ObjectForm }
+  | { kind: 'withdrawn'; keys: ObjectKey[] }
+  | { kind: 'refused'; id: string; reason: string }
+  | { kind: 'skipped' };
+
+export function taxiiItem(object: unknown, context: Record<string, unknown>, now: Date): TaxiiItem {
+  if (!isPlainObject(object) || object.type !== 'indicator') return { kind: 'skipped' };
+  const id = typeof object.id === 'string' ? object.id : '';
+  const ended = object.revoked === true || (typeof object.valid_until === 'string' && !(Date.parse(object.valid_until) > now.getTime()));
+  if (ended) {
+    // Keys it no longer stands for; a pattern never stored (unsupported) ends nothing.
+    let keys: ObjectKey[] = [];
+    try {
+      keys = typeof object.pattern === 'string' ? parsePattern(object.pattern) : [];
+    } catch (error) {
+      if (!(error instanceof PatternRefused)) throw error;
+    }
+    return {
+      kind: 'withdrawn',
+      keys: keys.flatMap((key) => {
+        const checked = normalized(key);
+        return 'key' in checked ? [checked.key] : [];
+      }),
+    };
+  }
+  const mapped = fromStix(object);
+  if (mapped.kind === 'refused') return { kind: 'refused', id, reason: mapped.reason };
+  const keys: ObjectKey[] = [];
+  for (const key of mapped.form.keys) {
+    const checked = normalized(key);
+    if ('reason' in checked) return { kind: 'refused', id, reason: checked.reason };
+    keys.push(checked.key);
+  }
+  return { kind: 'form', form: { ...mapped.form, keys, context: { ...context, ...mapped.form.context } } };
 }

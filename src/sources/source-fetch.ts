@@ -14,6 +14,7 @@ export type FetchFailureCode =
   | 'TooManyRedirects'
   | 'BadRedirect'
   | 'TruncatedBody'
+  | 'PagingLoop'
   | 'Interrupted';
 
 export class FetchFailure extends Error {
@@ -38,7 +39,16 @@ export interface FetchRequest {
 
 export type FetchResult =
   | { notModified: true; httpStatus: 304 }
-  | { notModified: false; httpStatus: number; etag: string | null; lastModified: string | null; body: AsyncIterable<Uint8Array>; bytes: () => number };
+  | {
+      notModified: false;
+      httpStatus: number;
+      etag: string | null;
+      lastModified: string | null;
+      /** The response's headers, for the kinds that read more of them (`Content-Type`, TAXII's). */
+      headers: Headers;
+      body: AsyncIterable<Uint8Array>;
+      bytes: () => number;
+    };
 
 const MAX_REDIRECTS = 5;
 
@@ -150,6 +160,7 @@ export class OutboundPolicy {
         httpStatus: response.status,
         etag: response.headers.get('etag'),
         lastModified: response.headers.get('last-modified'),
+        headers: response.headers,
         body,
         bytes: () => bytes,
       };

@@ -38,7 +38,11 @@ describe('parseSourceForm', () => {
     expect(fieldOf(() => parseSourceForm({ ...base, headers: { 'Auth-Key': 'a\r\nb' } }, denied))).toBe('headers.Auth-Key');
     expect(fieldOf(() => parseSourceForm({ ...base, kind: 'ndjson' }, denied))).toBe('valueField');
     expect(fieldOf(() => parseSourceForm({ ...base, kind: 'csv', valueColumn: 'v', delimiter: '"' }, denied))).toBe('delimiter');
-    expect(fieldOf(() => parseSourceForm({ ...base, kind: 'taxii21' }, denied))).toBe('kind');
+    expect(fieldOf(() => parseSourceForm({ ...base, kind: 'taxii21' }, denied))).toBe('collectionID');
+    expect(fieldOf(() => parseSourceForm({ ...base, kind: 'taxii21', collectionID: 'c', pageSize: 0 }, denied))).toBe('pageSize');
+    expect(fieldOf(() => parseSourceForm({ ...base, kind: 'taxii21', collectionID: 'c', mode: 'snapshot' }, denied))).toBe('mode');
+    expect(fieldOf(() => parseSourceForm({ ...base, kind: 'misp', toIdsOnly: 'yes' }, denied))).toBe('toIdsOnly');
+    expect(fieldOf(() => parseSourceForm({ ...base, kind: 'misp', pageSize: 5 }, denied))).toBe('pageSize');
     expect(fieldOf(() => parseSourceForm({ ...base, minItems: -1 }, denied))).toBe('minItems');
   });
 

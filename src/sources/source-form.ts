@@ -4,8 +4,6 @@ import { CommonErrors } from '../common/errors/api-error.js';
 /** The kinds of extensions §13; `taxii21` and `misp` are always `delta`. */
 export const SOURCE_KINDS = ['text', 'csv', 'ndjson', 'taxii21', 'misp'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
-/** The kinds whose runs exist so far; the others are refused by the form until they do. */
-const RUNNABLE_KINDS = new Set<SourceKind>(['text', 'csv', 'ndjson']);
 export const SOURCE_MODES = ['snapshot', 'delta'] as const;
 export type SourceMode = (typeof SOURCE_MODES)[number];
 export const REMOVAL_POLICIES = ['remove', 'afterMissedRuns', 'never'] as const;
@@ -20,7 +18,7 @@ const PER_KIND: Record<SourceKind, string[]> = {
   text: [],
   csv: ['valueColumn', 'typeColumn', 'contextColumns', 'delimiter', 'skipLines'],
   ndjson: ['valueField', 'contextFields'],
-  taxii21: ['collectionID'],
+  taxii21: ['collectionID', 'pageSize'],
   misp: ['toIdsOnly'],
 };
 
@@ -43,6 +41,8 @@ export interface SourceSettings {
   valueField?: string;
   contextFields?: string[];
   collectionID?: string;
+  /** `taxii21`: the `limit` asked of each page; absent, the server's own page size. */
+  pageSize?: number;
   toIdsOnly?: boolean;
 }
 
@@ -123,7 +123,6 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
   if (!isObject(body)) throw CommonErrors.invalidData('the body must be a JSON object');
   const kind = (body.kind ?? current?.kind) as SourceKind;
   if (!SOURCE_KINDS.includes(kind)) throw invalid('kind', `must be one of ${SOURCE_KINDS.join(', ')}`);
-  if (!RUNNABLE_KINDS.has(kind)) throw invalid('kind', `${kind} is not supported yet (text, csv and ndjson are)`);
   const allowed = new Set([...COMMON, ...PER_KIND[kind]]);
   const unknown = Object.keys(body).find((member) => !allowed.has(member));
   if (unknown !== undefined) throw invalid(unknown, `is not a member of a ${kind} source`);
@@ -222,6 +221,8 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     settings.contextFields = names(body, 'contextFields') ?? before?.contextFields ?? [];
   } else if (kind === 'taxii21') {
     settings.collectionID = required(text(body, 'collectionID') ?? before?.collectionID, 'collectionID');
+    const pageSize = integer(body, 'pageSize', 1, 10_000) ?? before?.pageSize;
+    if (pageSize !== undefined) settings.pageSize = pageSize;
   } else if (kind === 'misp') {
     if (body.toIdsOnly !== undefined && typeof body.toIdsOnly !== 'boolean') throw invalid('toIdsOnly', 'must be true or false');
     settings.toIdsOnly = (body.toIdsOnly as boolean | undefined) ?? before?.toIdsOnly ?? true;

@@ -8,6 +8,9 @@ import type { ObjectForm, Rejection } from '../formats/forms.js';
 import { BatchService } from '../intel/batch/batch.service.js';
 import { sourceOrigin } from '../intel/write-origin.js';
 import type { DryRunView, RunStartedView } from './dto/source.dto.js';
+import type { FormatRecord } from '../formats/forms.js';
+import { FEED_KINDS, readFeed } from './feed-kinds.js';
+import type { FeedEnd, FeedState } from './source-feeds.js';
 import { FetchFailure } from './source-fetch.js';
 import { recordsOf } from './source-records.js';
 import { type Lease, LeaseLost, type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
@@ -33,6 +36,9 @@ interface ParsedBody {
   lines: number[];
   rejected: number;
   rejections: Rejection[];
+  /** A feed kind's keys whose claims the run ends, and the state it stores with its success. */
+  withdrawn: ObjectKey[];
+  feedState?: FeedState;
   digest: string;
 }
 
@@ -173,19 +179,28 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       retryAfterSeconds: null,
     };
     try {
-      const fetched = await this.sources.policy.get(
-        { url: source.settings.url, headers: headersOf(source), ...(!dryRun && { etag: source.etag, lastModified: source.lastModified }) },
-        this.stopping.signal,
-      );
+      const fetched = FEED_KINDS.has(source.kind)
+        ? await readFeed(source.kind, {
+            policy: this.sources.policy,
+            limits: this.config.sources,
+            settings: source.settings,
+            headers: headersOf(source),
+            last: dryRun ? null : { etag: source.etag, lastModified: source.lastModified, state: source.feedState ?? null },
+            stop: this.stopping.signal,
+          })
+        : await this.sources.policy.get(
+            { url: source.settings.url, headers: headersOf(source), ...(!dryRun && { etag: source.etag, lastModified: source.lastModified }) },
+            this.stopping.signal,
+          );
       result.httpStatus = fetched.httpStatus;
       let parsed: ParsedBody | null = null;
       if (!fetched.notModified) {
         try {
-          parsed = await this.parse(source, fetched.body);
+          parsed = 'records' in fetched ? await this.parse(fetched.records, fetched.end) : await this.parse(recordsOf(source.kind, source.settings, fetched.body));
         } finally {
           result.bytes = fetched.bytes();
         }
-        result.items = parsed.forms.length + parsed.rejected;
+        result.items = parsed.forms.length + parsed.rejected + parsed.withdrawn.length;
         result.rejected = parsed.rejected;
         result.rejections = parsed.rejections;
       }
@@ -204,13 +219,22 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
             runID: lease?.runID ?? null,
             seen,
             snapshot: source.settings.mode === 'snapshot',
+            withdrawn: repeat ? [] : parsed!.withdrawn,
             policy: source.settings.removal,
             maxRemovalRatio: source.settings.maxRemovalRatio,
-            tooFew: parsed !== null && parsed.forms.length < source.settings.minItems,
+            tooFew: parsed !== null && parsed.forms.length + parsed.withdrawn.length < source.settings.minItems,
           });
           suspect = settled.suspect;
           if (!dryRun) {
-            const validators = parsed === null ? null : { etag: fetched.notModified ? null : fetched.etag, lastModified: fetched.notModified ? null : fetched.lastModified, bodyDigest: parsed.digest };
+            const validators =
+              parsed === null
+                ? null
+                : {
+                    etag: fetched.notModified ? null : fetched.etag,
+                    lastModified: fetched.notModified ? null : fetched.lastModified,
+                    bodyDigest: parsed.digest,
+                    ...(parsed.feedState !== undefined && { feedState: parsed.feedState }),
+                  };
             await this.repository.recordSuccess(manager, source.id, validators);
           }
           return settled.ended;
@@ -246,13 +270,16 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     return result;
   }
 
-  /** The body read whole through its kind's parser; a failure of the format fails the run. */
-  private async parse(source: SourceRow, body: AsyncIterable<Uint8Array>): Promise<ParsedBody> {
+  /**
+   * The records of a body (a line kind's parser) or of a feed kind's requests, read whole; a failure of
+   * the format fails the run. A feed kind's withdrawals and state are known once its records are.
+   */
+  private async parse(records: AsyncIterable<FormatRecord>, feed?: FeedEnd): Promise<ParsedBody> {
     const forms: ObjectForm[] = [];
     const lines: number[] = [];
     const rejections: Rejection[] = [];
     let rejected = 0;
-    for await (const record of recordsOf(source.kind, source.settings, body)) {
+    for await (const record of records) {
       if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
       if (record.kind === 'rejected') {
         rejected += 1;
@@ -263,8 +290,10 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       lines.push(record.line);
     }
     // Whatever the comment lines, order or duplicates: the set of normalised objects and contexts.
+    const withdrawn = feed?.withdrawn ?? [];
     const distinct = [...new Set(forms.map((form) => JSON.stringify([form.type, form.keys.map(keyText), form.context])))].sort();
-    const digest = createHash('sha256').update(distinct.join('\n')).digest('hex');
-    return { forms, lines, rejected, rejections, digest };
+    const ends = withdrawn.map((key) => JSON.stringify(['withdrawn', keyText(key)])).sort();
+    const digest = createHash('sha256').update([...distinct, ...ends].join('\n')).digest('hex');
+    return { forms, lines, rejected, rejections, withdrawn, ...(feed !== undefined && { feedState: feed.state }), digest };
   }
 }

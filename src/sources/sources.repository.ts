@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import type { FeedState } from './source-feeds.js';
 import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';
 
@@ -18,6 +19,8 @@ export interface SourceRow extends SourceForm {
   etag: string | null;
   lastModified: string | null;
   bodyDigest: string | null;
+  /** What a feed kind (`taxii21`, `misp`) kept from its last success: read for a run's lease only (it can be large). */
+  feedState?: FeedState | null;
   claims: number;
 }
 
@@ -66,6 +69,8 @@ export interface ClaimSettlement {
    */
   seen: ObjectKey[] | null;
   snapshot: boolean;
+  /** Keys whose claim the run ends itself (a feed kind's revoked or deleted items), not among `seen`. */
+  withdrawn: ObjectKey[];
   policy: SourceSettings['removal'];
   maxRemovalRatio: number;
   /** Fewer items than the source's minItems: suspect whatever the removals. */
@@ -79,6 +84,8 @@ const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interva
   ${TIME('s.last_success_at')} AS "lastSuccessAt", s.consecutive_failures AS "consecutiveFailures", s.etag,
   s.last_modified AS "lastModified", s.body_digest AS "bodyDigest",
   (SELECT count(*)::int FROM sources_claim c WHERE c.source_id = s.id) AS claims`;
+
+const FEED_STATE = `s.feed_state AS "feedState"`;
 
 const RUN_COLUMNS = `r.id AS "runID", r.trigger, ${TIME('r.started_at')} AS "startedAt", ${TIME('r.finished_at')} AS "finishedAt", r.outcome,
   r.http_status AS "httpStatus", r.bytes::float8 AS bytes, r.items, r.added, r.updated, r.withdrawn, r.rejected, r.rejections, r.error`;
@@ -210,13 +217,13 @@ export class SourcesRepository {
       [runID, leaseSeconds],
     );
     if (rows.length === 0) return undefined;
-    const [source]: SourceRow[] = await this.dataSource.query(`SELECT ${SOURCE_COLUMNS} FROM sources_source s WHERE s.id = $1`, [rows[0].id]);
+    const [source]: SourceRow[] = await this.dataSource.query(`SELECT ${SOURCE_COLUMNS}, ${FEED_STATE} FROM sources_source s WHERE s.id = $1`, [rows[0].id]);
     return { runID, source, trigger: 'schedule', keyID: null };
   }
 
   async sourceOfLease(runID: string): Promise<Lease | undefined> {
     const rows: (SourceRow & { leaseTrigger: 'schedule' | 'manual'; leaseKeyId: number | null })[] = await this.dataSource.query(
-      `SELECT ${SOURCE_COLUMNS}, s.lease_trigger AS "leaseTrigger", s.lease_key_id AS "leaseKeyId" FROM sources_source s WHERE s.lease_run_id = $1`,
+      `SELECT ${SOURCE_COLUMNS}, ${FEED_STATE}, s.lease_trigger AS "leaseTrigger", s.lease_key_id AS "leaseKeyId" FROM sources_source s WHERE s.lease_run_id = $1`,
       [runID],
     );
     if (rows.length === 0) return undefined;
@@ -246,7 +253,7 @@ export class SourcesRepository {
         [run.sourceId, run.seen.map((key) => key.type), run.seen.map((key) => key.value)],
       );
     }
-    if (!run.snapshot) return { ended: [], suspect: run.tooFew };
+    if (!run.snapshot) return this.withdraw(manager, run);
     // Missed by this run: not listed by its body (not seen by this transaction's upsert), or, for a repeat
     // of the previous body, already missed by it.
     const missed = run.seen !== null ? `last_seen_at < now()` : `missed_runs > 0`;
@@ -267,14 +274,43 @@ export class SourcesRepository {
     return { ended, suspect };
   }
 
-  /** A successful run's validators and digest, in its transaction: they move together with its writes. */
-  async recordSuccess(manager: EntityManager, sourceId: number, validators: { etag: string | null; lastModified: string | null; bodyDigest: string | null } | null): Promise<void> {
+  /**
+   * A delta run's own withdrawals (a feed kind's revoked or deleted items): its claims of those keys end,
+   * unless that is more than maxRemovalRatio of its claims (suspect: none ends). Under the same lock as
+   * `settle`, so the count and the deletion see the same claims.
+   */
+  private async withdraw(manager: EntityManager, run: ClaimSettlement): Promise<{ ended: ObjectKey[]; suspect: boolean }> {
+    if (run.tooFew || run.withdrawn.length === 0) return { ended: [], suspect: run.tooFew };
+    const keys = [run.sourceId, run.withdrawn.map((key) => key.type), run.withdrawn.map((key) => key.value)];
+    const listed = `(key_type, value) IN (SELECT * FROM unnest($2::text[], $3::text[]))`;
+    const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
+      `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${listed})::int AS ending FROM sources_claim WHERE source_id = $1`,
+      keys,
+    );
+    if (ending > run.maxRemovalRatio * total) return { ended: [], suspect: true };
+    const ended: ObjectKey[] = await manager.query(
+      `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 AND ${listed} RETURNING key_type, value)
+       SELECT g.key_type AS type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', '$4')}`,
+      [...keys, run.collection],
+    );
+    return { ended, suspect: false };
+  }
+
+  /**
+   * A successful run's validators and digest, and a feed kind's state, in its transaction: they move
+   * together with its writes.
+   */
+  async recordSuccess(
+    manager: EntityManager,
+    sourceId: number,
+    validators: { etag: string | null; lastModified: string | null; bodyDigest: string | null; feedState?: FeedState } | null,
+  ): Promise<void> {
     await manager.query(
       `UPDATE sources_source SET last_success_at = now(), consecutive_failures = 0,
               etag = CASE WHEN $2 THEN $3 ELSE etag END, last_modified = CASE WHEN $2 THEN $4 ELSE last_modified END,
-              body_digest = CASE WHEN $2 THEN $5 ELSE body_digest END
+              body_digest = CASE WHEN $2 THEN $5 ELSE body_digest END, feed_state = COALESCE($6, feed_state)
         WHERE id = $1`,
-      [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null],
+      [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null, validators?.feedState ?? null],
     );
   }
 
@@ -352,10 +388,10 @@ export class SourcesRepository {
   }
 }
 
-/** Whether another source of the collection ($2) still claims the key of row `g` (a source other than $1). */
-const CLAIMED_ELSEWHERE = (g: string) => `EXISTS (
+/** Whether another source of the collection (`collection`, $2 by default) still claims the key of row `g` (a source other than $1). */
+const CLAIMED_ELSEWHERE = (g: string, collection = '$2') => `EXISTS (
   SELECT 1 FROM sources_claim o JOIN sources_source os ON os.id = o.source_id
-   WHERE o.key_type = ${g}.key_type AND o.value = ${g}.value AND o.source_id <> $1 AND os.collection = $2)`;
+   WHERE o.key_type = ${g}.key_type AND o.value = ${g}.value AND o.source_id <> $1 AND os.collection = ${collection})`;
 
 /** Closes the run of a lease taken over (`taken.abandoned`): failed, nothing of it was written. */
 const CLOSE_ABANDONED = `UPDATE sources_run SET finished_at = clock_timestamp(), outcome = 'failed',

@@ -24,6 +24,7 @@ import { TaskDedupe1795821606553 } from './1795821606553-TaskDedupe.js';
 import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
 import { ObjectHistoryAndApiClaim1795822421408 } from './1795822421408-ObjectHistoryAndApiClaim.js';
 import { Sources1795822481412 } from './1795822481412-Sources.js';
+import { SourceFeedState1795831569068 } from './1795831569068-SourceFeedState.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -56,4 +57,5 @@ export const MIGRATIONS = [
   TaskQuotas1795822039612,
   ObjectHistoryAndApiClaim1795822421408,
   Sources1795822481412,
+  SourceFeedState1795831569068,
 ];

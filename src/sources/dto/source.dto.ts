@@ -66,7 +66,8 @@ export const SOURCE_FORM_SCHEMA = {
     valueField: { type: 'string', description: '`ndjson`: the member holding the indicator.' },
     contextFields: { type: 'array', items: { type: 'string' } },
     collectionID: { type: 'string', description: '`taxii21`: the collection of the API root.' },
-    toIdsOnly: { type: 'boolean', default: true },
+    pageSize: { type: 'integer', minimum: 1, maximum: 10000, description: '`taxii21`: the `limit` of each page (default: the server\'s).' },
+    toIdsOnly: { type: 'boolean', default: true, description: '`misp`: only attributes flagged `to_ids`.' },
   },
 } as const;
 
@@ -130,6 +131,15 @@ export class SourceView {
 
   @ApiPropertyOptional({ type: [String] })
   contextFields?: string[];
+
+  @ApiPropertyOptional()
+  collectionID?: string;
+
+  @ApiPropertyOptional({ type: 'integer' })
+  pageSize?: number;
+
+  @ApiPropertyOptional()
+  toIdsOnly?: boolean;
 
   @ApiProperty({ enum: ['ok', 'failing', 'disabled'] })
   state: string;
