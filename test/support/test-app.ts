@@ -41,7 +41,7 @@ export interface TestApp {
  * another instance's database (and admin key), as several instances of one deployment would run.
  */
 export async function createTestApp(settings: Record<string, string> = {}, sharing?: TestApp): Promise<TestApp> {
-  const databaseUrl = sharing?.databaseUrl ?? settings.DATABASE_URL ?? (await createDatabase());
+  const databaseUrl = sharing?.databaseUrl ?? settings.DATABASE_URL ?? (await createDatabase({ migrated: true }));
   const dataDir = await mkdtemp(join(tmpdir(), 'ids-data-'));
   const adminKey = sharing?.adminKey ?? randomBytes(32).toString('base64url');
   // Quiet by default (request lines are info) and no metrics listener unless a test asks for one.
@@ -81,14 +81,18 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
   };
 }
 
-/** A fresh, empty database on the run's test cluster; returns its URL. */
-export async function createDatabase(): Promise<string> {
+/**
+ * A fresh database on the run's test cluster; returns its URL. Empty, or with `migrated` a copy of the run's
+ * template on which every migration has been applied (test/support/global-setup.js).
+ */
+export async function createDatabase({ migrated = false } = {}): Promise<string> {
   const adminUrl = process.env.IDS_TEST_ADMIN_URL;
-  if (!adminUrl) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
+  const template = process.env.IDS_TEST_TEMPLATE;
+  if (!adminUrl || !template) throw new Error('IDS_TEST_ADMIN_URL is not set: run the tests through jest (global setup)');
   const name = `test_${Date.now()}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name}${migrated ? ` TEMPLATE ${template}` : ''}`);
   await admin.end();
   return adminUrl.replace(/\/postgres$/, `/${name}`);
 }
