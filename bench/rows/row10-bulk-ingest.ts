@@ -43,17 +43,22 @@ function batchObjects(prefix: string, batch: number, size: number, contextBytes:
 }
 
 /**
- * Batches of `size` new objects (batch `nextBatch()` each), `clients` at a time, for `seconds`; every answer
- * must report all of them `Added`, else `incomplete` is called (rows 10 and 19).
+ * Batches of `size` new objects (batch `nextBatch()` each), `clients` at a time, for `seconds` or until
+ * `amount` batches were sent; every answer must report all of them `Added`, else `incomplete` is called
+ * (rows 10, 19 and 21).
  */
 export function batchAdds(
   target: { baseUrl: string; path: string; headers: Record<string, string> },
-  load: { clients: number; size: number; contextBytes: number; prefix: string; seconds: number; nextBatch: () => number; incomplete: () => void },
+  load: { clients: number; size: number; contextBytes: number; prefix: string; nextBatch: () => number; incomplete: () => void } & (
+    | { seconds: number; amount?: undefined }
+    | { amount: number; seconds?: undefined }
+  ),
 ) {
   return httpLoad({
     baseUrl: target.baseUrl,
     connections: load.clients,
     durationS: load.seconds,
+    amount: load.amount,
     timeoutS: 120,
     keepBodies: true,
     headers: target.headers,

@@ -1,4 +1,5 @@
 import { SightingSummariesModule } from '../sightings/sighting-summaries.module.js';
+import { SourceClaimsModule } from '../sources/source-claims.module.js';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
@@ -36,8 +37,9 @@ import { HistoryService } from './history/history.service.js';
 
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource; WarninglistsModule for the
-  // lists that annotate lookups, leave values out of exports and refuse writes.
-  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule, WarninglistsModule],
+  // lists that annotate lookups and provenance, leave values out of exports and refuse writes;
+  // SightingSummariesModule and SourceClaimsModule for provenance (neither imports intel: no cycle).
+  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule, SourceClaimsModule, WarninglistsModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController, HistoryController],
   providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService, HistoryRepository, HistoryService],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);

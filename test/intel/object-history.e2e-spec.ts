@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChangesService } from '../../src/intel/changes.service.js';
-import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { expectError } from '../support/clients/intel.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, resourceIdOf, ROOT, taxiiClient } from '../taxii/taxii-support.js';
+import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
+import { domain, UUID, writePaths } from './write-paths.helpers.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const domain = (value: string, extra: Record<string, unknown> = {}) => ({
-  type: 'DomainName' as const,
-  keys: [{ type: 'DomainName' as const, value }],
-  context: {},
-  ...extra,
-});
 
 interface Entry {
   position: number;
@@ -36,13 +28,14 @@ interface Entry {
 describe('object history and provenance (/intel/collections/{name}/objects/history, /provenance)', () => {
   const collection = 'historic';
   let t: TestApp;
-  let taxiiId: string;
   let writer: { id: number; key: string };
+  let paths: ReturnType<typeof writePaths>;
 
   beforeAll(async () => {
     t = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' });
-    taxiiId = await createCollection(t, collection);
+    const taxiiId = await createCollection(t, collection);
     writer = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, collection), actions: ['Read', 'Write'] }] });
+    paths = writePaths(t, collection, taxiiId, writer.key);
   });
   afterAll(async () => {
     await t.close();
@@ -70,12 +63,9 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   });
 
   it('a single add, update and delete: every field, newest first, with the client X-Request-Id and without', async () => {
-    const added = await t.http().post(objects()).set('X-Api-Key', writer.key).set('X-Request-Id', 'h-add').send(domain('one.example', { context: { n: 1 } }));
-    expect(added.status).toBe(204);
-    const updated = await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('one.example', { context: { n: 2 } }));
-    expect(updated.headers['x-request-id']).toMatch(UUID);
-    const removed = await t.http().delete(objects(`?${keyQuery('ONE.example.')}`)).set('X-Api-Key', writer.key).set('X-Request-Id', 'h-remove');
-    expect(removed.status).toBe(204);
+    await paths.add(domain('one.example', { context: { n: 1 } }), 'h-add');
+    const updated = await paths.add(domain('one.example', { context: { n: 2 } }));
+    await paths.remove('DomainName', 'ONE.example.', 'h-remove');
 
     // The key is normalised as on writes.
     const response = await historyOf('One.Example');
@@ -83,7 +73,7 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     const entries = response.body as Entry[];
     expect(entries.map(({ position, at, ...rest }) => rest)).toEqual([
       { ...byWriter('Remove', 'api', 'h-remove', 'Deleted'), obj: domain('one.example', { context: { n: 2 } }) },
-      { ...byWriter('Update', 'api', updated.headers['x-request-id']), obj: domain('one.example', { context: { n: 2 } }) },
+      { ...byWriter('Update', 'api', updated), obj: domain('one.example', { context: { n: 2 } }) },
       { ...byWriter('Add', 'api', 'h-add'), obj: domain('one.example', { context: { n: 1 } }) },
     ]);
     for (const entry of entries) expect(entry.at).toMatch(ISO_MS);
@@ -92,15 +82,8 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   });
 
   it('a batch, with and without a client X-Request-Id', async () => {
-    const first = await t.http().post(objects('/batch')).set('X-Api-Key', writer.key).set('X-Request-Id', 'h-batch').send([domain('two.example')]);
-    expect(first.status).toBe(200);
-    const second = await t
-      .http()
-      .post(objects('/batch'))
-      .set('X-Api-Key', writer.key)
-      .send([domain('two.example', { context: { b: 2 } }), { remove: { type: 'DomainName', value: 'two.example' } }]);
-    expect(second.status).toBe(200);
-    const generated = second.headers['x-request-id'];
+    await paths.batch([domain('two.example')], 'h-batch');
+    const generated = await paths.batch([domain('two.example', { context: { b: 2 } }), { remove: { type: 'DomainName', value: 'two.example' } }]);
     expect(await attribution('two.example')).toEqual([
       byWriter('Remove', 'batch', generated, 'Deleted'),
       byWriter('Update', 'batch', generated),
@@ -109,58 +92,20 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   });
 
   it('an import of text and of a STIX bundle', async () => {
-    const text = await t
-      .http()
-      .post(`/intel/collections/${collection}/import?format=text`)
-      .set('X-Api-Key', writer.key)
-      .set('X-Request-Id', 'h-import')
-      .set('Content-Type', 'text/plain')
-      .send('seen at three-historic[.]com today');
-    expect(text.status).toBe(200);
+    await paths.importText('seen at three-historic[.]com today', 'h-import');
     expect(await attribution('three-historic.com')).toEqual([byWriter('Add', 'import', 'h-import')]);
-    const bundle = await t
-      .http()
-      .post(objects('/stix-bundle'))
-      .set('X-Api-Key', writer.key)
-      .set('Content-Type', 'application/json')
-      .send({ type: 'bundle', objects: [{ type: 'domain-name', spec_version: '2.1', id: 'domain-name--5b7d2d3e-9a57-5f1c-9f6e-0d1c2b3a4f52', value: 'four.example' }] });
-    expect(bundle.status).toBe(200);
-    expect(await attribution('four.example')).toEqual([byWriter('Add', 'import', bundle.headers['x-request-id'])]);
+    const bundle = await paths.importBundle('four.example', 'domain-name--5b7d2d3e-9a57-5f1c-9f6e-0d1c2b3a4f52');
+    expect(await attribution('four.example')).toEqual([byWriter('Add', 'import', bundle)]);
   });
 
   it('TAXII writes: an envelope and an object delete', async () => {
-    const client = taxiiClient(t, writer.key);
-    const posted = await client
-      .post(`${ROOT}/collections/${taxiiId}/objects/`, {
-        objects: [
-          {
-            type: 'indicator',
-            spec_version: '2.1',
-            id: 'indicator--6b4f3a52-8c5b-4a8e-9d0b-8e8f3f8a1c12',
-            created: '2026-01-01T00:00:00.000Z',
-            modified: '2026-01-01T00:00:00.000Z',
-            pattern: "[domain-name:value = 'five.example']",
-            pattern_type: 'stix',
-            valid_from: '2026-01-01T00:00:00Z',
-          },
-        ],
-      })
-      .set('X-Request-Id', 'h-taxii');
-    expect(posted.status).toBe(202);
-    const { rows } = await t.db.query<{ uid: string }>(`SELECT uid FROM intel_object WHERE keys @> '[{"value": "five.example"}]'`);
-    const removed = await client.delete(`${ROOT}/collections/${taxiiId}/objects/indicator--${rows[0].uid}/`);
-    expect(removed.status).toBe(200);
-    expect(await attribution('five.example')).toEqual([
-      byWriter('Remove', 'taxii', removed.headers['x-request-id'], 'Deleted'),
-      byWriter('Add', 'taxii', 'h-taxii'),
-    ]);
+    await paths.taxiiAdd('five.example', 'indicator--6b4f3a52-8c5b-4a8e-9d0b-8e8f3f8a1c12', 'h-taxii');
+    const removed = await paths.taxiiDelete('five.example');
+    expect(await attribution('five.example')).toEqual([byWriter('Remove', 'taxii', removed, 'Deleted'), byWriter('Add', 'taxii', 'h-taxii')]);
   });
 
   it("an expiry: the job's, with no key and the run's own id", async () => {
-    const expiresAt = new Date(Date.now() + 300).toISOString();
-    await t.http().post(objects()).set('X-Api-Key', writer.key).set('X-Request-Id', 'h-expiring').send(domain('six.example', { expiresAt }));
-    await sleep(400);
-    await t.app.get(ExpiryService).expireDue();
+    await paths.addExpiring(domain('six.example'), 'h-expiring');
     const [expired, added] = await attribution('six.example');
     expect(added).toEqual(byWriter('Add', 'api', 'h-expiring'));
     expect(expired).toEqual({ operation: 'Remove', reason: 'Expired', keyID: null, requestID: expect.stringMatching(UUID), via: 'expiry', source: null });
@@ -238,11 +183,15 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     expect(await operations()).toEqual([]);
   });
 
-  it('answers [] for a key no change mentions, 400 and 422 for a missing or malformed key', async () => {
+  it('answers [] for a key no change mentions, 400 and 422 for a missing or malformed key, 400 for a malformed page', async () => {
     expect((await historyOf('never.example')).body).toEqual([]);
     for (const query of ['objectKeyType=DomainName', 'objectKey=a.example', 'objectKeyType=Nope&objectKey=a.example']) {
       expectError(await t.http().get(objects(`/history?${query}`)).set('X-Api-Key', writer.key), 'InvalidQueryArgument');
       expectError(await t.http().get(objects(`/provenance?${query}`)).set('X-Api-Key', writer.key), 'InvalidQueryArgument');
+    }
+    // A malformed cursor or limit is the caller's error too, never a 500.
+    for (const page of ['cursor=not-a-cursor', 'cursor=eyJ0IjoxfQ', 'limit=0', 'limit=many']) {
+      expectError(await t.http().get(objects(`/history?${keyQuery('a.example')}&${page}`)).set('X-Api-Key', writer.key), 'InvalidQueryArgument');
     }
     expectError(await t.http().get(objects(`/history?${keyQuery('not a host', 'DomainName')}`)).set('X-Api-Key', writer.key), 'InvalidKeyFormat');
     expectError(await t.http().get(objects(`/provenance?${keyQuery('zz', 'MD5Hash')}`)).set('X-Api-Key', writer.key), 'InvalidKeyFormat');
@@ -258,7 +207,7 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     const [update, add] = (await historyOf('nine.example')).body as Entry[];
     const response = await provenanceOf('nine.example');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }], sightings: null });
+    expect(response.body).toEqual({ claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }], sightings: null, warnings: [] });
 
     expect((await t.http().delete(objects(`?${keyQuery('nine.example')}`)).set('X-Api-Key', writer.key)).status).toBe(204);
     expectError(await provenanceOf('nine.example'), 'ObjectNotFound');

@@ -86,6 +86,9 @@ describe('POST /intel/sightings', () => {
     const ok = { type: 'MD5Hash', value: md5(4) };
     const cases: [unknown, RegExp][] = [
       ['a string', /JSON object/],
+      [null, /JSON object/],
+      [[ok], /JSON object/],
+      [{ ...ok, value: 42 }, /key value/],
       [{ ...ok, colour: 'red' }, /unknown field "colour"/],
       [{ type: 'MD5Hash' }, /key value/],
       [{ ...ok, objectKeyType: 'MD5Hash', objectKey: md5(4) }, /either/],
@@ -135,6 +138,8 @@ describe('POST /intel/sightings', () => {
   it('refuses a body that is not a non-empty array of at most 10,000 items, and needs a key', async () => {
     expectError(await post({ type: 'MD5Hash', value: md5(1) }), 'InvalidData');
     expectError(await post([]), 'InvalidData');
+    const broken = await t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('[{"type": "MD5Hash",');
+    expectError(broken, 'InvalidData');
     const tooMany = Array.from({ length: 10_001 }, () => ({ type: 'MD5Hash', value: md5(6) }));
     expectError(await post(tooMany), 'RequestEntityTooLarge');
     expect(await summaryOf(file(6).keys[0])).toBeNull();

@@ -45,8 +45,9 @@ export class HistoryController {
     summary: 'Provenance of an object',
     description:
       'Who vouches for the live object holding the key `objectKeyType`/`objectKey`: its `claims` (`api` once a ' +
-      'native write added or updated it, with the first and last such write; a source for each source listing it) ' +
-      'and `sightings`, its sighting summary (null when none).',
+      'native write added or updated it, with the first and last such write; then, by name, each source of the ' +
+      'collection listing any of its keys, with its first and last listing), `sightings`, its sighting summary ' +
+      '(null when none), and `warnings`, the enabled warninglists any of its keys is on.',
   })
   @ApiOkResponse({ type: ProvenanceView })
   @ApiErrors({

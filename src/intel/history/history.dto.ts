@@ -4,6 +4,7 @@ import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveRea
 import { DeleteObjectQueryDto, ObjectView } from '../dto/object.dto.js';
 import { WRITE_VIAS, type WriteVia } from '../write-origin.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
+import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 
 /** The key an object is named by (`objectKeyType`, `objectKey`), as DELETE …/objects takes it. */
 export class ObjectKeyQueryDto extends DeleteObjectQueryDto {}
@@ -52,17 +53,23 @@ export class ClaimView {
   @ApiProperty({ type: 'string', nullable: true, description: "The source's name (origin `source`); null for `api`." })
   source: string | null;
 
-  @ApiProperty({ format: 'date-time', description: 'The first write of this claim that added or updated the object (UTC, milliseconds).' })
+  @ApiProperty({ format: 'date-time', description: 'When the claim began: the first native write that added or updated the object, or the first run of the source listing it (UTC, milliseconds).' })
   firstSeenAt: string;
 
-  @ApiProperty({ format: 'date-time', description: 'The last such write.' })
+  @ApiProperty({ format: 'date-time', description: 'The last such write or listing.' })
   lastSeenAt: string;
 }
 
 export class ProvenanceView {
-  @ApiProperty({ type: [ClaimView], description: 'Every claim on the live object, `api` first.' })
+  @ApiProperty({ type: [ClaimView], description: 'Every claim on the live object: `api` first, then each source listing it, by name.' })
   claims: ClaimView[];
 
   @ApiProperty({ type: SightingSummaryView, nullable: true, description: 'Its sighting summary; null when none.' })
   sightings: SightingSummaryView | null;
+
+  @ApiProperty({
+    type: [WarningView],
+    description: 'The warnings of the enabled warninglists for each key of the object, in key order: a known-benign value; empty when none.',
+  })
+  warnings: WarningView[];
 }

@@ -10,7 +10,6 @@ import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js
 import { LIVE } from '../object-statements.js';
 import type { StoredObject } from '../objects.repository.js';
 import type { WriteVia } from '../write-origin.js';
-import type { ClaimOrigin } from './history.dto.js';
 
 /** A change record as history shows it. */
 export interface HistoryRow extends SizedRow {
@@ -25,11 +24,11 @@ export interface HistoryRow extends SizedRow {
   object: StoredObject;
 }
 
-export interface ClaimRow {
-  origin: ClaimOrigin;
-  source: string | null;
-  firstSeenAt: string;
-  lastSeenAt: string;
+/** The live object holding a key, as provenance needs it: its keys and its api claim (both times null when none). */
+export interface LiveObjectRow {
+  keys: ObjectKey[];
+  apiFirstSeenAt: string | null;
+  apiLastSeenAt: string | null;
 }
 
 /**
@@ -86,25 +85,12 @@ export class HistoryRepository {
     };
   }
 
-  /**
-   * The live object of the collection holding the key, with its claims, `api` first, then sources by name;
-   * undefined when none.
-   */
-  async claims(collectionId: number, key: ObjectKey): Promise<{ keys: ObjectKey[]; claims: ClaimRow[] } | undefined> {
-    const rows: { keys: ObjectKey[]; claims: ClaimRow[] }[] = await this.dataSource.query(
-      `WITH obj AS (
-         SELECT o.id, o.keys, o.api_first_seen_at, o.api_last_seen_at
-           FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
-          WHERE k.collection_id = $1 AND k.key_type = $2 AND k.value = $3 AND ${LIVE('o')}
-       )
-       SELECT obj.keys,
-              COALESCE((SELECT jsonb_agg(to_jsonb(cl) ORDER BY cl.origin, cl.source)
-                          FROM (SELECT 'api' AS origin, NULL::text AS source,
-                                       ${isoUtc('obj.api_first_seen_at')} AS "firstSeenAt", ${isoUtc('obj.api_last_seen_at')} AS "lastSeenAt"
-                                 WHERE obj.api_first_seen_at IS NOT NULL
-                                -- A source's claims (extensions §13) are rows of this form, UNION ALL from their own table.
-                               ) cl), '[]'::jsonb) AS claims
-         FROM obj`,
+  /** The live object of the collection holding the key: its keys and its api claim (null when none); undefined when none. */
+  async liveObject(collectionId: number, key: ObjectKey): Promise<LiveObjectRow | undefined> {
+    const rows: LiveObjectRow[] = await this.dataSource.query(
+      `SELECT o.keys, ${isoUtc('o.api_first_seen_at')} AS "apiFirstSeenAt", ${isoUtc('o.api_last_seen_at')} AS "apiLastSeenAt"
+         FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+        WHERE k.collection_id = $1 AND k.key_type = $2 AND k.value = $3 AND ${LIVE('o')}`,
       [collectionId, key.type, key.value],
     );
     return rows[0];

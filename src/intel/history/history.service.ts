@@ -7,9 +7,11 @@ import { CollectionsService } from '../collections.service.js';
 import type { DeleteObjectQueryDto } from '../dto/object.dto.js';
 import { ObjectErrors } from '../objects.errors.js';
 import { storedObject } from '../objects.repository.js';
-import type { HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
+import type { ClaimView, HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryRepository, type HistoryRow } from './history.repository.js';
 import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';
+import { SourceClaimsService } from '../../sources/source-claims.service.js';
+import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 
 function entryView(row: HistoryRow): HistoryEntryView {
   return {
@@ -36,6 +38,8 @@ export class HistoryService {
     private readonly collections: CollectionsService,
     private readonly changes: ChangesService,
     private readonly sightings: SightingSummariesService,
+    private readonly sourceClaims: SourceClaimsService,
+    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /**
@@ -51,15 +55,29 @@ export class HistoryService {
     return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), entryView);
   }
 
-  /** The claims and sighting summary of the live object holding the key; 404 ObjectNotFound when none. */
+  /**
+   * The claims (`api` first, then the sources by name), sighting summary and warninglist warnings of the
+   * live object holding the key; 404 ObjectNotFound when none. Each comes from the area that owns it.
+   */
   async provenance(collectionName: string, query: DeleteObjectQueryDto): Promise<ProvenanceView> {
     const collection = await this.collections.findByName(collectionName);
     const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
-    const found = await this.repository.claims(collection.id, key);
+    const found = await this.repository.liveObject(collection.id, key);
     if (found === undefined) throw ObjectErrors.objectNotFound();
+    const [sources, sightings, lists] = await Promise.all([
+      this.sourceClaims.claimsOf(collection.name, found.keys),
+      this.sightings.summaryOf(found.keys),
+      this.warninglists.current(),
+    ]);
+    const api: ClaimView[] =
+      found.apiFirstSeenAt === null || found.apiLastSeenAt === null
+        ? []
+        : [{ origin: 'api', source: null, firstSeenAt: found.apiFirstSeenAt, lastSeenAt: found.apiLastSeenAt }];
     return {
-      claims: found.claims.map(({ origin, source, firstSeenAt, lastSeenAt }) => ({ origin, source, firstSeenAt, lastSeenAt })),
-      sightings: await this.sightings.summaryOf(found.keys),
+      claims: [...api, ...sources.map(({ source, firstSeenAt, lastSeenAt }): ClaimView => ({ origin: 'source', source, firstSeenAt, lastSeenAt }))],
+      sightings,
+      // Only a File has several keys, one per hash type: no list entry matches two of them.
+      warnings: found.keys.flatMap((objectKey) => lists.warningsOf(objectKey)),
     };
   }
 }
