@@ -14,7 +14,7 @@ const ROW = {
 const TARGET_304_P50_MS = 5;
 
 /** Object `g` of the exported collection: a domain name. */
-const domainObject = (g: number): SeedObject => ({ type: 'DomainName', key: { type: 'DomainName', value: `host${g}.export.example` }, contextJson: SEED_CONTEXT });
+export const domainObject = (g: number): SeedObject => ({ type: 'DomainName', key: { type: 'DomainName', value: `host${g}.export.example` }, contextJson: SEED_CONTEXT });
 
 /** Newlines of a body, counted as it streams (the bench holds none of it). */
 function countLines(chunk: Buffer): number {
@@ -24,7 +24,7 @@ function countLines(chunk: Buffer): number {
 }
 
 /** GETs `url` and counts the lines of its body; rejects unless 200. */
-function exportLines(url: string, headers: Record<string, string>): Promise<number> {
+export function exportLines(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     http
       .get(url, { headers }, (response) => {

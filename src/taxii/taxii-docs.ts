@@ -30,6 +30,11 @@ export const TaxiiPageQuery = (filters: 'all' | 'versions') =>
     ApiQuery({ name: 'limit', required: false, type: Number, description: `Objects per page: ${TAXII_DEFAULT_LIMIT} by default, ${TAXII_MAX_LIMIT} at most.` }),
     query('next', 'From the previous page: carries the whole query, the other parameters are then not needed.'),
     query('match[spec_version]', 'Comma-separated STIX versions (only 2.1 is served).'),
+    query(
+      'warninglists',
+      '`apply` (default): objects with a key on an enabled warninglist acting at `excludeFromExport` or beyond are left out ' +
+        '(counted in `X-Excluded-Count`); `ignore` serves them too.',
+    ),
     ...(filters === 'all'
       ? [
           query('match[type]', 'Comma-separated STIX types.'),

@@ -157,20 +157,24 @@ export class TaxiiFeedService implements ChildNameResolver {
    * One page of the walk the request asks for: up to `limit` objects after its position that pass its
    * filters, in feed order, and the `next` to continue from when more may follow. The versions of objects
    * with a key on a warninglist acting at `excludeFromExport` or beyond (as the lists are now) are walked
-   * past and counted in `excluded` (STIX objects that would have been served), never served.
+   * past and counted in `excluded` (STIX objects that would have been served), never served, unless the walk
+   * says `warninglists=ignore`. Walked past, they move `after` as served objects do: `next` continues after
+   * them, so a page they shorten (even to nothing) loses and repeats nothing; listed objects right after a
+   * full page are walked past as well, so they never make a `more: true` followed by an empty last page.
    */
   private async page(taxiiId: string, query: URLSearchParams, fixed: Partial<WalkFilter> = {}) {
     const collection = await this.collection(taxiiId);
     const walk = walkOf(query, taxiiId, fixed);
-    const lists = await this.warninglists.actsAt('excludeFromExport');
     const { filter, limit } = walk;
+    const lists = filter.warninglists === 'ignore' ? undefined : await this.warninglists.actsAt('excludeFromExport');
     const items: Served[] = [];
     let excluded = 0;
     let after = walk.after;
     let more = false;
     const take = (served: Served, listed = false): boolean => {
       if (!isAfter(served, after)) return true;
-      if (items.length === limit) {
+      // Past a full page, a listed object is walked past too: `more` then means an object to serve may follow.
+      if (items.length === limit && !listed) {
         more = true;
         return false;
       }

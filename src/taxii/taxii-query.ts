@@ -17,6 +17,8 @@ export interface WalkFilter {
   ids?: string[];
   versions: VersionFilter;
   specVersions?: string[];
+  /** `ignore`: objects on warninglists acting at `excludeFromExport` are served too (extensions §15), as exports take it. */
+  warninglists?: 'ignore';
 }
 
 /** After which served object to continue: a feed position and the part of it (0 indicator, 1 observable). */
@@ -80,8 +82,16 @@ export function limitOf(query: URLSearchParams): number {
   return Math.min(Number(raw), TAXII_MAX_LIMIT);
 }
 
+/** `warninglists=apply` (the default) or `ignore`. */
+function warninglistsOf(query: URLSearchParams): 'ignore' | undefined {
+  const mode = query.get('warninglists');
+  if (mode !== null && mode !== 'apply' && mode !== 'ignore') throw TaxiiErrors.invalidQuery('warninglists must be apply or ignore');
+  return mode === 'ignore' ? mode : undefined;
+}
+
 /** The filters a request states; `fixed` filters (an object's id in its path) are added to them. */
 export function filterOf(query: URLSearchParams, fixed: Partial<WalkFilter> = {}): WalkFilter {
+  const warninglists = warninglistsOf(query);
   const addedAfterText = query.get('added_after');
   const addedAfter = addedAfterText === null ? undefined : microsecondTimestamp(addedAfterText);
   if (addedAfterText !== null && addedAfter === undefined) throw TaxiiErrors.invalidQuery('added_after must be a timestamp such as 2030-01-01T00:00:00.000Z');
@@ -91,6 +101,7 @@ export function filterOf(query: URLSearchParams, fixed: Partial<WalkFilter> = {}
     ...(listOf(query, 'match[id]', /^[a-z0-9][a-z0-9-]*--[0-9a-f-]{36}$/) && { ids: listOf(query, 'match[id]', /./) }),
     versions: versionsOf(query),
     ...(listOf(query, 'match[spec_version]', /^\d+\.\d+$/) && { specVersions: listOf(query, 'match[spec_version]', /./) }),
+    ...(warninglists && { warninglists }),
     ...fixed,
   };
 }
@@ -119,6 +130,7 @@ function isNextToken(value: unknown): value is NextToken {
     typeof filter === 'object' && filter !== null &&
     (filter.addedAfter === undefined || (typeof filter.addedAfter === 'string' && microsecondTimestamp(filter.addedAfter) === filter.addedAfter)) &&
     isStringList(filter.types) && isStringList(filter.ids) && isStringList(filter.specVersions) &&
+    (filter.warninglists === undefined || filter.warninglists === 'ignore') &&
     (versions === 'all' ||
       (typeof versions === 'object' && versions !== null && typeof versions.first === 'boolean' && typeof versions.last === 'boolean' &&
         Array.isArray(versions.at) && versions.at.every((at) => typeof at === 'string' && microsecondTimestamp(at) === at)))

@@ -1,4 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { InvalidatedCache } from '../database/invalidated-cache.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
 import type { ApiError } from '../common/errors/api-error.js';
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
 import { WarninglistErrors } from './warninglists.errors.js';
@@ -10,16 +13,27 @@ const STATE_ATTEMPTS = 5;
 
 class ListMoved extends Error {}
 
+/** The bus topic of the enabled lists' settings, and its one key. */
+const TOPIC = 'warninglist';
+const ENABLED = 'enabled';
+
 /**
  * The lists that act now, for every path that asks (lookups, checks, exports, TAXII, writes): the area's
  * exported service, so other areas never read its tables.
  *
- * How lists stay current across instances: every call reads the enabled lists' settings and revisions
- * (one indexed statement over a few rows), and compiles a list's entries only when their revision is one
- * it has not compiled yet. Revisions come from one sequence and are never reused, so compiled entries
- * never need invalidating: a change committed before a request is seen by that request on any instance.
- * The invalidation bus was the other choice (no statement per request) but it notifies after the writer
- * has answered, so an instance could serve its next request with the old list; §15 wants the next request.
+ * How lists stay current across instances: the read paths (lookups, checks, exports, TAXII) read the enabled
+ * lists' settings and revisions per request (one indexed statement over a few rows), so a change committed
+ * before a read is seen by it on any instance. A list's entries are compiled only when their revision is
+ * one not compiled yet; revisions come from one sequence and are never reused, so compiled entries never
+ * need invalidating.
+ *
+ * Writes ask only whether a list rejects on ingest, on every single add (rows 3a and 3c): they take the
+ * settings from an InvalidatedCache instead, which every list writer invalidates through the bus inside its
+ * transaction (delivered with the commit). So a write reads nothing while no list changes, and the next
+ * write after a change, on any instance, reads again. The bus cannot make this exact: an instance applies
+ * a notification once its listening connection has delivered it, which PostgreSQL does at the commit, before
+ * the writer can answer; a request reaching another instance within that delivery's latency (well under a
+ * millisecond, from one client, after a whole HTTP round trip) could still be written with the old lists.
  */
 @Injectable()
 export class WarninglistMatcherService {
@@ -27,12 +41,33 @@ export class WarninglistMatcherService {
   private readonly compiled = new Map<string, Promise<CompiledEntries>>();
   /** The last set built, by the revisions it was built from: most requests find the lists unchanged. */
   private last: { revisions: string; set: ListSet } | undefined;
+  /** The enabled lists' settings for writes (see above). */
+  private readonly writeStates: InvalidatedCache<ListState[]>;
 
-  constructor(private readonly repository: WarninglistsRepository) {}
+  constructor(
+    private readonly repository: WarninglistsRepository,
+    bus: InvalidationBus,
+  ) {
+    this.writeStates = new InvalidatedCache(bus, TOPIC);
+  }
+
+  /** Inside a transaction changing any list: every instance's writes read the lists again once it commits. */
+  announceChange(manager: EntityManager): Promise<void> {
+    return this.writeStates.publish(manager, ENABLED);
+  }
+
+  /** After such a commit, before answering: this instance at once. */
+  changed(): void {
+    this.writeStates.evictLocally(ENABLED);
+  }
 
   async current(): Promise<ListSet> {
-    for (let attempt = 1; ; attempt++) {
-      const states = await this.repository.enabledStates();
+    return this.setOf(await this.repository.enabledStates());
+  }
+
+  /** The set of lists in `states`; read again when a list was replaced between that read and the read of its entries. */
+  private async setOf(first: ListState[]): Promise<ListSet> {
+    for (let attempt = 1, states = first; ; attempt++, states = await this.repository.enabledStates()) {
       // `revision` moves with every change of a list, so equal revisions mean the same lists and entries.
       const revisions = states.map((state) => `${state.id}:${state.revision}`).join(',');
       if (this.last?.revisions === revisions) return this.last.set;
@@ -57,10 +92,12 @@ export class WarninglistMatcherService {
   /**
    * The write seam (`rejectOnIngest`): for the key sets of one write request's objects, in order, the
    * refusal of each (422 Warninglisted naming the list) or undefined. One call per request, whatever its
-   * size; nothing is matched when no enabled list rejects.
+   * size; nothing is read (the settings are cached, see above) nor matched when no enabled list rejects.
    */
   async refusals(keySets: readonly (readonly ObjectKey[])[]): Promise<(ApiError | undefined)[]> {
-    const lists = await this.actsAt('rejectOnIngest');
+    const states = (await this.writeStates.get(ENABLED, () => this.repository.enabledStates()))!;
+    const rejecting = states.some((state) => state.action === 'rejectOnIngest');
+    const lists = rejecting ? await this.setOf(states) : undefined;
     return keySets.map((keys) => {
       const warning = lists?.firstOf(keys, 'rejectOnIngest');
       return warning && WarninglistErrors.warninglisted(warning);

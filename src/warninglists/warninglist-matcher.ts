@@ -177,6 +177,65 @@ function urlHost(url: string): string | undefined {
 const isAddressText = (host: string) => host.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(host);
 
 // ---------------------------------------------------------------------------------------------------
+// Probes: what the rules derive from one key, derived once however many lists ask (row 22: with 20 lists,
+// parsing a key's networks, host and parent domains once per list was most of a lookup's matching time).
+
+export class KeyProbe {
+  private suffixesOf?: string[];
+  private networksOf?: Network[];
+  private lowered?: string;
+  private readonly parts = new Map<number, string[]>();
+
+  constructor(readonly key: ObjectKey) {}
+
+  /** The host of a domain or URL key (not an address) and each parent domain, the host first; empty when none. */
+  get suffixes(): string[] {
+    if (this.suffixesOf === undefined) {
+      const { key } = this;
+      const host = key.type === 'DomainName' ? key.value : key.type === 'URL' ? urlHost(key.value) : undefined;
+      this.suffixesOf = [];
+      if (host !== undefined && host !== '' && !isAddressText(host)) {
+        const name = stripDot(host);
+        for (let at = 0; at >= 0; at = name.indexOf('.', at) + 1 || -1) this.suffixesOf.push(at === 0 ? name : name.slice(at));
+      }
+    }
+    return this.suffixesOf;
+  }
+
+  /** The networks an address, network or URL with an address host stands for; empty when none. */
+  get networks(): Network[] {
+    if (this.networksOf === undefined) {
+      const { key } = this;
+      let text: string | undefined = key.value;
+      if (key.type === 'URL') {
+        const host = urlHost(key.value);
+        text = host !== undefined && isAddressText(host) ? host : undefined;
+      } else if (key.type !== 'IPAddress' && key.type !== 'IPNetwork') {
+        text = undefined;
+      }
+      try {
+        this.networksOf = text === undefined ? [] : networksOf(text);
+      } catch {
+        this.networksOf = [];
+      }
+    }
+    return this.networksOf;
+  }
+
+  /** The substrings of `length` of the lowercased value of a domain or URL key, in order. */
+  partsOf(length: number): string[] {
+    let parts = this.parts.get(length);
+    if (parts === undefined) {
+      this.lowered ??= this.key.type === 'DomainName' || this.key.type === 'URL' ? this.key.value.toLowerCase() : '';
+      parts = [];
+      for (let at = 0; at + length <= this.lowered.length; at++) parts.push(this.lowered.slice(at, at + length));
+      this.parts.set(length, parts);
+    }
+    return parts;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Compiled entries: built once per version of a list's entries, shared by every request.
 
 /** The networks of one family: per prefix length the listed networks, and all of them sorted by start. */
@@ -260,62 +319,43 @@ export class CompiledEntries {
     }
   }
 
-  /** The first rule of this kind that `key` (normalised) meets. */
-  match(key: ObjectKey): { entry: string; match: MatchKind } | undefined {
+  /** The first rule of this kind that `key` (normalised) meets; `probe` derives from it what other lists derived too. */
+  match(key: ObjectKey, probe = new KeyProbe(key)): { entry: string; match: MatchKind } | undefined {
     switch (this.kind) {
       case 'values':
         if (this.exact.has(key.value)) return { entry: key.value, match: 'exact' };
-        return this.domainMatch(key, false);
+        return this.domainMatch(probe, false);
       case 'hostname':
-        return this.domainMatch(key, true);
+        return this.domainMatch(probe, true);
       case 'cidr':
-        return this.networkMatch(key);
+        return this.networkMatch(probe);
       case 'substring':
-        return key.type === 'DomainName' || key.type === 'URL' ? this.substringMatch(key.value.toLowerCase()) : undefined;
+        return this.substringMatch(probe);
     }
   }
 
   /** The host of a domain or URL key, or a parent domain of it, listed; `exact` only for the host itself in a hostname list. */
-  private domainMatch(key: ObjectKey, exactWhenEqual: boolean): { entry: string; match: MatchKind } | undefined {
+  private domainMatch(probe: KeyProbe, exactWhenEqual: boolean): { entry: string; match: MatchKind } | undefined {
     if (this.domains.size === 0) return undefined;
-    const host = key.type === 'DomainName' ? key.value : key.type === 'URL' ? urlHost(key.value) : undefined;
-    if (host === undefined || host === '' || isAddressText(host)) return undefined;
-    const name = stripDot(host);
-    for (let at = 0; at >= 0; at = name.indexOf('.', at) + 1 || -1) {
-      const entry = this.domains.get(at === 0 ? name : name.slice(at));
-      if (entry !== undefined) return { entry, match: exactWhenEqual && at === 0 ? 'exact' : 'subdomain' };
+    const { suffixes } = probe;
+    for (let index = 0; index < suffixes.length; index++) {
+      const entry = this.domains.get(suffixes[index]);
+      if (entry !== undefined) return { entry, match: exactWhenEqual && index === 0 ? 'exact' : 'subdomain' };
     }
     return undefined;
   }
 
-  private networkMatch(key: ObjectKey): { entry: string; match: MatchKind } | undefined {
-    let text: string | undefined = key.value;
-    if (key.type === 'URL') {
-      const host = urlHost(key.value);
-      text = host !== undefined && isAddressText(host) ? host : undefined;
-    } else if (key.type !== 'IPAddress' && key.type !== 'IPNetwork') {
-      return undefined;
-    }
-    if (text === undefined) return undefined;
-    let networks: Network[];
-    try {
-      networks = networksOf(text);
-    } catch {
-      return undefined;
-    }
-    for (const network of networks) {
+  private networkMatch(probe: KeyProbe): { entry: string; match: MatchKind } | undefined {
+    for (const network of probe.networks) {
       const found = network.v6 ? this.v6.match(network.start as bigint, network.prefix) : this.v4.match(network.start as number, network.prefix);
       if (found) return found;
     }
     return undefined;
   }
 
-  private substringMatch(value: string): { entry: string; match: MatchKind } | undefined {
+  private substringMatch(probe: KeyProbe): { entry: string; match: MatchKind } | undefined {
     for (const [length, set] of this.substrings) {
-      for (let at = 0; at + length <= value.length; at++) {
-        const part = value.slice(at, at + length);
-        if (set.has(part)) return { entry: part, match: 'substring' };
-      }
+      for (const part of probe.partsOf(length)) if (set.has(part)) return { entry: part, match: 'substring' };
     }
     return undefined;
   }
@@ -357,9 +397,10 @@ export class ListSet {
   /** Every warning of a normalised key, from the lists acting at `least` or beyond, in list order. */
   warningsOf(key: ObjectKey, least: ListAction = 'annotate'): Warning[] {
     const warnings: Warning[] = [];
+    const probe = new KeyProbe(key);
     for (const list of this.lists) {
       if (actionRank(list.action) < actionRank(least) || !list.keyTypes.has(key.type)) continue;
-      const found = list.entries.match(key);
+      const found = list.entries.match(key, probe);
       if (found) warnings.push({ list: list.name, entry: found.entry, action: list.action, match: found.match });
     }
     return warnings;
@@ -367,11 +408,12 @@ export class ListSet {
 
   /** The first warning of any key of an object from a list acting at `least` or beyond. */
   firstOf(keys: readonly ObjectKey[], least: ListAction): Warning | undefined {
+    const probes = keys.map((key) => new KeyProbe(key));
     for (const list of this.lists) {
       if (actionRank(list.action) < actionRank(least)) continue;
-      for (const key of keys) {
+      for (const [index, key] of keys.entries()) {
         if (!list.keyTypes.has(key.type)) continue;
-        const found = list.entries.match(key);
+        const found = list.entries.match(key, probes[index]);
         if (found) return { list: list.name, entry: found.entry, action: list.action, match: found.match };
       }
     }

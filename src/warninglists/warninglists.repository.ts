@@ -135,9 +135,9 @@ export class WarninglistsRepository {
     );
   }
 
-  async delete(name: string): Promise<boolean> {
+  async delete(manager: EntityManager, name: string): Promise<boolean> {
     // A CTE: TypeORM answers a bare DELETE ... RETURNING with [rows, count].
-    const [{ gone }]: { gone: number }[] = await this.dataSource.query(
+    const [{ gone }]: { gone: number }[] = await manager.query(
       `WITH deleted AS (DELETE FROM warninglist WHERE name = $1 RETURNING id) SELECT count(*)::int AS gone FROM deleted`,
       [name],
     );

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { bareKey, refangValue } from '../common/indicators/bare-key.js';
 import { KEY_TYPES, type KeyType, normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
@@ -71,7 +72,7 @@ export class WarninglistsService {
 
   async create(form: CreateWarninglistDto): Promise<WarninglistNameView> {
     const [record, entries] = this.recordOf(form.name, form);
-    const id = await this.repository.transaction((manager) => this.repository.insert(manager, record, entries));
+    const id = await this.changing((manager) => this.repository.insert(manager, record, entries));
     if (id === undefined) throw WarninglistErrors.duplicate(form.name);
     return { name: form.name };
   }
@@ -95,7 +96,7 @@ export class WarninglistsService {
   /** PUT: the whole list again (settings not given take their defaults); the entries are checked before any lock. */
   async replace(name: string, ifMatch: string, form: WarninglistBodyDto): Promise<void> {
     const [record, entries] = this.recordOf(name, form);
-    await this.repository.transaction(async (manager) => {
+    await this.changing(async (manager) => {
       const row = await this.repository.byName(name, manager, true);
       if (!row) throw WarninglistErrors.notFound(name);
       assertTagMatches(ifMatch, Number(row.revision));
@@ -105,7 +106,7 @@ export class WarninglistsService {
 
   /** PATCH: settings only; `{}` changes nothing and keeps the tag. */
   async update(name: string, ifMatch: string, form: UpdateWarninglistDto): Promise<void> {
-    await this.repository.transaction(async (manager) => {
+    await this.changing(async (manager) => {
       const row = await this.repository.byName(name, manager, true);
       if (!row) throw WarninglistErrors.notFound(name);
       assertTagMatches(ifMatch, Number(row.revision));
@@ -128,7 +129,7 @@ export class WarninglistsService {
   }
 
   async delete(name: string): Promise<void> {
-    if (!(await this.repository.delete(name))) throw WarninglistErrors.notFound(name);
+    if (!(await this.changing((manager) => this.repository.delete(manager, name)))) throw WarninglistErrors.notFound(name);
   }
 
   /**
@@ -158,7 +159,7 @@ export class WarninglistsService {
       version: misp.version,
       sha256: misp.sha256,
     };
-    await this.repository.transaction(async (manager) => {
+    await this.changing(async (manager) => {
       if ((await this.repository.insert(manager, record, entries)) !== undefined) return;
       const row = (await this.repository.byName(name, manager, true))!;
       const kept = row.keyTypes?.every((type) => KIND_KEY_TYPES[misp.kind].includes(type as KeyType)) ? row.keyTypes : misp.keyTypes;
@@ -173,6 +174,16 @@ export class WarninglistsService {
     const keys = form.values.map((value, position) => keyOfCheckValue(value, position));
     const lists = await this.matcher.current();
     return keys.map(({ key, valid }) => ({ type: key.type, value: key.value, warnings: valid ? lists.warningsOf(key) : [] }));
+  }
+
+  /** A transaction that may change lists: the writes of every instance read them again once it commits (WarninglistMatcherService). */
+  private async changing<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const result = await this.repository.transaction(async (manager) => {
+      await this.matcher.announceChange(manager);
+      return work(manager);
+    });
+    this.matcher.changed();
+    return result;
   }
 
   private async find(name: string): Promise<ListRow> {

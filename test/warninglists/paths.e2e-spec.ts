@@ -95,6 +95,34 @@ describe('warninglists on the read paths', () => {
     expectError(await t.http().get('/intel/collections/feed/export?format=txt&warninglists=maybe').set(as(reader)), 'InvalidQueryArgument');
   });
 
+  it('HEAD and 304 answers carry the X-Excluded-Count of the same GET, also on an instance that never answered that tag', async () => {
+    const url = '/intel/collections/feed/export?format=csv&keyType=URL';
+    // No GET of this query yet: the HEAD counts.
+    const head = await t.http().head(url).set(as(reader)).expect(200);
+    expect(head.headers['x-excluded-count']).toBe('4');
+    const get = await exportOf('format=csv&keyType=URL');
+    expect(get.headers.etag).toBe(head.headers.etag);
+    expect(get.headers['x-excluded-count']).toBe('4');
+    const notModified = await exportOf('format=csv&keyType=URL', { 'If-None-Match': get.headers.etag });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers['x-excluded-count']).toBe('4');
+    const ignored = await t.http().head(`${url}&warninglists=ignore`).set(as(reader)).expect(200);
+    expect(ignored.headers['x-excluded-count']).toBe('0');
+    const ignoredAgain = await exportOf('format=csv&keyType=URL&warninglists=ignore', { 'If-None-Match': ignored.headers.etag });
+    expect(ignoredAgain.status).toBe(304);
+    expect(ignoredAgain.headers['x-excluded-count']).toBe('0');
+
+    const other = await createTestApp({}, t);
+    try {
+      const there = await other.http().get(url).set({ ...as(reader), 'If-None-Match': get.headers.etag });
+      expect(there.status).toBe(304);
+      expect(there.headers.etag).toBe(get.headers.etag);
+      expect(there.headers['x-excluded-count']).toBe('4');
+    } finally {
+      await other.close();
+    }
+  });
+
   it("a list's change moves the export tag (no stale 304) and acts at once; a list made excluding leaves its objects out", async () => {
     const before = await exportOf('format=txt');
     expect((await exportOf('format=txt', { 'If-None-Match': before.headers.etag })).status).toBe(304);
@@ -135,5 +163,58 @@ describe('warninglists on the read paths', () => {
     const gone = await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) });
     expect(gone.status).toBe(404);
     expect((await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/versions/`).set({ ...TAXII, ...as(reader) })).status).toBe(404);
+    // warninglists=ignore serves it, on the object route as on the pages.
+    await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/?warninglists=ignore`).set({ ...TAXII, ...as(reader) }).expect(200);
+    expect((await t.http().get(`/taxii2/api/collections/${id}/objects/?warninglists=sometimes`).set({ ...TAXII, ...as(reader) })).status).toBe(400);
+  });
+
+  it('TAXII paging by next alone loses and repeats nothing when listed objects fall on page boundaries; warninglists=ignore travels in next', async () => {
+    await createCollection(t, 'paged');
+    // Listed objects (built-ins) between, after one another, and last: every page size below puts some on a boundary.
+    const values: [string, string][] = [
+      ['DomainName', 'a.example'], ['IPAddress', '8.8.8.8'], ['DomainName', 'b.example'], ['IPAddress', '10.0.0.1'],
+      ['IPAddress', '10.0.0.2'], ['DomainName', 'c.example'], ['DomainName', 'd.example'], ['IPAddress', '192.168.0.1'],
+      ['IPAddress', '1.1.1.1'], ['DomainName', 'e.example'], ['IPAddress', '127.0.0.1'],
+    ];
+    const written = await t.http().post('/intel/collections/paged/objects/batch').set(as(t.adminKey)).send(values.map(([type, value]) => object(type, [[type, value]])));
+    expect(written.body.added).toBe(values.length);
+    const collections = (await t.http().get('/taxii2/api/collections/').set({ ...TAXII, ...as(reader) })).body as { collections: { id: string; title: string }[] };
+    const id = collections.collections.find((c) => c.title === 'paged')!.id;
+    type Page = { more: boolean; next?: string; objects?: { id: string }[] };
+    /** Every page of a walk, each request after the first sending only `next`. */
+    const walk = async (route: string, query: string) => {
+      const ids: string[] = [];
+      let excluded = 0;
+      let pages = 0;
+      for (let url = `/taxii2/api/collections/${id}/${route}/?${query}`; ; pages++) {
+        const response = await t.http().get(url).set({ ...TAXII, ...as(reader) }).expect(200);
+        const page = response.body as Page;
+        ids.push(...(page.objects ?? []).map((o) => o.id));
+        excluded += Number(response.headers['x-excluded-count']);
+        expect(page.next !== undefined).toBe(page.more);
+        if (!page.more) return { ids, excluded, pages: pages + 1 };
+        url = `/taxii2/api/collections/${id}/${route}/?next=${encodeURIComponent(page.next!)}`;
+      }
+    };
+    const whole = await walk('objects', 'limit=1000');
+    // Two constant objects and five objects of two STIX objects each; six listed objects of two walked past.
+    expect(whole.ids).toHaveLength(12);
+    expect(whole.excluded).toBe(12);
+    for (const limit of [1, 2, 3, 4, 5]) {
+      for (const route of ['objects', 'manifest']) {
+        const paged = await walk(route, `limit=${limit}`);
+        expect({ limit, route, ids: paged.ids, excluded: paged.excluded }).toEqual({ limit, route, ids: whole.ids, excluded: whole.excluded });
+        // No empty last page after `more: true`: listed objects after a full page are walked past with it.
+        expect(paged.pages).toBe(Math.ceil(whole.ids.length / limit));
+      }
+    }
+    const ignored = await walk('objects', 'limit=1000&warninglists=ignore');
+    expect(ignored.ids).toHaveLength(24);
+    expect(ignored.excluded).toBe(0);
+    for (const route of ['objects', 'manifest']) {
+      const paged = await walk(route, 'limit=5&warninglists=ignore');
+      expect(paged.ids).toEqual(ignored.ids);
+      expect(paged.excluded).toBe(0);
+    }
   });
 });

@@ -5,7 +5,7 @@ import { AcceptsBasicCredentials, RequirePermission } from '../../common/guard/a
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { CONTENT_TYPES } from './export-formats.js';
-import { EXPORT_BODY_HEADERS, EXPORT_HEADERS, ExportQueryDto } from './export.dto.js';
+import { EXPORT_HEADERS, ExportQueryDto } from './export.dto.js';
 import { ExportService } from './export.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
@@ -33,8 +33,9 @@ export class ExportController {
   @ApiOperation({
     summary: 'Headers of an export',
     description:
-      'Answers with the headers the same GET would have (`ETag`, `Last-Modified`, `Content-Type`) and no body, ' +
-      'without reading the objects: a poller learns whether the list changed.',
+      'Answers with the headers the same GET would have (`ETag`, `Last-Modified`, `Content-Type`, `X-Excluded-Count`) and no body, ' +
+      'without reading the objects (when warninglists leave objects out, their count may take one read of the keys): a poller ' +
+      'learns whether the list changed.',
   })
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ description: 'No body.', headers: EXPORT_HEADERS })
@@ -61,7 +62,7 @@ export class ExportController {
       'closed connection without its end) is incomplete: discard it.',
   })
   @ApiHeader(IF_NONE_MATCH)
-  @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_BODY_HEADERS, content: EXPORT_CONTENT })
+  @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, content: EXPORT_CONTENT })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
   export(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {

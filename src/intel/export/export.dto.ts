@@ -41,7 +41,7 @@ export class ExportQueryDto extends SightingFilterQueryDto {
   warninglists?: WarninglistMode;
 }
 
-/** The headers of an export (and of its HEAD and 304 answers). */
+/** The headers of an export, and of its HEAD and 304 answers (the same values as the GET's). */
 export const EXPORT_HEADERS = {
   ETag: {
     description:
@@ -49,13 +49,8 @@ export const EXPORT_HEADERS = {
     schema: { type: 'string' },
   },
   'Last-Modified': { description: 'When the exported content last changed (a write or an expiry).', schema: { type: 'string' } },
-};
-
-/** The headers of a 200 export: the above, and how many objects the warninglists left out. */
-export const EXPORT_BODY_HEADERS = {
-  ...EXPORT_HEADERS,
   'X-Excluded-Count': {
-    description: 'How many stored live objects this export left out because a key of theirs is on a warninglist (`0` when none).',
+    description: 'How many stored live objects this export leaves out because a key of theirs is on a warninglist (`0` when none).',
     schema: { type: 'integer' },
   },
 };

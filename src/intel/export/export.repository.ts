@@ -149,10 +149,7 @@ export class ExportRepository implements OnModuleDestroy {
   async open(collectionId: number, params: ExportParams, exclusion?: Exclusion): Promise<ExportSnapshot> {
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      // The first statement takes the transaction's snapshot: the position and every FETCH see the same data.
-      const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
-      const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, exclusion);
+      const { rows, excluded } = await this.begin(client, collectionId, exclusion);
       await client.query(
         `DECLARE export_rows NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.rows(params, excluded.length > 0)}`,
         EXPORT_STATEMENTS.parameters(collectionId, params, excluded),
@@ -162,6 +159,32 @@ export class ExportRepository implements OnModuleDestroy {
       client.release(error as Error);
       throw error;
     }
+  }
+
+  /**
+   * For the answers without a body (HEAD, 304): how many objects an export would leave out, and the position
+   * of the snapshot that count is of (the tag it belongs to). Reads the keys as the export's first pass does.
+   */
+  async excludedAt(collectionId: number, exclusion: Exclusion): Promise<{ position: ExportPosition; excluded: number }> {
+    const client = await this.pool.connect();
+    try {
+      const { rows, excluded } = await this.begin(client, collectionId, exclusion);
+      await client.query('ROLLBACK');
+      client.release();
+      return { position: rows[0], excluded: excluded.length };
+    } catch (error) {
+      client.release(error as Error);
+      throw error;
+    }
+  }
+
+  /** BEGIN, then the position and the objects to leave out, of one snapshot. */
+  private async begin(client: pg.PoolClient, collectionId: number, exclusion?: Exclusion) {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // The first statement takes the transaction's snapshot: the position and every later read see the same data.
+    const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
+    const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, exclusion);
+    return { rows, excluded };
   }
 
   /** The ids of the live objects with a key on an excluding list, read in batches (memory: the ids found). */
