@@ -55,8 +55,8 @@ export const row21: RowModule = {
 async function sightingIngest(ctx: RowContext) {
   const { scale } = ctx;
   // The quick scale proves the row runs; its figures mean nothing.
-  const items = scale.quick ? 10_000 : 100_000;
-  const keys = scale.quick ? 2_000 : 10_000;
+  const items = scale.quick ? 8_000 : 100_000;
+  const keys = scale.quick ? 1_000 : 10_000;
   const batches = items / BATCH;
   const sighted = await seededCollection(ctx, 'sighted', 0, keys, sightedObject);
   const { key } = await ctx.admin.createKey({ permissions: [{ resource: sighted.resourceId, actions: ['Read'] }] });
