@@ -18,7 +18,6 @@ describe('docs/executors.md: the documented executor loops run', () => {
     t = await createTestApp();
     await registerSchema(t);
     env = { IDS_URL: t.url, IDS_KEY: await executorKey(t), SCHEMA: 'verdict' };
-    await requirePython();
     python = await pythonExecutorFile();
   });
   afterAll(async () => {
@@ -40,12 +39,14 @@ describe('docs/executors.md: the documented executor loops run', () => {
   });
 
   it('python: takes a task of its schema with a token, completes it, and the result is stored', async () => {
+    await requirePython();
     const id = await registerTask(t, domainParams('python.example'));
     expect((await runPythonExecutor(python, env)).trim()).toBe(`${id} completed-tasks 204`);
     await expectCompletedByExecutor(id, 'python.example');
   });
 
   it('python: reports a transient, a rate-limited and a permanent failure with their kinds', async () => {
+    await requirePython();
     const cases = [
       { raise: 'Transient("upstream timed out")', state: 'Pending', outcome: 'transient', error: { code: 'LookupFailed', message: 'upstream timed out' } },
       { raise: 'ValueError("no such domain")', state: 'Failed', outcome: 'permanent', error: { code: 'LookupFailed', message: 'no such domain' } },
