@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { compare, finishRow, type RowModule } from '../lib/row.js';
 import { benchSchema, RESOURCE } from './intel-setup.js';
+import { SERVICE_SETTINGS } from './service-statements.js';
 import { drainOverHttp, resultFor, seedTasks, type TakenTask } from './task-drain.js';
 
 const ROW = {
@@ -12,9 +13,9 @@ const ROW = {
   target: { minRatio: 0.8 },
 };
 
-/** The leased tasks held beside the drain, their lease, and how often each heartbeats (a third of it). */
+/** The leased tasks held beside the drain, their lease (the service's), and how often each heartbeats (a third of it). */
 const HELD = 1000;
-const HELD_LEASE_SECONDS = 60;
+const HELD_LEASE_SECONDS = SERVICE_SETTINGS.taskLeaseSeconds;
 const BEAT_EVERY_MS = (HELD_LEASE_SECONDS / 3) * 1000;
 
 /** At most this many heartbeats in flight (keep-alive connections); more wait for a free one. */
@@ -85,12 +86,10 @@ function heartbeating(baseUrl: string, token: string, held: TakenTask[]) {
  * carries a lease token; each completion sends its token), while 1,000 tasks of another schema stay leased
  * by heartbeats, each every third of its lease, against row 6 as it stands (take and complete without
  * tokens, nothing else leased), both through the service. The held tasks are taken through the API
- * before the measured side and their leases set to HELD_LEASE_SECONDS by SQL (untimed): the lease
- * docs/executors.md advises (a minute), not the bench service's 300 s, so that heartbeats write rows
- * during the drain. Each heartbeat, `extendSeconds` HELD_LEASE_SECONDS, then writes its row every other
- * time (when less than half the lease is left): 50 heartbeats/s, about 25 row updates/s. They are
- * completed after the side, so the baseline's takes (any schema, as the product's client takes) never
- * see them.
+ * before the measured side (untimed) with the service's lease (TASK_LEASE_SECONDS, 300 s: 10 heartbeats/s;
+ * a heartbeat writes the row only once less than half the lease is left, so hardly ever during the drain).
+ * They are completed after the side, so the baseline's takes (any schema, as the product's client takes)
+ * never see them.
  */
 export const row23: RowModule = {
   rows: [ROW],
@@ -108,7 +107,7 @@ export const row23: RowModule = {
     let held: TakenTask[] = [];
     let heartbeats = 0;
 
-    // Before the measured side (untimed): the held tasks are taken, their leases shortened, the heartbeats started.
+    // Before the measured side (untimed): the held tasks are taken and their heartbeats started.
     const hold = async () => {
       await seedTasks(ctx, heldSchema, HELD, `${ctx.runId}h${batch++}`);
       held = await executor.json<TakenTask[]>('POST', '/insight/task-queue/executing-tasks', {
@@ -117,10 +116,6 @@ export const row23: RowModule = {
         schemas: [heldSchema],
       });
       if (held.length !== HELD) throw new Error(`took ${held.length} of ${HELD} tasks to hold`);
-      await ctx.setupPool.query(
-        `UPDATE insight_task SET lease_expires_at = now() + make_interval(secs => $2) WHERE schema_id = $1 AND state = 'Pending'`,
-        [heldSchema, HELD_LEASE_SECONDS],
-      );
       beats = heartbeating(ctx.service.url, token, held);
     };
     // After the drain (outside its timing): the heartbeats stop and the held tasks are completed with their tokens.
