@@ -1,37 +1,12 @@
-import type autocannon from 'autocannon';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { dbLoad, httpLoad } from '../lib/load.js';
-import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
+import { dbLoad } from '../lib/load.js';
+import { compare, finishRow, floorSide, type RowModule } from '../lib/row.js';
 import { benchSchema, RESOURCE } from './intel-setup.js';
 import { SERVICE_SETTINGS } from './service-statements.js';
+import { drainOverHttp, pendingCount, resultFor, seedTasks } from './task-drain.js';
 
 const ROW = { id: '6', title: 'task queue: executors take 100 at a time and complete each', unit: 'tasks/s', target: { minRatio: 0.5 } };
 const FLOOR = { id: '6f', title: 'stack floor of row 6: the bare framework + pg running the same claim and completion', unit: 'tasks/s', target: {} };
-
-/** A valid result for the bench's insight schema. */
-function resultFor(domain: string) {
-  return { type: 'DomainName', keys: [{ type: 'DomainName', value: domain }], context: { score: 80, source: 'bench-executor', tags: ['bench'] } };
-}
-
-/**
- * Seeds `count` pending tasks by direct SQL in the service's table
- * (src/database/migrations/1763800003000-CreateTasks.ts): what `count` registrations would have stored.
- */
-async function seedTasks(ctx: RowContext, schemaId: string, count: number, tag: string): Promise<void> {
-  await ctx.setupPool.query(
-    `INSERT INTO insight_task (schema_id, object_keys)
-     SELECT $1, json_build_array(json_build_object('type', 'DomainName', 'value', 't' || g || '-' || $3 || '.bench.example'))
-       FROM generate_series(1, $2::int) AS g`,
-    [schemaId, count, tag],
-  );
-  await ctx.setupPool.query('VACUUM ANALYZE insight_task');
-}
-
-async function pendingCount(ctx: RowContext): Promise<number> {
-  const { rows } = await ctx.setupPool.query(`SELECT count(*)::int AS n FROM insight_task WHERE state = 'Pending'`);
-  return (rows[0] as { n: number }).n;
-}
 
 /**
  * Row 6: `scale.tasks` pending tasks (seeded), `scale.executors` executors each looping "take up to 100
@@ -55,49 +30,15 @@ export const row6: RowModule = {
     let batch = 0;
 
     // The executors' loop over HTTP, against the service or the stack floor (which serves the same paths).
-    const overHttp = async (baseUrl: string, tasks: number) => {
-      let completed = 0;
-      // One executor = one connection; one cycle = take, then up to 100 completions of what it took.
-      const cycle: autocannon.Request[] = [
-        {
-          method: 'POST',
-          path: '/insight/task-queue/executing-tasks',
-          body: JSON.stringify({ limit: scale.takeLimit }),
-          onResponse: (status, body, context) => {
-            context.taken = status === 200 ? (JSON.parse(body) as { id: string; params: { objectKeys: { value: string }[] } }[]) : [];
-          },
-        },
-        ...Array.from({ length: scale.takeLimit }, (_, i): autocannon.Request => ({
-          method: 'POST',
-          path: '/insight/task-queue/completed-tasks',
-          setupRequest: (request, context) => {
-            const task = (context.taken as { id: string; params: { objectKeys: { value: string }[] } }[] | undefined)?.[i];
-            // Fewer taken than 100: skip to the next take.
-            if (!task) return null;
-            return { ...request, body: JSON.stringify({ taskID: task.id, result: resultFor(task.params.objectKeys[0].value) }) };
-          },
-          onResponse: (status) => {
-            if (status === 204 && ++completed === tasks) running.stop();
-          },
-        })),
-      ];
-      const running = httpLoad({
+    const overHttp = (baseUrl: string, tasks: number) =>
+      drainOverHttp(ctx, {
         baseUrl,
-        connections: scale.executors,
-        // Ended by stop() once every task is completed; the duration is only a safety net.
-        durationS: 600,
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-        keepBodies: true,
-        requests: cycle,
+        token,
+        schemaId,
+        tasks,
+        take: {},
+        completion: (task) => ({ taskID: task.id, result: resultFor(task.params.objectKeys[0].value) }),
       });
-      const outcome = await running.done;
-      if (completed !== tasks) throw new Error(`${baseUrl} completed ${completed} of ${tasks} tasks`);
-      // Executors that ran dry were still asking for work when the load stopped; let those last (empty)
-      // takes finish inside the service so none of them can lease tasks of the next batch.
-      await sleep(500);
-      if ((await pendingCount(ctx)) !== 0) throw new Error(`tasks are still pending after ${baseUrl} drained its batch`);
-      return { outcome, units: completed };
-    };
 
     const { TASK_STATEMENTS } = ctx.statements.tasks;
     const raw = async (tasks: number) => {

@@ -153,7 +153,8 @@ const COMPLETE = `
  *
  * How it ends (`ending`, decided on the row locked by `target`, hence on its latest version):
  * - `cancelled` (cancel requested, any kind), `permanent`, `exhausted` (transient on the last attempt):
- *   the task is Failed and the attempt stays current, with its report's digest;
+ *   the task is Failed and the attempt stays current, with its report's digest and its error (the task
+ *   view shows an exhausted task's as `error.lastError`);
  * - `transient`: back to the queue after min(max, base × 2^(attempt−1)) × factor, the attempt used;
  * - `rateLimited`: back to the queue after $13 seconds, the attempt not used, and the schema paused as long
  *   (a later pause never shortens an earlier one).
@@ -179,7 +180,7 @@ const FAIL = `
          error_code = CASE ending WHEN 'cancelled' THEN 'Cancelled' WHEN 'exhausted' THEN 'AttemptsExhausted'
                                   WHEN 'permanent' THEN $3 END,
          error_message = CASE ending WHEN 'cancelled' THEN 'cancelled; the executor reported ' || $3 || ': ' || $4
-                                     WHEN 'exhausted' THEN 'attempt ' || t.deliveries || ' of ' || t.deliveries || ' failed with ' || $3 || ': ' || $4
+                                     WHEN 'exhausted' THEN 'attempt ' || t.deliveries || ' of ' || t.deliveries || ' failed transiently; its error is lastError'
                                      WHEN 'permanent' THEN $4 END,
          deliveries = CASE WHEN ending = 'rateLimited' THEN t.deliveries - 1 ELSE t.deliveries END,
          available_at = CASE ending

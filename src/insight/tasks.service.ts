@@ -236,7 +236,11 @@ export class TasksService {
       return { ...view, state: 'Failed', error };
     }
     if (row.result !== null) view.result = row.result;
-    if (row.errorCode !== null) view.error = { code: row.errorCode, message: row.errorMessage ?? '' };
+    if (row.errorCode !== null) {
+      view.error = { code: row.errorCode, message: row.errorMessage ?? '' };
+      // Failed by a transient report: only the last attempt's does that (AttemptsExhausted), and it stays current.
+      if (row.current.outcome === 'transient' && row.current.error !== null) view.error.lastError = row.current.error;
+    }
     return view;
   }
 }

@@ -68,7 +68,13 @@ describe('capabilities and failure kinds (extensions §16)', () => {
     expect((await failAs(t, key, { taskID: id, leaseToken: last.leaseToken, error })).status).toBe(204);
     const view = await viewWithAttempts(t, id);
     expect(view.state).toBe('Failed');
-    expect(view.error).toEqual({ code: 'AttemptsExhausted', message: expect.stringContaining('Timeout: third time') });
+    expect(view.error).toEqual({
+      code: 'AttemptsExhausted',
+      message: 'attempt 3 of 3 failed transiently; its error is lastError',
+      lastError: { code: 'Timeout', message: 'third time' },
+    });
+    const listed = await t.http().get('/insight/tasks?errorCode=AttemptsExhausted').set('X-Api-Key', t.adminKey);
+    expect(listed.body).toEqual([expect.objectContaining({ id, error: view.error })]);
     expect(view.attempts.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([[1, 'transient'], [2, 'transient'], [3, 'transient']]);
     expect(view.attempts[2].error).toEqual({ code: 'Timeout', message: 'third time' });
   });

@@ -53,6 +53,38 @@ describe('heartbeats (extensions §16)', () => {
     expect([done.status, done.body.code]).toEqual([422, 'InvalidState']);
   });
 
+  it('keeps the row-update budget across many leased tasks heartbeating every third of their lease', async () => {
+    const TASKS = 40;
+    const LEASES = 3;
+    for (let i = 0; i < TASKS; i++) await registerTask(t, domainParams(`budget-${i}.example`));
+    const held = await fleetTake(t, key, { limit: TASKS });
+    expect(held).toHaveLength(TASKS);
+    const ids = held.map((item) => item.id);
+    const versions = async () => {
+      const { rows } = await t.db.query<{ id: string; xmin: string }>(`SELECT id, xmin::text FROM insight_task WHERE id = ANY ($1) ORDER BY id`, [ids]);
+      return rows.map((row) => row.xmin);
+    };
+    let writes = 0;
+    for (let tick = 0; tick < 3 * LEASES; tick++) {
+      // The clock we control: a third of the lease passes for every task.
+      await t.db.query(
+        `UPDATE insight_task SET lease_expires_at = lease_expires_at - make_interval(secs => $2), attempt_taken_at = attempt_taken_at - make_interval(secs => $2)
+          WHERE id = ANY ($1)`,
+        [ids, LEASE / 3],
+      );
+      const before = await versions();
+      const beats = await Promise.all(held.map((item) => heartbeatAs(t, key, { taskID: item.id, leaseToken: item.leaseToken })));
+      expect(beats.map((response) => response.status)).toEqual(held.map(() => 200));
+      const after = await versions();
+      writes += after.filter((version, i) => version !== before[i]).length;
+    }
+    // A write every other heartbeat (when a third of the lease is left): at most one per half lease, never more.
+    expect(writes).toBe(TASKS * ((3 * LEASES) >> 1));
+    expect(writes).toBeLessThanOrEqual(TASKS * 2 * LEASES);
+    expect(await fleetTake(t, key)).toEqual([]);
+    for (const item of held) expect((await completeAs(t, key, { taskID: item.id, leaseToken: item.leaseToken, result: GOOD_RESULT })).status).toBe(204);
+  });
+
   it('writes progress on every heartbeat that carries it and shows it in the view', async () => {
     const id = await registerTask(t, domainParams('progress.example'));
     const [item] = await fleetTake(t, key);

@@ -85,6 +85,22 @@ describe('registration options: priority, maxAttempts, dedupe (extensions §16)'
     expect(stale.body.taskID).not.toBe(first.body.taskID);
   });
 
+  it('makes exactly one task of 50 concurrent registrations of one file content under five file ids on two instances', async () => {
+    const fileIDs: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await t.http().put('/filebox/files').set('X-Api-Key', t.adminKey).attach('file', Buffer.from('racing bytes'), `race-${i}.bin`);
+      expect(response.status).toBe(201);
+      fileIDs.push(response.body.fileID as string);
+    }
+    const before = await taskCount(t);
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => register(i % 2 ? second : t, { params: { schemaID: 'verdict', fileID: fileIDs[i % 5] }, dedupe: 'result' })),
+    );
+    expect(new Set(responses.map((response) => response.body.taskID)).size).toBe(1);
+    expect(responses.map((response) => response.status).sort()).toEqual([...Array(49).fill(200), 201]);
+    expect(await taskCount(t)).toBe(before + 1);
+  });
+
   it('refuses malformed options (400) and stores nothing', async () => {
     const before = await taskCount(t);
     for (const options of [

@@ -151,6 +151,14 @@ export class TaskErrorView {
   message: string;
 }
 
+export class TaskFailureView extends TaskErrorView {
+  @ApiPropertyOptional({
+    type: TaskErrorView,
+    description: 'With `AttemptsExhausted`: the error the executor reported on the last attempt, as it sent it.',
+  })
+  lastError?: TaskErrorView;
+}
+
 export class TaskView {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -164,8 +172,8 @@ export class TaskView {
   @ApiPropertyOptional({ type: InsightObjectView, description: 'Present when Completed; normalised.' })
   result?: InsightObjectView;
 
-  @ApiPropertyOptional({ type: TaskErrorView, description: 'Present when Failed.' })
-  error?: TaskErrorView;
+  @ApiPropertyOptional({ type: TaskFailureView, description: 'Present when Failed.' })
+  error?: TaskFailureView;
 }
 
 export const ATTEMPT_OUTCOMES = ['completed', 'permanent', 'transient', 'rateLimited', 'leaseExpired', 'cancelled'] as const;
