@@ -1,11 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ObjectKey } from '../common/indicators/indicators.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import type { ObjectForm, Rejection } from '../formats/forms.js';
-import { BatchService } from '../intel/batch/batch.service.js';
+import type { Rejection } from '../formats/forms.js';
+import { BatchService, type RunForm, type RunWrite, type StagedRun } from '../intel/batch/batch.service.js';
 import { sourceOrigin } from '../intel/write-origin.js';
 import type { DryRunView, RunStartedView } from './dto/source.dto.js';
 import { FetchFailure } from './source-fetch.js';
@@ -27,15 +26,6 @@ class RunFailure extends Error {
   }
 }
 
-/** A body read whole: its objects (with their lines), its rejections, and its digest. */
-interface ParsedBody {
-  forms: ObjectForm[];
-  lines: number[];
-  rejected: number;
-  rejections: Rejection[];
-  digest: string;
-}
-
 type Outcome = 'ok' | 'notModified' | 'unchanged' | 'suspect' | 'failed';
 
 /** What a run did, as its log row and a dry run's answer show it. */
@@ -53,8 +43,6 @@ interface RunResult {
   error: { code: string; message: string } | null;
   retryAfterSeconds: number | null;
 }
-
-const keyText = (key: ObjectKey) => `${key.type}\n${key.value}`;
 
 /** The source's request headers: its own (secrets) and basic authentication. */
 function headersOf(source: SourceRow): Record<string, string> {
@@ -156,7 +144,10 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Fetch, parse, write: a failure anywhere is outcome `failed` with nothing written. */
+  /**
+   * Fetch, parse and write as the body arrives (BatchService.applyRun stages it in PostgreSQL, so memory
+   * stays bounded whatever its size): a failure anywhere is outcome `failed` with nothing written.
+   */
   private async execute(source: SourceRow, lease: Lease | null, dryRun: boolean): Promise<RunResult> {
     const result: RunResult = {
       outcome: 'failed',
@@ -172,63 +163,58 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       error: null,
       retryAfterSeconds: null,
     };
+    const keep = (rejection: Rejection) => {
+      result.rejected += 1;
+      if (result.rejections.length < KEPT_REJECTIONS) result.rejections.push(rejection);
+    };
     try {
       const fetched = await this.sources.policy.get(
         { url: source.settings.url, headers: headersOf(source), ...(!dryRun && { etag: source.etag, lastModified: source.lastModified }) },
         this.stopping.signal,
       );
       result.httpStatus = fetched.httpStatus;
-      let parsed: ParsedBody | null = null;
-      if (!fetched.notModified) {
-        try {
-          parsed = await this.parse(source, fetched.body);
-        } finally {
-          result.bytes = fetched.bytes();
-        }
-        result.items = parsed.forms.length + parsed.rejected;
-        result.rejected = parsed.rejected;
-        result.rejections = parsed.rejections;
-      }
-      // The same normalised objects as the last successful run: nothing to write but graces ending.
-      const repeat = parsed === null || (!dryRun && parsed.digest === source.bodyDigest);
-      const forms = repeat ? [] : parsed!.forms;
       const origin = sourceOrigin(source.name, lease?.runID ?? `test:${source.name}`, lease?.keyID ?? null);
+      let body: StagedRun['body'] = null;
+      let repeat = true;
       let suspect = false;
-      const write = await this.batch.applyRun(origin, source.collection, forms, {
-        dryRun,
-        settle: async (manager, failed) => {
-          const seen = repeat ? null : forms.flatMap((form, index) => (failed.has(index) ? [] : form.keys));
-          const settled = await this.repository.settle(manager, {
-            sourceId: source.id,
-            collection: source.collection,
-            runID: lease?.runID ?? null,
-            seen,
-            snapshot: source.settings.mode === 'snapshot',
-            policy: source.settings.removal,
-            maxRemovalRatio: source.settings.maxRemovalRatio,
-            tooFew: parsed !== null && parsed.forms.length < source.settings.minItems,
-          });
-          suspect = settled.suspect;
-          if (!dryRun) {
-            const validators = parsed === null ? null : { etag: fetched.notModified ? null : fetched.etag, lastModified: fetched.notModified ? null : fetched.lastModified, bodyDigest: parsed.digest };
-            await this.repository.recordSuccess(manager, source.id, validators);
-          }
-          return settled.ended;
-        },
-      });
-      const failedItems = write.report.items.filter((item) => item.status === 'Failed');
-      for (const item of failedItems) {
-        if (result.rejections.length < KEPT_REJECTIONS) {
-          const form = forms[item.index];
-          result.rejections.push({ line: parsed!.lines[item.index], value: form.keys.map((key) => key.value).join(' '), reason: item.error!.message });
-        }
+      let write: RunWrite;
+      try {
+        write = await this.batch.applyRun(origin, source.collection, {
+          dryRun,
+          forms: fetched.notModified ? null : this.formsOf(source, fetched.body, result, keep),
+          rejected: (line, value, reason) => keep({ line, value, reason }),
+          settle: async (manager, staged) => {
+            body = staged.body;
+            // The same normalised objects as the last successful run: nothing to write but graces ending.
+            repeat = body === null || (!dryRun && body.digest === source.bodyDigest);
+            ({ suspect } = await this.repository.settle(manager, {
+              sourceId: source.id,
+              collection: source.collection,
+              runID: lease?.runID ?? null,
+              seen: repeat ? null : staged.seenKeys,
+              ended: staged.endedKeys,
+              snapshot: source.settings.mode === 'snapshot',
+              policy: source.settings.removal,
+              maxRemovalRatio: source.settings.maxRemovalRatio,
+              tooFew: body !== null && body.forms < source.settings.minItems,
+            }));
+            return !repeat;
+          },
+          close: async (manager) => {
+            if (dryRun) return;
+            const validators = fetched.notModified || body === null ? null : { etag: fetched.etag, lastModified: fetched.lastModified, bodyDigest: body.digest };
+            await this.repository.recordSuccess(manager, source.id, validators, this.config.sources.leaseSeconds);
+          },
+        });
+      } finally {
+        if (!fetched.notModified) result.bytes = fetched.bytes();
       }
-      result.rejected += failedItems.length;
-      result.added = write.report.added;
-      result.updated = write.report.updated;
-      result.unchanged = repeat && parsed !== null ? parsed.forms.length : write.report.unchanged;
+      const staged = body as StagedRun['body'];
+      result.added = write.added;
+      result.updated = write.updated;
+      result.unchanged = repeat && staged !== null ? staged.forms : write.unchanged;
       result.withdrawn = write.withdrawn;
-      result.outcome = suspect ? 'suspect' : parsed === null ? 'notModified' : repeat ? 'unchanged' : 'ok';
+      result.outcome = suspect ? 'suspect' : staged === null ? 'notModified' : repeat ? 'unchanged' : 'ok';
     } catch (error) {
       if (error instanceof FetchFailure) {
         result.httpStatus = error.httpStatus ?? result.httpStatus;
@@ -246,25 +232,16 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     return result;
   }
 
-  /** The body read whole through its kind's parser; a failure of the format fails the run. */
-  private async parse(source: SourceRow, body: AsyncIterable<Uint8Array>): Promise<ParsedBody> {
-    const forms: ObjectForm[] = [];
-    const lines: number[] = [];
-    const rejections: Rejection[] = [];
-    let rejected = 0;
+  /**
+   * The forms of a body through its kind's parser, as they arrive, counted into the run's items; parser
+   * rejections go to `keep`, and a failure of the format fails the run (thrown: nothing is written).
+   */
+  private async *formsOf(source: SourceRow, body: AsyncIterable<Uint8Array>, result: RunResult, keep: (rejection: Rejection) => void): AsyncGenerator<RunForm> {
     for await (const record of recordsOf(source.kind, source.settings, body)) {
       if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
-      if (record.kind === 'rejected') {
-        rejected += 1;
-        if (rejections.length < KEPT_REJECTIONS) rejections.push(record.rejection);
-        continue;
-      }
-      forms.push(record.form);
-      lines.push(record.line);
+      result.items += 1;
+      if (record.kind === 'rejected') keep(record.rejection);
+      else yield { line: record.line, form: record.form };
     }
-    // Whatever the comment lines, order or duplicates: the set of normalised objects and contexts.
-    const distinct = [...new Set(forms.map((form) => JSON.stringify([form.type, form.keys.map(keyText), form.context])))].sort();
-    const digest = createHash('sha256').update(distinct.join('\n')).digest('hex');
-    return { forms, lines, rejected, rejections, digest };
   }
 }

@@ -2,7 +2,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
-import type { ObjectKey } from '../common/indicators/indicators.js';
 import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';
 
@@ -61,10 +60,13 @@ export interface ClaimSettlement {
   /** The run's lease: the settlement writes nothing unless the run still holds it; null for a dry run. */
   runID: string | null;
   /**
-   * The keys the body lists (each claimed, its missed runs reset), or null when the body is the previous
-   * one (304, or the same normalised objects): then the claims it did not list are missed once more.
+   * A relation `(key_type, value)` of the keys the body lists (each claimed, its missed runs reset), or null
+   * when the body is the previous one (304, or the same normalised objects): then the claims it did not
+   * list are missed once more.
    */
-  seen: ObjectKey[] | null;
+  seen: string | null;
+  /** The table `(key_type, value)` that receives the keys whose last claim in the collection ended. */
+  ended: string;
   snapshot: boolean;
   policy: SourceSettings['removal'];
   maxRemovalRatio: number;
@@ -150,15 +152,14 @@ export class SourcesRepository {
     );
   }
 
-  /** Deletes the source (its runs and claims go with it) and returns the keys whose last claim it held. */
-  async delete(manager: EntityManager, source: SourceRow): Promise<ObjectKey[]> {
-    const ended: ObjectKey[] = await manager.query(
+  /** Deletes the source (its runs and claims go with it); the keys whose last claim it held go into the table `ended`. */
+  async delete(manager: EntityManager, source: SourceRow, ended: string): Promise<void> {
+    await manager.query(
       `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 RETURNING key_type, value)
-       SELECT g.key_type AS type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
+       INSERT INTO ${ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
       [source.id, source.collection],
     );
     await manager.query(`DELETE FROM sources_source WHERE id = $1`, [source.id]);
-    return ended;
   }
 
   /**
@@ -229,24 +230,27 @@ export class SourcesRepository {
   }
 
   /**
-   * The claims of a run, inside its write's transaction (under the collection's exclusive writer lock, so
-   * runs of sources of one collection settle one after the other and each sees the claims the other
-   * ended). Returns the keys whose last claim in the collection ended, and whether the run is suspect.
+   * The claims of a run, inside its write's transaction, set-based over the staged body (BatchService's
+   * RunStage): under the collection's exclusive writer lock, so runs of sources of one collection settle one
+   * after the other and each sees the claims the other ended, and under the source row's lock, which its
+   * deletion takes too. Native writes touch no claim row (theirs is a column of the object, read under the
+   * same collection lock when withdrawals are decided). Fills `ended` with the keys whose last claim in the
+   * collection ended, and says whether the run is suspect.
    */
-  async settle(manager: EntityManager, run: ClaimSettlement): Promise<{ ended: ObjectKey[]; suspect: boolean }> {
+  async settle(manager: EntityManager, run: ClaimSettlement): Promise<{ suspect: boolean }> {
     if (run.runID !== null) {
       const held: unknown[] = await manager.query(`SELECT 1 FROM sources_source WHERE id = $1 AND lease_run_id = $2 FOR UPDATE`, [run.sourceId, run.runID]);
       if (held.length === 0) throw new LeaseLost();
     }
-    if (run.seen !== null && run.seen.length > 0) {
+    if (run.seen !== null) {
       await manager.query(
         `INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs)
-         SELECT DISTINCT $1::int, s.type, s.value, now(), now(), 0 FROM unnest($2::text[], $3::text[]) AS s(type, value)
+         SELECT $1::int, s.key_type, s.value, now(), now(), 0 FROM ${run.seen} s
          ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0`,
-        [run.sourceId, run.seen.map((key) => key.type), run.seen.map((key) => key.value)],
+        [run.sourceId],
       );
     }
-    if (!run.snapshot) return { ended: [], suspect: run.tooFew };
+    if (!run.snapshot) return { suspect: run.tooFew };
     // Missed by this run: not listed by its body (not seen by this transaction's upsert), or, for a repeat
     // of the previous body, already missed by it.
     const missed = run.seen !== null ? `last_seen_at < now()` : `missed_runs > 0`;
@@ -257,24 +261,34 @@ export class SourcesRepository {
       [run.sourceId],
     );
     const suspect = run.tooFew || ending > run.maxRemovalRatio * total;
-    if (suspect) return { ended: [], suspect };
+    if (suspect) return { suspect };
     await manager.query(`UPDATE sources_claim SET missed_runs = missed_runs + 1 WHERE source_id = $1 AND ${missed}`, [run.sourceId]);
-    const ended: ObjectKey[] = await manager.query(
+    await manager.query(
       `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 AND missed_runs > 0 AND ${ends.replace('missed_runs + 1', 'missed_runs')} RETURNING key_type, value)
-       SELECT g.key_type AS type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
+       INSERT INTO ${run.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
       [run.sourceId, run.collection],
     );
-    return { ended, suspect };
+    return { suspect };
   }
 
-  /** A successful run's validators and digest, in its transaction: they move together with its writes. */
-  async recordSuccess(manager: EntityManager, sourceId: number, validators: { etag: string | null; lastModified: string | null; bodyDigest: string | null } | null): Promise<void> {
+  /**
+   * A successful run's validators and digest, as the last statement of its transaction: they move together
+   * with its writes. Its lease is renewed from this moment, under the row lock its settlement took, so the
+   * commit leaves a live lease whatever the time the writes took (renewals from outside wait for that lock).
+   */
+  async recordSuccess(
+    manager: EntityManager,
+    sourceId: number,
+    validators: { etag: string | null; lastModified: string | null; bodyDigest: string | null } | null,
+    leaseSeconds: number,
+  ): Promise<void> {
     await manager.query(
       `UPDATE sources_source SET last_success_at = now(), consecutive_failures = 0,
               etag = CASE WHEN $2 THEN $3 ELSE etag END, last_modified = CASE WHEN $2 THEN $4 ELSE last_modified END,
-              body_digest = CASE WHEN $2 THEN $5 ELSE body_digest END
+              body_digest = CASE WHEN $2 THEN $5 ELSE body_digest END,
+              lease_until = CASE WHEN lease_run_id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $6) END
         WHERE id = $1`,
-      [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null],
+      [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null, leaseSeconds],
     );
   }
 
