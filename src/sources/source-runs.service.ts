@@ -182,11 +182,12 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
         write = await this.batch.applyRun(origin, source.collection, {
           dryRun,
           forms: fetched.notModified ? null : this.formsOf(source, fetched.body, result, keep),
+          previousDigest: dryRun ? null : source.bodyDigest,
           rejected: (line, value, reason) => keep({ line, value, reason }),
           settle: async (manager, staged) => {
             body = staged.body;
             // The same normalised objects as the last successful run: nothing to write but graces ending.
-            repeat = body === null || (!dryRun && body.digest === source.bodyDigest);
+            repeat = body === null || body.repeat;
             ({ suspect } = await this.repository.settle(manager, {
               sourceId: source.id,
               collection: source.collection,
@@ -198,7 +199,6 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
               maxRemovalRatio: source.settings.maxRemovalRatio,
               tooFew: body !== null && body.forms < source.settings.minItems,
             }));
-            return !repeat;
           },
           close: async (manager) => {
             if (dryRun) return;

@@ -147,12 +147,12 @@ export class SourcesService implements ChildNameResolver {
     let found = true;
     await this.batch.applyRun(origin, row.collection, {
       forms: null,
+      previousDigest: null,
       dryRun: false,
       settle: async (manager, staged) => {
         const locked = await this.repository.find(name, manager, true);
         if (locked) await this.repository.delete(manager, locked, staged.endedKeys);
         else found = false;
-        return false;
       },
     });
     if (!found) throw SourcesErrors.notFound(name);

@@ -18,6 +18,7 @@ import { parseBatch } from './batch-body.js';
 import { type BatchItemView, type BatchQueryDto, type BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchRepository } from './batch.repository.js';
 import { RunStage } from './run-stage.js';
+import type { PreparedObject } from '../object-rules.js';
 import type { WriteOrigin } from '../write-origin.js';
 
 /** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
@@ -29,9 +30,12 @@ export interface RunForm {
   form: ObjectForm;
 }
 
-/** What the run's settlement gets: the staged body (null when there is none: a 304, a deletion) and its tables. */
+/**
+ * What the run's settlement gets: the staged body (null when there is none: a 304, a deletion), whether it
+ * repeats the previous one (its digest is `previousDigest`: then no item is written), and its tables.
+ */
 export interface StagedRun {
-  body: { digest: string; forms: number } | null;
+  body: { digest: string; forms: number; repeat: boolean } | null;
   /** A relation `(key_type, value)`: the distinct keys of the body's items that passed their checks. */
   seenKeys: string;
   /** A table `(key_type, value)` the settlement fills with the keys whose last source claim in the collection it ended. */
@@ -42,15 +46,17 @@ export interface StagedRun {
  * A source run's part in its write (extensions §13). `forms` are staged as they arrive (a failure they
  * throw rolls everything back). `settle` runs inside the write's transaction, under the collection's
  * exclusive writer lock, once the body is staged: the run's bookkeeping (its claims, the ended ones into
- * `endedKeys`), so that the run commits whole or not at all; it answers whether the body's items are
- * written (false: a repeat of the last body). `close` is the transaction's last statement. Those
+ * `endedKeys`), so that the run commits whole or not at all; the body's items are written unless it is a
+ * repeat. `close` is the transaction's last statement. Those
  * whose last claim ended and that no native write claims are removed (`Withdrawn`), after the items.
  * `rejected` hears of each item that fails its checks, in order. `dryRun` decides everything and rolls
  * it all back.
  */
 export interface RunSettlement {
   forms: AsyncIterable<RunForm> | null;
-  settle(manager: EntityManager, staged: StagedRun): Promise<boolean>;
+  /** The digest of the source's last body applied, or null (none, or a dry run: never a repeat). */
+  previousDigest: string | null;
+  settle(manager: EntityManager, staged: StagedRun): Promise<void>;
   close?(manager: EntityManager): Promise<void>;
   rejected?(line: number, value: string, reason: string): void;
   dryRun: boolean;
@@ -200,20 +206,29 @@ export class BatchService {
         const stage = await RunStage.open(manager);
         let body: StagedRun['body'] = null;
         if (run.forms !== null) {
-          // Staged before the lock, as a batch checks its items before it: native writes go on meanwhile.
+          // Staged and checked before the lock, as a batch checks its items before it: native writes go on
+          // meanwhile. A source whose last body is known stages its forms unchecked first, so that a repeat
+          // of that body (found by its digest) costs no item's checks.
+          const deferred = run.previousDigest !== null;
           for await (const chunk of chunksOf(run.forms, RUN_CHUNK)) {
-            const items = await this.prepareAll(collection, chunk.map(({ form }) => form));
-            items.forEach((item, index) => {
-              if (item.kind !== 'failed') return;
-              write.failed += 1;
-              run.rejected?.(chunk[index].line, chunk[index].form.keys.map((key) => key.value).join(' '), item.error.message);
-            });
-            await stage.add(chunk.map(({ line, form }, index) => ({ line, digest: formDigest(form), object: items[index].kind === 'add' ? items[index].object : null })));
+            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form), form: JSON.stringify(form) }));
+            if (deferred) await stage.addUnchecked(forms);
+            else await stage.add(forms, await this.checked(collection, chunk, write, run));
           }
-          body = { digest: await stage.digest(), forms: stage.size };
+          const digest = await stage.digest();
+          const repeat = digest === run.previousDigest;
+          for (let after = -1; deferred && !repeat; ) {
+            const forms = await stage.nextUnchecked(after, RUN_CHUNK);
+            if (forms.length === 0) break;
+            after = forms[forms.length - 1].n;
+            const parsed = forms.map(({ line, form }): RunForm => ({ line, form: JSON.parse(form) as ObjectForm }));
+            await stage.check(forms, await this.checked(collection, parsed, write, run));
+          }
+          body = { digest, forms: stage.size, repeat };
         }
         await this.objectsRepository.lockCollection(manager, collection.id);
-        if ((await run.settle(manager, { body, ...stage.tables })) && body !== null) {
+        await run.settle(manager, { body, ...stage.tables });
+        if (body !== null && !body.repeat) {
           write.unchanged += (await stage.pending(collection.id)).unchanged;
           for (let after = -1; ; ) {
             const staged = await stage.nextPending(after, RUN_CHUNK);
@@ -274,6 +289,19 @@ export class BatchService {
     this.changes.announce(collection, written.expired);
     if (written.recorded !== null) this.changes.announceRecorded(collection, written.recorded);
     return report(written.plan.outcomes);
+  }
+
+  /** A run's forms through the checks of `apply`: their objects (null: failed, counted and reported to the run). */
+  private async checked(collection: CollectionRecord, forms: RunForm[], write: RunWrite, run: RunSettlement): Promise<(PreparedObject | null)[]> {
+    const items = await this.prepareAll(collection, forms.map(({ form }) => form));
+    return items.map((item, index) => {
+      if (item.kind === 'add') return item.object;
+      if (item.kind === 'failed') {
+        write.failed += 1;
+        run.rejected?.(forms[index].line, forms[index].form.keys.map((key) => key.value).join(' '), item.error.message);
+      }
+      return null;
+    });
   }
 
   /** Every item through the checks of its single endpoint; adds with a key on a rejectOnIngest warninglist fail as items. */

@@ -4,12 +4,16 @@ import type { PreparedObject } from '../object-rules.js';
 import { isoUtc } from '../change-records.js';
 import { LIVE_AT_DECISION } from '../object-statements.js';
 
-/** A staged item: the form's line, the digest of the form as parsed, and the object it prepared to, or why not. */
-export interface StageRow {
+/** A form as parsed, staged before its checks: its line, its digest, and its JSON text. */
+export interface StagedForm {
+  n: number;
   line: number;
   digest: Buffer;
-  object: PreparedObject | null;
+  form: string;
 }
+
+/** A checked item: the object its form prepared to, or null when it failed its checks. */
+export type CheckedObject = PreparedObject | null;
 
 /** An item read back for the batch path: its place in the body, its line, and its object. */
 export interface StagedItem {
@@ -42,9 +46,9 @@ export class RunStage {
   private constructor(private readonly manager: EntityManager) {}
 
   static async open(manager: EntityManager): Promise<RunStage> {
-    // `keys` NULL: the item failed its checks (kept for the count of forms and the digest only).
+    // `form`: the form as parsed, until it is checked; `keys` NULL: not checked, or failed its checks.
     await manager.query(
-      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, type text, keys jsonb, context jsonb,
+      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, form text, type text, keys jsonb, context jsonb,
                                    expires_at text, ttl int) ON COMMIT DROP`,
     );
     await manager.query(`CREATE TEMP TABLE ${ENDED} (key_type text NOT NULL, value text NOT NULL, PRIMARY KEY (key_type, value)) ON COMMIT DROP`);
@@ -59,19 +63,53 @@ export class RunStage {
     return this.staged;
   }
 
-  /** One chunk of items, in body order, in one statement. */
-  async add(rows: StageRow[]): Promise<void> {
+  /** One chunk of forms, in body order, already checked (`objects`, in the same order), in one statement. */
+  async add(forms: { line: number; digest: Buffer }[], objects: CheckedObject[]): Promise<void> {
     const first = this.staged;
-    this.staged += rows.length;
-    const of = <T>(pick: (object: PreparedObject) => T) => rows.map((row) => (row.object === null ? null : pick(row.object)));
+    this.staged += forms.length;
+    const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
     await this.manager.query(
       `INSERT INTO ${ITEMS} (n, line, digest, type, keys, context, expires_at, ttl)
        SELECT $1::int + i.n, i.line, i.digest, i.type, i.keys::jsonb, i.context::jsonb, i.at, i.ttl
          FROM unnest($2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) WITH ORDINALITY AS i(line, digest, type, keys, context, at, ttl, n)`,
       [
         first,
-        rows.map((row) => row.line),
-        rows.map((row) => row.digest),
+        forms.map((form) => form.line),
+        forms.map((form) => form.digest),
+        of((object) => object.type),
+        of((object) => JSON.stringify(object.keys)),
+        of((object) => object.contextJson),
+        of((object) => object.expiry.at),
+        of((object) => object.expiry.ttlSeconds),
+      ],
+    );
+  }
+
+  /** One chunk of forms as parsed, in body order, to be checked later (`nextUnchecked`, `check`). */
+  async addUnchecked(forms: { line: number; digest: Buffer; form: string }[]): Promise<void> {
+    const first = this.staged;
+    this.staged += forms.length;
+    await this.manager.query(
+      `INSERT INTO ${ITEMS} (n, line, digest, form)
+       SELECT $1::int + i.n, i.line, i.digest, i.form FROM unnest($2::int[], $3::bytea[], $4::text[]) WITH ORDINALITY AS i(line, digest, form, n)`,
+      [first, forms.map((form) => form.line), forms.map((form) => form.digest), forms.map((form) => form.form)],
+    );
+  }
+
+  /** The next forms staged unchecked after item `after`, in body order. */
+  async nextUnchecked(after: number, limit: number): Promise<StagedForm[]> {
+    return this.manager.query(`SELECT n, line, digest, form FROM ${ITEMS} WHERE n > $1 ORDER BY n LIMIT $2`, [after, limit]);
+  }
+
+  /** The objects of checked forms (`null`: failed), in one statement. */
+  async check(forms: StagedForm[], objects: CheckedObject[]): Promise<void> {
+    const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
+    await this.manager.query(
+      `UPDATE ${ITEMS} s SET form = NULL, type = i.type, keys = i.keys::jsonb, context = i.context::jsonb, expires_at = i.at, ttl = i.ttl
+         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS i(n, type, keys, context, at, ttl)
+        WHERE s.n = i.n`,
+      [
+        forms.map((form) => form.n),
         of((object) => object.type),
         of((object) => JSON.stringify(object.keys)),
         of((object) => object.contextJson),
