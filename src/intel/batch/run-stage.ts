@@ -149,23 +149,27 @@ export class RunStage {
    * statement's start, as the batch path judges it (LIVE_AT_DECISION).
    */
   async pending(collectionId: number): Promise<{ unchanged: number }> {
+    // Fresh statistics: a deferred body's items were checked (UPDATE) after the digest's ANALYZE.
+    await this.manager.query(`ANALYZE ${ITEMS}`);
+    // Set operations and hash joins over materialised parts: each part is computed once, whatever the size.
     await this.manager.query(
       `CREATE TEMP TABLE ${PENDING} ON COMMIT DROP AS
-       WITH contested AS (
-         SELECT k.type AS key_type, k.value FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text)
-          WHERE i.keys IS NOT NULL GROUP BY 1, 2
-         HAVING count(DISTINCT (i.type, i.keys::text, i.context::text, i.expires_at, i.ttl)) > 1
+       WITH item_key AS MATERIALIZED (
+         SELECT i.n, k.type AS key_type, k.value, (i.type, i.keys::text, i.context::text, i.expires_at, i.ttl) AS item
+           FROM ${ITEMS} i CROSS JOIN LATERAL jsonb_to_recordset(i.keys) AS k(type text, value text) WHERE i.keys IS NOT NULL
        ),
-       same AS (
+       contested AS MATERIALIZED (
+         SELECT key_type, value FROM item_key GROUP BY 1, 2 HAVING count(DISTINCT item) > 1
+       ),
+       same AS MATERIALIZED (
          SELECT i.n FROM ${ITEMS} i
            JOIN intel_object_key ok ON ok.collection_id = $1 AND ok.key_type = i.keys->0->>'type' AND ok.value = i.keys->0->>'value'
            JOIN intel_object o ON o.id = ok.object_id
           WHERE i.keys IS NOT NULL AND i.ttl IS NULL AND o.keys = i.keys AND o.context = i.context
             AND ${isoUtc('o.expires_at')} IS NOT DISTINCT FROM i.expires_at AND ${LIVE_AT_DECISION('o')}
-            AND NOT EXISTS (SELECT 1 FROM jsonb_to_recordset(i.keys) AS k(type text, value text)
-                             JOIN contested c ON c.key_type = k.type AND c.value = k.value)
        )
-       SELECT i.n FROM ${ITEMS} i WHERE i.keys IS NOT NULL AND i.n NOT IN (SELECT n FROM same)`,
+       SELECT n FROM ${ITEMS} WHERE keys IS NOT NULL
+       EXCEPT (SELECT n FROM same EXCEPT SELECT ik.n FROM item_key ik JOIN contested c ON c.key_type = ik.key_type AND c.value = ik.value)`,
       [collectionId],
     );
     await this.manager.query(`ALTER TABLE ${PENDING} ADD PRIMARY KEY (n)`);
