@@ -67,6 +67,9 @@ export const row20: RowModule = {
     const server: Server = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) }).end(body);
     });
+    // No keep-alive timer: it starts once the body is handed to the kernel, and a run that stages the body as
+    // it reads it may leave the end of a large one unread longer than the default 5 s, then cut off.
+    server.keepAliveTimeout = 0;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const feedUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/list.txt`;
     const instance = await ctx.startServiceVariant('sources', { SOURCE_POLL_SECONDS: '3600', SOURCE_TIMEOUT_SECONDS: '86400' });
