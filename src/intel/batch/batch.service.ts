@@ -47,10 +47,9 @@ export interface StagedRun {
  * throw rolls everything back). `settle` runs inside the write's transaction, under the collection's
  * exclusive writer lock, once the body is staged: the run's bookkeeping (its claims, the ended ones into
  * `endedKeys`), so that the run commits whole or not at all; the body's items are written unless it is a
- * repeat. `close` is the transaction's last statement. Those
- * whose last claim ended and that no native write claims are removed (`Withdrawn`), after the items.
- * `rejected` hears of each item that fails its checks, in order. `dryRun` decides everything and rolls
- * it all back.
+ * repeat, then the ended keys that no native write claims are removed (`Withdrawn`). `close` is the
+ * transaction's last statement. `rejected` hears of each item that fails its checks, in order. `dryRun`
+ * decides everything and rolls it all back.
  */
 export interface RunSettlement {
   forms: AsyncIterable<RunForm> | null;
