@@ -1,16 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ObjectKey } from '../common/indicators/indicators.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import type { ObjectForm, Rejection } from '../formats/forms.js';
-import { BatchService } from '../intel/batch/batch.service.js';
+import type { FormatRecord, Rejection } from '../formats/forms.js';
+import { BatchService, type RunForm, type RunWrite, type StagedRun } from '../intel/batch/batch.service.js';
 import { sourceOrigin } from '../intel/write-origin.js';
 import type { DryRunView, RunStartedView } from './dto/source.dto.js';
-import type { FormatRecord } from '../formats/forms.js';
 import { FEED_KINDS, readFeed } from './feed-kinds.js';
-import type { FeedEnd, FeedState } from './source-feeds.js';
 import { FetchFailure } from './source-fetch.js';
 import { recordsOf } from './source-records.js';
 import { type Lease, LeaseLost, type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
@@ -30,18 +27,6 @@ class RunFailure extends Error {
   }
 }
 
-/** A body read whole: its objects (with their lines), its rejections, and its digest. */
-interface ParsedBody {
-  forms: ObjectForm[];
-  lines: number[];
-  rejected: number;
-  rejections: Rejection[];
-  /** A feed kind's keys whose claims the run ends, and the state it stores with its success. */
-  withdrawn: ObjectKey[];
-  feedState?: FeedState;
-  digest: string;
-}
-
 type Outcome = 'ok' | 'notModified' | 'unchanged' | 'suspect' | 'failed';
 
 /** What a run did, as its log row and a dry run's answer show it. */
@@ -59,8 +44,6 @@ interface RunResult {
   error: { code: string; message: string } | null;
   retryAfterSeconds: number | null;
 }
-
-const keyText = (key: ObjectKey) => `${key.type}\n${key.value}`;
 
 /** The source's request headers: its own (secrets) and basic authentication. */
 function headersOf(source: SourceRow): Record<string, string> {
@@ -162,7 +145,10 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Fetch, parse, write: a failure anywhere is outcome `failed` with nothing written. */
+  /**
+   * Fetch, parse and write as the body arrives (BatchService.applyRun stages it in PostgreSQL, so memory
+   * stays bounded whatever its size): a failure anywhere is outcome `failed` with nothing written.
+   */
   private async execute(source: SourceRow, lease: Lease | null, dryRun: boolean): Promise<RunResult> {
     const result: RunResult = {
       outcome: 'failed',
@@ -177,6 +163,10 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       rejections: [],
       error: null,
       retryAfterSeconds: null,
+    };
+    const keep = (rejection: Rejection) => {
+      result.rejected += 1;
+      if (result.rejections.length < KEPT_REJECTIONS) result.rejections.push(rejection);
     };
     try {
       const fetched = FEED_KINDS.has(source.kind)
@@ -193,66 +183,58 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
             this.stopping.signal,
           );
       result.httpStatus = fetched.httpStatus;
-      let parsed: ParsedBody | null = null;
-      if (!fetched.notModified) {
-        try {
-          parsed = 'records' in fetched ? await this.parse(fetched.records, fetched.end) : await this.parse(recordsOf(source.kind, source.settings, fetched.body));
-        } finally {
-          result.bytes = fetched.bytes();
-        }
-        result.items = parsed.forms.length + parsed.rejected + parsed.withdrawn.length;
-        result.rejected = parsed.rejected;
-        result.rejections = parsed.rejections;
-      }
-      // The same normalised objects as the last successful run: nothing to write but graces ending.
-      const repeat = parsed === null || (!dryRun && parsed.digest === source.bodyDigest);
-      const forms = repeat ? [] : parsed!.forms;
+      // A feed kind (taxii21, misp) reads only what is new upstream and says itself which claims end; it is
+      // never a repeat of its previous body, and its withdrawals are known once its records are read.
+      const feed = !fetched.notModified && 'records' in fetched ? fetched.end : null;
+      const records = fetched.notModified ? null : 'records' in fetched ? fetched.records : recordsOf(source.kind, source.settings, fetched.body);
       const origin = sourceOrigin(source.name, lease?.runID ?? `test:${source.name}`, lease?.keyID ?? null);
+      let body: StagedRun['body'] = null;
+      let repeat = true;
       let suspect = false;
-      const write = await this.batch.applyRun(origin, source.collection, forms, {
-        dryRun,
-        settle: async (manager, failed) => {
-          const seen = repeat ? null : forms.flatMap((form, index) => (failed.has(index) ? [] : form.keys));
-          const settled = await this.repository.settle(manager, {
-            sourceId: source.id,
-            collection: source.collection,
-            runID: lease?.runID ?? null,
-            seen,
-            snapshot: source.settings.mode === 'snapshot',
-            withdrawn: repeat ? [] : parsed!.withdrawn,
-            policy: source.settings.removal,
-            maxRemovalRatio: source.settings.maxRemovalRatio,
-            tooFew: parsed !== null && parsed.forms.length + parsed.withdrawn.length < source.settings.minItems,
-          });
-          suspect = settled.suspect;
-          if (!dryRun) {
+      let write: RunWrite;
+      try {
+        write = await this.batch.applyRun(origin, source.collection, {
+          dryRun,
+          forms: records === null ? null : this.formsOf(records, result, keep),
+          previousDigest: dryRun || feed !== null ? null : source.bodyDigest,
+          rejected: (line, value, reason) => keep({ line, value, reason }),
+          settle: async (manager, staged) => {
+            body = staged.body;
+            // The same normalised objects as the last successful run: nothing to write but graces ending.
+            repeat = body === null || body.repeat;
+            const withdrawn = feed?.withdrawn ?? [];
+            result.items += withdrawn.length;
+            ({ suspect } = await this.repository.settle(manager, {
+              sourceId: source.id,
+              collection: source.collection,
+              runID: lease?.runID ?? null,
+              seen: repeat ? null : staged.seenKeys,
+              ended: staged.endedKeys,
+              withdrawn,
+              snapshot: source.settings.mode === 'snapshot',
+              policy: source.settings.removal,
+              maxRemovalRatio: source.settings.maxRemovalRatio,
+              tooFew: body !== null && body.forms + withdrawn.length < source.settings.minItems,
+            }));
+          },
+          close: async (manager) => {
+            if (dryRun) return;
             const validators =
-              parsed === null
+              fetched.notModified || body === null
                 ? null
-                : {
-                    etag: fetched.notModified ? null : fetched.etag,
-                    lastModified: fetched.notModified ? null : fetched.lastModified,
-                    bodyDigest: parsed.digest,
-                    ...(parsed.feedState !== undefined && { feedState: parsed.feedState }),
-                  };
-            await this.repository.recordSuccess(manager, source.id, validators);
-          }
-          return settled.ended;
-        },
-      });
-      const failedItems = write.report.items.filter((item) => item.status === 'Failed');
-      for (const item of failedItems) {
-        if (result.rejections.length < KEPT_REJECTIONS) {
-          const form = forms[item.index];
-          result.rejections.push({ line: parsed!.lines[item.index], value: form.keys.map((key) => key.value).join(' '), reason: item.error!.message });
-        }
+                : { etag: fetched.etag, lastModified: fetched.lastModified, bodyDigest: body.digest, ...(feed !== null && { feedState: feed.state }) };
+            await this.repository.recordSuccess(manager, source.id, validators, this.config.sources.leaseSeconds);
+          },
+        });
+      } finally {
+        if (!fetched.notModified) result.bytes = fetched.bytes();
       }
-      result.rejected += failedItems.length;
-      result.added = write.report.added;
-      result.updated = write.report.updated;
-      result.unchanged = repeat && parsed !== null ? parsed.forms.length : write.report.unchanged;
+      const staged = body as StagedRun['body'];
+      result.added = write.added;
+      result.updated = write.updated;
+      result.unchanged = repeat && staged !== null ? staged.forms : write.unchanged;
       result.withdrawn = write.withdrawn;
-      result.outcome = suspect ? 'suspect' : parsed === null ? 'notModified' : repeat ? 'unchanged' : 'ok';
+      result.outcome = suspect ? 'suspect' : staged === null ? 'notModified' : repeat ? 'unchanged' : 'ok';
     } catch (error) {
       if (error instanceof FetchFailure) {
         result.httpStatus = error.httpStatus ?? result.httpStatus;
@@ -271,29 +253,16 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The records of a body (a line kind's parser) or of a feed kind's requests, read whole; a failure of
-   * the format fails the run. A feed kind's withdrawals and state are known once its records are.
+   * The forms of a body through its kind's parser (or of a feed kind's requests), as they arrive, counted
+   * into the run's items; rejections go to `keep`, and a failure of the format fails the run (thrown:
+   * nothing is written).
    */
-  private async parse(records: AsyncIterable<FormatRecord>, feed?: FeedEnd): Promise<ParsedBody> {
-    const forms: ObjectForm[] = [];
-    const lines: number[] = [];
-    const rejections: Rejection[] = [];
-    let rejected = 0;
+  private async *formsOf(records: AsyncIterable<FormatRecord>, result: RunResult, keep: (rejection: Rejection) => void): AsyncGenerator<RunForm> {
     for await (const record of records) {
       if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
-      if (record.kind === 'rejected') {
-        rejected += 1;
-        if (rejections.length < KEPT_REJECTIONS) rejections.push(record.rejection);
-        continue;
-      }
-      forms.push(record.form);
-      lines.push(record.line);
+      result.items += 1;
+      if (record.kind === 'rejected') keep(record.rejection);
+      else yield { line: record.line, form: record.form };
     }
-    // Whatever the comment lines, order or duplicates: the set of normalised objects and contexts.
-    const withdrawn = feed?.withdrawn ?? [];
-    const distinct = [...new Set(forms.map((form) => JSON.stringify([form.type, form.keys.map(keyText), form.context])))].sort();
-    const ends = withdrawn.map((key) => JSON.stringify(['withdrawn', keyText(key)])).sort();
-    const digest = createHash('sha256').update([...distinct, ...ends].join('\n')).digest('hex');
-    return { forms, lines, rejected, rejections, withdrawn, ...(feed !== undefined && { feedState: feed.state }), digest };
   }
 }

@@ -64,10 +64,13 @@ export interface ClaimSettlement {
   /** The run's lease: the settlement writes nothing unless the run still holds it; null for a dry run. */
   runID: string | null;
   /**
-   * The keys the body lists (each claimed, its missed runs reset), or null when the body is the previous
-   * one (304, or the same normalised objects): then the claims it did not list are missed once more.
+   * A relation `(key_type, value)` of the keys the body lists (each claimed, its missed runs reset), or null
+   * when the body is the previous one (304, or the same normalised objects): then the claims it did not
+   * list are missed once more.
    */
-  seen: ObjectKey[] | null;
+  seen: string | null;
+  /** The table `(key_type, value)` that receives the keys whose last claim in the collection ended. */
+  ended: string;
   snapshot: boolean;
   /** Keys whose claim the run ends itself (a feed kind's revoked or deleted items), not among `seen`. */
   withdrawn: ObjectKey[];
@@ -157,15 +160,14 @@ export class SourcesRepository {
     );
   }
 
-  /** Deletes the source (its runs and claims go with it) and returns the keys whose last claim it held. */
-  async delete(manager: EntityManager, source: SourceRow): Promise<ObjectKey[]> {
-    const ended: ObjectKey[] = await manager.query(
+  /** Deletes the source (its runs and claims go with it); the keys whose last claim it held go into the table `ended`. */
+  async delete(manager: EntityManager, source: SourceRow, ended: string): Promise<void> {
+    await manager.query(
       `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 RETURNING key_type, value)
-       SELECT g.key_type AS type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
+       INSERT INTO ${ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
       [source.id, source.collection],
     );
     await manager.query(`DELETE FROM sources_source WHERE id = $1`, [source.id]);
-    return ended;
   }
 
   /**
@@ -236,21 +238,24 @@ export class SourcesRepository {
   }
 
   /**
-   * The claims of a run, inside its write's transaction (under the collection's exclusive writer lock, so
-   * runs of sources of one collection settle one after the other and each sees the claims the other
-   * ended). Returns the keys whose last claim in the collection ended, and whether the run is suspect.
+   * The claims of a run, inside its write's transaction, set-based over the staged body (BatchService's
+   * RunStage): under the collection's exclusive writer lock, so runs of sources of one collection settle one
+   * after the other and each sees the claims the other ended, and under the source row's lock, which its
+   * deletion takes too. Native writes touch no claim row (theirs is a column of the object, read under the
+   * same collection lock when withdrawals are decided). Fills `ended` with the keys whose last claim in the
+   * collection ended, and says whether the run is suspect.
    */
-  async settle(manager: EntityManager, run: ClaimSettlement): Promise<{ ended: ObjectKey[]; suspect: boolean }> {
+  async settle(manager: EntityManager, run: ClaimSettlement): Promise<{ suspect: boolean }> {
     if (run.runID !== null) {
       const held: unknown[] = await manager.query(`SELECT 1 FROM sources_source WHERE id = $1 AND lease_run_id = $2 FOR UPDATE`, [run.sourceId, run.runID]);
       if (held.length === 0) throw new LeaseLost();
     }
-    if (run.seen !== null && run.seen.length > 0) {
+    if (run.seen !== null) {
       await manager.query(
         `INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs)
-         SELECT DISTINCT $1::int, s.type, s.value, now(), now(), 0 FROM unnest($2::text[], $3::text[]) AS s(type, value)
+         SELECT $1::int, s.key_type, s.value, now(), now(), 0 FROM ${run.seen} s
          ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0`,
-        [run.sourceId, run.seen.map((key) => key.type), run.seen.map((key) => key.value)],
+        [run.sourceId],
       );
     }
     if (!run.snapshot) return this.withdraw(manager, run);
@@ -264,53 +269,58 @@ export class SourcesRepository {
       [run.sourceId],
     );
     const suspect = run.tooFew || ending > run.maxRemovalRatio * total;
-    if (suspect) return { ended: [], suspect };
+    if (suspect) return { suspect };
     await manager.query(`UPDATE sources_claim SET missed_runs = missed_runs + 1 WHERE source_id = $1 AND ${missed}`, [run.sourceId]);
-    const ended: ObjectKey[] = await manager.query(
+    await manager.query(
       `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 AND missed_runs > 0 AND ${ends.replace('missed_runs + 1', 'missed_runs')} RETURNING key_type, value)
-       SELECT g.key_type AS type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
+       INSERT INTO ${run.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
       [run.sourceId, run.collection],
     );
-    return { ended, suspect };
+    return { suspect };
   }
 
   /**
    * A delta run's own withdrawals (a feed kind's revoked or deleted items): its claims of those keys end,
-   * unless that is more than maxRemovalRatio of its claims (suspect: none ends). Under the same lock as
-   * `settle`, so the count and the deletion see the same claims.
+   * unless that is more than maxRemovalRatio of its claims (suspect: none ends), and the keys whose last
+   * claim in the collection ended go to `run.ended`. Under the same locks as `settle`, so the count and the
+   * deletion see the same claims.
    */
-  private async withdraw(manager: EntityManager, run: ClaimSettlement): Promise<{ ended: ObjectKey[]; suspect: boolean }> {
-    if (run.tooFew || run.withdrawn.length === 0) return { ended: [], suspect: run.tooFew };
+  private async withdraw(manager: EntityManager, run: ClaimSettlement): Promise<{ suspect: boolean }> {
+    if (run.tooFew || run.withdrawn.length === 0) return { suspect: run.tooFew };
     const keys = [run.sourceId, run.withdrawn.map((key) => key.type), run.withdrawn.map((key) => key.value)];
     const listed = `(key_type, value) IN (SELECT * FROM unnest($2::text[], $3::text[]))`;
     const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
       `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${listed})::int AS ending FROM sources_claim WHERE source_id = $1`,
       keys,
     );
-    if (ending > run.maxRemovalRatio * total) return { ended: [], suspect: true };
-    const ended: ObjectKey[] = await manager.query(
+    if (ending > run.maxRemovalRatio * total) return { suspect: true };
+    await manager.query(
       `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 AND ${listed} RETURNING key_type, value)
-       SELECT g.key_type AS type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', '$4')}`,
+       INSERT INTO ${run.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', '$4')}`,
       [...keys, run.collection],
     );
-    return { ended, suspect: false };
+    return { suspect: false };
   }
 
   /**
-   * A successful run's validators and digest, and a feed kind's state, in its transaction: they move
-   * together with its writes.
+   * A successful run's validators and digest, and a feed kind's state, as the last statement of its
+   * transaction: they move together with its writes. Its lease is renewed from this moment, under the row
+   * lock its settlement took, so the commit leaves a live lease whatever the time the writes took (renewals
+   * from outside wait for that lock).
    */
   async recordSuccess(
     manager: EntityManager,
     sourceId: number,
     validators: { etag: string | null; lastModified: string | null; bodyDigest: string | null; feedState?: FeedState } | null,
+    leaseSeconds: number,
   ): Promise<void> {
     await manager.query(
       `UPDATE sources_source SET last_success_at = now(), consecutive_failures = 0,
               etag = CASE WHEN $2 THEN $3 ELSE etag END, last_modified = CASE WHEN $2 THEN $4 ELSE last_modified END,
-              body_digest = CASE WHEN $2 THEN $5 ELSE body_digest END, feed_state = COALESCE($6, feed_state)
+              body_digest = CASE WHEN $2 THEN $5 ELSE body_digest END, feed_state = COALESCE($7, feed_state),
+              lease_until = CASE WHEN lease_run_id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $6) END
         WHERE id = $1`,
-      [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null, validators?.feedState ?? null],
+      [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null, leaseSeconds, validators?.feedState ?? null],
     );
   }
 

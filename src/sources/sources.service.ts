@@ -145,15 +145,14 @@ export class SourcesService implements ChildNameResolver {
     const row = await this.find(name);
     const origin = sourceOrigin(name, requestIdOf(request) ?? null, request.principal?.keyId ?? null);
     let found = true;
-    await this.batch.applyRun(origin, row.collection, [], {
+    await this.batch.applyRun(origin, row.collection, {
+      forms: null,
+      previousDigest: null,
       dryRun: false,
-      settle: async (manager) => {
+      settle: async (manager, staged) => {
         const locked = await this.repository.find(name, manager, true);
-        if (!locked) {
-          found = false;
-          return [];
-        }
-        return this.repository.delete(manager, locked);
+        if (locked) await this.repository.delete(manager, locked, staged.endedKeys);
+        else found = false;
       },
     });
     if (!found) throw SourcesErrors.notFound(name);

@@ -24,25 +24,6 @@ export class BatchRepository {
   }
 
   /**
-   * Of `keys`, those whose object holds the `api` claim of extensions §13 (some write other than a source
-   * run added or updated it: `api_first_seen_at`, set by the statement that wrote it, see api-claim.ts; kept
-   * whatever the change feed prunes; objects stored before claims were recorded have it). Run under the
-   * collection's exclusive writer lock, so no native write can land between this read and the withdrawal
-   * it decides.
-   */
-  async nativelyClaimed(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<ObjectKey[]> {
-    if (keys.length === 0) return [];
-    return manager.query(
-      `SELECT k.key_type AS type, k.value
-         FROM unnest($2::text[], $3::text[]) AS w(type, value)
-         JOIN intel_object_key k ON k.collection_id = $1 AND k.key_type = w.type AND k.value = w.value
-         JOIN intel_object o ON o.id = k.object_id
-        WHERE o.api_first_seen_at IS NOT NULL`,
-      [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
-    );
-  }
-
-  /**
    * Writes the plan's net effect and its change records; the caller holds the collection's exclusive
    * writer lock. Returns the ids of the first and last record, or null when the plan records none.
    */

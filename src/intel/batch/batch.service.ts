@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
-import { keyId } from '../../formats/forms.js';
+import { keyId, type ObjectForm } from '../../formats/forms.js';
 import { ObjectAddDto } from '../dto/object.dto.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
 import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
@@ -16,32 +17,84 @@ import { type BatchPlan, type ItemOutcome, planBatch, type PreparedItem } from '
 import { parseBatch } from './batch-body.js';
 import { type BatchItemView, type BatchQueryDto, type BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchRepository } from './batch.repository.js';
+import { RunStage } from './run-stage.js';
+import type { PreparedObject } from '../object-rules.js';
 import type { WriteOrigin } from '../write-origin.js';
 
 /** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
 export { MAX_BATCH_ITEMS } from './batch-body.js';
 
+/** A form of a source's body with the line it came from (its rejection names it). */
+export interface RunForm {
+  line: number;
+  form: ObjectForm;
+}
+
 /**
- * A source run's part in its write (extensions §13). `settle` runs inside the write's transaction, under the
- * collection's exclusive writer lock, once the items are checked: the run's own bookkeeping (its claims),
- * so that the run commits whole or not at all. It gets the indexes of the items that failed their checks and
- * returns the keys whose last source claim ended; those not natively claimed are removed (`Withdrawn`).
- * `dryRun` decides everything and rolls it all back.
+ * What the run's settlement gets: the staged body (null when there is none: a 304, a deletion), whether it
+ * repeats the previous one (its digest is `previousDigest`: then no item is written), and its tables.
+ */
+export interface StagedRun {
+  body: { digest: string; forms: number; repeat: boolean } | null;
+  /** A relation `(key_type, value)`: the distinct keys of the body's items that passed their checks. */
+  seenKeys: string;
+  /** A table `(key_type, value)` the settlement fills with the keys whose last source claim in the collection it ended. */
+  endedKeys: string;
+}
+
+/**
+ * A source run's part in its write (extensions §13). `forms` are staged as they arrive (a failure they
+ * throw rolls everything back). `settle` runs inside the write's transaction, under the collection's
+ * exclusive writer lock, once the body is staged: the run's bookkeeping (its claims, the ended ones into
+ * `endedKeys`), so that the run commits whole or not at all; the body's items are written unless it is a
+ * repeat, then the ended keys that no native write claims are removed (`Withdrawn`). `close` is the
+ * transaction's last statement. `rejected` hears of each item that fails its checks, in order. `dryRun`
+ * decides everything and rolls it all back.
  */
 export interface RunSettlement {
-  settle(manager: EntityManager, failed: ReadonlySet<number>): Promise<ObjectKey[]>;
+  forms: AsyncIterable<RunForm> | null;
+  /** The digest of the source's last body applied, or null (none, or a dry run: never a repeat). */
+  previousDigest: string | null;
+  settle(manager: EntityManager, staged: StagedRun): Promise<void>;
+  close?(manager: EntityManager): Promise<void>;
+  rejected?(line: number, value: string, reason: string): void;
   dryRun: boolean;
 }
 
-/** A run's write: the report of its items, and how many objects its ended claims removed. */
+/** A run's write: what its items did, and how many objects its ended claims removed. */
 export interface RunWrite {
-  report: BatchReportView;
+  added: number;
+  updated: number;
+  unchanged: number;
+  failed: number;
   withdrawn: number;
 }
 
-/** Thrown inside the transaction of a dry run, to roll it back with its plan. */
+/** Items of a run staged, read back and written per statement: bounded memory, statements of a batch's size. */
+const RUN_CHUNK = 5_000;
+
+/** Up to `size` items of `source` at a time. */
+async function* chunksOf<T>(source: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
+  let chunk: T[] = [];
+  for await (const item of source) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/** The digest of a form as parsed: the same forms give the same body digest whatever their order. */
+const formDigest = (form: ObjectForm) =>
+  createHash('sha256')
+    .update(JSON.stringify([form.type, form.keys.map(keyId), form.context, form.expiresAt ?? null]))
+    .digest();
+
+/** Thrown inside a run's transaction to roll a dry run back. */
 class DryRun extends Error {
-  constructor(readonly plan: BatchPlan) {
+  constructor() {
     super('dry run');
   }
 }
@@ -52,6 +105,16 @@ class AtomicRejection extends Error {
     super('atomic batch rejected');
   }
 }
+
+/** What one write of items did: its plan, the expired owners it removed first, and its records' ids. */
+interface Written {
+  plan: BatchPlan;
+  expired: WrittenChange[];
+  recorded: RecordedIds | null;
+}
+
+const keysOf = (items: PreparedItem[]) =>
+  items.flatMap((item): ObjectKey[] => (item.kind === 'add' ? item.object.keys : item.kind === 'remove' ? [item.key] : []));
 
 function report(outcomes: ItemOutcome[]): BatchReportView {
   const count = (status: ItemOutcome['status']) => outcomes.filter((outcome) => outcome.status === status).length;
@@ -122,71 +185,143 @@ export class BatchService {
   }
 
   /**
-   * A source run's items (extensions §13), with exactly the rules of `apply`, and the withdrawals of the
-   * claims it ended, in one transaction with its bookkeeping (RunSettlement). A withdrawal is a remove
-   * item with reason `Withdrawn`, after the items; an object a native write added or updated keeps its
-   * `api` claim and stays (BatchRepository.nativelyClaimed).
+   * A source run (extensions §13) in one transaction: its body staged chunk by chunk with exactly the checks
+   * of `apply` (RunStage), then under the collection's exclusive writer lock its bookkeeping (RunSettlement),
+   * the items that may change something written through the batch path in chunks, in body order, and a
+   * `Withdrawn` remove for each key whose last claim it ended, unless natively claimed (the `api` claim).
+   * Memory stays bounded whatever the body's size: only a chunk is in hand at a time.
    */
-  async applyRun(origin: WriteOrigin, collectionName: string, rawItems: unknown[], run: RunSettlement): Promise<RunWrite> {
-    const outcomes = await this.applyTo(origin, await this.collections.findByName(collectionName), rawItems, false, run);
-    const withdrawn = outcomes.slice(rawItems.length).filter((outcome) => outcome.status === 'Removed').length;
-    return { report: report(outcomes.slice(0, rawItems.length)), withdrawn };
-  }
-
-  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView>;
-  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: false, run: RunSettlement): Promise<ItemOutcome[]>;
-  private async applyTo(
-    origin: WriteOrigin,
-    collection: CollectionRecord,
-    rawItems: unknown[],
-    atomic: boolean,
-    run?: RunSettlement,
-  ): Promise<BatchReportView | ItemOutcome[]> {
-    const prepared: PreparedItem[] = [];
-    for (const raw of rawItems) prepared.push(await this.prepare(collection, raw));
-    // Adds with a key on a rejectOnIngest warninglist fail as items; the rest are written.
-    const refusals = await this.warninglists.refusals(prepared.map((item) => (item.kind === 'add' ? item.object.keys : [])));
-    const items = prepared.map((item, index): PreparedItem => (refusals[index] ? { kind: 'failed', error: refusals[index] } : item));
-    if (atomic && items.some((item) => item.kind === 'failed')) {
-      throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
-    }
-    const keysOf = (of: PreparedItem[]) => of.flatMap((item): ObjectKey[] => (item.kind === 'add' ? item.object.keys : item.kind === 'remove' ? [item.key] : []));
-    if (run === undefined && keysOf(items).length === 0) return report(planBatch(items, []).outcomes);
-
-    let plan: BatchPlan;
-    let expired: WrittenChange[] = [];
+  async applyRun(origin: WriteOrigin, collectionName: string, run: RunSettlement): Promise<RunWrite> {
+    const collection = await this.collections.findByName(collectionName);
+    const write: RunWrite = { added: 0, updated: 0, unchanged: 0, failed: 0, withdrawn: 0 };
+    const expired: WrittenChange[] = [];
     let recorded: RecordedIds | null = null;
+    const written = (chunk: Written) => {
+      expired.push(...chunk.expired);
+      if (chunk.recorded !== null) recorded = { firstId: recorded?.firstId ?? chunk.recorded.firstId, lastId: chunk.recorded.lastId };
+    };
     try {
-      plan = await this.dataSource.transaction(async (manager) => {
-        // The lock before the read: every decision below is made on the state no other writer can change
-        // until this transaction commits (see ObjectsRepository.lockCollection).
+      await this.dataSource.transaction(async (manager) => {
+        const stage = await RunStage.open(manager);
+        let body: StagedRun['body'] = null;
+        if (run.forms !== null) {
+          // Staged and checked before the lock, as a batch checks its items before it: native writes go on
+          // meanwhile. A source whose last body is known stages its forms unchecked first, so that a repeat
+          // of that body (found by its digest) costs no item's checks.
+          const deferred = run.previousDigest !== null;
+          for await (const chunk of chunksOf(run.forms, RUN_CHUNK)) {
+            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form), form: JSON.stringify(form) }));
+            if (deferred) await stage.addUnchecked(forms);
+            else await stage.add(forms, await this.checked(collection, chunk, write, run));
+          }
+          const digest = await stage.digest();
+          const repeat = digest === run.previousDigest;
+          for (let after = -1; deferred && !repeat; ) {
+            const forms = await stage.nextUnchecked(after, RUN_CHUNK);
+            if (forms.length === 0) break;
+            after = forms[forms.length - 1].n;
+            const parsed = forms.map(({ line, form }): RunForm => ({ line, form: JSON.parse(form) as ObjectForm }));
+            await stage.check(forms, await this.checked(collection, parsed, write, run));
+          }
+          body = { digest, forms: stage.size, repeat };
+        }
         await this.objectsRepository.lockCollection(manager, collection.id);
-        const all = run === undefined ? items : [...items, ...(await this.withdrawals(manager, collection.id, items, run))];
-        // Expired owners are gone: removed (Expired) first, so their keys are free for the items.
-        const owners = await this.repository.owners(manager, collection.id, keysOf(all));
-        const decided = planBatch(all, owners.filter((owner) => !owner.expired));
-        if (atomic && decided.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(decided.outcomes);
-        if (run?.dryRun) throw new DryRun(decided);
-        expired = await this.objects.expireHits(manager, origin, collection.id, owners);
-        recorded = await this.repository.apply(manager, origin, collection.id, decided);
-        return decided;
+        await run.settle(manager, { body, ...stage.tables });
+        if (body !== null && !body.repeat) {
+          write.unchanged += (await stage.pending(collection.id)).unchanged;
+          for (let after = -1; ; ) {
+            const staged = await stage.nextPending(after, RUN_CHUNK);
+            if (staged.length === 0) break;
+            after = staged[staged.length - 1].n;
+            const chunk = await this.writeItems(manager, origin, collection, staged.map(({ object }): PreparedItem => ({ kind: 'add', object })));
+            chunk.plan.outcomes.forEach((outcome, index) => {
+              if (outcome.status === 'Added') write.added += 1;
+              else if (outcome.status === 'Updated') write.updated += 1;
+              else if (outcome.status === 'Unchanged') write.unchanged += 1;
+              else if (outcome.status === 'Failed') {
+                write.failed += 1;
+                run.rejected?.(staged[index].line, staged[index].object.keys.map((key) => key.value).join(' '), outcome.error.message);
+              }
+            });
+            written(chunk);
+          }
+        }
+        for (let after: ObjectKey | null = null; ; ) {
+          const keys = await stage.nextWithdrawals(collection.id, after, RUN_CHUNK);
+          if (keys.length === 0) break;
+          after = keys[keys.length - 1];
+          const chunk = await this.writeItems(manager, origin, collection, keys.map((key): PreparedItem => ({ kind: 'remove', key, reason: 'Withdrawn' })));
+          write.withdrawn += chunk.plan.outcomes.filter((outcome) => outcome.status === 'Removed').length;
+          written(chunk);
+        }
+        await run.close?.(manager);
+        if (run.dryRun) throw new DryRun();
       });
     } catch (error) {
-      if (error instanceof AtomicRejection) throw rejection(error.outcomes);
-      if (error instanceof DryRun) return error.plan.outcomes;
+      if (error instanceof DryRun) return write;
       throw error;
     }
     this.changes.announce(collection, expired);
     if (recorded !== null) this.changes.announceRecorded(collection, recorded);
-    return run === undefined ? report(plan.outcomes) : plan.outcomes;
+    return write;
   }
 
-  /** The run's bookkeeping, then a `Withdrawn` remove for each key whose last claim it ended, unless natively claimed. */
-  private async withdrawals(manager: EntityManager, collectionId: number, items: PreparedItem[], run: RunSettlement): Promise<PreparedItem[]> {
-    const failed = new Set(items.flatMap((item, index) => (item.kind === 'failed' ? [index] : [])));
-    const ended = await run.settle(manager, failed);
-    const kept = new Set((await this.repository.nativelyClaimed(manager, collectionId, ended)).map(keyId));
-    return ended.filter((key) => !kept.has(keyId(key))).map((key): PreparedItem => ({ kind: 'remove', key, reason: 'Withdrawn' }));
+  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
+    const items = await this.prepareAll(collection, rawItems);
+    if (atomic && items.some((item) => item.kind === 'failed')) {
+      throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
+    }
+    if (keysOf(items).length === 0) return report(planBatch(items, []).outcomes);
+
+    let written: Written;
+    try {
+      written = await this.dataSource.transaction(async (manager) => {
+        // The lock before the read: every decision below is made on the state no other writer can change
+        // until this transaction commits (see ObjectsRepository.lockCollection).
+        await this.objectsRepository.lockCollection(manager, collection.id);
+        return this.writeItems(manager, origin, collection, items, atomic);
+      });
+    } catch (error) {
+      if (error instanceof AtomicRejection) throw rejection(error.outcomes);
+      throw error;
+    }
+    this.changes.announce(collection, written.expired);
+    if (written.recorded !== null) this.changes.announceRecorded(collection, written.recorded);
+    return report(written.plan.outcomes);
+  }
+
+  /** A run's forms through the checks of `apply`: their objects (null: failed, counted and reported to the run). */
+  private async checked(collection: CollectionRecord, forms: RunForm[], write: RunWrite, run: RunSettlement): Promise<(PreparedObject | null)[]> {
+    const items = await this.prepareAll(collection, forms.map(({ form }) => form));
+    return items.map((item, index) => {
+      if (item.kind === 'add') return item.object;
+      if (item.kind === 'failed') {
+        write.failed += 1;
+        run.rejected?.(forms[index].line, forms[index].form.keys.map((key) => key.value).join(' '), item.error.message);
+      }
+      return null;
+    });
+  }
+
+  /** Every item through the checks of its single endpoint; adds with a key on a rejectOnIngest warninglist fail as items. */
+  private async prepareAll(collection: CollectionRecord, rawItems: unknown[]): Promise<PreparedItem[]> {
+    const prepared: PreparedItem[] = [];
+    for (const raw of rawItems) prepared.push(await this.prepare(collection, raw));
+    const refusals = await this.warninglists.refusals(prepared.map((item) => (item.kind === 'add' ? item.object.keys : [])));
+    return prepared.map((item, index): PreparedItem => (refusals[index] ? { kind: 'failed', error: refusals[index] } : item));
+  }
+
+  /**
+   * Decides and writes items; the caller holds the collection's exclusive writer lock. Expired owners are
+   * removed (Expired) first, so their keys are free for the items.
+   */
+  private async writeItems(manager: EntityManager, origin: WriteOrigin, collection: CollectionRecord, items: PreparedItem[], atomic = false): Promise<Written> {
+    const owners = await this.repository.owners(manager, collection.id, keysOf(items));
+    const plan = planBatch(items, owners.filter((owner) => !owner.expired));
+    if (atomic && plan.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(plan.outcomes);
+    const expired = await this.objects.expireHits(manager, origin, collection.id, owners);
+    const recorded = await this.repository.apply(manager, origin, collection.id, plan);
+    return { plan, expired, recorded };
   }
 
   /** The checks of the single endpoints that need no lock; an ApiError becomes the item's failure. */

@@ -1,0 +1,212 @@
+import type { EntityManager } from 'typeorm';
+import type { ObjectKey } from '../../common/indicators/indicators.js';
+import type { PreparedObject } from '../object-rules.js';
+import { isoUtc } from '../change-records.js';
+import { LIVE_AT_DECISION } from '../object-statements.js';
+
+/** A form as parsed, staged before its checks: its line, its digest, and its JSON text. */
+export interface StagedForm {
+  n: number;
+  line: number;
+  digest: Buffer;
+  form: string;
+}
+
+/** A checked item: the object its form prepared to, or null when it failed its checks. */
+export type CheckedObject = PreparedObject | null;
+
+/** An item read back for the batch path: its place in the body, its line, and its object. */
+export interface StagedItem {
+  n: number;
+  line: number;
+  object: PreparedObject;
+}
+
+/** The tables of one run, temporary: dropped with its transaction, whether it commits or not. */
+const ITEMS = 'run_item';
+const PENDING = 'run_pending';
+const ENDED = 'run_ended';
+
+/**
+ * The distinct keys of the staged items that passed their checks, as a relation `(key_type, value)` that
+ * the run's settlement reads (the claims its body makes).
+ */
+const SEEN_KEYS = `(SELECT DISTINCT k.type AS key_type, k.value FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text) WHERE i.keys IS NOT NULL)`;
+
+/**
+ * A source run's body staged in PostgreSQL (extensions §13: memory bounded whatever the body's size): the
+ * items as they are parsed and checked, chunk by chunk, in temporary tables of the run's transaction, so a
+ * run that dies (its instance killed) leaves nothing behind: its connection ends, its transaction rolls
+ * back, its tables go with it. The body's digest and the set difference against the collection are
+ * statements over these tables; only chunks of the items that may change something come back to the service.
+ */
+export class RunStage {
+  private staged = 0;
+
+  private constructor(private readonly manager: EntityManager) {}
+
+  static async open(manager: EntityManager): Promise<RunStage> {
+    // `form`: the form as parsed, until it is checked; `keys` NULL: not checked, or failed its checks.
+    await manager.query(
+      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, form text, type text, keys jsonb, context jsonb,
+                                   expires_at text, ttl int) ON COMMIT DROP`,
+    );
+    await manager.query(`CREATE TEMP TABLE ${ENDED} (key_type text NOT NULL, value text NOT NULL, PRIMARY KEY (key_type, value)) ON COMMIT DROP`);
+    return new RunStage(manager);
+  }
+
+  /** The relation of the keys the body lists, and the table its settlement fills with the keys whose last claim ended. */
+  readonly tables = { seenKeys: SEEN_KEYS, endedKeys: ENDED };
+
+  /** The number of items staged. */
+  get size(): number {
+    return this.staged;
+  }
+
+  /** One chunk of forms, in body order, already checked (`objects`, in the same order), in one statement. */
+  async add(forms: { line: number; digest: Buffer }[], objects: CheckedObject[]): Promise<void> {
+    const first = this.staged;
+    this.staged += forms.length;
+    const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
+    await this.manager.query(
+      `INSERT INTO ${ITEMS} (n, line, digest, type, keys, context, expires_at, ttl)
+       SELECT $1::int + i.n, i.line, i.digest, i.type, i.keys::jsonb, i.context::jsonb, i.at, i.ttl
+         FROM unnest($2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) WITH ORDINALITY AS i(line, digest, type, keys, context, at, ttl, n)`,
+      [
+        first,
+        forms.map((form) => form.line),
+        forms.map((form) => form.digest),
+        of((object) => object.type),
+        of((object) => JSON.stringify(object.keys)),
+        of((object) => object.contextJson),
+        of((object) => object.expiry.at),
+        of((object) => object.expiry.ttlSeconds),
+      ],
+    );
+  }
+
+  /** One chunk of forms as parsed, in body order, to be checked later (`nextUnchecked`, `check`). */
+  async addUnchecked(forms: { line: number; digest: Buffer; form: string }[]): Promise<void> {
+    const first = this.staged;
+    this.staged += forms.length;
+    await this.manager.query(
+      `INSERT INTO ${ITEMS} (n, line, digest, form)
+       SELECT $1::int + i.n, i.line, i.digest, i.form FROM unnest($2::int[], $3::bytea[], $4::text[]) WITH ORDINALITY AS i(line, digest, form, n)`,
+      [first, forms.map((form) => form.line), forms.map((form) => form.digest), forms.map((form) => form.form)],
+    );
+  }
+
+  /** The next forms staged unchecked after item `after`, in body order. */
+  async nextUnchecked(after: number, limit: number): Promise<StagedForm[]> {
+    return this.manager.query(`SELECT n, line, digest, form FROM ${ITEMS} WHERE n > $1 ORDER BY n LIMIT $2`, [after, limit]);
+  }
+
+  /** The objects of checked forms (`null`: failed), in one statement. */
+  async check(forms: StagedForm[], objects: CheckedObject[]): Promise<void> {
+    const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
+    await this.manager.query(
+      `UPDATE ${ITEMS} s SET form = NULL, type = i.type, keys = i.keys::jsonb, context = i.context::jsonb, expires_at = i.at, ttl = i.ttl
+         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS i(n, type, keys, context, at, ttl)
+        WHERE s.n = i.n`,
+      [
+        forms.map((form) => form.n),
+        of((object) => object.type),
+        of((object) => JSON.stringify(object.keys)),
+        of((object) => object.contextJson),
+        of((object) => object.expiry.at),
+        of((object) => object.expiry.ttlSeconds),
+      ],
+    );
+  }
+
+  /**
+   * The body's digest: of the distinct forms as parsed, whatever their order, duplicates or comment lines
+   * (what "the same body" means, extensions §13). Also gives the planner the staged table's statistics.
+   */
+  async digest(): Promise<string> {
+    await this.manager.query(`ANALYZE ${ITEMS}`);
+    const [{ digest }]: { digest: string }[] = await this.manager.query(
+      `SELECT encode(sha256(COALESCE(string_agg(d, ''::bytea ORDER BY d), ''::bytea)), 'hex') AS digest FROM (SELECT DISTINCT digest AS d FROM ${ITEMS}) x`,
+    );
+    return digest;
+  }
+
+  /**
+   * The set difference against the collection, under its exclusive writer lock: the items that may change
+   * something, kept in `run_pending`, and how many are certainly `Unchanged` and skipped. An item is skipped
+   * only when the single add would decide `Unchanged` for it whatever the other items do: its keys are
+   * exactly those of one live object with its context and its fixed expiry (or both none), no time to live
+   * (which always moves the expiry), and no other item that passed its checks names one of its keys with
+   * anything else (those are replayed in order by the batch path, as a batch would). No pending item names
+   * a skipped item's object (it would name one of its keys), and no withdrawal does (a withdrawn key is one
+   * the body does not list), so skipping them changes no other item's outcome.
+   *
+   * Why this is correct beside native writes: the statement runs after the run took the collection's
+   * exclusive writer lock (ObjectsRepository.lockCollection), which every writer of the collection's
+   * objects holds (shared or exclusive) while it writes; under READ COMMITTED it sees every write committed
+   * before the lock was granted, and none can commit until this transaction does. What it decided still
+   * holds when the chunks are written, except for time: an object expiring meanwhile is judged as of each
+   * statement's start, as the batch path judges it (LIVE_AT_DECISION).
+   */
+  async pending(collectionId: number): Promise<{ unchanged: number }> {
+    // Fresh statistics: a deferred body's items were checked (UPDATE) after the digest's ANALYZE.
+    await this.manager.query(`ANALYZE ${ITEMS}`);
+    // Set operations and hash joins over materialised parts: each part is computed once, whatever the size.
+    await this.manager.query(
+      `CREATE TEMP TABLE ${PENDING} ON COMMIT DROP AS
+       WITH item_key AS MATERIALIZED (
+         SELECT i.n, k.type AS key_type, k.value, (i.type, i.keys::text, i.context::text, i.expires_at, i.ttl) AS item
+           FROM ${ITEMS} i CROSS JOIN LATERAL jsonb_to_recordset(i.keys) AS k(type text, value text) WHERE i.keys IS NOT NULL
+       ),
+       contested AS MATERIALIZED (
+         SELECT key_type, value FROM item_key GROUP BY 1, 2 HAVING count(DISTINCT item) > 1
+       ),
+       same AS MATERIALIZED (
+         SELECT i.n FROM ${ITEMS} i
+           JOIN intel_object_key ok ON ok.collection_id = $1 AND ok.key_type = i.keys->0->>'type' AND ok.value = i.keys->0->>'value'
+           JOIN intel_object o ON o.id = ok.object_id
+          WHERE i.keys IS NOT NULL AND i.ttl IS NULL AND o.keys = i.keys AND o.context = i.context
+            AND ${isoUtc('o.expires_at')} IS NOT DISTINCT FROM i.expires_at AND ${LIVE_AT_DECISION('o')}
+       )
+       SELECT n FROM ${ITEMS} WHERE keys IS NOT NULL
+       EXCEPT (SELECT n FROM same EXCEPT SELECT ik.n FROM item_key ik JOIN contested c ON c.key_type = ik.key_type AND c.value = ik.value)`,
+      [collectionId],
+    );
+    await this.manager.query(`ALTER TABLE ${PENDING} ADD PRIMARY KEY (n)`);
+    const [{ pending, checked }]: { pending: number; checked: number }[] = await this.manager.query(
+      `SELECT (SELECT count(*)::int FROM ${PENDING}) AS pending, (SELECT count(*)::int FROM ${ITEMS} WHERE keys IS NOT NULL) AS checked`,
+    );
+    return { unchanged: checked - pending };
+  }
+
+  /** The next pending items after item `after`, in body order. */
+  async nextPending(after: number, limit: number): Promise<StagedItem[]> {
+    const rows: { n: number; line: number; type: PreparedObject['type']; keys: ObjectKey[]; context: Record<string, unknown>; at: string | null; ttl: number | null }[] =
+      await this.manager.query(
+        `SELECT i.n, i.line, i.type, i.keys, i.context, i.expires_at AS at, i.ttl FROM ${PENDING} p JOIN ${ITEMS} i ON i.n = p.n
+          WHERE p.n > $1 ORDER BY p.n LIMIT $2`,
+        [after, limit],
+      );
+    return rows.map((row) => ({
+      n: row.n,
+      line: row.line,
+      object: { type: row.type, keys: row.keys, context: row.context, contextJson: JSON.stringify(row.context), expiry: { at: row.at, ttlSeconds: row.ttl } },
+    }));
+  }
+
+  /**
+   * The next keys whose last claim the run ended (after `after`, in key order) that no native write
+   * claims (`api_first_seen_at`, see api-claim.ts): those are withdrawn. Read under the collection's
+   * exclusive writer lock, so no native write lands between this read and the withdrawal it decides.
+   */
+  async nextWithdrawals(collectionId: number, after: ObjectKey | null, limit: number): Promise<ObjectKey[]> {
+    return this.manager.query(
+      `SELECT e.key_type AS type, e.value FROM ${ENDED} e
+        WHERE ($2::text IS NULL OR (e.key_type, e.value) > ($2::text, $3::text))
+          AND NOT EXISTS (SELECT 1 FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+                           WHERE k.collection_id = $1 AND k.key_type = e.key_type AND k.value = e.value AND o.api_first_seen_at IS NOT NULL)
+        ORDER BY e.key_type, e.value LIMIT $4`,
+      [collectionId, after?.type ?? null, after?.value ?? null, limit],
+    );
+  }
+}
