@@ -19,15 +19,18 @@ const ofKeys = (keys: string, table: string, alias: string) =>
 
 /**
  * The summary of an object whose keys are the jsonb array `keys`, as a jsonb view (null when none of its
- * keys was sighted): the per-key totals added up, and the distinct sources of all its keys counted once
- * (`sighting_source` keeps them per key, so a source seen on two keys of one object counts once). A scalar
- * subquery, so that a statement listing objects (lookup) shows their summaries without another round trip;
- * kept here with the tables it reads. Sums of bigints are exact in jsonb numbers, and in JSON up to 2^53.
+ * keys was sighted): the per-key totals added up, and the distinct sources of all its keys counted once.
+ * With one sighted key, most objects, that is the key's own `sources` (one probe); with several, a source
+ * seen on two of them counts once, so they are counted from `sighting_source`, which keeps them per key (a
+ * CASE evaluates that subquery only then). A scalar subquery, so that a statement listing objects (lookup)
+ * shows their summaries without another round trip; kept here with the tables it reads. Sums of bigints
+ * are exact in jsonb numbers, and in JSON up to 2^53.
  */
 export function sightingSummarySql(keys: string): string {
   return `(SELECT jsonb_build_object('count', sum(s.count), 'falsePositives', sum(s.false_positives),
                  'firstAt', ${isoUtc('min(s.first_at)')}, 'lastAt', ${isoUtc('max(s.last_at)')},
-                 'sources', (SELECT count(DISTINCT src.source) ${ofKeys(keys, 'sighting_source', 'src')}))
+                 'sources', CASE WHEN count(*) = 1 THEN max(s.sources)
+                                 ELSE (SELECT count(DISTINCT src.source) ${ofKeys(keys, 'sighting_source', 'src')}) END)
             ${ofKeys(keys, 'sighting_summary', 's')}
           HAVING count(*) > 0)`;
 }

@@ -18,11 +18,17 @@ import type { SightingItem } from './sighting-items.js';
  * - `summed` adds the kept counts into the per-key totals with INSERT … ON CONFLICT DO UPDATE, whose SET
  *   reads the row's latest committed version under its row lock (`s.count + excluded.count`), never a
  *   value read earlier: concurrent additions serialise on the row and none is lost. min/max likewise.
- * - `sourced` inserts each (key, source) once; the number of distinct sources is counted from these rows
- *   when read (SightingSummariesService), so it is exact whatever the interleaving.
+ * - `sourced` inserts each (key, source) once, with ON CONFLICT DO NOTHING as `claimed` does, and returns
+ *   only the rows this statement inserted: a source another transaction inserted first (committed, or
+ *   committed while this one waited on it) is not returned, one that rolled back is inserted here. So each
+ *   row is returned by exactly one committed statement, the one that inserted it, and `summed` adds that
+ *   statement's new sources per key into `sources` as it adds the counts: a key's `sources` is always its
+ *   number of `sighting_source` rows (both commit together), which the summary of an object with one
+ *   sighted key reads; the distinct sources of several keys are counted from the rows (sighting-sql.ts).
  * - `tallied` adds the request's total into one shard ($9) of the version of all summaries, the same way.
- * Each table's rows are written in key order (ORDER BY), so two requests locking overlapping keys lock
- * them in the same order and cannot deadlock. All of it commits or fails together (one statement).
+ * Each table's rows are written in key order (ORDER BY), and `sighting_source` before `sighting_summary`
+ * (`summed` reads what `sourced` returned), so two requests locking overlapping keys lock them in the same
+ * order and cannot deadlock. All of it commits or fails together (one statement).
  */
 const RECORD = `
   WITH item AS (
@@ -38,19 +44,24 @@ const RECORD = `
   ), raw AS (
     INSERT INTO sighting (key_type, key_value, kind, source, at, count)
     SELECT key_type, key_value, kind, source, at, count FROM kept
-  ), summed AS (
-    INSERT INTO sighting_summary AS s (key_type, key_value, count, false_positives, first_at, last_at)
-    SELECT key_type, key_value,
-           coalesce(sum(count) FILTER (WHERE kind = 'sighting'), 0), coalesce(sum(count) FILTER (WHERE kind = 'falsePositive'), 0),
-           min(at) FILTER (WHERE kind = 'sighting'), max(at) FILTER (WHERE kind = 'sighting')
-      FROM kept GROUP BY key_type, key_value ORDER BY key_type, key_value
-    ON CONFLICT (key_type, key_value) DO UPDATE
-       SET count = s.count + excluded.count, false_positives = s.false_positives + excluded.false_positives,
-           first_at = least(s.first_at, excluded.first_at), last_at = greatest(s.last_at, excluded.last_at)
   ), sourced AS (
     INSERT INTO sighting_source (key_type, key_value, source)
     SELECT DISTINCT key_type, key_value, source FROM kept ORDER BY key_type, key_value, source
     ON CONFLICT DO NOTHING
+    RETURNING key_type, key_value
+  ), added AS (
+    SELECT key_type, key_value, count(*) AS sources FROM sourced GROUP BY key_type, key_value
+  ), summed AS (
+    INSERT INTO sighting_summary AS s (key_type, key_value, count, false_positives, first_at, last_at, sources)
+    SELECT key_type, key_value,
+           coalesce(sum(count) FILTER (WHERE kind = 'sighting'), 0), coalesce(sum(count) FILTER (WHERE kind = 'falsePositive'), 0),
+           min(at) FILTER (WHERE kind = 'sighting'), max(at) FILTER (WHERE kind = 'sighting'),
+           coalesce(max(added.sources), 0)
+      FROM kept LEFT JOIN added USING (key_type, key_value) GROUP BY key_type, key_value ORDER BY key_type, key_value
+    ON CONFLICT (key_type, key_value) DO UPDATE
+       SET count = s.count + excluded.count, false_positives = s.false_positives + excluded.false_positives,
+           first_at = least(s.first_at, excluded.first_at), last_at = greatest(s.last_at, excluded.last_at),
+           sources = s.sources + excluded.sources
   ), tallied AS (
     INSERT INTO sighting_tally AS t (shard, total) SELECT $9::smallint, sum(count) FROM kept HAVING count(*) > 0
     ON CONFLICT (shard) DO UPDATE SET total = t.total + excluded.total

@@ -25,6 +25,7 @@ import { TaskQuotas1795822039612 } from './1795822039612-TaskQuotas.js';
 import { ObjectHistoryAndApiClaim1795822421408 } from './1795822421408-ObjectHistoryAndApiClaim.js';
 import { Sources1795822481412 } from './1795822481412-Sources.js';
 import { SourceFeedState1795831569068 } from './1795831569068-SourceFeedState.js';
+import { SightingSummarySources1795835744841 } from './1795835744841-SightingSummarySources.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -58,4 +59,5 @@ export const MIGRATIONS = [
   ObjectHistoryAndApiClaim1795822421408,
   Sources1795822481412,
   SourceFeedState1795831569068,
+  SightingSummarySources1795835744841,
 ];
