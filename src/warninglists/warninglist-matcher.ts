@@ -14,15 +14,17 @@ import { KEY_TYPES, type KeyType, MAX_KEY_VALUE_LENGTH, normalizeKey, type Objec
  *   parent domains (at most 127 probes, typically 2–4).
  * - `cidr`: per family, per prefix length a Map from network number (probes: one per prefix length present,
  *   at most 33 or 129), plus per list its networks sorted by start for `overlap` (a binary search).
- * - `substring`: one Map of entries; a value of length L is probed with each of its substrings of the
- *   lengths present (L × distinct lengths probes, independent of the entry and list counts).
+ * - `substring`: one Map of entries; a value of length L is probed, at the positions where an entry can
+ *   start (by its first two characters), with its substrings of the lengths present (at most L × distinct
+ *   lengths probes, independent of the entry and list counts).
  * Measured on 1,000,000 entries (issue 36), both on the same 2-core machine under a load average of about
  * 20, so only the ratio means much: PostgreSQL `cidr` with a GiST index (`inet_ops`), 1,000 addresses
  * probed with `EXISTS (... net >>= addr)` in one statement: 400–520 ms; these tables, 1,000 probes: about
  * 20 ms (1M probes 20 s; building the table of 1M /24 networks 23 s). Hostnames, 1M entries: 1M probes of
  * 5-label names 51 s (a 1,000-entry list: 6.5 s: the cost of a bigger Set is cache misses, not work),
- * build 11 s, about 480 MB RSS with the cidr table. So lists are held in memory per instance, compiled once
- * per version of their entries (see warninglist-matcher.service.ts for how they are kept current).
+ * build 11 s, about 480 MB RSS with the cidr table. So lists are held in memory per instance, parsed once
+ * per version of their entries and indexed together once per set of enabled lists (see
+ * warninglist-matcher.service.ts for how they are kept current).
  */
 
 export const LIST_KINDS = ['values', 'cidr', 'hostname', 'substring'] as const;
@@ -435,6 +437,12 @@ class ListIndex {
   private readonly substrings = new Map<string, number>();
   private readonly substringPostings = new Postings();
   private readonly substringLengths: number[];
+  /**
+   * A filter of where a substring can start: the low bytes of its first character (`single`, entries of one
+   * character) or of its first two (`pairs`). Most positions of a value start none, and are not sliced.
+   */
+  private readonly single = new Uint8Array(256);
+  private readonly pairs = new Uint8Array(65536);
 
   constructor(private readonly lists: readonly CompiledEntries[]) {
     const lengths = new Set<number>();
@@ -443,7 +451,11 @@ class ListIndex {
       for (const domain of entries.domains) this.domainPostings.add(this.domains, domain, list);
       this.v4.add(entries, list);
       this.v6.add(entries, list);
-      for (const substring of entries.substrings) this.substringPostings.add(this.substrings, substring, list);
+      for (const substring of entries.substrings) {
+        this.substringPostings.add(this.substrings, substring, list);
+        if (substring.length === 1) this.single[substring.charCodeAt(0) & 255] = 1;
+        else this.pairs[((substring.charCodeAt(0) & 255) << 8) | (substring.charCodeAt(1) & 255)] = 1;
+      }
       for (const length of entries.substringRank.keys()) lengths.add(length);
     });
     this.substringLengths = [...lengths];
@@ -486,8 +498,11 @@ class ListIndex {
   private substringMatches(text: string, found: (Found | undefined)[]): void {
     const { list, next } = this.substringPostings;
     const best: number[] = [];
-    for (const length of this.substringLengths) {
-      for (let at = 0; at + length <= text.length; at++) {
+    for (let at = 0; at < text.length; at++) {
+      const first = text.charCodeAt(at) & 255;
+      if (this.single[first] === 0 && (at + 1 === text.length || this.pairs[(first << 8) | (text.charCodeAt(at + 1) & 255)] === 0)) continue;
+      for (const length of this.substringLengths) {
+        if (at + length > text.length) continue;
         const part = text.slice(at, at + length);
         for (let posting = this.substrings.get(part) ?? -1; posting >= 0; posting = next[posting]) {
           const owner = list[posting];
