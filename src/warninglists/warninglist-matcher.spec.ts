@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
-import { CompiledEntries, EntryError, normalizeEntry } from './warninglist-matcher.js';
+import type { KeyType } from '../common/indicators/indicators.js';
+import { CompiledEntries, EntryError, KIND_KEY_TYPES, type ListKind, ListSet, normalizeEntry } from './warninglist-matcher.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const v4 = fc.tuple(octet, octet, octet, octet).map((parts) => parts.join('.'));
@@ -47,5 +48,58 @@ describe('warninglist matcher (pure)', () => {
     for (const [kind, entry] of [['cidr', 'example.com'], ['cidr', '10.0.0.0/33'], ['hostname', 'a b'], ['values', ''], ['values', 7]] as const) {
       expect(() => normalizeEntry(kind, entry)).toThrow(EntryError);
     }
+  });
+
+  it('lists indexed together answer each as it answers alone, in list order', () => {
+    // Small pools, so that lists share entries and a key meets several lists and several entries of one.
+    const pools: Record<ListKind, string[]> = {
+      values: ['a.example', '.example', '.b.a.example', 'free text', '10.1.2.3', 'd41d8cd98f00b204e9800998ecf8427e'],
+      hostname: ['example', 'a.example', 'b.a.example', 'other.test'],
+      cidr: ['10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/24', '10.1.2.3/32', '192.168.0.0/16', '2001:db8::/32', '::ffff:10.1.2.3/128', '::ffff:0:0/96'],
+      substring: ['a.ex', 'exam', 'b', 'ample', '.a.', 'test'],
+    };
+    const list = fc
+      .constantFrom<ListKind>('values', 'hostname', 'cidr', 'substring')
+      .chain((kind) => fc.tuple(fc.constant(kind), fc.shuffledSubarray(pools[kind], { minLength: 1 })));
+    const keys = fc.constantFrom(
+      { type: 'DomainName', value: 'b.a.example' },
+      { type: 'DomainName', value: 'a.example' },
+      { type: 'URL', value: 'https://b.a.example/ample?x=test' },
+      { type: 'URL', value: 'http://10.1.2.3/' },
+      { type: 'IPAddress', value: '10.1.2.3' },
+      { type: 'IPAddress', value: '::ffff:10.1.2.3' },
+      { type: 'IPNetwork', value: '10.1.0.0/16' },
+      { type: 'IPNetwork', value: '10.0.0.0/7' },
+      { type: 'IPNetwork', value: '2001:db8::/16' },
+      { type: 'MD5Hash', value: 'd41d8cd98f00b204e9800998ecf8427e' },
+    ) as fc.Arbitrary<{ type: KeyType; value: string }>;
+    fc.assert(
+      fc.property(fc.array(list, { minLength: 1, maxLength: 6 }), fc.array(keys, { minLength: 1, maxLength: 4 }), (specs, asked) => {
+        const lists = specs.map(([kind, entries], index) => ({
+          name: `l${index}`,
+          revision: `${index}`,
+          action: index % 2 === 0 ? ('annotate' as const) : ('excludeFromExport' as const),
+          keyTypes: new Set(KIND_KEY_TYPES[kind]),
+          entries: new CompiledEntries(kind, entries.map((entry) => normalizeEntry(kind, entry))),
+        }));
+        const set = new ListSet(lists);
+        const alone = (key: { type: KeyType; value: string }) =>
+          lists.flatMap((each) => {
+            const found = each.keyTypes.has(key.type) ? each.entries.match(key) : undefined;
+            return found ? [{ list: each.name, entry: found.entry, action: each.action, match: found.match }] : [];
+          });
+        for (const key of asked) expect(set.warningsOf(key)).toEqual(alone(key));
+        const first = lists.flatMap((each) => asked.flatMap((key) => alone(key).filter((warning) => warning.list === each.name && warning.action === 'excludeFromExport')));
+        expect(set.firstOf(asked, 'excludeFromExport')).toEqual(first[0]);
+      }),
+      { seed: 20261128, numRuns: 300 },
+    );
+  });
+
+  it('a list names the entry it listed first among those holding a key, whatever other lists hold', () => {
+    const make = (name: string, kind: ListKind, entries: string[]) => ({ name, revision: name, action: 'annotate' as const, keyTypes: new Set(KIND_KEY_TYPES[kind]), entries: new CompiledEntries(kind, entries) });
+    const set = new ListSet([make('wide', 'cidr', ['10.0.0.0/8', '10.1.0.0/16']), make('narrow', 'cidr', ['10.1.0.0/16', '10.0.0.0/8']), make('sub', 'substring', ['ample', 'a.ex', 'b.a'])]);
+    expect(set.warningsOf({ type: 'IPAddress', value: '10.1.2.3' }).map((warning) => warning.entry)).toEqual(['10.0.0.0/8', '10.1.0.0/16']);
+    expect(set.warningsOf({ type: 'DomainName', value: 'b.a.example' })).toEqual([{ list: 'sub', entry: 'ample', action: 'annotate', match: 'substring' }]);
   });
 });

@@ -6,21 +6,25 @@ import { KEY_TYPES, type KeyType, MAX_KEY_VALUE_LENGTH, normalizeKey, type Objec
  * The matching rules of warninglists (extensions §15), pure: no Nest, no database. Every path (lookup,
  * check, exports, TAXII, writes) asks a `ListSet` built from here, so the rules are written once.
  *
- * Data structures, chosen so that a lookup takes as many probes with a million entries as with ten:
- * - `values`: a Set of normalised values (one probe); leading-dot entries go to a Set of domains.
- * - `hostname` (and leading-dot values): a Set of domains, probed with the key's host and each of its
+ * Data structures, chosen so that a lookup takes as many probes with a million entries in twenty lists as
+ * with ten entries in one: all enabled lists are indexed together (ListIndex, built once per set of list
+ * revisions), each indexed value leading to the lists that hold it.
+ * - `values`: a Map of normalised values (one probe); leading-dot entries go to the Map of domains.
+ * - `hostname` (and leading-dot values): a Map of domains, probed with the key's host and each of its
  *   parent domains (at most 127 probes, typically 2–4).
- * - `cidr`: per family, per prefix length a Map from network number to entry (probes: one per prefix
- *   length present, at most 33 or 129), plus the networks sorted by start for `overlap` (a binary search).
- * - `substring`: per entry length a Set of entries; a value of length L is probed with each of its
- *   substrings of the lengths present (L × distinct lengths probes, independent of the entry count).
+ * - `cidr`: per family, per prefix length a Map from network number (probes: one per prefix length present,
+ *   at most 33 or 129), plus per list its networks sorted by start for `overlap` (a binary search).
+ * - `substring`: one Map of entries; a value of length L is probed, at the positions where an entry can
+ *   start (by its first two characters), with its substrings of the lengths present (at most L × distinct
+ *   lengths probes, independent of the entry and list counts).
  * Measured on 1,000,000 entries (issue 36), both on the same 2-core machine under a load average of about
  * 20, so only the ratio means much: PostgreSQL `cidr` with a GiST index (`inet_ops`), 1,000 addresses
  * probed with `EXISTS (... net >>= addr)` in one statement: 400–520 ms; these tables, 1,000 probes: about
  * 20 ms (1M probes 20 s; building the table of 1M /24 networks 23 s). Hostnames, 1M entries: 1M probes of
  * 5-label names 51 s (a 1,000-entry list: 6.5 s: the cost of a bigger Set is cache misses, not work),
- * build 11 s, about 480 MB RSS with the cidr table. So lists are held in memory per instance, compiled once
- * per version of their entries (see warninglist-matcher.service.ts for how they are kept current).
+ * build 11 s, about 480 MB RSS with the cidr table. So lists are held in memory per instance, parsed once
+ * per version of their entries and indexed together once per set of enabled lists (see
+ * warninglist-matcher.service.ts for how they are kept current).
  */
 
 export const LIST_KINDS = ['values', 'cidr', 'hostname', 'substring'] as const;
@@ -127,9 +131,20 @@ interface Network {
   prefix: number;
 }
 
-function v4Number(text: string): number {
-  const [a, b, c, d] = text.split('.').map(Number);
-  return ((a * 256 + b) * 256 + c) * 256 + d;
+/** A dotted IPv4 address as a number, read in place (compiling a list parses hundreds of thousands). */
+function v4Number(text: string, end = text.length): number {
+  let value = 0;
+  let octet = 0;
+  for (let at = 0; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 46) {
+      value = value * 256 + octet;
+      octet = 0;
+    } else {
+      octet = octet * 10 + code - 48;
+    }
+  }
+  return value * 256 + octet;
 }
 
 function v6Number(address: ipaddr.IPv6): bigint {
@@ -177,14 +192,12 @@ function urlHost(url: string): string | undefined {
 const isAddressText = (host: string) => host.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(host);
 
 // ---------------------------------------------------------------------------------------------------
-// Probes: what the rules derive from one key, derived once however many lists ask (row 22: with 20 lists,
-// parsing a key's networks, host and parent domains once per list was most of a lookup's matching time).
+// Probes: what the rules derive from one key, derived once for all lists.
 
 export class KeyProbe {
   private suffixesOf?: string[];
   private networksOf?: Network[];
-  private lowered?: string;
-  private readonly parts = new Map<number, string[]>();
+  private loweredOf?: string;
 
   constructor(readonly key: ObjectKey) {}
 
@@ -222,72 +235,76 @@ export class KeyProbe {
     return this.networksOf;
   }
 
-  /** The substrings of `length` of the lowercased value of a domain or URL key, in order. */
-  partsOf(length: number): string[] {
-    let parts = this.parts.get(length);
-    if (parts === undefined) {
-      this.lowered ??= this.key.type === 'DomainName' || this.key.type === 'URL' ? this.key.value.toLowerCase() : '';
-      parts = [];
-      for (let at = 0; at + length <= this.lowered.length; at++) parts.push(this.lowered.slice(at, at + length));
-      this.parts.set(length, parts);
-    }
-    return parts;
+  /** The lowercased value of a domain or URL key (what substrings are sought in); empty for other keys. */
+  get lowered(): string {
+    this.loweredOf ??= this.key.type === 'DomainName' || this.key.type === 'URL' ? this.key.value.toLowerCase() : '';
+    return this.loweredOf;
   }
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Compiled entries: built once per version of a list's entries, shared by every request.
+// One list's entries, parsed: built once per version of a list's entries, shared by every request.
 
-/** The networks of one family: per prefix length the listed networks, and all of them sorted by start. */
-class NetworkTable<N extends number | bigint> {
-  readonly byPrefix = new Map<number, Map<N, string>>();
-  private starts: N[] = [];
-  private entries: string[] = [];
+/**
+ * The networks of one family of one list, as listed, and sorted by start for `overlap`. A list answers a
+ * key held by several of its networks with the one of the prefix length it listed first (`rank`).
+ */
+class ListNetworks<N extends number | bigint> {
+  readonly starts: N[] = [];
+  readonly prefixes: number[] = [];
+  readonly texts: string[] = [];
+  /** Per prefix length, its position among the list's lengths in the order first listed; -1 when absent. */
+  readonly rank: number[];
+  private lengths = 0;
+  private sortedStarts: N[] = [];
+  private sortedTexts: string[] = [];
 
-  constructor(private readonly mask: (value: N, prefix: number) => N, private readonly bits: number) {}
-
-  add(start: N, prefix: number, entry: string): void {
-    let table = this.byPrefix.get(prefix);
-    if (!table) this.byPrefix.set(prefix, (table = new Map()));
-    if (!table.has(start)) table.set(start, entry);
+  constructor(private readonly bits: number) {
+    this.rank = new Array<number>(bits + 1).fill(-1);
   }
 
+  add(start: N, prefix: number, text: string): void {
+    if (this.rank[prefix] < 0) this.rank[prefix] = this.lengths++;
+    this.starts.push(start);
+    this.prefixes.push(prefix);
+    this.texts.push(text);
+  }
+
+  /** Sorted by start, equal starts by rank, then as listed: the network `overlap` names is the one it always named. */
   seal(): void {
-    const all: [N, string][] = [];
-    for (const table of this.byPrefix.values()) for (const [start, entry] of table) all.push([start, entry]);
-    all.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    this.starts = all.map(([start]) => start);
-    this.entries = all.map(([, entry]) => entry);
+    const { starts, prefixes, rank } = this;
+    const order = Array.from(starts.keys()).sort((a, b) => (starts[a] < starts[b] ? -1 : starts[a] > starts[b] ? 1 : rank[prefixes[a]] - rank[prefixes[b]] || a - b));
+    this.sortedStarts = order.map((at) => starts[at]);
+    this.sortedTexts = order.map((at) => this.texts[at]);
   }
 
-  /** A listed network holding the whole of `start/prefix` (itself included), or one inside it. */
-  match(start: N, prefix: number): { entry: string; match: MatchKind } | undefined {
-    for (const [length, table] of this.byPrefix) {
-      if (length > prefix) continue;
-      const entry = table.get(length === prefix ? start : this.mask(start, length));
-      if (entry !== undefined) return { entry, match: 'contained' };
-    }
+  /** A listed network inside `start/prefix` (which holds none of the list's networks whole). */
+  overlap(start: N, prefix: number): string | undefined {
     if (prefix === this.bits) return undefined;
     // CIDR blocks are nested or disjoint: a listed network starting inside this one, not holding it, lies inside it.
     const end = (typeof start === 'bigint' ? start + (1n << BigInt(this.bits - prefix)) - 1n : (start as number) + 2 ** (this.bits - prefix) - 1) as N;
     let low = 0;
-    let high = this.starts.length;
+    let high = this.sortedStarts.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (this.starts[middle] < start) low = middle + 1;
+      if (this.sortedStarts[middle] < start) low = middle + 1;
       else high = middle;
     }
-    return low < this.starts.length && this.starts[low] <= end ? { entry: this.entries[low], match: 'overlap' } : undefined;
+    return low < this.sortedStarts.length && this.sortedStarts[low] <= end ? this.sortedTexts[low] : undefined;
   }
 }
 
 export class CompiledEntries {
-  private readonly exact = new Set<string>();
-  /** Domains whose subdomains match; the value is the entry as listed (a leading dot for `values`). */
-  private readonly domains = new Map<string, string>();
-  private readonly v4 = new NetworkTable<number>(maskV4, 32);
-  private readonly v6 = new NetworkTable<bigint>(maskV6, 128);
-  private readonly substrings = new Map<number, Set<string>>();
+  /** `values`: the entries matched whole. */
+  readonly exact: string[] = [];
+  /** Domains whose subdomains match (`hostname` entries; `values` entries with a leading dot, without it). */
+  readonly domains: string[] = [];
+  readonly v4 = new ListNetworks<number>(32);
+  readonly v6 = new ListNetworks<bigint>(128);
+  readonly substrings: string[] = [];
+  /** Per substring length, its position among the list's lengths in the order first listed. */
+  readonly substringRank = new Map<number, number>();
+  private alone?: ListIndex;
 
   /** `entries` are stored (normalised) entries of a list of `kind`. */
   constructor(readonly kind: ListKind, entries: Iterable<string>) {
@@ -299,65 +316,205 @@ export class CompiledEntries {
   private add(entry: string): void {
     switch (this.kind) {
       case 'values':
-        if (entry.startsWith('.') && entry.length > 1) this.domains.set(entry.slice(1), entry);
-        else this.exact.add(entry);
+        if (entry.startsWith('.') && entry.length > 1) this.domains.push(entry.slice(1));
+        else this.exact.push(entry);
         return;
       case 'hostname':
-        this.domains.set(entry, entry);
+        this.domains.push(entry);
         return;
-      case 'cidr':
-        for (const network of networksOf(entry).slice(0, 1)) {
-          if (network.v6) this.v6.add(network.start as bigint, network.prefix, entry);
-          else this.v4.add(network.start as number, network.prefix, entry);
+      case 'cidr': {
+        const slash = entry.indexOf('/');
+        if (!entry.includes(':')) {
+          this.v4.add(v4Number(entry, slash), Number(entry.slice(slash + 1)), entry);
+        } else {
+          const [network] = networksOf(entry);
+          this.v6.add(network.start as bigint, network.prefix, entry);
         }
         return;
-      case 'substring': {
-        let set = this.substrings.get(entry.length);
-        if (!set) this.substrings.set(entry.length, (set = new Set()));
-        set.add(entry);
+      }
+      case 'substring':
+        if (!this.substringRank.has(entry.length)) this.substringRank.set(entry.length, this.substringRank.size);
+        this.substrings.push(entry);
+    }
+  }
+
+  /** The first rule of this kind that `key` (normalised) meets (the list alone, as a ListSet of it would answer). */
+  match(key: ObjectKey, probe = new KeyProbe(key)): Found | undefined {
+    this.alone ??= new ListIndex([this]);
+    return this.alone.matches(probe)[0];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The entries of all enabled lists in one index: a key's probes cost the same however many lists there
+// are (row 22: probing each list in turn cost about 40 µs a key with 20 lists). Each indexed value leads
+// to a chain of postings, one per list holding it; the chains live in flat arrays, not objects.
+
+export interface Found {
+  entry: string;
+  match: MatchKind;
+}
+
+class Postings {
+  readonly list: number[] = [];
+  readonly next: number[] = [];
+  /** The entry as listed, where the key cannot give it back (networks). */
+  readonly text: string[] = [];
+
+  /** `list` holds `value` (lists are added in order, so a list's repeat finds itself at the head). */
+  add<K>(index: Map<K, number>, value: K, list: number, text?: string): void {
+    const head = index.get(value);
+    if (head !== undefined && this.list[head] === list) return;
+    index.set(value, this.list.length);
+    this.list.push(list);
+    this.next.push(head ?? -1);
+    if (text !== undefined) this.text.push(text);
+  }
+}
+
+/** The networks of one family of all lists: per prefix length present, the masked network → its postings. */
+class NetworkIndex<N extends number | bigint> {
+  private readonly byPrefix = new Map<number, Map<N, number>>();
+  private readonly postings = new Postings();
+  /** The lists with networks of this family. */
+  private readonly members: number[] = [];
+
+  constructor(
+    private readonly family: (entries: CompiledEntries) => ListNetworks<N>,
+    private readonly mask: (value: N, prefix: number) => N,
+  ) {}
+
+  get size(): number {
+    return this.members.length;
+  }
+
+  add(entries: CompiledEntries, list: number): void {
+    const { starts, prefixes, texts } = this.family(entries);
+    if (starts.length === 0) return;
+    this.members.push(list);
+    for (let at = 0; at < starts.length; at++) {
+      let table = this.byPrefix.get(prefixes[at]);
+      if (!table) this.byPrefix.set(prefixes[at], (table = new Map()));
+      this.postings.add(table, starts[at], list, texts[at]);
+    }
+  }
+
+  /**
+   * Fills `found` for the lists not answered yet: a listed network holding the whole of `start/prefix`
+   * (itself included; of several, the one of the length the list listed first), else one inside it.
+   */
+  match(start: N, prefix: number, lists: readonly CompiledEntries[], found: (Found | undefined)[]): void {
+    const { list, next, text } = this.postings;
+    const best: number[] = [];
+    for (const [length, table] of this.byPrefix) {
+      if (length > prefix) continue;
+      for (let at = table.get(length === prefix ? start : this.mask(start, length)) ?? -1; at >= 0; at = next[at]) {
+        const owner = list[at];
+        if (found[owner] !== undefined && best[owner] === undefined) continue;
+        const rank = this.family(lists[owner]).rank[length];
+        if (best[owner] === undefined || rank < best[owner]) {
+          best[owner] = rank;
+          found[owner] = { entry: text[at], match: 'contained' };
+        }
+      }
+    }
+    for (const owner of this.members) {
+      if (found[owner] !== undefined) continue;
+      const entry = this.family(lists[owner]).overlap(start, prefix);
+      if (entry !== undefined) found[owner] = { entry, match: 'overlap' };
+    }
+  }
+}
+
+/** The entries of lists of every kind, indexed together. */
+class ListIndex {
+  private readonly exact = new Map<string, number>();
+  private readonly exactPostings = new Postings();
+  private readonly domains = new Map<string, number>();
+  private readonly domainPostings = new Postings();
+  private readonly v4 = new NetworkIndex<number>((entries) => entries.v4, maskV4);
+  private readonly v6 = new NetworkIndex<bigint>((entries) => entries.v6, maskV6);
+  private readonly substrings = new Map<string, number>();
+  private readonly substringPostings = new Postings();
+  private readonly substringLengths: number[];
+  /**
+   * A filter of where a substring can start: the low bytes of its first character (`single`, entries of one
+   * character) or of its first two (`pairs`). Most positions of a value start none, and are not sliced.
+   */
+  private readonly single = new Uint8Array(256);
+  private readonly pairs = new Uint8Array(65536);
+
+  constructor(private readonly lists: readonly CompiledEntries[]) {
+    const lengths = new Set<number>();
+    lists.forEach((entries, list) => {
+      for (const value of entries.exact) this.exactPostings.add(this.exact, value, list);
+      for (const domain of entries.domains) this.domainPostings.add(this.domains, domain, list);
+      this.v4.add(entries, list);
+      this.v6.add(entries, list);
+      for (const substring of entries.substrings) {
+        this.substringPostings.add(this.substrings, substring, list);
+        if (substring.length === 1) this.single[substring.charCodeAt(0) & 255] = 1;
+        else this.pairs[((substring.charCodeAt(0) & 255) << 8) | (substring.charCodeAt(1) & 255)] = 1;
+      }
+      for (const length of entries.substringRank.keys()) lengths.add(length);
+    });
+    this.substringLengths = [...lengths];
+  }
+
+  /** For each list (by position), the first rule of its kind that the probe's key meets, or undefined. */
+  matches(probe: KeyProbe): (Found | undefined)[] {
+    const found: (Found | undefined)[] = new Array<Found | undefined>(this.lists.length).fill(undefined);
+    const { key } = probe;
+    if (this.exact.size > 0) {
+      const { list, next } = this.exactPostings;
+      for (let at = this.exact.get(key.value) ?? -1; at >= 0; at = next[at]) found[list[at]] = { entry: key.value, match: 'exact' };
+    }
+    if (this.domains.size > 0) this.domainMatches(probe.suffixes, found);
+    if (this.v4.size + this.v6.size > 0) {
+      // An IPv4-mapped address is asked as IPv6 first: a list answering it so answers no more.
+      for (const network of probe.networks) {
+        if (network.v6) this.v6.match(network.start as bigint, network.prefix, this.lists, found);
+        else this.v4.match(network.start as number, network.prefix, this.lists, found);
+      }
+    }
+    if (this.substrings.size > 0) this.substringMatches(probe.lowered, found);
+    return found;
+  }
+
+  /** The host or the nearest parent domain listed; `exact` only for the host itself in a hostname list. */
+  private domainMatches(suffixes: readonly string[], found: (Found | undefined)[]): void {
+    const { list, next } = this.domainPostings;
+    for (let index = 0; index < suffixes.length; index++) {
+      for (let at = this.domains.get(suffixes[index]) ?? -1; at >= 0; at = next[at]) {
+        const owner = list[at];
+        if (found[owner] !== undefined) continue;
+        const hostname = this.lists[owner].kind === 'hostname';
+        found[owner] = { entry: hostname ? suffixes[index] : '.' + suffixes[index], match: hostname && index === 0 ? 'exact' : 'subdomain' };
       }
     }
   }
 
-  /** The first rule of this kind that `key` (normalised) meets; `probe` derives from it what other lists derived too. */
-  match(key: ObjectKey, probe = new KeyProbe(key)): { entry: string; match: MatchKind } | undefined {
-    switch (this.kind) {
-      case 'values':
-        if (this.exact.has(key.value)) return { entry: key.value, match: 'exact' };
-        return this.domainMatch(probe, false);
-      case 'hostname':
-        return this.domainMatch(probe, true);
-      case 'cidr':
-        return this.networkMatch(probe);
-      case 'substring':
-        return this.substringMatch(probe);
+  /** Per list, the first listed substring of the length it listed first that has one, else of the next, and so on. */
+  private substringMatches(text: string, found: (Found | undefined)[]): void {
+    const { list, next } = this.substringPostings;
+    const best: number[] = [];
+    for (let at = 0; at < text.length; at++) {
+      const first = text.charCodeAt(at) & 255;
+      if (this.single[first] === 0 && (at + 1 === text.length || this.pairs[(first << 8) | (text.charCodeAt(at + 1) & 255)] === 0)) continue;
+      for (const length of this.substringLengths) {
+        if (at + length > text.length) continue;
+        const part = text.slice(at, at + length);
+        for (let posting = this.substrings.get(part) ?? -1; posting >= 0; posting = next[posting]) {
+          const owner = list[posting];
+          const rank = this.lists[owner].substringRank.get(length)!;
+          // Positions come in order: a later one of the same length never replaces an earlier one.
+          if (best[owner] === undefined || rank < best[owner]) {
+            best[owner] = rank;
+            found[owner] = { entry: part, match: 'substring' };
+          }
+        }
+      }
     }
-  }
-
-  /** The host of a domain or URL key, or a parent domain of it, listed; `exact` only for the host itself in a hostname list. */
-  private domainMatch(probe: KeyProbe, exactWhenEqual: boolean): { entry: string; match: MatchKind } | undefined {
-    if (this.domains.size === 0) return undefined;
-    const { suffixes } = probe;
-    for (let index = 0; index < suffixes.length; index++) {
-      const entry = this.domains.get(suffixes[index]);
-      if (entry !== undefined) return { entry, match: exactWhenEqual && index === 0 ? 'exact' : 'subdomain' };
-    }
-    return undefined;
-  }
-
-  private networkMatch(probe: KeyProbe): { entry: string; match: MatchKind } | undefined {
-    for (const network of probe.networks) {
-      const found = network.v6 ? this.v6.match(network.start as bigint, network.prefix) : this.v4.match(network.start as number, network.prefix);
-      if (found) return found;
-    }
-    return undefined;
-  }
-
-  private substringMatch(probe: KeyProbe): { entry: string; match: MatchKind } | undefined {
-    for (const [length, set] of this.substrings) {
-      for (const part of probe.partsOf(length)) if (set.has(part)) return { entry: part, match: 'substring' };
-    }
-    return undefined;
   }
 }
 
@@ -373,9 +530,13 @@ export interface ActiveList {
   entries: CompiledEntries;
 }
 
-/** The enabled lists at one moment: the one question every path asks. */
+/** The enabled lists at one moment: the one question every path asks. Built once per set of revisions. */
 export class ListSet {
-  constructor(readonly lists: readonly ActiveList[]) {}
+  private readonly index: ListIndex;
+
+  constructor(readonly lists: readonly ActiveList[]) {
+    this.index = new ListIndex(lists.map((list) => list.entries));
+  }
 
   /** Whether any list acts at `action` or beyond (else a path can skip asking). */
   actsAt(action: ListAction): boolean {
@@ -397,24 +558,22 @@ export class ListSet {
   /** Every warning of a normalised key, from the lists acting at `least` or beyond, in list order. */
   warningsOf(key: ObjectKey, least: ListAction = 'annotate'): Warning[] {
     const warnings: Warning[] = [];
-    const probe = new KeyProbe(key);
-    for (const list of this.lists) {
-      if (actionRank(list.action) < actionRank(least) || !list.keyTypes.has(key.type)) continue;
-      const found = list.entries.match(key, probe);
-      if (found) warnings.push({ list: list.name, entry: found.entry, action: list.action, match: found.match });
-    }
+    const found = this.index.matches(new KeyProbe(key));
+    this.lists.forEach((list, index) => {
+      if (found[index] === undefined || actionRank(list.action) < actionRank(least) || !list.keyTypes.has(key.type)) return;
+      warnings.push({ list: list.name, entry: found[index].entry, action: list.action, match: found[index].match });
+    });
     return warnings;
   }
 
-  /** The first warning of any key of an object from a list acting at `least` or beyond. */
+  /** The first warning of any key of an object from a list acting at `least` or beyond (lists in order, then keys). */
   firstOf(keys: readonly ObjectKey[], least: ListAction): Warning | undefined {
-    const probes = keys.map((key) => new KeyProbe(key));
-    for (const list of this.lists) {
+    const found = keys.map((key) => this.index.matches(new KeyProbe(key)));
+    for (const [index, list] of this.lists.entries()) {
       if (actionRank(list.action) < actionRank(least)) continue;
-      for (const [index, key] of keys.entries()) {
-        if (!list.keyTypes.has(key.type)) continue;
-        const found = list.entries.match(key, probes[index]);
-        if (found) return { list: list.name, entry: found.entry, action: list.action, match: found.match };
+      for (const [at, key] of keys.entries()) {
+        const hit = found[at][index];
+        if (hit !== undefined && list.keyTypes.has(key.type)) return { list: list.name, entry: hit.entry, action: list.action, match: hit.match };
       }
     }
     return undefined;
