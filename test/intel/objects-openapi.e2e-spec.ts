@@ -80,7 +80,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const provenance = api.document.paths[`${OBJECTS}/provenance`].get;
     expect(params(provenance)).toEqual(['path:collection_id!', 'query:objectKey!', 'query:objectKeyType!']);
     const view = resolve(provenance.responses['200'].content!['application/json'].schema);
-    expect(Object.keys(view.properties!).sort()).toEqual(['claims', 'sightings']);
+    expect(Object.keys(view.properties!).sort()).toEqual(['claims', 'sightings', 'warnings']);
     expect(Object.keys(resolve(view.properties!.claims.items!).properties!).sort()).toEqual(['firstSeenAt', 'lastSeenAt', 'origin', 'source']);
     expectErrors(provenance, ['400', '401', '403', '404', '422', '429', '503']);
   });
