@@ -23,7 +23,7 @@ const repoRoot = resolve(process.cwd());
 /** The service build under test: dist/ (what `npm test` just built), or BENCH_SERVICE_DIR. */
 const serviceDir = resolve(process.env.BENCH_SERVICE_DIR ?? join(repoRoot, 'dist'));
 
-const ROW_IDS = ['1', '2', '2f', '3a', '3af', '3b', '3bf', '3c', '3cf', '3d', '4', '5', '6', '6f', '7a', '7af', '7b', '7bf', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19a', '19b', '21a', '21b', '22a', '22b', '23'];
+const ROW_IDS = ['1', '2', '2f', '3a', '3af', '3b', '3bf', '3c', '3cf', '3d', '4', '5', '6', '6f', '7a', '7af', '7b', '7bf', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19a', '19b', '20', '20b', '20c', '21a', '21b', '22a', '22b', '23'];
 
 interface Side {
   label: string;

@@ -47,7 +47,7 @@ describe('a source run cut by kill -9', () => {
   });
 
   it('killed while its chunks are written: nothing of the run stays; another instance takes the lease over and applies the body whole', async () => {
-    const size = 30_000;
+    const size = 12_000;
     feed.list('/killed.txt', Array.from({ length: size }, (_, i) => address(i)).join('\n') + '\n');
     expect((await post('/intel/schemas', sizeSchema('kill-schema'))).status).toBe(201);
     expect((await post('/intel/collections', { name: 'killed', schemaID: 'kill-schema' })).status).toBe(201);

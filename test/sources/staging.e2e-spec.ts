@@ -67,8 +67,8 @@ describe('source runs of large bodies', () => {
     count(`SELECT count(*)::int AS n FROM intel_change r JOIN intel_collection k ON k.id = r.collection_id WHERE k.name = $1 AND ${where}`, c);
   const claims = (name: string) => count(`SELECT count(*)::int AS n FROM sources_claim c JOIN sources_source s ON s.id = c.source_id WHERE s.name = $1`, name);
 
-  it('50,000 lines (ten chunks): all added with one record each; the same body again writes nothing; 1 % replaced writes exactly those changes', async () => {
-    const size = 50_000;
+  it('15,000 lines (three chunks): all added with one record each; the same body again writes nothing; 1 % replaced writes exactly those changes', async () => {
+    const size = 15_000;
     const c = await fresh();
     feed.list('/large.txt', `# a large list\n${lines(0, size)}`);
     const name = await source(c, '/large.txt', { context: { feed: 'large' } });
@@ -80,7 +80,7 @@ describe('source runs of large bodies', () => {
     expect(await run(name)).toMatchObject({ outcome: 'unchanged', items: size, added: 0, updated: 0, withdrawn: 0 });
     expect(await records(c)).toBe(size);
 
-    // 1 %: 500 lines replaced by new ones.
+    // 1 %: 150 lines replaced by new ones.
     const replaced = size / 100;
     feed.list('/large.txt', `${lines(replaced, size)}${lines(size, size + replaced)}`);
     expect(await run(name)).toMatchObject({ outcome: 'ok', items: size, added: replaced, updated: 0, withdrawn: replaced });
@@ -114,7 +114,7 @@ describe('source runs of large bodies', () => {
   });
 
   it('native writes while a large run is staged and applied: all answered, and every change record is a real change consistent with the objects', async () => {
-    const size = 20_000;
+    const size = 10_000;
     const c = await fresh();
     feed.list('/busy-large.txt', lines(0, size));
     const name = await source(c, '/busy-large.txt', { context: { feed: 'busy' } });
