@@ -71,7 +71,7 @@ describe('npm run bench -- --quick', () => {
         // No DATABASE_URL: the bench starts its own cluster, where statement statistics (and parity) work.
         env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL')),
         maxBuffer: 16 * 1024 * 1024,
-        timeout: 240_000,
+        timeout: 420_000,
       }));
     } catch (error) {
       const failed = error as { stdout?: string; stderr?: string; message: string };
@@ -88,8 +88,10 @@ describe('npm run bench -- --quick', () => {
         expect(side).toBeDefined();
         expect(typeof side!.label).toBe('string');
         expect(Number.isFinite(side!.throughput)).toBe(true);
-        expect(typeof side!.p50Ms).toBe('number');
-        expect(typeof side!.p99Ms).toBe('number');
+        // Row 20's sides are one source run each: a time, no spread of latencies.
+        const latencies = row.id.startsWith('20') ? 'undefined' : 'number';
+        expect(typeof side!.p50Ms).toBe(latencies);
+        expect(typeof side!.p99Ms).toBe(latencies);
       }
       expect(typeof row.service!.memory?.peakRssMiB).toBe('number');
       expect(Number.isFinite(row.ratio)).toBe(true);
@@ -99,5 +101,5 @@ describe('npm run bench -- --quick', () => {
     // The table went to stdout, the progress log to stderr.
     expect(stdout).toContain('Svc peak RSS');
     expect(stderr).toContain('quick run');
-  }, 300_000);
+  }, 480_000);
 });
