@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { complete, registerSchema, take } from '../insight/insight-support.js';
 import { createCollection, sizeSchema } from '../intel/objects.helpers.js';
-import { axeViolations, type BrowserSession, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
+import { type BrowserSession, expectAccessible, HOSTILE, launchBrowser, openSession, signedInAs, signIn, withScreenshot } from '../support/browser.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -12,7 +12,6 @@ declare const window: { __xss?: number; __marker?: string };
 declare const localStorage: object;
 
 /** Markup that would run script if any page put it into HTML unescaped. */
-const HOSTILE = `<script>window.__xss=1</script>"><img src=x onerror="window.__xss=1">`;
 const OBJECTS = 60;
 
 describe('console screens', () => {
@@ -42,22 +41,7 @@ describe('console screens', () => {
     await t?.close();
   });
 
-  /** A signed-in session as `key`, run through `steps`; no CSP report, no page error, no script from data. */
-  async function asKey(key: string, name: string, steps: (page: Page, session: BrowserSession) => Promise<void>) {
-    const session = await openSession(browser, t.url);
-    await withScreenshot(session, name, async () => {
-      await signIn(session.page, key);
-      await session.page.getByRole('heading', { name: 'What this key may do' }).waitFor();
-      await steps(session.page, session);
-      expect(await session.page.evaluate(() => window.__xss)).toBeUndefined();
-      expect(session.problems).toEqual([]);
-    });
-  }
-
-  async function expectAccessible(page: Page, path: string) {
-    if (path !== '') await page.goto(path);
-    expect([path || page.url(), await axeViolations(page)]).toEqual([path || page.url(), []]);
-  }
+  const asKey = (key: string, name: string, steps: (page: Page, session: BrowserSession) => Promise<void>) => signedInAs(browser, t.url, key, name, steps);
 
   it('looks up 1,000+ pasted lines with defanged forms, from the keyboard', async () => {
     await asKey(t.adminKey, 'lookup', async (page) => {

@@ -4,16 +4,14 @@ import type { Browser, Page } from 'playwright-core';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { createCollection } from '../intel/objects.helpers.js';
 import { FeedServer } from '../sources/feed-server.js';
-import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
+import { type BrowserSession, expectAccessible, HOSTILE, launchBrowser, signedInAs, signIn, withScreenshot } from '../support/browser.js';
 import { eventually } from '../support/eventually.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /** The page's globals, inside `page.evaluate` (the project compiles without the DOM library). */
-declare const window: { __xss?: number };
 
 /** Markup that would run script if any page put it into HTML unescaped. */
-const HOSTILE = `<script>window.__xss=1</script>"><img src=x onerror="window.__xss=1">`;
 const INTEL = BUILTIN_RESOURCES.intel.id;
 
 /** A MISP warninglist document as misp-warninglists publishes them. */
@@ -60,21 +58,7 @@ describe('console: Sources and Warninglists screens', () => {
     await feed?.stop();
   });
 
-  /** A signed-in session as `key`, run through `steps`; no CSP report, no page error, no script from data. */
-  async function asKey(key: string, name: string, steps: (page: Page) => Promise<void>) {
-    const session = await openSession(browser, t.url);
-    await withScreenshot(session, name, async () => {
-      await signIn(session.page, key);
-      await session.page.getByRole('heading', { name: 'What this key may do' }).waitFor();
-      await steps(session.page);
-      expect(await session.page.evaluate(() => window.__xss)).toBeUndefined();
-      expect(session.problems).toEqual([]);
-    });
-  }
-
-  async function expectAccessible(page: Page) {
-    expect([page.url(), await axeViolations(page)]).toEqual([page.url(), []]);
-  }
+  const asKey = (key: string, name: string, steps: (page: Page, session: BrowserSession) => Promise<void>) => signedInAs(browser, t.url, key, name, steps);
 
   const cellsOf = (page: Page, table: string, row: string) =>
     page.getByRole('table', { name: table }).getByRole('row', { name: new RegExp(`^${row} `) }).getByRole('cell').allTextContents();

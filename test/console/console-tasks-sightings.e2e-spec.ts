@@ -4,15 +4,13 @@ import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { completeAs, executorKey, failAs, fleetTake, heartbeatAs } from '../insight/executor-support.js';
 import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from '../insight/insight-support.js';
 import { createCollection } from '../intel/objects.helpers.js';
-import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
+import { type BrowserSession, expectAccessible, HOSTILE, launchBrowser, signedInAs, signIn, withScreenshot } from '../support/browser.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /** The page's globals, inside `page.evaluate` (the project compiles without the DOM library). */
-declare const window: { __xss?: number };
 
 /** Markup that would run script if any page put it into HTML unescaped. */
-const HOSTILE = `<script>window.__xss=1</script>"><img src=x onerror="window.__xss=1">`;
 const MD5 = 'a'.repeat(32);
 const SHA256 = 'b'.repeat(64);
 /** Console times: UTC to the second. */
@@ -46,21 +44,7 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
     await t?.close();
   });
 
-  /** A signed-in session as `key`, run through `steps`; no CSP report, no page error, no script from data. */
-  async function asKey(key: string, name: string, steps: (page: Page) => Promise<void>) {
-    const session = await openSession(browser, t.url);
-    await withScreenshot(session, name, async () => {
-      await signIn(session.page, key);
-      await session.page.getByRole('heading', { name: 'What this key may do' }).waitFor();
-      await steps(session.page);
-      expect(await session.page.evaluate(() => window.__xss)).toBeUndefined();
-      expect(session.problems).toEqual([]);
-    });
-  }
-
-  async function expectAccessible(page: Page) {
-    expect([page.url(), await axeViolations(page)]).toEqual([page.url(), []]);
-  }
+  const asKey = (key: string, name: string, steps: (page: Page, session: BrowserSession) => Promise<void>) => signedInAs(browser, t.url, key, name, steps);
 
   const attemptRows = (page: Page) => page.getByRole('table', { name: 'Attempts, oldest first' }).locator('tbody tr');
   const cellsOf = async (page: Page, row: number) => page.getByRole('table', { name: 'Attempts, oldest first' }).locator('tbody tr').nth(row).locator('td').allTextContents();

@@ -10,21 +10,9 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 import { ROOT, TAXII, taxiiClient } from '../support/clients/taxii.js';
 import { createCollection } from '../taxii/taxii-support.js';
 import { listAll } from '../intel/objects.helpers.js';
+import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import { FeedServer } from './feed-server.js';
 
-interface Run {
-  runID: string;
-  outcome: string;
-  finishedAt: string | null;
-  httpStatus: number | null;
-  items: number;
-  added: number;
-  updated: number;
-  withdrawn: number;
-  rejected: number;
-  rejections: { line?: number; value: string; reason: string }[];
-  error: { code: string; message: string } | null;
-}
 
 const ip = (n: number) => `203.0.113.${n}`;
 const ipForm = (n: number) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: ip(n) }], context: { n } });

@@ -6,21 +6,9 @@ import { freePort } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
+import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import { FeedServer } from './feed-server.js';
 
-interface Run {
-  runID: string;
-  outcome: string;
-  finishedAt: string | null;
-  httpStatus: number | null;
-  items: number;
-  added: number;
-  updated: number;
-  withdrawn: number;
-  rejected: number;
-  rejections: { line?: number; value: string; reason: string }[];
-  error: { code: string; message: string } | null;
-}
 
 const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n';
 

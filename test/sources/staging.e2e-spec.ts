@@ -2,18 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections } from '../intel/objects.helpers.js';
+import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import { FeedServer } from './feed-server.js';
 
-interface Run {
-  runID: string;
-  outcome: string;
-  finishedAt: string | null;
-  items: number;
-  added: number;
-  updated: number;
-  withdrawn: number;
-  rejected: number;
-}
 
 /** Address `i` of a large list (distinct for i < 2^24). */
 const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from '@jest/globals';
 import { type Browser, type BrowserContext, chromium as playwright, type Page } from 'playwright-core';
 
 /**
@@ -84,6 +85,33 @@ export async function axeViolations(page: Page): Promise<string[]> {
     const result = await axe.run((window as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
     return result.violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
   });
+}
+
+/** Markup that runs script wherever the console fails to escape it: the console tests store it in every text they can. */
+export const HOSTILE = `<script>window.__xss=1</script>"><img src=x onerror="window.__xss=1">`;
+
+/** A signed-in session as `key`, run through `steps`; no CSP report, no page error, no script from data. */
+export async function signedInAs(
+  browser: Browser,
+  baseURL: string,
+  key: string,
+  name: string,
+  steps: (page: Page, session: BrowserSession) => Promise<void>,
+): Promise<void> {
+  const session = await openSession(browser, baseURL);
+  await withScreenshot(session, name, async () => {
+    await signIn(session.page, key);
+    await session.page.getByRole('heading', { name: 'What this key may do' }).waitFor();
+    await steps(session.page, session);
+    expect(await session.page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(session.problems).toEqual([]);
+  });
+}
+
+/** No axe violation on the page (first opened at `path`, when given). */
+export async function expectAccessible(page: Page, path = ''): Promise<void> {
+  if (path !== '') await page.goto(path);
+  expect([path || page.url(), await axeViolations(page)]).toEqual([path || page.url(), []]);
 }
 
 /** Signs in through the form, by keyboard. */
