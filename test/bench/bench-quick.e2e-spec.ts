@@ -93,7 +93,8 @@ describe('npm run bench -- --quick', () => {
         expect(typeof side!.p50Ms).toBe(latencies);
         expect(typeof side!.p99Ms).toBe(latencies);
       }
-      expect(typeof row.service!.memory?.peakRssMiB).toBe('number');
+      // 20b and 20c are timings of later runs against row 20's first run, which measures the memory.
+      expect(typeof row.service!.memory?.peakRssMiB).toBe(['20b', '20c'].includes(row.id) ? 'undefined' : 'number');
       expect(Number.isFinite(row.ratio)).toBe(true);
     }
     // The statement statistics were there, so the parity check of the raw baselines ran (row 3a's among them).
