@@ -14,7 +14,7 @@ describe('audit entries keep no secret, body or context', () => {
 
   beforeAll(async () => {
     directory = await dataDir();
-    databaseUrl = await createDatabase();
+    databaseUrl = await createDatabase({ migrated: true });
     service = await startService({ DATABASE_URL: databaseUrl, ADMIN_API_KEY: adminKey, DATA_DIR: directory, LOG_LEVEL: 'info', AUDIT_READS: 'true' });
   });
   afterAll(async () => {

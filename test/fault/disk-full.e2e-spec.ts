@@ -58,7 +58,7 @@ describeWithDisk('a full file store', () => {
   let token: string;
 
   beforeAll(async () => {
-    const databaseUrl = await createDatabase();
+    const databaseUrl = await createDatabase({ migrated: true });
     service = await ServiceProcess.start({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     const response = await fetch(`${service.url}/auth/token`, { headers: { 'X-Api-Key': service.adminKey } });

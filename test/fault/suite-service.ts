@@ -20,7 +20,7 @@ export interface SuiteService {
 export function serviceForSuite(dataDirPrefix: string): SuiteService {
   const suite = {} as SuiteService;
   beforeAll(async () => {
-    const databaseUrl = await createDatabase();
+    const databaseUrl = await createDatabase({ migrated: true });
     suite.dataDir = await mkdtemp(join(tmpdir(), dataDirPrefix));
     suite.service = await ServiceProcess.start({ DATABASE_URL: databaseUrl, DATA_DIR: suite.dataDir });
     suite.db = new pg.Pool({ connectionString: databaseUrl, max: 2 });

@@ -25,7 +25,7 @@ describe('request logs (LOG_LEVEL=info, JSON lines)', () => {
 
   beforeAll(async () => {
     directory = await dataDir();
-    databaseUrl = await createDatabase();
+    databaseUrl = await createDatabase({ migrated: true });
     service = await startService({ DATABASE_URL: databaseUrl, ADMIN_API_KEY: adminKey, DATA_DIR: directory, LOG_LEVEL: 'info' });
   });
 

@@ -14,7 +14,7 @@ const ADMIN_KEY = randomBytes(24).toString('base64url');
 async function withService(settings: Record<string, string>, use: (service: RunningService) => Promise<void>): Promise<void> {
   const directory = await dataDir();
   try {
-    const service = await startService({ DATABASE_URL: await createDatabase(), ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: directory, ...settings });
+    const service = await startService({ DATABASE_URL: await createDatabase({ migrated: true }), ADMIN_API_KEY: ADMIN_KEY, DATA_DIR: directory, ...settings });
     try {
       await use(service);
     } finally {
@@ -89,7 +89,7 @@ describe('the service process', () => {
     const port = await freePort();
     const occupant = createServer().listen(port);
     try {
-      const run = await runBuilt('main.js', [], { DATABASE_URL: await createDatabase(), METRICS_PORT: String(port), PORT: String(await freePort()) });
+      const run = await runBuilt('main.js', [], { DATABASE_URL: await createDatabase({ migrated: true }), METRICS_PORT: String(port), PORT: String(await freePort()) });
       expect(run.code).toBe(1);
       expect(oneLine(run.stderr)).toBe(
         `Start-up failed: METRICS_PORT ${port} cannot be used (EADDRINUSE): choose another port, or METRICS_PORT=0 to turn metrics off`,

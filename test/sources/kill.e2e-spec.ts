@@ -23,7 +23,7 @@ describe('a source run cut by kill -9', () => {
   let feed: FeedServer;
 
   beforeAll(async () => {
-    const databaseUrl = await createDatabase();
+    const databaseUrl = await createDatabase({ migrated: true });
     dataDir = await mkdtemp(join(tmpdir(), 'ids-source-kill-'));
     // The schedule looks every second; a lease nobody renews expires after 3 s.
     service = await ServiceProcess.start({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SOURCE_POLL_SECONDS: '1', SOURCE_LEASE_SECONDS: '3' });

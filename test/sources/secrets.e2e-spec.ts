@@ -20,7 +20,7 @@ describe('source secrets in logs', () => {
   beforeAll(async () => {
     directory = await dataDir();
     feed = await new FeedServer().start();
-    service = await startService({ DATABASE_URL: await createDatabase(), ADMIN_API_KEY: adminKey, DATA_DIR: directory, LOG_LEVEL: 'trace', SOURCE_POLL_SECONDS: '3600' });
+    service = await startService({ DATABASE_URL: await createDatabase({ migrated: true }), ADMIN_API_KEY: adminKey, DATA_DIR: directory, LOG_LEVEL: 'trace', SOURCE_POLL_SECONDS: '3600' });
   });
   afterAll(async () => {
     await service?.stop();
