@@ -5,13 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { eventually } from '../support/eventually.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { ROOT, TAXII, taxiiClient } from '../support/clients/taxii.js';
 import { createCollection } from '../taxii/taxii-support.js';
 import { listAll } from '../intel/objects.helpers.js';
-import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import { FeedServer } from './feed-server.js';
+import { runNow } from './sources.helpers.js';
 
 
 const ip = (n: number) => `203.0.113.${n}`;
@@ -45,16 +44,7 @@ describe('source runs of the feed kinds', () => {
     expect(created.status).toBe(201);
     return name;
   }
-  async function run(name: string): Promise<Run> {
-    const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
-    expect(started.status).toBe(202);
-    const { runID } = started.body as { runID: string };
-    return eventually(async () => {
-      const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
-      const found = (log.body as Run[]).find((entry) => entry.runID === runID);
-      return found?.finishedAt ? found : false;
-    });
-  }
+  const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const changeCount = async (collection: string) =>
     Number((await t.db.query(`SELECT count(*) FROM intel_change c JOIN intel_collection k ON k.id = c.collection_id WHERE k.name = $1`, [collection])).rows[0].count);

@@ -8,6 +8,7 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import { FeedServer } from './feed-server.js';
+import { runNow } from './sources.helpers.js';
 
 
 const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n';
@@ -38,16 +39,7 @@ describe('source runs', () => {
     expect(created.status).toBe(201);
     return name;
   }
-  async function run(name: string): Promise<Run> {
-    const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
-    expect(started.status).toBe(202);
-    const { runID } = started.body as { runID: string };
-    return eventually(async () => {
-      const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
-      const found = (log.body as Run[]).find((entry) => entry.runID === runID);
-      return found?.finishedAt ? found : false;
-    });
-  }
+  const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) =>
     (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const records = async (collection: string) =>
