@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cursorOf, parseLinks } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { type ChangeBody, canonical, createCollection, followAll, listAll, md5, type ObjectViewBody, replay, sha1 } from './objects.helpers.js';
 
 /** Few objects, so that nearly every write hits an object other clients are writing at the same moment. */
@@ -243,13 +243,9 @@ describe('change feed: concurrent writes of the same objects', () => {
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   it('one instance: single writes, batches and deletes of the same objects; a follower sees each change once, per object in commit order', async () => {
     await createCollection(a, 'same-one');
