@@ -1,5 +1,5 @@
 import type { RowModule } from '../lib/row.js';
-import { keysetWalkRow, seededFeed } from './feed-setup.js';
+import { feedStatement, keysetWalkRow, seededFeed } from './feed-setup.js';
 
 const ROW = { id: '4', title: 'change feed read of the seeded changes, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 
@@ -22,10 +22,11 @@ export const row4: RowModule = {
         firstPath: `/intel/collections/${feed.name}/objects/changes?cursor=${feed.startCursor}&limit=${limit}`,
         // Full pages, then one empty page (the only page without a next link, wire-contract §3.2).
         pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit) + 1,
-        page: 'changesAfter',
-        rowsPerPage: limit,
+        statement: feedStatement(ctx, feed, 'changesAfter', limit),
         nextPosition: (positions) => (positions.length === 0 ? 0 : positions[positions.length - 1]),
         serviceLabel: 'GET …/objects/changes (limit 1000)',
+        baselineLabel: 'raw pg: same keyset SQL',
+        walked: `${ctx.scale.feedItems} changes`,
         noun: 'changes',
       }),
     ];

@@ -1,5 +1,5 @@
 import type { RowModule } from '../lib/row.js';
-import { keysetWalkRow, seededFeed } from './feed-setup.js';
+import { feedStatement, keysetWalkRow, seededFeed } from './feed-setup.js';
 
 const ROW = { id: '5', title: 'object listing of the seeded objects, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 
@@ -21,11 +21,12 @@ export const row5: RowModule = {
         feed,
         firstPath: `/intel/collections/${feed.name}/objects?limit=${limit}`,
         pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit),
-        page: 'listPage',
         // Like sliceAfterId: the (limit + 1)th row only says that a next page exists.
-        rowsPerPage: limit + 1,
+        statement: feedStatement(ctx, feed, 'listPage', limit + 1),
         nextPosition: (positions) => (positions.length > limit ? positions[limit - 1] : 0),
         serviceLabel: 'GET …/objects (limit 1000)',
+        baselineLabel: 'raw pg: same keyset SQL',
+        walked: `${ctx.scale.feedItems} objects`,
         noun: 'objects',
       }),
     ];
