@@ -43,8 +43,6 @@ export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
 
 /** What distinguishes the keyset reads of the seeded collection (rows 4, 5 and 15). */
 export interface KeysetWalk {
-  row: RowModule['rows'][number];
-  feed: SeededFeed;
   /** Path of the first page. */
   firstPath: string;
   /** Path of the page after one, from its answer; default `Link: rel="next"` verbatim, like the SDK. */
@@ -74,13 +72,32 @@ export function feedStatement(ctx: RowContext, feed: SeededFeed, page: 'listPage
 }
 
 /**
+ * The module of a row that walks the seeded collection (`walkOf` says how, once it is seeded), measured
+ * by keysetWalkRow.
+ */
+export function keysetWalkModule(
+  row: RowModule['rows'][number],
+  route: string,
+  walkOf: (ctx: RowContext, feed: SeededFeed) => KeysetWalk | Promise<KeysetWalk>,
+): RowModule {
+  return {
+    rows: [row],
+    requires: [route],
+    async run(ctx) {
+      const feed = await seededFeed(ctx);
+      return [await keysetWalkRow(ctx, row, feed, await walkOf(ctx, feed))];
+    },
+  };
+}
+
+/**
  * `scale.readers` concurrent clients each walk the whole keyset through HTTP, every walk checked to take
  * exactly `pagesPerWalk` pages with a next page on all but the last; the baseline walks it with the same
  * statement through raw `pg`, page by page.
  */
-export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Promise<RowResult> {
+async function keysetWalkRow(ctx: RowContext, row: RowModule['rows'][number], feed: SeededFeed, walkSpec: KeysetWalk): Promise<RowResult> {
   const { scale } = ctx;
-  const { feed, pagesPerWalk } = walkSpec;
+  const { pagesPerWalk } = walkSpec;
   const nextPath = walkSpec.nextPath ?? ((_body, headers) => parseLinks(headers.link ?? headers.Link).next);
   let badWalks = 0;
 
@@ -139,7 +156,7 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
     sqlParity: true,
   });
   if (badWalks > 0) throw new Error(`${badWalks} pages had a next page where none was expected, or lacked one`);
-  return finishRow(walkSpec.row, measured, [
+  return finishRow(row, measured, [
     `${walkSpec.walked}, ${pagesPerWalk} pages per walk, ${scale.readers} concurrent readers`,
     `≈ ${Math.round(measured.service.throughput * scale.pageLimit).toLocaleString('en-US')} ${walkSpec.noun}/s through the service`,
   ]);
