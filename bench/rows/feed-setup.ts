@@ -41,32 +41,64 @@ export async function seededFeed(ctx: RowContext): Promise<SeededFeed> {
   return feed;
 }
 
-/** What distinguishes the two keyset reads of the seeded collection (rows 4 and 5). */
+/** What distinguishes the keyset reads of the seeded collection (rows 4, 5 and 15). */
 export interface KeysetWalk {
-  row: RowModule['rows'][number];
-  feed: SeededFeed;
-  /** Path of the first page; later pages follow `Link: rel="next"` verbatim, like the SDK. */
+  /** Path of the first page. */
   firstPath: string;
+  /** Path of the page after one, from its answer; default `Link: rel="next"` verbatim, like the SDK. */
+  nextPath?: (body: string, headers: Record<string, string | string[]>) => string | undefined;
+  /** Request headers besides the feed's bearer token. */
+  headers?: Record<string, string>;
   pagesPerWalk: number;
-  /** The service's keyset statement (src/intel/object-statements.ts, FEED_STATEMENTS) the baseline runs. */
-  page: 'listPage' | 'changesAfter';
-  /** How many rows the service asks for per page (`limit`, or `limit + 1` where a row only signals more). */
-  rowsPerPage: number;
+  /** The statement the service runs for the page after `position`, which the baseline runs verbatim. */
+  statement: (position: number) => { text: string; values: unknown[] };
   /** The position the next page starts after, from a page's rows; 0 ends a walk (back to the start). */
   nextPosition: (positions: number[]) => number;
   serviceLabel: string;
-  /** What a page holds, for the notes (`changes`, `objects`). */
+  baselineLabel: string;
+  /** What one walk reads, for the notes (`100000 changes`). */
+  walked: string;
+  /** What a page holds `scale.pageLimit` of, for the notes (`changes`, `objects`). */
   noun: string;
+}
+
+/** The walk of rows 4 and 5: a keyset statement of FEED_STATEMENTS (src/intel/object-statements.ts), `rowsPerPage` rows a page. */
+export function feedStatement(ctx: RowContext, feed: SeededFeed, page: 'listPage' | 'changesAfter', rowsPerPage: number): KeysetWalk['statement'] {
+  const { FEED_STATEMENTS } = ctx.statements.objects;
+  return (after) => ({
+    text: FEED_STATEMENTS[page],
+    values: FEED_STATEMENTS.parameters.values({ collectionId: feed.collectionId, after, limit: rowsPerPage, maxBytes: SERVICE_SETTINGS.pageMaxBytes }),
+  });
+}
+
+/**
+ * The module of a row that walks the seeded collection (`walkOf` says how, once it is seeded), measured
+ * by keysetWalkRow.
+ */
+export function keysetWalkModule(
+  row: RowModule['rows'][number],
+  route: string,
+  walkOf: (ctx: RowContext, feed: SeededFeed) => KeysetWalk | Promise<KeysetWalk>,
+): RowModule {
+  return {
+    rows: [row],
+    requires: [route],
+    async run(ctx) {
+      const feed = await seededFeed(ctx);
+      return [await keysetWalkRow(ctx, row, feed, await walkOf(ctx, feed))];
+    },
+  };
 }
 
 /**
  * `scale.readers` concurrent clients each walk the whole keyset through HTTP, every walk checked to take
- * exactly `pagesPerWalk` pages with a next link on all but the last; the baseline walks it with the same
+ * exactly `pagesPerWalk` pages with a next page on all but the last; the baseline walks it with the same
  * statement through raw `pg`, page by page.
  */
-export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Promise<RowResult> {
+async function keysetWalkRow(ctx: RowContext, row: RowModule['rows'][number], feed: SeededFeed, walkSpec: KeysetWalk): Promise<RowResult> {
   const { scale } = ctx;
-  const { feed, pagesPerWalk } = walkSpec;
+  const { pagesPerWalk } = walkSpec;
+  const nextPath = walkSpec.nextPath ?? ((_body, headers) => parseLinks(headers.link ?? headers.Link).next);
   let badWalks = 0;
 
   // One walk is one cycle of `pagesPerWalk` requests; autocannon keeps `context` for a whole cycle.
@@ -77,8 +109,8 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       if (!path) badWalks++;
       return { ...request, path: path ?? walkSpec.firstPath };
     },
-    onResponse: (_status, _body, context, headers) => {
-      context.next = parseLinks(headers.link ?? headers.Link).next;
+    onResponse: (_status, body, context, headers) => {
+      context.next = nextPath(body, headers);
       if ((page === pagesPerWalk - 1) === (context.next !== undefined)) badWalks++;
     },
   }));
@@ -87,11 +119,12 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       baseUrl: ctx.service.url,
       connections: scale.readers,
       amount: scale.readers * walks * pagesPerWalk,
-      headers: { Authorization: `Bearer ${feed.token}` },
+      headers: { Authorization: `Bearer ${feed.token}`, ...walkSpec.headers },
       requests: walk,
+      // Bodies are kept only for a walk that reads its next page from them.
+      keepBodies: walkSpec.nextPath !== undefined,
     }).done;
 
-  const { FEED_STATEMENTS } = ctx.statements.objects;
   const raw = (walks: number) => {
     const position = new Array<number>(scale.readers).fill(0);
     return dbLoad({
@@ -99,15 +132,8 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
       concurrency: scale.readers,
       amount: scale.readers * walks * pagesPerWalk,
       step: async ({ index, client }) => {
-        const { rows } = await client.query(
-          FEED_STATEMENTS[walkSpec.page],
-          FEED_STATEMENTS.parameters.values({
-            collectionId: feed.collectionId,
-            after: position[index],
-            limit: walkSpec.rowsPerPage,
-            maxBytes: SERVICE_SETTINGS.pageMaxBytes,
-          }),
-        );
+        const statement = walkSpec.statement(position[index]);
+        const { rows } = await client.query(statement.text, statement.values);
         const positions = rows
           .filter((row: { position: string | null }) => row.position !== null)
           .map((row: { position: string }) => Number(row.position));
@@ -119,7 +145,7 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
   const measured = await compare({
     rounds: scale.rounds,
     serviceLabel: walkSpec.serviceLabel,
-    baselineLabel: 'raw pg: same keyset SQL',
+    baselineLabel: walkSpec.baselineLabel,
     warmService: () => served(1),
     warmBaseline: () => raw(1),
     service: async () => ({ outcome: await served(scale.walks) }),
@@ -129,9 +155,9 @@ export async function keysetWalkRow(ctx: RowContext, walkSpec: KeysetWalk): Prom
     sql: ctx.sqlStats,
     sqlParity: true,
   });
-  if (badWalks > 0) throw new Error(`${badWalks} pages had a next link where none was expected, or lacked one`);
-  return finishRow(walkSpec.row, measured, [
-    `${scale.feedItems} ${walkSpec.noun}, ${pagesPerWalk} pages per walk, ${scale.readers} concurrent readers`,
+  if (badWalks > 0) throw new Error(`${badWalks} pages had a next page where none was expected, or lacked one`);
+  return finishRow(row, measured, [
+    `${walkSpec.walked}, ${pagesPerWalk} pages per walk, ${scale.readers} concurrent readers`,
     `≈ ${Math.round(measured.service.throughput * scale.pageLimit).toLocaleString('en-US')} ${walkSpec.noun}/s through the service`,
   ]);
 }

@@ -68,6 +68,15 @@ export async function createCollection(ctx: RowContext, label: string): Promise<
 }
 
 /**
+ * Numbers the change records waiting in `collection` (a first listing page numbers them). Records written
+ * past the service (by a baseline or a floor) wait for its sequencer, which numbers every collection's: the
+ * write rows call this outside their measured phases, so that a service phase pays only for its own.
+ */
+export async function numberPending(ctx: RowContext, collection: string): Promise<void> {
+  await ctx.admin.request('GET', `/intel/collections/${collection}/objects?limit=1`);
+}
+
+/**
  * What the write rows (3, 3c, 10) need: a collection the service writes (with JSON headers carrying a
  * bearer token allowed `actions` on it) and a twin collection of the same schema that the raw baseline
  * writes directly (its id), so both sides write into tables of the same size.

@@ -1,6 +1,6 @@
 import { dbLoad, httpLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule } from '../lib/row.js';
-import { ROUTES, writeTargets } from './intel-setup.js';
+import { numberPending, ROUTES, writeTargets } from './intel-setup.js';
 import { RAW_WRITE_ORIGIN } from './service-statements.js';
 
 const NEW = { id: '3a', title: 'object add, new objects (16 clients, 1 KB context)', unit: 'objects/s', target: { minRatio: 0.5 } };
@@ -27,14 +27,20 @@ export function benchObject(prefix: string, n: number, contextBytes: number, rev
   };
 }
 
+/** The `n`th add of a collection cycling through `cycle` objects: each pass re-sends them in a new revision (row 3d). */
+export const cycledObject = (prefix: string, n: number, cycle: number, contextBytes: number) =>
+  benchObject(prefix, n % cycle, contextBytes, 1 + Math.floor(n / cycle));
+
 /**
- * `POST …/objects` of object `pick()` from `connections` writers for `seconds`; `confirmed` collects the
- * numbers of the objects answered 204 (rows 3 and 19).
+ * `POST …/objects` of object `pick()` from `connections` writers for `seconds` (with `cycle`, the `pick()`th
+ * add of `cycledObject`); `confirmed` collects the numbers of the objects answered 204 (rows 3, 3c, 3d, 19).
  */
 export function objectAdds(
   target: { baseUrl: string; path: string; headers: Record<string, string> },
-  load: { connections: number; contextBytes: number; prefix: string; seconds: number; pick: () => number; confirmed?: number[] },
+  load: { connections: number; contextBytes: number; prefix: string; seconds: number; pick: () => number; cycle?: number; confirmed?: number[] },
 ) {
+  const objectOf = (n: number) =>
+    load.cycle === undefined ? benchObject(load.prefix, n, load.contextBytes) : cycledObject(load.prefix, n, load.cycle, load.contextBytes);
   return httpLoad({
     baseUrl: target.baseUrl,
     connections: load.connections,
@@ -46,7 +52,7 @@ export function objectAdds(
         path: target.path,
         setupRequest: (request, context) => {
           context.n = load.pick();
-          return { ...request, body: benchObject(load.prefix, context.n as number, load.contextBytes).body };
+          return { ...request, body: objectOf(context.n as number).body };
         },
         onResponse: (status, _body, context) => {
           if (status === 204) load.confirmed?.push(context.n as number);
@@ -118,12 +124,8 @@ export const row3: RowModule = {
     const raw = (seconds: number, pick: () => number) =>
       dbLoad({ pool: ctx.baselinePool, concurrency: scale.connections, durationS: seconds, step: (worker) => rawAdd(pick())(worker) });
 
-    // The baseline's change records wait for the service's sequencer, which numbers every collection's:
-    // they are numbered before each service phase (a first listing page of the baseline's collection
-    // numbers its pending records), so that the service's phases pay only for numbering its own.
-    const numberBaselineRecords = async () => {
-      await ctx.admin.request('GET', `/intel/collections/${direct.name}/objects?limit=1`);
-    };
+    // The baseline's change records are numbered before each service phase (see numberPending).
+    const numberBaselineRecords = () => numberPending(ctx, direct.name);
     const fresh = await compare({
       rounds: scale.rounds,
       prepareService: numberBaselineRecords,

@@ -1,7 +1,7 @@
-import { dbLoad, httpLoad } from '../lib/load.js';
+import { dbLoad } from '../lib/load.js';
 import { compare, finishRow, floorSide, type RowContext, type RowModule, timedPhases } from '../lib/row.js';
-import { createCollection, ROUTES, writeTargets } from './intel-setup.js';
-import { benchObject } from './row3-object-add.js';
+import { createCollection, numberPending, ROUTES, writeTargets } from './intel-setup.js';
+import { benchObject, objectAdds } from './row3-object-add.js';
 
 const ROW = {
   id: '3c',
@@ -63,13 +63,7 @@ export const row3c: RowModule = {
     let directNext = 0;
     let floorNext = 0;
     const postTo = (baseUrl: string, path: string, prefix: string, seconds: number, pick: () => number) =>
-      httpLoad({
-        baseUrl,
-        connections: scale.connections,
-        durationS: seconds,
-        headers,
-        requests: [{ method: 'POST', path, setupRequest: (request) => ({ ...request, body: benchObject(prefix, pick(), scale.contextBytes).body }) }],
-      }).done;
+      objectAdds({ baseUrl, path, headers }, { connections: scale.connections, contextBytes: scale.contextBytes, prefix, seconds, pick });
     const post = (seconds: number) => postTo(ctx.service.url, `/intel/collections/${served.name}/objects`, `${ctx.runId}p`, seconds, () => servedNext++);
     const floorPost = (seconds: number) =>
       postTo(ctx.floorServer.url, `/intel/collections/${floorId}/objects`, `${ctx.runId}g`, seconds, () => floorNext++);
@@ -102,8 +96,8 @@ export const row3c: RowModule = {
       ...timedPhases(floorPost, raw, scale.warmupSeconds, scale.objectAddSeconds),
       ...floorSide(ctx),
     });
-    // The floor's records wait for a pass: a first listing page numbers them, outside any measured phase.
-    await ctx.admin.request('GET', `/intel/collections/${floorCollection.name}/objects?limit=1`);
+    // The floor's records wait for a pass, numbered outside any measured phase.
+    await numberPending(ctx, floorCollection.name);
     const notes = [`${scale.connections} concurrent writers, one collection per side`, `context ${scale.contextBytes} B`];
     return [
       finishRow(ROW, result, [...notes, `service at ${(result.service.throughput / floor.service.throughput).toFixed(2)} of the floor (3cf)`]),

@@ -1,7 +1,7 @@
-import { dbLoad, httpLoad } from '../lib/load.js';
+import { dbLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule, timedPhases } from '../lib/row.js';
-import { ROUTES, writeTargets } from './intel-setup.js';
-import { benchObject } from './row3-object-add.js';
+import { numberPending, ROUTES, writeTargets } from './intel-setup.js';
+import { benchObject, cycledObject, objectAdds } from './row3-object-add.js';
 import { ROW_3C_THROUGHPUT } from './row3c-parallel-adds.js';
 import { RAW_WRITE_ORIGIN } from './service-statements.js';
 
@@ -41,24 +41,11 @@ export const row3d: RowModule = {
     // Every request a new revision of the next object, so every add is an Update.
     let servedNext = 0;
     let directNext = 0;
-    const revision = (n: number) => 1 + Math.floor(n / objects);
     const post = (seconds: number) =>
-      httpLoad({
-        baseUrl: ctx.service.url,
-        connections: scale.connections,
-        durationS: seconds,
-        headers,
-        requests: [
-          {
-            method: 'POST',
-            path: `/intel/collections/${served.name}/objects`,
-            setupRequest: (request) => {
-              const n = servedNext++;
-              return { ...request, body: benchObject(prefix.served, n % objects, scale.contextBytes, revision(n)).body };
-            },
-          },
-        ],
-      }).done;
+      objectAdds(
+        { baseUrl: ctx.service.url, path: `/intel/collections/${served.name}/objects`, headers },
+        { connections: scale.connections, contextBytes: scale.contextBytes, prefix: prefix.served, seconds, pick: () => servedNext++, cycle: objects },
+      );
     const { OBJECT_STATEMENTS: { findHits, update }, findHitsParameters, WRITE_PARAMETERS } = ctx.statements.objects;
     const raw = (seconds: number) =>
       dbLoad({
@@ -67,7 +54,7 @@ export const row3d: RowModule = {
         durationS: seconds,
         step: async ({ client }) => {
           const n = directNext++;
-          const object = benchObject(prefix.direct, n % objects, scale.contextBytes, revision(n));
+          const object = cycledObject(prefix.direct, n, objects, scale.contextBytes);
           const hits = await client.query<{ id: string; keys: unknown }>({
             ...findHits,
             values: findHitsParameters(directId, [{ type: 'DomainName', value: object.value }], object.contextJson, { at: null, ttlSeconds: null }),
@@ -94,9 +81,7 @@ export const row3d: RowModule = {
         },
       });
     // As in row 3: the baseline's records are numbered before each service phase, outside the measurement.
-    const numberBaselineRecords = async () => {
-      await ctx.admin.request('GET', `/intel/collections/${direct.name}/objects?limit=1`);
-    };
+    const numberBaselineRecords = () => numberPending(ctx, direct.name);
     const result = await compare({
       rounds: scale.rounds,
       prepareService: numberBaselineRecords,

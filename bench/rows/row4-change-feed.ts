@@ -1,5 +1,4 @@
-import type { RowModule } from '../lib/row.js';
-import { keysetWalkRow, seededFeed } from './feed-setup.js';
+import { feedStatement, keysetWalkModule } from './feed-setup.js';
 
 const ROW = { id: '4', title: 'change feed read of the seeded changes, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 
@@ -9,25 +8,17 @@ const ROW = { id: '4', title: 'change feed read of the seeded changes, limit 100
  * `limit` 1000, until the empty page without a next link. Baseline: the same number of readers running
  * the service's keyset statement (ObjectsRepository.changesAfter, verbatim) page by page through raw `pg`.
  */
-export const row4: RowModule = {
-  rows: [ROW],
-  requires: ['GET /intel/collections/{collection_id}/objects/changes'],
-  async run(ctx) {
-    const feed = await seededFeed(ctx);
-    const limit = ctx.scale.pageLimit;
-    return [
-      await keysetWalkRow(ctx, {
-        row: ROW,
-        feed,
-        firstPath: `/intel/collections/${feed.name}/objects/changes?cursor=${feed.startCursor}&limit=${limit}`,
-        // Full pages, then one empty page (the only page without a next link, wire-contract §3.2).
-        pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit) + 1,
-        page: 'changesAfter',
-        rowsPerPage: limit,
-        nextPosition: (positions) => (positions.length === 0 ? 0 : positions[positions.length - 1]),
-        serviceLabel: 'GET …/objects/changes (limit 1000)',
-        noun: 'changes',
-      }),
-    ];
-  },
-};
+export const row4 = keysetWalkModule(ROW, 'GET /intel/collections/{collection_id}/objects/changes', (ctx, feed) => {
+  const limit = ctx.scale.pageLimit;
+  return {
+    firstPath: `/intel/collections/${feed.name}/objects/changes?cursor=${feed.startCursor}&limit=${limit}`,
+    // Full pages, then one empty page (the only page without a next link, wire-contract §3.2).
+    pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit) + 1,
+    statement: feedStatement(ctx, feed, 'changesAfter', limit),
+    nextPosition: (positions) => (positions.length === 0 ? 0 : positions[positions.length - 1]),
+    serviceLabel: 'GET …/objects/changes (limit 1000)',
+    baselineLabel: 'raw pg: same keyset SQL',
+    walked: `${ctx.scale.feedItems} changes`,
+    noun: 'changes',
+  };
+});

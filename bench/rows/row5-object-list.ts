@@ -1,5 +1,4 @@
-import type { RowModule } from '../lib/row.js';
-import { keysetWalkRow, seededFeed } from './feed-setup.js';
+import { feedStatement, keysetWalkModule } from './feed-setup.js';
 
 const ROW = { id: '5', title: 'object listing of the seeded objects, limit 1000', unit: 'pages/s', target: { minRatio: 0.3 } };
 
@@ -9,25 +8,17 @@ const ROW = { id: '5', title: 'object listing of the seeded objects, limit 1000'
  * the changes cursor) to the last (no next link). Baseline: the same readers running the service's keyset
  * statement (ObjectsRepository.listPage, verbatim, with limit + 1 rows like the service) through raw `pg`.
  */
-export const row5: RowModule = {
-  rows: [ROW],
-  requires: ['GET /intel/collections/{collection_id}/objects'],
-  async run(ctx) {
-    const feed = await seededFeed(ctx);
-    const limit = ctx.scale.pageLimit;
-    return [
-      await keysetWalkRow(ctx, {
-        row: ROW,
-        feed,
-        firstPath: `/intel/collections/${feed.name}/objects?limit=${limit}`,
-        pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit),
-        page: 'listPage',
-        // Like sliceAfterId: the (limit + 1)th row only says that a next page exists.
-        rowsPerPage: limit + 1,
-        nextPosition: (positions) => (positions.length > limit ? positions[limit - 1] : 0),
-        serviceLabel: 'GET …/objects (limit 1000)',
-        noun: 'objects',
-      }),
-    ];
-  },
-};
+export const row5 = keysetWalkModule(ROW, 'GET /intel/collections/{collection_id}/objects', (ctx, feed) => {
+  const limit = ctx.scale.pageLimit;
+  return {
+    firstPath: `/intel/collections/${feed.name}/objects?limit=${limit}`,
+    pagesPerWalk: Math.ceil(ctx.scale.feedItems / limit),
+    // Like sliceAfterId: the (limit + 1)th row only says that a next page exists.
+    statement: feedStatement(ctx, feed, 'listPage', limit + 1),
+    nextPosition: (positions) => (positions.length > limit ? positions[limit - 1] : 0),
+    serviceLabel: 'GET …/objects (limit 1000)',
+    baselineLabel: 'raw pg: same keyset SQL',
+    walked: `${ctx.scale.feedItems} objects`,
+    noun: 'objects',
+  };
+});

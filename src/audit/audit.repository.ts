@@ -11,16 +11,9 @@ const INSERT_ENTRIES = new PreparedStatement<never>(
    SELECT * FROM unnest($1::timestamptz[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[])`,
 );
 
-export interface AuditRow {
+/** A stored entry with its id (the keyset's tie-breaker). */
+export interface AuditRow extends AuditEntry {
   id: string;
-  at: Date;
-  keyId: number | null;
-  requestId: string;
-  method: string;
-  route: string;
-  target: string | null;
-  status: number;
-  address: string | null;
 }
 
 export interface AuditFilter {

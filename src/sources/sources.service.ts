@@ -18,28 +18,21 @@ import { parseSourceForm, type SourceForm } from './source-form.js';
 import { type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 
+/** The members a source keeps in columns of their own, which its form and its view both carry as they are. */
+function columnsOf(row: SourceRow): Omit<SourceForm, 'settings' | 'secrets'> {
+  return { name: row.name, collection: row.collection, kind: row.kind, enabled: row.enabled, intervalSeconds: row.intervalSeconds };
+}
+
 /** The stored source as the form it was made from (secrets included: only for a PATCH to start from). */
 export function formOf(row: SourceRow): SourceForm {
-  return {
-    name: row.name,
-    collection: row.collection,
-    kind: row.kind,
-    enabled: row.enabled,
-    intervalSeconds: row.intervalSeconds,
-    settings: row.settings,
-    secrets: row.secrets,
-  };
+  return { ...columnsOf(row), settings: row.settings, secrets: row.secrets };
 }
 
 /** The view: the settings with header names only and the username only (secrets are write-only), and the state. */
 export function sourceView(row: SourceRow): SourceView {
   const { headerNames, username, ...settings } = row.settings;
   return {
-    name: row.name,
-    collection: row.collection,
-    kind: row.kind,
-    enabled: row.enabled,
-    intervalSeconds: row.intervalSeconds,
+    ...columnsOf(row),
     ...settings,
     headers: headerNames,
     ...(username !== undefined && { basicAuth: { username } }),

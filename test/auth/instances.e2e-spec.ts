@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { createKey, tokenFor } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { eventually } from '../support/eventually.js';
 
 /** Two instances of one deployment: key caches never outlive a revocation made through the other. */
@@ -12,14 +12,10 @@ describe('several instances on one database', () => {
   let db: pg.Pool;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
     db = a.db;
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   const readResources = (app: TestApp, header: [string, string]) =>
     app.http().get('/auth/resources').set(header[0], header[1]);

@@ -4,7 +4,7 @@ import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { registerSchema, registerTask } from '../insight/insight-support.js';
 import { createCollection, listAll } from '../intel/objects.helpers.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/clients/api-client.js';
 import { eventually } from '../support/eventually.js';
 
@@ -19,15 +19,11 @@ describe('long-poll (wait)', () => {
 
   beforeAll(async () => {
     // A small pool: 200 waiters must not need a connection each.
-    a = await createTestApp({ DATABASE_POOL_SIZE: '10' });
-    b = await createTestApp({ DATABASE_POOL_SIZE: '10' }, a);
+    [a, b] = await createInstances(2, { DATABASE_POOL_SIZE: '10' });
     await createCollection(a, 'polled');
     await registerSchema(a);
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   const feed = (t: TestApp, cursor: string, query = '') =>
     t.http().get(`/intel/collections/polled/objects/changes?cursor=${cursor}${query}`).set('X-Api-Key', t.adminKey);

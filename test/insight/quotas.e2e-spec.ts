@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { domainParams, GOOD_RESULT, registerSchema, registerTask, VERDICT_SCHEMA, viewTask } from './insight-support.js';
 import { completeAs, executorKey, fleetTake, type FleetItem } from './executor-support.js';
 
@@ -13,17 +13,13 @@ describe('quotas per schema across instances (extensions §16)', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ TASK_LEASE_SECONDS: '60' });
-    second = await createTestApp({ TASK_LEASE_SECONDS: '60' }, t);
+    [t, second] = await createInstances(2, { TASK_LEASE_SECONDS: '60' });
     await registerSchema(t);
     await registerSchema(t, { ...VERDICT_SCHEMA, schemaID: 'paid', title: 'Paid' });
     await registerSchema(t, { ...VERDICT_SCHEMA, schemaID: 'capped', title: 'Capped' });
     key = await executorKey(t);
   });
-  afterAll(async () => {
-    await second.close();
-    await t.close();
-  });
+  afterAll(() => closeInstances([t, second]));
 
   it('hands out no more than the minute allows across two instances, keeps the rest waiting, and serves other schemas', async () => {
     expect((await quota('put', 'paid', { perMinute: 5, perDay: 1000 })).status).toBe(200);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { domainParams, GOOD_RESULT, registerSchema, viewTask } from './insight-support.js';
 import { completeAs, expireLease, fleetTake } from './executor-support.js';
 
@@ -17,14 +17,10 @@ describe('registration options: priority, maxAttempts, dedupe (extensions §16)'
   let second: TestApp;
 
   beforeAll(async () => {
-    t = await createTestApp({ TASK_LEASE_SECONDS: '60', TASK_MAX_DELIVERIES: '5' });
-    second = await createTestApp({ TASK_LEASE_SECONDS: '60', TASK_MAX_DELIVERIES: '5' }, t);
+    [t, second] = await createInstances(2, { TASK_LEASE_SECONDS: '60', TASK_MAX_DELIVERIES: '5' });
     await registerSchema(t);
   });
-  afterAll(async () => {
-    await second.close();
-    await t.close();
-  });
+  afterAll(() => closeInstances([t, second]));
 
   it('serves higher priority first, oldest first within one', async () => {
     const ids: Record<string, string> = {};

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ObjectsService } from '../../src/intel/objects.service.js';
-import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
-import { domain, UUID, writePaths } from './write-paths.helpers.js';
+import { domain, UUID, writableCollection, type writePaths } from './write-paths.helpers.js';
 
 interface StoredRecord {
   operation: string;
@@ -28,9 +26,7 @@ describe('attribution of change records', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' });
-    const taxiiId = await createCollection(t, collection);
-    writer = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, collection), actions: ['Read', 'Write'] }] });
-    paths = writePaths(t, collection, taxiiId, writer.key);
+    ({ writer, paths } = await writableCollection(t, collection));
   });
   afterAll(async () => {
     await t.close();

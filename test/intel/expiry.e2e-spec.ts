@@ -3,7 +3,7 @@ import pg from 'pg';
 import { WRITER_LOCK_CLASS } from '../../src/database/advisory-locks.js';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection, listAll, md5, sha1 } from './objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 
@@ -23,13 +23,9 @@ describe('object expiry', () => {
 
   beforeAll(async () => {
     // The job never runs by itself here: the tests run it, on both instances at once.
-    a = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' });
-    b = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' }, a);
+    [a, b] = await createInstances(2, { EXPIRY_INTERVAL_SECONDS: '3600' });
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   const add = (collection: string, body: object) =>
     a.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', a.adminKey).send(body);

@@ -5,6 +5,7 @@ import {
   type ChangeBody,
   canonical,
   createCollection,
+  follow,
   followAll,
   listAll,
   md5,
@@ -74,25 +75,6 @@ describe('change feed under concurrent writers', () => {
     return statuses;
   }
 
-  /** Follows the feed with small pages until told to stop and the feed is drained, as a polling client would. */
-  async function follower(startCursor: string, done: () => boolean): Promise<ChangeBody[]> {
-    const seen: ChangeBody[] = [];
-    let saved = startCursor;
-    for (;;) {
-      const finished = done();
-      const response = await fetch(`${base()}/changes?cursor=${saved}&limit=7`, { headers: headers() });
-      expect(response.status).toBe(200);
-      const page = (await response.json()) as ChangeBody[];
-      const next = parseLinks(response.headers.get('link') ?? undefined).next;
-      expect(next !== undefined).toBe(page.length > 0);
-      seen.push(...page);
-      if (next) saved = cursorOf(next) as string;
-      // Only an empty page read after every writer finished proves the follower has caught up.
-      if (page.length === 0 && finished) return seen;
-      if (page.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
-
   /** First listing pages (the whole collection fits one) taken while the writers run, with their changes cursors. */
   async function lister(done: () => boolean): Promise<{ objects: ObjectViewBody[]; cursor: string }[]> {
     const snapshots: { objects: ObjectViewBody[]; cursor: string }[] = [];
@@ -115,7 +97,7 @@ describe('change feed under concurrent writers', () => {
     const snapshot = await listAll(t, 'busy', 4);
 
     let writersDone = false;
-    const following = follower(snapshot.changesCursor, () => writersDone);
+    const following = follow(t, 'busy', snapshot.changesCursor, () => writersDone, { limit: 7, longPoll: false });
     const listing = lister(() => writersDone);
     const statuses = (await Promise.all(Array.from({ length: WRITERS }, (_, id) => writer(id)))).flat();
     writersDone = true;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { cursorOf, parseLinks } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
-import { type ChangeBody, canonical, createCollection, followAll, listAll, md5, type ObjectViewBody, replay, sha1 } from './objects.helpers.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
+import { type ChangeBody, canonical, createCollection, follow, followAll, listAll, md5, type ObjectViewBody, replay, sha1 } from './objects.helpers.js';
 
 /** Few objects, so that nearly every write hits an object other clients are writing at the same moment. */
 const POOL = 3;
@@ -29,26 +28,8 @@ async function whileFollowed<Result>(
   cursor: string,
   work: () => Promise<Result>,
 ): Promise<{ results: Result; feed: ChangeBody[] }> {
-  const headers = { 'X-Api-Key': apps[0].adminKey };
   let done = false;
-  const follower = async (app: TestApp): Promise<ChangeBody[]> => {
-    const seen: ChangeBody[] = [];
-    let saved = cursor;
-    for (;;) {
-      const finished = done;
-      const response = await fetch(`${app.url}/intel/collections/${collection}/objects/changes?cursor=${saved}&limit=5${finished ? '' : '&wait=1'}`, {
-        headers,
-      });
-      expect(response.status).toBe(200);
-      const page = (await response.json()) as ChangeBody[];
-      const next = parseLinks(response.headers.get('link') ?? undefined).next;
-      expect(next !== undefined).toBe(page.length > 0);
-      seen.push(...page);
-      if (next) saved = cursorOf(next) as string;
-      if (page.length === 0 && finished) return seen;
-    }
-  };
-  const following = apps.map(follower);
+  const following = apps.map((app) => follow(app, collection, cursor, () => done, { limit: 5, longPoll: true }));
   const results = await work();
   done = true;
   const seen = await Promise.all(following);
@@ -243,13 +224,9 @@ describe('change feed: concurrent writes of the same objects', () => {
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   it('one instance: single writes, batches and deletes of the same objects; a follower sees each change once, per object in commit order', async () => {
     await createCollection(a, 'same-one');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { eventually } from '../support/eventually.js';
 
 const schema = (schemaID: string, minimum: number) => ({
@@ -14,13 +14,9 @@ describe('intel caches across instances', () => {
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   const as = (app: TestApp) => ({
     post: (path: string, body: object) => app.http().post(path).set('X-Api-Key', app.adminKey).send(body),

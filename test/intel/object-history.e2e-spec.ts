@@ -4,7 +4,7 @@ import { expectError } from '../support/clients/intel.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
-import { domain, UUID, writePaths } from './write-paths.helpers.js';
+import { domain, UUID, writableCollection, type writePaths } from './write-paths.helpers.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -33,9 +33,7 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
 
   beforeAll(async () => {
     t = await createTestApp({ EXPIRY_INTERVAL_SECONDS: '3600' });
-    const taxiiId = await createCollection(t, collection);
-    writer = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, collection), actions: ['Read', 'Write'] }] });
-    paths = writePaths(t, collection, taxiiId, writer.key);
+    ({ writer, paths } = await writableCollection(t, collection));
   });
   afterAll(async () => {
     await t.close();

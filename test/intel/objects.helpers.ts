@@ -84,6 +84,31 @@ export async function followAll(t: TestApp, collection: string, cursor: string, 
   }
 }
 
+/**
+ * Follows the feed of `collection` on `app` from `cursor` as a polling client does, while writers run:
+ * an empty page waits (`wait=1` with `longPoll`, else a short sleep) until `done()`; only an empty page read
+ * after `done()` proves it caught up. Every page is checked to carry a next link exactly when it is not empty.
+ */
+export async function follow(app: TestApp, collection: string, cursor: string, done: () => boolean, { limit, longPoll }: { limit: number; longPoll: boolean }) {
+  const seen: ChangeBody[] = [];
+  let saved = cursor;
+  for (;;) {
+    const finished = done();
+    const wait = longPoll && !finished ? '&wait=1' : '';
+    const response = await fetch(`${app.url}/intel/collections/${collection}/objects/changes?cursor=${saved}&limit=${limit}${wait}`, {
+      headers: { 'X-Api-Key': app.adminKey },
+    });
+    expect(response.status).toBe(200);
+    const page = (await response.json()) as ChangeBody[];
+    const next = parseLinks(response.headers.get('link') ?? undefined).next;
+    expect(next !== undefined).toBe(page.length > 0);
+    seen.push(...page);
+    if (next) saved = cursorOf(next) as string;
+    if (page.length === 0 && finished) return seen;
+    if (page.length === 0 && !longPoll) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const keyIds = (object: ObjectViewBody) => object.keys.map((key) => `${key.type}:${key.value}`);
 
 /** Applies changes to a listing: each change carries the object's whole state, identified by its keys. */

@@ -1,8 +1,9 @@
 import { expect } from '@jest/globals';
 import type { Test } from 'supertest';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
+import { createKey } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
-import { ROOT, taxiiClient } from '../taxii/taxii-support.js';
+import { createCollection, resourceIdOf, ROOT, taxiiClient } from '../taxii/taxii-support.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -101,4 +102,11 @@ export function writePaths(t: TestApp, collection: string, taxiiId: string, key:
       return added;
     },
   };
+}
+
+/** Creates `collection` and a key that may read and write it: the writer, and every write path as that key. */
+export async function writableCollection(t: TestApp, collection: string) {
+  const taxiiId = await createCollection(t, collection);
+  const writer = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, collection), actions: ['Read', 'Write'] }] });
+  return { writer, paths: writePaths(t, collection, taxiiId, writer.key) };
 }

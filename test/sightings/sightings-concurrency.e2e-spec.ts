@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 
 const OBJECTS = 40;
@@ -42,8 +42,7 @@ describe('sightings from 8 concurrent clients on two instances', () => {
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
     await createCollection(a, 'watched');
     const objects = Array.from({ length: OBJECTS }, (_, i) => ({
       type: 'File',
@@ -53,10 +52,7 @@ describe('sightings from 8 concurrent clients on two instances', () => {
     const added = await a.http().post('/intel/collections/watched/objects/batch').set('X-Api-Key', a.adminKey).send(objects);
     expect(added.body.added).toBe(OBJECTS);
   });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   it('counts every item exactly once (ids once across clients and instances) and every source once per object', async () => {
     const statuses = await Promise.all(

@@ -82,6 +82,22 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
 }
 
 /**
+ * `count` instances of one deployment, all with `settings`: the first on a fresh database, the others sharing
+ * it (and its admin key), booted one after another. Close them with `closeInstances`.
+ */
+export async function createInstances(count: number, settings: Record<string, string> = {}): Promise<TestApp[]> {
+  const first = await createTestApp(settings);
+  const apps = [first];
+  while (apps.length < count) apps.push(await createTestApp(settings, first));
+  return apps;
+}
+
+/** Closes instances sharing a database, the last booted first; skips those a failed boot left undefined. */
+export async function closeInstances(apps: readonly (TestApp | undefined)[]): Promise<void> {
+  for (const app of [...apps].reverse()) await app?.close();
+}
+
+/**
  * A fresh database on the run's test cluster; returns its URL. Empty, or with `migrated` a copy of the run's
  * template on which every migration has been applied (test/support/global-setup.js).
  */

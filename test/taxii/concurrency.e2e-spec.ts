@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection, ROOT, TAXII } from './taxii-support.js';
 
 type Stix = Record<string, unknown> & { id: string; type: string; modified?: string; revoked?: boolean };
@@ -18,14 +18,10 @@ describe('TAXII reads under concurrent writers on two instances', () => {
   let collection: string;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
     collection = await createCollection(a, 'busy');
   });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   const taxiiGet = async (app: TestApp, query: string): Promise<{ envelope: Envelope; last?: string }> => {
     const response = await fetch(`${app.url}${ROOT}/collections/${collection}/objects/?${query}`, {

@@ -2,7 +2,7 @@ import { expectError } from '../support/clients/api-client.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey, parseLinks } from '../support/factories.js';
 import { eventually } from '../support/eventually.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { closeInstances, createInstances, createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
 
 const INTEL = 2;
@@ -262,14 +262,10 @@ describe('warninglists across instances', () => {
   let b: TestApp;
 
   beforeAll(async () => {
-    a = await createTestApp();
-    b = await createTestApp({}, a);
+    [a, b] = await createInstances(2);
   });
 
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+  afterAll(() => closeInstances([a, b]));
 
   it('a list changed through one instance acts on the other at its next request', async () => {
     const checkOn = async (app: TestApp, value: string) =>

@@ -17,6 +17,18 @@ export class ObjectKeyDto {
   value: string;
 }
 
+/** An object named by one of its keys in a query (wire-contract §7.4): `DELETE …/objects`, its history, its sightings. */
+export class ObjectKeyQueryDto {
+  @ApiProperty({ enum: KEY_TYPES })
+  @IsIn(KEY_TYPES)
+  objectKeyType: KeyType;
+
+  @ApiProperty({ maxLength: MAX_INPUT_KEY_LENGTH, description: 'The key value; normalised like a submitted key.' })
+  @IsString()
+  @MaxLength(MAX_INPUT_KEY_LENGTH)
+  objectKey: string;
+}
+
 /** An indicator object as submitted: the body of `POST .../objects` and of a task result. */
 export class ObjectFormDto {
   @ApiProperty({ enum: OBJECT_TYPES })

@@ -4,7 +4,7 @@ import { MAX_FORM_BYTES } from '../console-http.js';
 import { html, type Html } from '../html.js';
 import { MAX_LOOKUP_LINES } from '../indicator-lines.js';
 import { objectHref, sightingSummaryOf } from './collections.view.js';
-import { alert, dataTable, formField } from './components.js';
+import { alert, type Column, dataTable, formField } from './components.js';
 import { Screen } from './layout.js';
 
 export interface LookupOutcome {
@@ -43,6 +43,12 @@ ${outcome && results(outcome)}`,
   );
 }
 
+/** The first columns of the known and the unknown-but-warned tables: the key looked up. */
+const KEY_COLUMNS: readonly Column<LookupResultView>[] = [
+  { header: 'Indicator', className: 'mono', cell: (result) => result.key.value },
+  { header: 'Type', cell: (result) => result.key.type },
+];
+
 function results({ known, unknown, unknownWarned, invalid }: LookupOutcome): Html {
   return html`<section aria-labelledby="summary"><h2 id="summary" tabindex="-1">${known.length} known, ${unknown.length} unknown${
     invalid.length > 0 ? html`, ${invalid.length} not indicators` : ''
@@ -54,8 +60,7 @@ ${
     caption: 'Known',
     rows: known,
     columns: [
-      { header: 'Indicator', className: 'mono', cell: (result) => result.key.value },
-      { header: 'Type', cell: (result) => result.key.type },
+      ...KEY_COLUMNS,
       {
         header: 'Found in',
         cell: (result) => result.matches.map((match) => html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> `),
@@ -77,8 +82,7 @@ ${
     caption: 'Unknown indicators on warninglists',
     rows: unknownWarned,
     columns: [
-      { header: 'Indicator', className: 'mono', cell: (result) => result.key.value },
-      { header: 'Type', cell: (result) => result.key.type },
+      ...KEY_COLUMNS,
       { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) },
     ],
   })

@@ -3,11 +3,9 @@ import type { RunView, SourceView } from '../../sources/dto/source.dto.js';
 import type { WarninglistView } from '../../warninglists/dto/warninglist.dto.js';
 import { escapeHtml } from '../html.js';
 import type { Screen } from './layout.js';
+import { HOSTILE, itShowsStoredTextAsText } from './screens.spec-helpers.js';
 import { sourcesView, sourceView } from './sources.view.js';
 import { warninglistsView, warninglistView } from './warninglists.view.js';
-
-/** Stored text (names, URLs, descriptions, entries, run errors, rejected values) that would be markup if shown unescaped. */
-const HOSTILE = `<script>x()</script>"><img src=x onerror='y()'>`;
 
 const source = {
   name: HOSTILE,
@@ -72,13 +70,7 @@ const SCREENS: Array<[string, Screen]> = [
 ];
 
 describe('console views of sources and warninglists', () => {
-  it.each(SCREENS)('%s shows stored text as text', (_name, screen) => {
-    const text = `${escapeHtml(screen.title)}${screen.body.text}`;
-    expect(text).not.toContain('<script');
-    expect(text).not.toContain('<img');
-    expect(text).not.toContain(`onerror='`);
-    expect(text).toContain(escapeHtml(HOSTILE));
-  });
+  itShowsStoredTextAsText(SCREENS);
 
   it('shows a source\'s state, next run and claims, and "Run now" only to a key that may run it', () => {
     const readable = { ...source, name: 'urlhaus', collection: 'feeds' };

@@ -7,10 +7,8 @@ import { escapeHtml } from '../html.js';
 import { objectView, sightingSummaryOf } from './collections.view.js';
 import type { Screen } from './layout.js';
 import { lookupView } from './lookup.view.js';
+import { HOSTILE, itShowsStoredTextAsText } from './screens.spec-helpers.js';
 import { taskView } from './tasks.view.js';
-
-/** Text from data, executors or lists that would be markup if shown unescaped. */
-const HOSTILE = `<script>x()</script>"><img src=x onerror='y()'>`;
 
 const key = { type: 'DomainName', value: HOSTILE } as const;
 const object = { type: 'DomainName', keys: [key], context: {} } as unknown as ObjectView;
@@ -59,13 +57,7 @@ const SCREENS: Array<[string, Screen]> = [
 ];
 
 describe('console views of attempts, sightings and warnings', () => {
-  it.each(SCREENS)('%s shows stored text as text', (_name, screen) => {
-    const text = `${escapeHtml(screen.title)}${screen.body.text}`;
-    expect(text).not.toContain('<script');
-    expect(text).not.toContain('<img');
-    expect(text).not.toContain(`onerror='`);
-    expect(text).toContain(escapeHtml(HOSTILE));
-  });
+  itShowsStoredTextAsText(SCREENS);
 
   it('offers cancel while a task is pending and retry once it failed, only to a key that may write tasks', () => {
     const buttons = (view: TaskDetailView, canWrite = true) => [...taskView(view, { canWrite }).body.text.matchAll(/<button[^>]*>([^<]*)</g)].map((m) => m[1]);

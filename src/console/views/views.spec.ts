@@ -1,18 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ObjectView } from '../../intel/dto/object.dto.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
-import { escapeHtml } from '../html.js';
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
 import { changesFragment, changesView, collectionsView, collectionView, objectView, whatChanged } from './collections.view.js';
 import { fileView, filesView } from './files.view.js';
 import { keyCreatedView, keyEditorView, keysView } from './keys.view.js';
 import type { Screen } from './layout.js';
 import { lookupView } from './lookup.view.js';
+import { HOSTILE, itShowsStoredTextAsText } from './screens.spec-helpers.js';
 import { homeView, signInView } from './session.view.js';
 import { registerTaskView, tasksView, taskView } from './tasks.view.js';
-
-/** Stored text (descriptions, contexts, names, titles, messages) that would be markup if shown unescaped. */
-const HOSTILE = `<script>x()</script>"><img src=x onerror='y()'>`;
 
 const object: ObjectView = {
   type: 'DomainName',
@@ -106,17 +103,8 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
   ['file', fileView({ fileID: HOSTILE, name: HOSTILE, size: 1, sha256: HOSTILE })],
 ];
 
-function textOf(screen: Screen | { text: string }): string {
-  return 'body' in screen ? `${escapeHtml(screen.title)}${screen.body.text}` : screen.text;
-}
-
 describe('console views', () => {
-  it.each(SCREENS)('%s shows stored text as text', (_name, screen) => {
-    const text = textOf(screen);
-    expect(text).not.toContain('<script');
-    expect(text).not.toContain('<img');
-    expect(text).not.toContain(`onerror='`);
-  });
+  itShowsStoredTextAsText(SCREENS);
 
   it('names a key\'s resources by path, with their actions and daily limits', () => {
     const text = keysView({

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsOptional, IsString, Matches } from 'class-validator';
 import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../common/indicators/indicators.js';
-import { MAX_INPUT_KEY_LENGTH, ObjectFormDto } from '../../common/indicators/object-form.dto.js';
+import { ObjectFormDto, ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { WaitQuery } from '../../common/http/long-poll.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
@@ -19,16 +19,7 @@ export class CollectionIdParamDto {
 export class ListObjectsQueryDto extends IntersectionType(PageQueryDto, SightingFilterQueryDto) {}
 
 /** The object to delete, named by one of its keys (wire-contract §7.4: query, not body). */
-export class DeleteObjectQueryDto {
-  @ApiProperty({ enum: KEY_TYPES })
-  @IsIn(KEY_TYPES)
-  objectKeyType: KeyType;
-
-  @ApiProperty({ maxLength: MAX_INPUT_KEY_LENGTH, description: 'The key value; normalised like a submitted key.' })
-  @IsString()
-  @MaxLength(MAX_INPUT_KEY_LENGTH)
-  objectKey: string;
-}
+export class DeleteObjectQueryDto extends ObjectKeyQueryDto {}
 
 /** The body of `POST .../objects`: the indicator object form plus its optional expiry. */
 export class ObjectAddDto extends ObjectFormDto {

@@ -2,8 +2,9 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequirePermission } from '../../common/guard/access.decorators.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
+import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
-import { HistoryEntryView, HistoryQueryDto, ObjectKeyQueryDto, ProvenanceView } from './history.dto.js';
+import { HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryService } from './history.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;

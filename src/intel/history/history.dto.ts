@@ -1,16 +1,14 @@
 import { ApiProperty, IntersectionType } from '@nestjs/swagger';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
-import { DeleteObjectQueryDto, ObjectView } from '../dto/object.dto.js';
+import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
+import { ObjectView } from '../dto/object.dto.js';
 import { WRITE_VIAS, type WriteVia } from '../write-origin.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 
-/** The key an object is named by (`objectKeyType`, `objectKey`), as DELETE …/objects takes it. */
-export class ObjectKeyQueryDto extends DeleteObjectQueryDto {}
-
 /** `GET …/objects/history`: the key, paged. */
-export class HistoryQueryDto extends IntersectionType(PageQueryDto, DeleteObjectQueryDto) {}
+export class HistoryQueryDto extends IntersectionType(PageQueryDto, ObjectKeyQueryDto) {}
 
 /** One change of an object's history (extensions §14). */
 export class HistoryEntryView {

@@ -1,7 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
-import { MAX_INPUT_KEY_LENGTH } from '../../common/indicators/object-form.dto.js';
+import { MAX_INPUT_KEY_LENGTH, ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 
@@ -99,16 +99,7 @@ export class SightingView {
   count: number;
 }
 
-export class ListSightingsQueryDto extends PageQueryDto {
-  @ApiProperty({ enum: KEY_TYPES })
-  @IsIn(KEY_TYPES)
-  objectKeyType: KeyType;
-
-  @ApiProperty({ maxLength: MAX_INPUT_KEY_LENGTH, description: 'The key value; normalised like a submitted key.' })
-  @IsString()
-  @MaxLength(MAX_INPUT_KEY_LENGTH)
-  objectKey: string;
-
+export class ListSightingsQueryDto extends IntersectionType(PageQueryDto, ObjectKeyQueryDto) {
   @ApiPropertyOptional({ format: 'date-time', description: 'Only sightings at or after this moment (RFC 3339).' })
   @IsOptional()
   @Matches(DATE_TIME_PATTERN, { message: 'since must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })

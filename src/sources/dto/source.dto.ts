@@ -179,27 +179,10 @@ export class RunErrorView {
   message: string;
 }
 
-export class RunView {
-  @ApiProperty({ format: 'uuid' })
-  runID: string;
-
-  @ApiProperty({ enum: ['schedule', 'manual'] })
-  trigger: string;
-
-  @ApiProperty({ format: 'date-time' })
-  startedAt: string;
-
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'null while it runs.' })
-  finishedAt: string | null;
-
-  @ApiProperty({ type: String, nullable: true, enum: ['ok', 'notModified', 'unchanged', 'suspect', 'failed'] })
-  outcome: string | null;
-
+/** What a run found and did: the counts of a run's log entry that a dry run (`POST …/test`) answers too. */
+export class RunResultView {
   @ApiProperty({ type: 'integer', nullable: true })
   httpStatus: number | null;
-
-  @ApiProperty({ type: 'integer', nullable: true })
-  bytes: number | null;
 
   @ApiProperty({ type: 'integer', description: 'Records parsed, rejected ones included.' })
   items: number;
@@ -218,35 +201,34 @@ export class RunView {
 
   @ApiProperty({ type: [RejectionView], description: 'The first 100 rejected records.' })
   rejections: RejectionView[];
+}
+
+export class RunView extends RunResultView {
+  @ApiProperty({ format: 'uuid' })
+  runID: string;
+
+  @ApiProperty({ enum: ['schedule', 'manual'] })
+  trigger: string;
+
+  @ApiProperty({ format: 'date-time' })
+  startedAt: string;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'null while it runs.' })
+  finishedAt: string | null;
+
+  @ApiProperty({ type: String, nullable: true, enum: ['ok', 'notModified', 'unchanged', 'suspect', 'failed'] })
+  outcome: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  bytes: number | null;
 
   @ApiProperty({ type: RunErrorView, nullable: true })
   error: RunErrorView | null;
 }
 
-export class DryRunView {
-  @ApiProperty({ type: 'integer', nullable: true })
-  httpStatus: number | null;
-
-  @ApiProperty({ type: 'integer' })
-  items: number;
-
-  @ApiProperty({ type: 'integer' })
-  added: number;
-
-  @ApiProperty({ type: 'integer' })
-  updated: number;
-
+export class DryRunView extends RunResultView {
   @ApiProperty({ type: 'integer' })
   unchanged: number;
-
-  @ApiProperty({ type: 'integer' })
-  withdrawn: number;
-
-  @ApiProperty({ type: 'integer' })
-  rejected: number;
-
-  @ApiProperty({ type: [RejectionView] })
-  rejections: RejectionView[];
 
   @ApiProperty({ description: 'Whether a run would be suspect (no claim would end).' })
   suspect: boolean;
