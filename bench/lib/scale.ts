@@ -103,9 +103,7 @@ export const QUICK: Scale = {
   // A second per phase: on a loaded machine (a test suite beside it) a heavy request (a lookup of 1,000
   // keys, a page of 1,000 objects) took longer than half a second, and a phase ended with none finished.
   cheapSeconds: 1,
-  // Object adds are light (dozens finish in half a second with 16 clients on a loaded machine); a timed
-  // phase costs its length in CPU on every core, and the bench test runs these phases a dozen times.
-  objectAddSeconds: 0.5,
+  objectAddSeconds: 1,
   warmupSeconds: 0.2,
   feedItems: 3_000,
   readers: 2,
