@@ -17,9 +17,11 @@ describe('the build script', () => {
     writeFileSync(join(project, 'scripts', 'build.mjs'), readFileSync(join(process.cwd(), 'scripts', 'build.mjs')));
     symlinkSync(join(process.cwd(), 'node_modules'), join(project, 'node_modules'));
     writeFileSync(join(project, 'package.json'), '{"type":"module"}');
+    // The libraries as the service's own tsconfig.json has them: with the default ones (the DOM's among them),
+    // checked, each of the test's compiles took 4.5 s of CPU instead of under one.
     writeFileSync(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { module: 'NodeNext', target: 'ES2023', strict: true, types: [] } }),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', target: 'ES2023', lib: ['ES2023'], skipLibCheck: true, strict: true, types: [] } }),
     );
     writeFileSync(
       join(project, 'tsconfig.build.json'),
