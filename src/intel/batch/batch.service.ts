@@ -59,6 +59,11 @@ export interface RunSettlement {
   close?(manager: EntityManager): Promise<void>;
   rejected?(line: number, value: string, reason: string): void;
   dryRun: boolean;
+  /**
+   * The source claims nothing yet (its first run): its items are written without the set difference
+   * against the collection, which would find few of them unchanged; the batch path finds those itself.
+   */
+  fresh?: boolean;
 }
 
 /** A run's write: what its items did, and how many objects its ended claims removed. */
@@ -91,6 +96,15 @@ const formDigest = (form: ObjectForm) =>
   createHash('sha256')
     .update(JSON.stringify([form.type, form.keys.map(keyId), form.context, form.expiresAt ?? null]))
     .digest();
+
+/**
+ * A statement of a run's transaction sent ahead of its use (pg queues it on the connection): its failure is
+ * seen where it is awaited, and a failure elsewhere meanwhile rolls the transaction back anyway.
+ */
+function ahead<T>(statement: Promise<T>): Promise<T> {
+  statement.catch(() => undefined);
+  return statement;
+}
 
 /** Thrown inside a run's transaction to roll a dry run back. */
 class DryRun extends Error {
@@ -209,26 +223,41 @@ export class BatchService {
           // meanwhile. A source whose last body is known stages its forms unchecked first, so that a repeat
           // of that body (found by its digest) costs no item's checks.
           const deferred = run.previousDigest !== null;
+          // A chunk's INSERT runs while the next chunk is parsed and checked (PostgreSQL and the service on
+          // different cores): one statement in flight at a time, awaited before the next and after the last.
+          let staging: Promise<void> = Promise.resolve();
           for await (const chunk of chunksOf(run.forms, RUN_CHUNK)) {
-            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form), form: JSON.stringify(form) }));
-            if (deferred) await stage.addUnchecked(forms);
-            else await stage.add(forms, await this.checked(collection, chunk, write, run));
+            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form) }));
+            const objects = deferred ? null : await this.checked(collection, chunk, write, run);
+            await staging;
+            staging = ahead(
+              objects === null ? stage.addUnchecked(forms.map((item, index) => ({ ...item, form: JSON.stringify(chunk[index].form) }))) : stage.add(forms, objects),
+            );
           }
+          await staging;
           const digest = await stage.digest();
           const repeat = digest === run.previousDigest;
-          for (let after = -1; deferred && !repeat; ) {
-            const forms = await stage.nextUnchecked(after, RUN_CHUNK);
-            if (forms.length === 0) break;
-            after = forms[forms.length - 1].n;
-            const parsed = forms.map(({ line, form }): RunForm => ({ line, form: JSON.parse(form) as ObjectForm }));
-            await stage.check(forms, await this.checked(collection, parsed, write, run));
+          if (deferred && !repeat) {
+            // The same overlap: the next chunk is read, and this one's objects written, while a chunk is
+            // checked. A read goes before the write of the chunk it follows, and never reads what it writes.
+            let checking: Promise<void> = Promise.resolve();
+            for (let next = ahead(stage.nextUnchecked(-1, RUN_CHUNK)); ; ) {
+              const forms = await next;
+              if (forms.length === 0) break;
+              next = ahead(stage.nextUnchecked(forms[forms.length - 1].n, RUN_CHUNK));
+              const parsed = forms.map(({ line, form }): RunForm => ({ line, form: JSON.parse(form) as ObjectForm }));
+              const objects = await this.checked(collection, parsed, write, run);
+              await checking;
+              checking = ahead(stage.check(forms, objects));
+            }
+            await checking;
           }
           body = { digest, forms: stage.size, repeat };
         }
         await this.objectsRepository.lockCollection(manager, collection.id);
         await run.settle(manager, { body, ...stage.tables });
         if (body !== null && !body.repeat) {
-          write.unchanged += (await stage.pending(collection.id)).unchanged;
+          if (!run.fresh) write.unchanged += (await stage.pending(collection.id)).unchanged;
           for (let after = -1; ; ) {
             const staged = await stage.nextPending(after, RUN_CHUNK);
             if (staged.length === 0) break;
