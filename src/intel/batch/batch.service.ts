@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -77,6 +78,9 @@ export interface RunWrite {
 
 /** Items of a run staged, read back and written per statement: bounded memory, statements of a batch's size. */
 const RUN_CHUNK = 5_000;
+
+/** Items of a run checked between two turns of the event loop. */
+const CHECK_SLICE = 250;
 
 /** Up to `size` items of `source` at a time. */
 async function* chunksOf<T>(source: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
@@ -319,9 +323,17 @@ export class BatchService {
     return report(written.plan.outcomes);
   }
 
-  /** A run's forms through the checks of `apply`: their objects (null: failed, counted and reported to the run). */
+  /**
+   * A run's forms through the checks of `apply`: their objects (null: failed, counted and reported to the
+   * run). By slices, each after a turn of the event loop: the checks resolve without I/O, and a chunk of
+   * them at once would hold up every request of the instance (and its connections' set-up) meanwhile.
+   */
   private async checked(collection: CollectionRecord, forms: RunForm[], write: RunWrite, run: RunSettlement): Promise<(PreparedObject | null)[]> {
-    const items = await this.prepareAll(collection, forms.map(({ form }) => form));
+    const items: PreparedItem[] = [];
+    for (let start = 0; start < forms.length; start += CHECK_SLICE) {
+      await setImmediate();
+      items.push(...(await this.prepareAll(collection, forms.slice(start, start + CHECK_SLICE).map(({ form }) => form))));
+    }
     return items.map((item, index) => {
       if (item.kind === 'add') return item.object;
       if (item.kind === 'failed') {
