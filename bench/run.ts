@@ -262,7 +262,7 @@ async function main(): Promise<number> {
           runDir: join(runDir, name),
           repoRoot: options.repoRoot,
           extraEnv: { ...s3?.serviceEnv(), ...options.serviceEnv, ...settings },
-          nodeArgs: startFlags(options.serviceDir),
+          nodeArgs: [...startFlags(options.serviceDir), ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
         }),
     };
 

@@ -62,7 +62,8 @@ export const row20: RowModule = {
   rows: [ROW20, ROW20B, ROW20C],
   requires: ['POST /intel/sources', 'POST /intel/sources/{name}/runs', 'GET /intel/sources/{name}/runs', 'POST /intel/collections/{collection_id}/objects/batch'],
   async run(ctx: RowContext) {
-    const lines = ctx.scale.quick ? 5_000 : 1_000_000;
+    // --quick: 5,000 lines (enough for the bench's own test); ROW20_LINES sets another quick size to measure a change with.
+    const lines = ctx.scale.quick ? Number(process.env.ROW20_LINES ?? 5_000) : 1_000_000;
     let body = listOf(range(0, lines));
     const server: Server = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(body.length) }).end(body);

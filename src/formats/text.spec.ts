@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { normalizeKey } from '../common/indicators/indicators.js';
 import { all, cut, defang, indicatorArb } from './arbitraries.spec-helpers.js';
-import { extractIndicators, NO_INDICATOR, refang, streamTextList } from './text.js';
+import { extractAll, extractIndicators, NO_INDICATOR, refang, streamTextList } from './text.js';
 
 const keys = (text: string) => extractIndicators(text).map((key) => `${key.type} ${key.value}`).sort();
 
@@ -62,6 +62,22 @@ describe('free text, fuzzed', () => {
       fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => {
         for (const key of extractIndicators(text)) expect(normalizeKey(key)).toEqual(key);
       }),
+    );
+  });
+
+  it('finds in a text that is one address, network or hash alone exactly what the whole extraction finds', () => {
+    const number = fc.oneof(fc.integer({ min: 0, max: 255 }).map(String), fc.stringMatching(/^[0-9]{1,3}$/));
+    const quad = fc.tuple(number, number, number, number).map((parts) => parts.join('.'));
+    const alone = fc.oneof(
+      quad,
+      fc.tuple(quad, fc.stringMatching(/^[0-9]{1,2}$/)).map(([address, bits]) => `${address}/${bits}`),
+      ...[32, 40, 64, 128].map((length) => fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEF'), minLength: length, maxLength: length })),
+    );
+    fc.assert(
+      fc.property(alone, (text) => {
+        expect(extractIndicators(text)).toEqual(extractAll(text));
+      }),
+      { numRuns: 2_000 },
     );
   });
 

@@ -197,6 +197,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
           dryRun,
           forms: records === null ? null : this.formsOf(records, result, keep),
           previousDigest: dryRun || feed !== null ? null : source.bodyDigest,
+          fresh: source.claims === 0,
           rejected: (line, value, reason) => keep({ line, value, reason }),
           settle: async (manager, staged) => {
             body = staged.body;

@@ -130,6 +130,16 @@ export class SourcesRepository {
     return rows[0];
   }
 
+  /**
+   * A source's id and collection, without counting its claims (`find` does, for views): what the access
+   * rule, the run log and the claims pages need, read on every poll of a run's progress.
+   */
+  async locate(name: string): Promise<{ id: number; collection: string } | undefined> {
+    if (!SOURCE_NAME_PATTERN.test(name)) return undefined;
+    const rows: { id: number; collection: string }[] = await this.dataSource.query(`SELECT id, collection FROM sources_source WHERE name = $1`, [name]);
+    return rows[0];
+  }
+
   /** Sources in creation order after `afterId`, only of `collections` unless null (every one). */
   async list(afterId: number, limit: number, collections: string[] | null): Promise<SourceRow[]> {
     return this.dataSource.query(

@@ -90,7 +90,7 @@ export class SourcesService implements ChildNameResolver {
   }
 
   async nameOf(sourceName: string): Promise<string | undefined> {
-    return (await this.repository.find(sourceName))?.collection;
+    return (await this.repository.locate(sourceName))?.collection;
   }
 
   async create(body: unknown): Promise<SourceRegistrationView> {
@@ -102,6 +102,13 @@ export class SourcesService implements ChildNameResolver {
 
   async find(name: string): Promise<SourceRow> {
     const row = await this.repository.find(name);
+    if (!row) throw SourcesErrors.notFound(name);
+    return row;
+  }
+
+  /** 404 for an unknown source; its id and collection only (no count of its claims). */
+  private async located(name: string): Promise<{ id: number; collection: string }> {
+    const row = await this.repository.locate(name);
     if (!row) throw SourcesErrors.notFound(name);
     return row;
   }
@@ -152,7 +159,7 @@ export class SourcesService implements ChildNameResolver {
   }
 
   async runs(name: string, query: PageQueryDto): Promise<PageResult<RunView>> {
-    const row = await this.find(name);
+    const row = await this.located(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isRunCursor);
     const rows = await this.repository.runs(row.id, after && { startedAt: after.t, id: after.i }, page.limit + 1);
@@ -160,7 +167,7 @@ export class SourcesService implements ChildNameResolver {
   }
 
   async claims(name: string, query: PageQueryDto): Promise<PageResult<SourceClaimView>> {
-    const row = await this.find(name);
+    const row = await this.located(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isClaimCursor);
     const rows = await this.repository.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);

@@ -104,6 +104,26 @@ describe('source runs of large bodies', () => {
     expect(await records(c)).toBe(4);
   });
 
+  it('a first run (no claims yet, no set difference): an object already stored as listed is unchanged, items naming one object replayed in body order', async () => {
+    const c = await fresh();
+    const key = (n: number) => ({ type: 'IPAddress', value: `198.51.100.${n}` });
+    expect((await t.intel.add(c, { type: 'IPAddress', keys: [key(3)], context: { c: '0' } })).status).toBe(204);
+    const name = await source(c, '/first.json', { kind: 'ndjson', valueField: 'v', contextFields: ['c'] });
+    feed.list('/first.json', ['1', '3', '1', '2', '3'].map((n, i) => `{"v":"198.51.100.${n}","c":"${i === 2 ? 1 : 0}"}`).join('\n') + '\n');
+    // .1 added then updated by its second line, .2 added, .3 (stored as listed, twice) unchanged.
+    expect(await run(name)).toMatchObject({ outcome: 'ok', items: 5, added: 2, updated: 1, withdrawn: 0, rejected: 0 });
+    const contexts = await t.db.query(
+      `SELECT o.keys->0->>'value' AS value, o.context FROM intel_object o JOIN intel_collection k ON k.id = o.collection_id WHERE k.name = $1 ORDER BY 1`,
+      [c],
+    );
+    expect(contexts.rows).toEqual([
+      { value: '198.51.100.1', context: { c: '1' } },
+      { value: '198.51.100.2', context: { c: '0' } },
+      { value: '198.51.100.3', context: { c: '0' } },
+    ]);
+    expect([await records(c), await claims(name)]).toEqual([4, 3]);
+  });
+
   it('native writes while a large run is staged and applied: all answered, and every change record is a real change consistent with the objects', async () => {
     const size = 10_000;
     const c = await fresh();

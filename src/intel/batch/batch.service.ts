@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -59,6 +60,11 @@ export interface RunSettlement {
   close?(manager: EntityManager): Promise<void>;
   rejected?(line: number, value: string, reason: string): void;
   dryRun: boolean;
+  /**
+   * The source claims nothing yet (its first run): its items are written without the set difference
+   * against the collection, which would find few of them unchanged; the batch path finds those itself.
+   */
+  fresh?: boolean;
 }
 
 /** A run's write: what its items did, and how many objects its ended claims removed. */
@@ -72,6 +78,9 @@ export interface RunWrite {
 
 /** Items of a run staged, read back and written per statement: bounded memory, statements of a batch's size. */
 const RUN_CHUNK = 5_000;
+
+/** Items of a run checked between two turns of the event loop. */
+const CHECK_SLICE = 250;
 
 /** Up to `size` items of `source` at a time. */
 async function* chunksOf<T>(source: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
@@ -91,6 +100,15 @@ const formDigest = (form: ObjectForm) =>
   createHash('sha256')
     .update(JSON.stringify([form.type, form.keys.map(keyId), form.context, form.expiresAt ?? null]))
     .digest();
+
+/**
+ * A statement of a run's transaction sent ahead of its use (pg queues it on the connection): its failure is
+ * seen where it is awaited, and a failure elsewhere meanwhile rolls the transaction back anyway.
+ */
+function ahead<T>(statement: Promise<T>): Promise<T> {
+  statement.catch(() => undefined);
+  return statement;
+}
 
 /** Thrown inside a run's transaction to roll a dry run back. */
 class DryRun extends Error {
@@ -209,26 +227,41 @@ export class BatchService {
           // meanwhile. A source whose last body is known stages its forms unchecked first, so that a repeat
           // of that body (found by its digest) costs no item's checks.
           const deferred = run.previousDigest !== null;
+          // A chunk's INSERT runs while the next chunk is parsed and checked (PostgreSQL and the service on
+          // different cores): one statement in flight at a time, awaited before the next and after the last.
+          let staging: Promise<void> = Promise.resolve();
           for await (const chunk of chunksOf(run.forms, RUN_CHUNK)) {
-            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form), form: JSON.stringify(form) }));
-            if (deferred) await stage.addUnchecked(forms);
-            else await stage.add(forms, await this.checked(collection, chunk, write, run));
+            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form) }));
+            const objects = deferred ? null : await this.checked(collection, chunk, write, run);
+            await staging;
+            staging = ahead(
+              objects === null ? stage.addUnchecked(forms.map((item, index) => ({ ...item, form: JSON.stringify(chunk[index].form) }))) : stage.add(forms, objects),
+            );
           }
+          await staging;
           const digest = await stage.digest();
           const repeat = digest === run.previousDigest;
-          for (let after = -1; deferred && !repeat; ) {
-            const forms = await stage.nextUnchecked(after, RUN_CHUNK);
-            if (forms.length === 0) break;
-            after = forms[forms.length - 1].n;
-            const parsed = forms.map(({ line, form }): RunForm => ({ line, form: JSON.parse(form) as ObjectForm }));
-            await stage.check(forms, await this.checked(collection, parsed, write, run));
+          if (deferred && !repeat) {
+            // The same overlap: the next chunk is read, and this one's objects written, while a chunk is
+            // checked. A read goes before the write of the chunk it follows, and never reads what it writes.
+            let checking: Promise<void> = Promise.resolve();
+            for (let next = ahead(stage.nextUnchecked(-1, RUN_CHUNK)); ; ) {
+              const forms = await next;
+              if (forms.length === 0) break;
+              next = ahead(stage.nextUnchecked(forms[forms.length - 1].n, RUN_CHUNK));
+              const parsed = forms.map(({ line, form }): RunForm => ({ line, form: JSON.parse(form) as ObjectForm }));
+              const objects = await this.checked(collection, parsed, write, run);
+              await checking;
+              checking = ahead(stage.check(forms, objects));
+            }
+            await checking;
           }
           body = { digest, forms: stage.size, repeat };
         }
         await this.objectsRepository.lockCollection(manager, collection.id);
         await run.settle(manager, { body, ...stage.tables });
         if (body !== null && !body.repeat) {
-          write.unchanged += (await stage.pending(collection.id)).unchanged;
+          if (!run.fresh) write.unchanged += (await stage.pending(collection.id)).unchanged;
           for (let after = -1; ; ) {
             const staged = await stage.nextPending(after, RUN_CHUNK);
             if (staged.length === 0) break;
@@ -290,9 +323,17 @@ export class BatchService {
     return report(written.plan.outcomes);
   }
 
-  /** A run's forms through the checks of `apply`: their objects (null: failed, counted and reported to the run). */
+  /**
+   * A run's forms through the checks of `apply`: their objects (null: failed, counted and reported to the
+   * run). By slices, each after a turn of the event loop: the checks resolve without I/O, and a chunk of
+   * them at once would hold up every request of the instance (and its connections' set-up) meanwhile.
+   */
   private async checked(collection: CollectionRecord, forms: RunForm[], write: RunWrite, run: RunSettlement): Promise<(PreparedObject | null)[]> {
-    const items = await this.prepareAll(collection, forms.map(({ form }) => form));
+    const items: PreparedItem[] = [];
+    for (let start = 0; start < forms.length; start += CHECK_SLICE) {
+      await setImmediate();
+      items.push(...(await this.prepareAll(collection, forms.slice(start, start + CHECK_SLICE).map(({ form }) => form))));
+    }
     return items.map((item, index) => {
       if (item.kind === 'add') return item.object;
       if (item.kind === 'failed') {

@@ -42,6 +42,8 @@ const SEEN_KEYS = `(SELECT DISTINCT k.type AS key_type, k.value FROM ${ITEMS} i,
  */
 export class RunStage {
   private staged = 0;
+  /** Whether `pending` narrowed the items to write to the set difference (else: every checked item). */
+  private narrowed = false;
 
   private constructor(private readonly manager: EntityManager) {}
 
@@ -121,10 +123,9 @@ export class RunStage {
 
   /**
    * The body's digest: of the distinct forms as parsed, whatever their order, duplicates or comment lines
-   * (what "the same body" means, extensions §13). Also gives the planner the staged table's statistics.
+   * (what "the same body" means, extensions §13).
    */
   async digest(): Promise<string> {
-    await this.manager.query(`ANALYZE ${ITEMS}`);
     const [{ digest }]: { digest: string }[] = await this.manager.query(
       `SELECT encode(sha256(COALESCE(string_agg(d, ''::bytea ORDER BY d), ''::bytea)), 'hex') AS digest FROM (SELECT DISTINCT digest AS d FROM ${ITEMS}) x`,
     );
@@ -149,7 +150,7 @@ export class RunStage {
    * statement's start, as the batch path judges it (LIVE_AT_DECISION).
    */
   async pending(collectionId: number): Promise<{ unchanged: number }> {
-    // Fresh statistics: a deferred body's items were checked (UPDATE) after the digest's ANALYZE.
+    // The staged items' statistics, for the joins below (taken only here: a repeat or a first run never joins them).
     await this.manager.query(`ANALYZE ${ITEMS}`);
     // Set operations and hash joins over materialised parts: each part is computed once, whatever the size.
     await this.manager.query(
@@ -173,18 +174,19 @@ export class RunStage {
       [collectionId],
     );
     await this.manager.query(`ALTER TABLE ${PENDING} ADD PRIMARY KEY (n)`);
+    this.narrowed = true;
     const [{ pending, checked }]: { pending: number; checked: number }[] = await this.manager.query(
       `SELECT (SELECT count(*)::int FROM ${PENDING}) AS pending, (SELECT count(*)::int FROM ${ITEMS} WHERE keys IS NOT NULL) AS checked`,
     );
     return { unchanged: checked - pending };
   }
 
-  /** The next pending items after item `after`, in body order. */
+  /** The next pending items after item `after`, in body order: of the set difference, or every checked item without it. */
   async nextPending(after: number, limit: number): Promise<StagedItem[]> {
     const rows: { n: number; line: number; type: PreparedObject['type']; keys: ObjectKey[]; context: Record<string, unknown>; at: string | null; ttl: number | null }[] =
       await this.manager.query(
-        `SELECT i.n, i.line, i.type, i.keys, i.context, i.expires_at AS at, i.ttl FROM ${PENDING} p JOIN ${ITEMS} i ON i.n = p.n
-          WHERE p.n > $1 ORDER BY p.n LIMIT $2`,
+        `SELECT i.n, i.line, i.type, i.keys, i.context, i.expires_at AS at, i.ttl FROM ${this.narrowed ? `${PENDING} p JOIN ${ITEMS} i ON i.n = p.n` : `${ITEMS} i`}
+          WHERE i.n > $1 AND i.keys IS NOT NULL ORDER BY i.n LIMIT $2`,
         [after, limit],
       );
     return rows.map((row) => ({
