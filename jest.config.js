@@ -8,6 +8,7 @@ export default {
   // The extensions' import of the service's public surface resolves to its source under test.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^intel-data-service/extensions$': '<rootDir>/src/extensions/index.ts' },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
+  testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
   testTimeout: 60000,
