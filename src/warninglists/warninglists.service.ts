@@ -193,6 +193,7 @@ export class WarninglistsService {
   }
 
   private recordOf(name: string, form: WarninglistBodyDto): [ListRecord, string[]] {
+    if (form.kind === 'regex') throw WarninglistErrors.unsupportedType(form.kind);
     const record: ListRecord = {
       name,
       description: form.description ?? '',

@@ -24,6 +24,12 @@ const ACTION_DESCRIPTION =
   '`annotate`: warnings in lookups and checks; `excludeFromExport`: also left out of exports and TAXII; ' +
   '`rejectOnIngest`: also refused on writes.';
 
+/**
+ * A kind MISP has and lists do not (extensions §15): taken by the body's check so that the service refuses it
+ * as unsupported (422 UnsupportedListType, as the MISP import does), not as unknown (400).
+ */
+export const UNSUPPORTED_KINDS = ['regex'] as const;
+
 /** A list's settings and entries: the body of PUT, and of POST with its name. */
 export class WarninglistBodyDto {
   @ApiPropertyOptional({ maxLength: MAX_DESCRIPTION })
@@ -33,8 +39,8 @@ export class WarninglistBodyDto {
   description?: string;
 
   @ApiProperty({ enum: LIST_KINDS })
-  @IsIn(LIST_KINDS, { message: `kind must be one of ${LIST_KINDS.join(', ')}` })
-  kind: ListKind;
+  @IsIn([...LIST_KINDS, ...UNSUPPORTED_KINDS], { message: `kind must be one of ${LIST_KINDS.join(', ')}` })
+  kind: ListKind | (typeof UNSUPPORTED_KINDS)[number];
 
   @ApiPropertyOptional({ enum: KEY_TYPES, isArray: true, description: KEY_TYPES_DESCRIPTION })
   @IsOptional()
