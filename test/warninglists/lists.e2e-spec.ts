@@ -238,6 +238,13 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
       const after = (await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body;
       expect(after).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '2', description: 'two', entryCount: 2 });
       expect(after.sha256).not.toBe(before.body.sha256);
+
+      // A PATCH keeps the document the entries came from; a PUT replaces them, so the view names no document.
+      await t.http().patch('/intel/warninglists/my-resolvers').set({ ...as(t.adminKey), 'If-Match': await tagOf('my-resolvers') }).send({ description: 'mine' }).expect(204);
+      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ version: '2', sha256: after.sha256 });
+      await t.http().put('/intel/warninglists/my-resolvers').set({ ...as(t.adminKey), 'If-Match': await tagOf('my-resolvers') })
+        .send({ kind: 'values', entries: ['192.0.2.56'] }).expect(204);
+      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ version: null, sha256: null, description: '', entryCount: 1 });
     });
 
     it('refuses regex with 422, malformed documents with 400 naming the field, and changes nothing', async () => {

@@ -159,9 +159,9 @@ export class WarninglistView {
   @ApiProperty({ enum: LIST_ACTIONS }) action: ListAction;
   @ApiProperty() enabled: boolean;
   @ApiProperty({ type: 'integer' }) entryCount: number;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'The MISP document\'s `version`, for an imported list.' })
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'The MISP document\'s `version`, for an imported list (null once a PUT replaced its entries).' })
   version: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'SHA-256 (hex) of the imported MISP document.' })
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'SHA-256 (hex) of the imported MISP document (null once a PUT replaced its entries).' })
   sha256: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
