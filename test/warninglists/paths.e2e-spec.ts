@@ -88,6 +88,13 @@ describe('warninglists on the read paths', () => {
     const typed = await exportOf('format=txt&keyType=IPAddress');
     expect(lines(typed.body as string)).toEqual(['203.0.113.5']);
     expect(typed.headers['x-excluded-count']).toBe('2');
+    // Filtered by sightings, only the listed objects sighted count (8.8.8.8, not the other three): on HEAD as on GET.
+    await t.http().post('/intel/sightings').set(as(t.adminKey)).send([{ type: 'IPAddress', value: '8.8.8.8' }, { type: 'DomainName', value: 'evil.example' }]).expect(200);
+    const since = `sightedSince=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`;
+    expect((await t.http().head(`/intel/collections/feed/export?format=txt&${since}`).set(as(reader)).expect(200)).headers['x-excluded-count']).toBe('1');
+    const sighted = await exportOf(`format=txt&${since}`);
+    expect(lines(sighted.body as string)).toEqual(['evil.example']);
+    expect(sighted.headers['x-excluded-count']).toBe('1');
 
     const ignored = await exportOf('format=txt&warninglists=ignore');
     expect(ignored.headers['x-excluded-count']).toBe('0');
