@@ -49,7 +49,8 @@ export const DATE_ADDED_HEADERS = {
   'X-TAXII-Date-Added-First': { description: '`date_added` of the first object of the page.', schema: { type: 'string' } },
   'X-TAXII-Date-Added-Last': { description: '`date_added` of the last object of the page: the next `added_after` when polling.', schema: { type: 'string' } },
   'X-Excluded-Count': {
-    description: 'STIX objects this page walked past because their object has a key on a warninglist acting at `excludeFromExport` or beyond.',
+    description:
+      'Stored objects this page walked past (one for its indicator and observable together) because they have a key on a warninglist acting at `excludeFromExport` or beyond.',
     schema: { type: 'integer' },
   },
 };

@@ -157,7 +157,8 @@ export class TaxiiFeedService implements ChildNameResolver {
    * One page of the walk the request asks for: up to `limit` objects after its position that pass its
    * filters, in feed order, and the `next` to continue from when more may follow. The versions of objects
    * with a key on a warninglist acting at `excludeFromExport` or beyond (as the lists are now) are walked
-   * past and counted in `excluded` (STIX objects that would have been served), never served, unless the walk
+   * past and counted in `excluded` (stored objects, as exports count: a life whose indicator or observable
+   * would have been served counts once), never served, unless the walk
    * says `warninglists=ignore`. Walked past, they move `after` as served objects do: `next` continues after
    * them, so a page they shorten (even to nothing) loses and repeats nothing; listed objects right after a
    * full page are walked past as well, so they never make a `more: true` followed by an empty last page.
@@ -168,20 +169,22 @@ export class TaxiiFeedService implements ChildNameResolver {
     const { filter, limit } = walk;
     const lists = filter.warninglists === 'ignore' ? undefined : await this.warninglists.actsAt('excludeFromExport');
     const items: Served[] = [];
-    let excluded = 0;
+    // The lives walked past: a listed position's objects are walked past in the same page (`take` never stops
+    // at one), so the pages of a walk count each life once (match[version]=all: once per page its versions reach).
+    const excluded = new Set<string>();
     let after = walk.after;
     let more = false;
-    const take = (served: Served, listed = false): boolean => {
+    const take = (served: Served, listed?: string): boolean => {
       if (!isAfter(served, after)) return true;
       // Past a full page, a listed object is walked past too: `more` then means an object to serve may follow.
-      if (items.length === limit && !listed) {
+      if (items.length === limit && listed === undefined) {
         more = true;
         return false;
       }
       after = { seq: served.seq, part: served.part };
       if (passes(served, filter) && this.constantVersionPasses(served, filter)) {
-        if (listed) excluded++;
-        else items.push(served);
+        if (listed === undefined) items.push(served);
+        else excluded.add(listed);
       }
       return true;
     };
@@ -205,7 +208,7 @@ export class TaxiiFeedService implements ChildNameResolver {
       });
       if (walk.after.seq > read.lastSeq) throw TaxiiErrors.invalidQuery('next is not a value this server gave');
       for (const row of read.rows) {
-        const listed = lists?.firstOf(row.object.keys, 'excludeFromExport') !== undefined;
+        const listed = lists?.firstOf(row.object.keys, 'excludeFromExport') !== undefined ? row.uid : undefined;
         if (!servedOf(row, collection.name).every((served) => take(served, listed))) break;
       }
       if (!read.full) break;
@@ -213,7 +216,7 @@ export class TaxiiFeedService implements ChildNameResolver {
       if (round === SCAN_ROUNDS - 1) more = true;
     }
     // `after` is the last object looked at: the last one served when the page is full.
-    return { items, excluded, addedAfter: filter.addedAfter, ...(more && { next: encodeNext(taxiiId, after, walk) }) };
+    return { items, excluded: excluded.size, addedAfter: filter.addedAfter, ...(more && { next: encodeNext(taxiiId, after, walk) }) };
   }
 
   /** The constant objects have one version, at their `modified`. */

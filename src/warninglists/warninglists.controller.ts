@@ -22,6 +22,7 @@ const NOT_FOUND = { 404: 'NotFound: no warninglist has this name.' };
 const ENTRIES_ERRORS =
   'InvalidData: a malformed form, an entry that is not one of the kind (its position in `details.position`), or keyTypes the kind cannot match.';
 const TOO_MANY = 'RequestEntityTooLarge: more than 1,000,000 entries, or a body over 64 MiB.';
+const UNSUPPORTED_KIND = 'UnsupportedListType: `kind` `regex` (a MISP type lists do not match).';
 
 @ApiTags('intel')
 @Controller('intel/warninglists')
@@ -41,7 +42,7 @@ export class WarninglistsController {
       'A refused list changes nothing.',
   })
   @ApiCreatedResponse({ type: WarninglistNameView })
-  @ApiErrors({ 400: ENTRIES_ERRORS, 409: 'DuplicateWarninglist: the name is taken.', 413: TOO_MANY })
+  @ApiErrors({ 400: ENTRIES_ERRORS, 409: 'DuplicateWarninglist: the name is taken.', 413: TOO_MANY, 422: UNSUPPORTED_KIND })
   create(@Body() form: CreateWarninglistDto) {
     return this.lists.create(form);
   }
@@ -121,7 +122,7 @@ export class WarninglistsController {
   })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Replaced.' })
-  @ApiErrors({ 400: `BadRequest: If-Match missing. ${ENTRIES_ERRORS}`, ...NOT_FOUND, 412: 'ResourceModified: the tag is stale.', 413: TOO_MANY })
+  @ApiErrors({ 400: `BadRequest: If-Match missing. ${ENTRIES_ERRORS}`, ...NOT_FOUND, 412: 'ResourceModified: the tag is stale.', 413: TOO_MANY, 422: UNSUPPORTED_KIND })
   replace(@Param() params: WarninglistNameParamDto, @IfMatch() ifMatch: string, @Body() form: WarninglistBodyDto) {
     return this.lists.replace(params.name, ifMatch, form);
   }

@@ -12,7 +12,7 @@ export const WarninglistErrors = {
     CommonErrors.invalidData(`keyTypes of a ${kind} list must be among ${fit.join(', ')}`),
   badDocument: (reason: string) => CommonErrors.invalidData(`not a MISP warninglist: ${reason}`),
   unsupportedType: (type: string) =>
-    new ApiError('UnsupportedListType', `MISP warninglists of type ${JSON.stringify(type)} are not supported (regex lists cannot be matched at the speed exports need)`),
+    new ApiError('UnsupportedListType', `warninglists of type ${JSON.stringify(type)} are not supported (regex lists cannot be matched at the speed exports need)`),
   badValue: (position: number, reason: string) => CommonErrors.invalidData(`values[${position}]: ${reason}`, { position }),
   /** A write refused by a `rejectOnIngest` list: the list, entry and how it matched are in `details`. */
   warninglisted: (warning: Warning) =>

@@ -93,14 +93,17 @@ export class WarninglistsService {
     return keysetPage(rows, page.limit, (entry) => afterIdCursor(entry.position), (entry) => entry.value);
   }
 
-  /** PUT: the whole list again (settings not given take their defaults); the entries are checked before any lock. */
+  /**
+   * PUT: the whole list again (settings not given take their defaults); the entries are checked before any
+   * lock. The entries are no longer those of a MISP import, so its version and SHA-256 go (recordOf: null).
+   */
   async replace(name: string, ifMatch: string, form: WarninglistBodyDto): Promise<void> {
     const [record, entries] = this.recordOf(name, form);
     await this.changing(async (manager) => {
       const row = await this.repository.byName(name, manager, true);
       if (!row) throw WarninglistErrors.notFound(name);
       assertTagMatches(ifMatch, Number(row.revision));
-      await this.repository.update(manager, row.id, { ...record, version: row.version, sha256: row.sha256 }, entries);
+      await this.repository.update(manager, row.id, record, entries);
     });
   }
 
@@ -193,6 +196,7 @@ export class WarninglistsService {
   }
 
   private recordOf(name: string, form: WarninglistBodyDto): [ListRecord, string[]] {
+    if (form.kind === 'regex') throw WarninglistErrors.unsupportedType(form.kind);
     const record: ListRecord = {
       name,
       description: form.description ?? '',

@@ -2,12 +2,16 @@ import { expectError } from '../support/clients/api-client.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
+import { FeedServer } from '../sources/feed-server.js';
+import { runNow } from '../sources/sources.helpers.js';
 
 const TAXII_POST = { Accept: 'application/taxii+json;version=2.1', 'Content-Type': 'application/taxii+json;version=2.1' };
+const TAXII_GET = { Accept: TAXII_POST.Accept };
 
 /** `rejectOnIngest` (extensions §15): refused on every write path, per item on the batch paths, the rest written. */
 describe('warninglists on the write paths', () => {
   let t: TestApp;
+  let feed: FeedServer;
   const as = () => ({ 'X-Api-Key': t.adminKey });
   const domain = (value: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
   /** 200 when the domain is stored in the collection, 404 when not (through the lookup). */
@@ -15,7 +19,9 @@ describe('warninglists on the write paths', () => {
     ((await t.http().post('/intel/lookup').set(as()).send({ keys: [{ type: 'DomainName', value }] }).expect(200)).body[0].matches.length > 0 ? 200 : 404);
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // Sources may fetch from the feed server at 127.0.0.2 (the default denies the loopback); no scheduled runs.
+    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600', SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128' });
+    feed = await new FeedServer().start();
     await createCollection(t, 'feed');
     // Stored before the list exists: a later write of it is refused too.
     await t.http().post('/intel/collections/feed/objects').set(as()).send(domain('old.blocked.example')).expect(204);
@@ -25,6 +31,29 @@ describe('warninglists on the write paths', () => {
 
   afterAll(async () => {
     await t?.close();
+    await feed?.stop();
+  });
+
+  it('a rejectOnIngest list does what the weaker actions do: a lookup is annotated, exports and TAXII pages leave its objects out', async () => {
+    // old.blocked.example was stored before the list: the one object of the collection so far.
+    const [found] = (await t.http().post('/intel/lookup').set(as()).send({ keys: [{ type: 'DomainName', value: 'old.blocked.example' }] }).expect(200)).body;
+    expect(found.matches).toHaveLength(1);
+    expect(found.warnings).toEqual([{ list: 'blocked', entry: 'blocked.example', action: 'rejectOnIngest', match: 'subdomain' }]);
+
+    const exported = await t.http().get('/intel/collections/feed/export?format=txt').set(as()).expect(200);
+    expect(exported.text).toBe('');
+    expect(exported.headers['x-excluded-count']).toBe('1');
+    const ignored = await t.http().get('/intel/collections/feed/export?format=txt&warninglists=ignore').set(as()).expect(200);
+    expect(ignored.text.trim()).toBe('old.blocked.example');
+
+    const collections = (await t.http().get('/taxii2/api/collections/').set({ ...TAXII_GET, ...as() })).body as { collections: { id: string; title: string }[] };
+    const id = collections.collections.find((c) => c.title === 'feed')!.id;
+    const valuesOf = (page: { objects?: { value?: string }[] }) => (page.objects ?? []).flatMap((o) => (o.value === undefined ? [] : [o.value]));
+    const page = await t.http().get(`/taxii2/api/collections/${id}/objects/`).set({ ...TAXII_GET, ...as() }).expect(200);
+    expect(valuesOf(page.body)).toEqual([]);
+    expect(page.headers['x-excluded-count']).toBe('1');
+    const all = await t.http().get(`/taxii2/api/collections/${id}/objects/?warninglists=ignore`).set({ ...TAXII_GET, ...as() }).expect(200);
+    expect(valuesOf(all.body)).toEqual(['old.blocked.example']);
   });
 
   it('a single add: 422 Warninglisted naming the list, also for an object stored before the list; weaker actions write', async () => {
@@ -69,6 +98,17 @@ describe('warninglists on the write paths', () => {
     expect(status.body.failures[0].message).toContain('blocked');
     expect(await stored('taxii-ok.example')).toBe(200);
     expect(await stored('taxii.blocked.example')).toBe(404);
+  });
+
+  it('a source run: the listed item is rejected (in the run\'s rejections, with the list), the rest written', async () => {
+    await createCollection(t, 'sourced');
+    feed.list('/feed.txt', 'fine-one.net\nx.blocked.net\n198.51.100.7\n');
+    await t.http().post('/intel/sources').set(as()).send({ name: 'listed-feed', collection: 'sourced', kind: 'text', url: feed.url('/feed.txt', '127.0.0.2') }).expect(201);
+    const run = await runNow(t, 'listed-feed');
+    expect(run).toMatchObject({ outcome: 'ok', items: 3, added: 2, rejected: 1 });
+    expect(run.rejections).toEqual([{ line: 2, value: 'x.blocked.net', reason: expect.stringContaining('warninglist blocked') }]);
+    const listed = await t.http().get('/intel/collections/sourced/export?format=txt&warninglists=ignore').set(as()).expect(200);
+    expect(listed.text.split('\n').filter((line) => line !== '').sort()).toEqual(['198.51.100.7', 'fine-one.net']);
   });
 
   it('a list disabled or made weaker stops refusing at the next request', async () => {

@@ -102,7 +102,9 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
     expectError(await create({ name: 'bad', kind: 'hostname', entries: ['ok.example', 'not a host'] }), 'InvalidData');
     expectError(await create({ name: 'bad', kind: 'values', entries: ['x', 7] }), 'InvalidData');
     expectError(await create({ name: 'bad', kind: 'values', entries: [''] }), 'InvalidData');
-    expectError(await create({ name: 'bad', kind: 'regex', entries: [] }), 'InvalidData');
+    // A regex list is a kind MISP has and lists do not: unsupported, as its MISP import is; other kinds are unknown.
+    expectError(await create({ name: 'bad', kind: 'regex', entries: ['^a'] }), 'UnsupportedListType');
+    expectError(await create({ name: 'bad', kind: 'glob', entries: [] }), 'InvalidData');
     expectError(await create({ name: 'Bad!', kind: 'values', entries: [] }), 'InvalidData');
     expectError(await create({ name: 'bad', kind: 'cidr', keyTypes: ['DomainName'], entries: [] }), 'InvalidData');
     expectError(await create({ name: 'bad', kind: 'values', entries: Array.from({ length: 1_000_001 }, () => 'x') }), 'RequestEntityTooLarge');
@@ -111,6 +113,8 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
     await create({ name: 'kept', kind: 'cidr', entries: ['203.0.113.0/24'] }).expect(201);
     const tag = await tagOf('kept');
     expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'cidr', entries: ['nope'] }), 'InvalidData');
+    expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'regex', entries: ['^a'] }), 'UnsupportedListType');
+    expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'glob', entries: [] }), 'InvalidData');
     expect(await tagOf('kept')).toBe(tag);
     expect(await from('kept', '203.0.113.9')).toHaveLength(1);
   });
@@ -234,6 +238,13 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
       const after = (await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body;
       expect(after).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '2', description: 'two', entryCount: 2 });
       expect(after.sha256).not.toBe(before.body.sha256);
+
+      // A PATCH keeps the document the entries came from; a PUT replaces them, so the view names no document.
+      await t.http().patch('/intel/warninglists/my-resolvers').set({ ...as(t.adminKey), 'If-Match': await tagOf('my-resolvers') }).send({ description: 'mine' }).expect(204);
+      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ version: '2', sha256: after.sha256 });
+      await t.http().put('/intel/warninglists/my-resolvers').set({ ...as(t.adminKey), 'If-Match': await tagOf('my-resolvers') })
+        .send({ kind: 'values', entries: ['192.0.2.56'] }).expect(204);
+      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ version: null, sha256: null, description: '', entryCount: 1 });
     });
 
     it('refuses regex with 422, malformed documents with 400 naming the field, and changes nothing', async () => {

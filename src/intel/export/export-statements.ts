@@ -24,8 +24,8 @@ const listedValue = (omitScheme: boolean) =>
  * them: the key type when one is named, `sightedSince` when given, the ids of the objects a warninglist
  * keeps out when there are any.
  */
-function placeholders({ keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>) {
-  let next = 1;
+function placeholders({ keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>, before = 1) {
+  let next = before;
   const take = (present: boolean) => (present ? `$${++next}` : '');
   return { keyType: take(keyType !== null), sightedSince: take(sightings.sightedSince !== null), excluded: take(true) };
 }
@@ -71,13 +71,42 @@ function exportSql(params: ExportParams, excludes = false): string {
   }
 }
 
-/** The rows' statement of an export and its values (see `placeholders`; `excluded`: the ids a warninglist keeps out). */
+/**
+ * The keys, of types $2 (those some excluding warninglist checks), of the live objects of collection $1 that
+ * the export would hold (its key type and sighting filters as in `exportSql`, values after $2): the first pass
+ * of an export that lists may shorten. It finds the objects to leave out and their number (`X-Excluded-Count`,
+ * so the objects the export would not have held anyway are not counted). Any key of an object may list it, so
+ * the key type filter is on the object (its `keys` holding one of that type), not on the keys read.
+ */
+function listableKeysSql(params: Pick<ExportParams, 'keyType' | 'sightings'>): string {
+  const at = placeholders(params, 2);
+  const ofType = params.keyType === null ? '' : `AND o.keys @> jsonb_build_array(jsonb_build_object('type', ${at.keyType}::text))`;
+  return `SELECT k.object_id::text, k.key_type, k.value FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+           WHERE k.collection_id = $1 AND k.key_type = ANY($2::text[]) AND ${LIVE('o')} ${ofType}
+                 ${sightingConditions('o', params.sightings, at.sightedSince)}`;
+}
+
+/** The filters' values, in the order of `placeholders`. */
+const filterValues = ({ keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>): unknown[] => [
+  ...(keyType === null ? [] : [keyType]),
+  ...(sightings.sightedSince === null ? [] : [sightings.sightedSince]),
+];
+
+/**
+ * The rows' statement of an export and its values (see `placeholders`; `excluded`: the ids a warninglist keeps
+ * out), and the statement of its first pass (`listableKeys`, `keyTypes`: the types an excluding list checks).
+ */
 export const EXPORT_STATEMENTS = {
   rows: exportSql,
-  parameters: (collectionId: number, { keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>, excluded: readonly string[] = []): unknown[] => [
+  parameters: (collectionId: number, params: Pick<ExportParams, 'keyType' | 'sightings'>, excluded: readonly string[] = []): unknown[] => [
     collectionId,
-    ...(keyType === null ? [] : [keyType]),
-    ...(sightings.sightedSince === null ? [] : [sightings.sightedSince]),
+    ...filterValues(params),
     ...(excluded.length === 0 ? [] : [excluded]),
+  ],
+  listableKeys: listableKeysSql,
+  listableParameters: (collectionId: number, params: Pick<ExportParams, 'keyType' | 'sightings'>, keyTypes: readonly string[]): unknown[] => [
+    collectionId,
+    keyTypes,
+    ...filterValues(params),
   ],
 } as const;

@@ -50,7 +50,8 @@ export const EXPORT_HEADERS = {
   },
   'Last-Modified': { description: 'When the exported content last changed (a write or an expiry).', schema: { type: 'string' } },
   'X-Excluded-Count': {
-    description: 'How many stored live objects this export leaves out because a key of theirs is on a warninglist (`0` when none).',
+    description: 'How many stored live objects this export leaves out because a key of theirs is on a warninglist (`0` when none), ' +
+      'of those it would hold (its `keyType` and sighting filters apply).',
     schema: { type: 'integer' },
   },
 };

@@ -4,7 +4,6 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
-import { LIVE } from '../object-statements.js';
 import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 import { EXPORT_STATEMENTS } from './export-statements.js';
@@ -37,14 +36,7 @@ const POSITION = `
          ${SIGHTING_VERSION} AS "sightingVersion"
     FROM intel_collection c WHERE c.id = $1`;
 
-/**
- * The keys of live objects of collection $1 whose types ($2) some excluding warninglist checks, in the export's
- * snapshot: the first pass of an export that lists may shorten, which finds the objects to leave out (and
- * their number, a header, so it must be known before the body).
- */
-const LISTABLE_KEYS = `
-  SELECT k.object_id::text, k.key_type, k.value FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
-   WHERE k.collection_id = $1 AND k.key_type = ANY($2::text[]) AND ${LIVE('o')}`;
+/** Keys per FETCH of an export's first pass (EXPORT_STATEMENTS.listableKeys). */
 const LISTABLE_BATCH = 10_000;
 
 /** What an export leaves out: the key types to read, and whether a key puts its object on an excluding list. */
@@ -149,7 +141,7 @@ export class ExportRepository implements OnModuleDestroy {
   async open(collectionId: number, params: ExportParams, exclusion?: Exclusion): Promise<ExportSnapshot> {
     const client = await this.pool.connect();
     try {
-      const { rows, excluded } = await this.begin(client, collectionId, exclusion);
+      const { rows, excluded } = await this.begin(client, collectionId, params, exclusion);
       await client.query(
         `DECLARE export_rows NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.rows(params, excluded.length > 0)}`,
         EXPORT_STATEMENTS.parameters(collectionId, params, excluded),
@@ -165,10 +157,10 @@ export class ExportRepository implements OnModuleDestroy {
    * For the answers without a body (HEAD, 304): how many objects an export would leave out, and the position
    * of the snapshot that count is of (the tag it belongs to). Reads the keys as the export's first pass does.
    */
-  async excludedAt(collectionId: number, exclusion: Exclusion): Promise<{ position: ExportPosition; excluded: number }> {
+  async excludedAt(collectionId: number, params: ExportParams, exclusion: Exclusion): Promise<{ position: ExportPosition; excluded: number }> {
     const client = await this.pool.connect();
     try {
-      const { rows, excluded } = await this.begin(client, collectionId, exclusion);
+      const { rows, excluded } = await this.begin(client, collectionId, params, exclusion);
       await client.query('ROLLBACK');
       client.release();
       return { position: rows[0], excluded: excluded.length };
@@ -179,18 +171,24 @@ export class ExportRepository implements OnModuleDestroy {
   }
 
   /** BEGIN, then the position and the objects to leave out, of one snapshot. */
-  private async begin(client: pg.PoolClient, collectionId: number, exclusion?: Exclusion) {
+  private async begin(client: pg.PoolClient, collectionId: number, params: ExportParams, exclusion?: Exclusion) {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     // The first statement takes the transaction's snapshot: the position and every later read see the same data.
     const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
-    const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, exclusion);
+    const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, params, exclusion);
     return { rows, excluded };
   }
 
-  /** The ids of the live objects with a key on an excluding list, read in batches (memory: the ids found). */
-  private async listedObjects(client: pg.PoolClient, collectionId: number, exclusion: Exclusion): Promise<string[]> {
+  /**
+   * The ids of the live objects the export would hold that have a key on an excluding list, read in batches
+   * (memory: the ids found).
+   */
+  private async listedObjects(client: pg.PoolClient, collectionId: number, params: ExportParams, exclusion: Exclusion): Promise<string[]> {
     const listed = new Set<string>();
-    await client.query(`DECLARE listable_keys NO SCROLL CURSOR FOR ${LISTABLE_KEYS}`, [collectionId, exclusion.keyTypes]);
+    await client.query(
+      `DECLARE listable_keys NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.listableKeys(params)}`,
+      EXPORT_STATEMENTS.listableParameters(collectionId, params, exclusion.keyTypes),
+    );
     for (;;) {
       const { rows } = await client.query<[string, KeyType, string]>({ text: `FETCH ${LISTABLE_BATCH} FROM listable_keys`, rowMode: 'array' });
       for (const [id, type, value] of rows) if (!listed.has(id) && exclusion.excludes({ type, value })) listed.add(id);

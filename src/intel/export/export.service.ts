@@ -161,7 +161,7 @@ export class ExportService {
       response.setHeader('X-Excluded-Count', String(known));
       return response.statusCode === 304;
     }
-    const counted = await this.repository.excludedAt(tagged.collectionId, exclusion!);
+    const counted = await this.repository.excludedAt(tagged.collectionId, tagged.params, exclusion!);
     const notModified = this.answeredByHeaders(tagged, counted.position, ifNoneMatch, response);
     this.remember(response.getHeader('ETag') as string, counted.excluded);
     response.setHeader('X-Excluded-Count', String(counted.excluded));

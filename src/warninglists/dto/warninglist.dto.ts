@@ -24,6 +24,12 @@ const ACTION_DESCRIPTION =
   '`annotate`: warnings in lookups and checks; `excludeFromExport`: also left out of exports and TAXII; ' +
   '`rejectOnIngest`: also refused on writes.';
 
+/**
+ * A kind MISP has and lists do not (extensions §15): taken by the body's check so that the service refuses it
+ * as unsupported (422 UnsupportedListType, as the MISP import does), not as unknown (400).
+ */
+export const UNSUPPORTED_KINDS = ['regex'] as const;
+
 /** A list's settings and entries: the body of PUT, and of POST with its name. */
 export class WarninglistBodyDto {
   @ApiPropertyOptional({ maxLength: MAX_DESCRIPTION })
@@ -33,8 +39,8 @@ export class WarninglistBodyDto {
   description?: string;
 
   @ApiProperty({ enum: LIST_KINDS })
-  @IsIn(LIST_KINDS, { message: `kind must be one of ${LIST_KINDS.join(', ')}` })
-  kind: ListKind;
+  @IsIn([...LIST_KINDS, ...UNSUPPORTED_KINDS], { message: `kind must be one of ${LIST_KINDS.join(', ')}` })
+  kind: ListKind | (typeof UNSUPPORTED_KINDS)[number];
 
   @ApiPropertyOptional({ enum: KEY_TYPES, isArray: true, description: KEY_TYPES_DESCRIPTION })
   @IsOptional()
@@ -153,9 +159,9 @@ export class WarninglistView {
   @ApiProperty({ enum: LIST_ACTIONS }) action: ListAction;
   @ApiProperty() enabled: boolean;
   @ApiProperty({ type: 'integer' }) entryCount: number;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'The MISP document\'s `version`, for an imported list.' })
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'The MISP document\'s `version`, for an imported list (null once a PUT replaced its entries).' })
   version: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'SHA-256 (hex) of the imported MISP document.' })
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'SHA-256 (hex) of the imported MISP document (null once a PUT replaced its entries).' })
   sha256: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
