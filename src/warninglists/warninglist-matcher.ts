@@ -245,6 +245,10 @@ export class KeyProbe {
 // ---------------------------------------------------------------------------------------------------
 // One list's entries, parsed: built once per version of a list's entries, shared by every request.
 
+/** An IPv4 network's canonical text (as `normalizeEntry` stores it) from its numbers. */
+const v4Text = (start: number, prefix: number) => `${ipv4Dotted(start)}/${prefix}`;
+const ipv4Dotted = (n: number) => `${Math.floor(n / 16777216)}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+
 /**
  * The networks of one family of one list, as listed, and sorted by start for `overlap`. A list answers a
  * key held by several of its networks with the one of the prefix length it listed first (`rank`).
@@ -252,14 +256,19 @@ export class KeyProbe {
 class ListNetworks<N extends number | bigint> {
   readonly starts: N[] = [];
   readonly prefixes: number[] = [];
-  readonly texts: string[] = [];
+  /** The entries as listed, unless `format` gives them back from the numbers (IPv4: a string less per network to hold). */
+  private readonly texts: string[] = [];
   /** Per prefix length, its position among the list's lengths in the order first listed; -1 when absent. */
   readonly rank: number[];
   private lengths = 0;
   private sortedStarts: N[] = [];
-  private sortedTexts: string[] = [];
+  /** The positions of the networks in start order. */
+  private sorted = new Int32Array(0);
 
-  constructor(private readonly bits: number) {
+  constructor(
+    private readonly bits: number,
+    private readonly format?: (start: N, prefix: number) => string,
+  ) {
     this.rank = new Array<number>(bits + 1).fill(-1);
   }
 
@@ -267,7 +276,12 @@ class ListNetworks<N extends number | bigint> {
     if (this.rank[prefix] < 0) this.rank[prefix] = this.lengths++;
     this.starts.push(start);
     this.prefixes.push(prefix);
-    this.texts.push(text);
+    if (!this.format) this.texts.push(text);
+  }
+
+  /** The entry of the network at `at`, as listed. */
+  text(at: number): string {
+    return this.format ? this.format(this.starts[at], this.prefixes[at]) : this.texts[at];
   }
 
   /** Sorted by start, equal starts by rank, then as listed: the network `overlap` names is the one it always named. */
@@ -275,7 +289,7 @@ class ListNetworks<N extends number | bigint> {
     const { starts, prefixes, rank } = this;
     const order = Array.from(starts.keys()).sort((a, b) => (starts[a] < starts[b] ? -1 : starts[a] > starts[b] ? 1 : rank[prefixes[a]] - rank[prefixes[b]] || a - b));
     this.sortedStarts = order.map((at) => starts[at]);
-    this.sortedTexts = order.map((at) => this.texts[at]);
+    this.sorted = Int32Array.from(order);
   }
 
   /** A listed network inside `start/prefix` (which holds none of the list's networks whole). */
@@ -290,7 +304,7 @@ class ListNetworks<N extends number | bigint> {
       if (this.sortedStarts[middle] < start) low = middle + 1;
       else high = middle;
     }
-    return low < this.sortedStarts.length && this.sortedStarts[low] <= end ? this.sortedTexts[low] : undefined;
+    return low < this.sortedStarts.length && this.sortedStarts[low] <= end ? this.text(this.sorted[low]) : undefined;
   }
 }
 
@@ -302,7 +316,7 @@ export class CompiledEntries {
   readonly exact: string[] = [];
   /** Domains whose subdomains match (`hostname` entries; `values` entries with a leading dot, without it). */
   readonly domains: string[] = [];
-  readonly v4 = new ListNetworks<number>(32);
+  readonly v4 = new ListNetworks<number>(32, v4Text);
   readonly v6 = new ListNetworks<bigint>(128);
   readonly substrings: string[] = [];
   /** Per substring length, its position among the list's lengths in the order first listed. */
@@ -468,7 +482,7 @@ class NetworkIndex<N extends number | bigint> {
         const rank = networks.rank[length];
         if (best[owner] === undefined || rank < best[owner]) {
           best[owner] = rank;
-          found[owner] = { entry: networks.texts[entry[at]], match: 'contained' };
+          found[owner] = { entry: networks.text(entry[at]), match: 'contained' };
         }
       }
     }
