@@ -642,6 +642,8 @@ export class ListSet {
   private readonly index: ListIndex;
   /** Per slot of the index, the position of its list here; -1 for other sets' lists. */
   private readonly positions: Int32Array;
+  /** Each list's actionRank. */
+  private readonly ranks: number[];
 
   /**
    * `shared`: an index holding the lists already (`slots`: each list's slot), which must keep them while
@@ -655,6 +657,7 @@ export class ListSet {
     const slots = shared?.slots ?? lists.map((list) => this.index.add(list.entries));
     this.positions = new Int32Array(this.index.slots).fill(-1);
     slots.forEach((slot, position) => (this.positions[slot] = position));
+    this.ranks = lists.map((list) => actionRank(list.action));
   }
 
   /** Whether any list acts at `action` or beyond (else a path can skip asking). */
@@ -677,22 +680,27 @@ export class ListSet {
   /** Every warning of a normalised key, from the lists acting at `least` or beyond, in list order. */
   warningsOf(key: ObjectKey, least: ListAction = 'annotate'): Warning[] {
     const warnings: Warning[] = [];
+    const floor = actionRank(least);
     const found = this.index.matches(new KeyProbe(key), this.positions, this.lists.length);
-    this.lists.forEach((list, index) => {
-      if (found[index] === undefined || actionRank(list.action) < actionRank(least) || !list.keyTypes.has(key.type)) return;
-      warnings.push({ list: list.name, entry: found[index].entry, action: list.action, match: found[index].match });
-    });
+    // Plain loops: an export asks once per key it reads, a `check` once per value.
+    for (let index = 0; index < found.length; index++) {
+      const hit = found[index];
+      const list = this.lists[index];
+      if (hit !== undefined && this.ranks[index] >= floor && list.keyTypes.has(key.type)) warnings.push({ list: list.name, entry: hit.entry, action: list.action, match: hit.match });
+    }
     return warnings;
   }
 
   /** The first warning of any key of an object from a list acting at `least` or beyond (lists in order, then keys). */
   firstOf(keys: readonly ObjectKey[], least: ListAction): Warning | undefined {
+    const floor = actionRank(least);
     const found = keys.map((key) => this.index.matches(new KeyProbe(key), this.positions, this.lists.length));
-    for (const [index, list] of this.lists.entries()) {
-      if (actionRank(list.action) < actionRank(least)) continue;
-      for (const [at, key] of keys.entries()) {
+    for (let index = 0; index < this.lists.length; index++) {
+      if (this.ranks[index] < floor) continue;
+      const list = this.lists[index];
+      for (let at = 0; at < keys.length; at++) {
         const hit = found[at][index];
-        if (hit !== undefined && list.keyTypes.has(key.type)) return { list: list.name, entry: hit.entry, action: list.action, match: hit.match };
+        if (hit !== undefined && list.keyTypes.has(keys[at].type)) return { list: list.name, entry: hit.entry, action: list.action, match: hit.match };
       }
     }
     return undefined;
