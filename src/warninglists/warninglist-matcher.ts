@@ -7,8 +7,8 @@ import { KEY_TYPES, type KeyType, MAX_KEY_VALUE_LENGTH, normalizeKey, type Objec
  * check, exports, TAXII, writes) asks a `ListSet` built from here, so the rules are written once.
  *
  * Data structures, chosen so that a lookup takes as many probes with a million entries in twenty lists as
- * with ten entries in one: all enabled lists are indexed together (ListIndex, built once per set of list
- * revisions), each indexed value leading to the lists that hold it.
+ * with ten entries in one: all enabled lists are indexed together (ListIndex, a list added or removed at a
+ * cost proportional to its entries), each indexed value leading to the lists that hold it.
  * - `values`: a Map of normalised values (one probe); leading-dot entries go to the Map of domains.
  * - `hostname` (and leading-dot values): a Map of domains, probed with the key's host and each of its
  *   parent domains (at most 127 probes, typically 2–4).
@@ -23,8 +23,8 @@ import { KEY_TYPES, type KeyType, MAX_KEY_VALUE_LENGTH, normalizeKey, type Objec
  * 20 ms (1M probes 20 s; building the table of 1M /24 networks 23 s). Hostnames, 1M entries: 1M probes of
  * 5-label names 51 s (a 1,000-entry list: 6.5 s: the cost of a bigger Set is cache misses, not work),
  * build 11 s, about 480 MB RSS with the cidr table. So lists are held in memory per instance, parsed once
- * per version of their entries and indexed together once per set of enabled lists (see
- * warninglist-matcher.service.ts for how they are kept current).
+ * per version of their entries and indexed together, each list joining and leaving the index on its own
+ * (see warninglist-matcher.service.ts for how they are kept current).
  */
 
 export const LIST_KINDS = ['values', 'cidr', 'hostname', 'substring'] as const;
