@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LoadOutcome } from '../lib/load.js';
+import { httpLoad, type LoadOutcome } from '../lib/load.js';
 import { compare, type RowContext } from '../lib/row.js';
 import { SEED_CONTEXT, type SeedObject, seededCollection } from './seed.js';
 
@@ -76,6 +76,30 @@ export async function seededLookup(ctx: RowContext): Promise<LookupData> {
   const data = { names, resourceIds, token, keySets };
   ctx.shared.set('seededLookup', data);
   return data;
+}
+
+/**
+ * Rows 11, 21 and 22: `POST /intel/lookup` of `keySets` in turn, as `token`, on `connections` keep-alive
+ * connections, for a given number of seconds; `onResponse` checks each answer.
+ */
+export function lookupLoad(
+  ctx: RowContext,
+  token: string,
+  keySets: readonly { type: string; value: string }[][],
+  onResponse: (status: number, body: string) => void,
+  connections = 2,
+): (seconds: number) => Promise<LoadOutcome> {
+  const bodies = keySets.map((keys) => JSON.stringify({ keys }));
+  let next = 0;
+  return (seconds) =>
+    httpLoad({
+      baseUrl: ctx.service.url,
+      connections,
+      durationS: seconds,
+      keepBodies: true,
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      requests: [{ method: 'POST', path: '/intel/lookup', setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }), onResponse }],
+    }).done;
 }
 
 export interface NetworkData {

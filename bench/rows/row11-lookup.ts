@@ -1,6 +1,6 @@
-import { dbLoad, httpLoad } from '../lib/load.js';
+import { dbLoad } from '../lib/load.js';
 import { finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { compareReads, seededLookup } from './lookup-setup.js';
+import { compareReads, lookupLoad, seededLookup } from './lookup-setup.js';
 import { SERVICE_SETTINGS } from './service-statements.js';
 
 const ROW = { id: '11', title: 'lookup of 1,000 mixed keys (half stored) over the seeded collections', unit: 'lookups/s', target: { minRatio: 0.5 } };
@@ -21,31 +21,20 @@ export const row11: RowModule = {
     const { scale } = ctx;
     const data = await seededLookup(ctx);
     const clients = 2;
-    const bodies = data.keySets.map((keys) => JSON.stringify({ keys }));
     const stored = Math.ceil(scale.lookupKeys / 2);
-    let next = 0;
     let wrong = 0;
-    const served = (seconds: number) =>
-      httpLoad({
-        baseUrl: ctx.service.url,
-        connections: clients,
-        durationS: seconds,
-        keepBodies: true,
-        headers: { Authorization: `Bearer ${data.token}`, 'Content-Type': 'application/json' },
-        requests: [
-          {
-            method: 'POST',
-            path: '/intel/lookup',
-            setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
-            onResponse: (status, body) => {
-              if (status !== 200) return;
-              const results = JSON.parse(body) as { matches: unknown[] }[];
-              const found = results.filter((result) => result.matches.length > 0).length;
-              if (results.length !== scale.lookupKeys || found !== stored) wrong++;
-            },
-          },
-        ],
-      }).done;
+    const served = lookupLoad(
+      ctx,
+      data.token,
+      data.keySets,
+      (status, body) => {
+        if (status !== 200) return;
+        const results = JSON.parse(body) as { matches: unknown[] }[];
+        const found = results.filter((result) => result.matches.length > 0).length;
+        if (results.length !== scale.lookupKeys || found !== stored) wrong++;
+      },
+      clients,
+    );
     const { LOOKUP_STATEMENT } = ctx.statements.lookup;
     let rawNext = 0;
     const raw = (seconds: number) =>

@@ -1,7 +1,7 @@
 import { httpLoad, type LoadOutcome } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
 import { ROUTES, writeTargets } from './intel-setup.js';
-import { seededLookup } from './lookup-setup.js';
+import { lookupLoad, seededLookup } from './lookup-setup.js';
 import { batchAdds } from './row10-bulk-ingest.js';
 import { SEED_CONTEXT, seededCollection, type SeedObject } from './seed.js';
 
@@ -139,30 +139,12 @@ async function lookupWithSummaries(ctx: RowContext) {
   }
 
   let wrong = 0;
-  const lookups = (sets: typeof withSightings, sightedSide: boolean) => {
-    const bodies = sets.map((keys) => JSON.stringify({ keys }));
-    let next = 0;
-    return (seconds: number) =>
-      httpLoad({
-        baseUrl: ctx.service.url,
-        connections: 2,
-        durationS: seconds,
-        keepBodies: true,
-        headers: { Authorization: `Bearer ${data.token}`, 'Content-Type': 'application/json' },
-        requests: [
-          {
-            method: 'POST',
-            path: '/intel/lookup',
-            setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
-            onResponse: (status, body) => {
-              if (status !== 200) return;
-              const matches = (JSON.parse(body) as { matches: { sightings: unknown }[] }[]).flatMap((result) => result.matches);
-              if (matches.length !== stored || matches.some((match) => (match.sightings !== null) !== sightedSide)) wrong++;
-            },
-          },
-        ],
-      }).done;
-  };
+  const lookups = (sets: typeof withSightings, sightedSide: boolean) =>
+    lookupLoad(ctx, data.token, sets, (status, body) => {
+      if (status !== 200) return;
+      const matches = (JSON.parse(body) as { matches: { sightings: unknown }[] }[]).flatMap((result) => result.matches);
+      if (matches.length !== stored || matches.some((match) => (match.sightings !== null) !== sightedSide)) wrong++;
+    });
   const served = lookups(withSightings, true);
   const plain = lookups(without, false);
   const measured = await compare({

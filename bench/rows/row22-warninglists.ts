@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { httpLoad, stepLoad } from '../lib/load.js';
+import { stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { seededLookup } from './lookup-setup.js';
+import { lookupLoad, seededLookup } from './lookup-setup.js';
 import { domainObject, exportLines } from './row16-export.js';
 import { seededCollection } from './seed.js';
 
@@ -82,27 +82,10 @@ export const row22: RowModule = {
     };
 
     // 22a: lookups.
-    const bodies = lookup.keySets.map((keys) => JSON.stringify({ keys }));
-    let next = 0;
     let wrong = 0;
-    const lookups = (seconds: number) =>
-      httpLoad({
-        baseUrl: ctx.service.url,
-        connections: 2,
-        durationS: seconds,
-        keepBodies: true,
-        headers: { Authorization: `Bearer ${lookup.token}`, 'Content-Type': 'application/json' },
-        requests: [
-          {
-            method: 'POST',
-            path: '/intel/lookup',
-            setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
-            onResponse: (status, body) => {
-              if (status === 200 && (JSON.parse(body) as unknown[]).length !== scale.lookupKeys) wrong++;
-            },
-          },
-        ],
-      }).done;
+    const lookups = lookupLoad(ctx, lookup.token, lookup.keySets, (status, body) => {
+      if (status === 200 && (JSON.parse(body) as unknown[]).length !== scale.lookupKeys) wrong++;
+    });
     const lookupMeasured = await compare({
       rounds: scale.cheapRounds,
       serviceLabel: `POST /intel/lookup (${scale.lookupKeys} keys), 20 lists enabled`,

@@ -5,7 +5,7 @@ import { InvalidationBus } from '../database/invalidation-bus.js';
 import type { ApiError } from '../common/errors/api-error.js';
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
 import { WarninglistErrors } from './warninglists.errors.js';
-import { type ActiveList, CompiledEntries, KIND_KEY_TYPES, type ListAction, type ListKind, ListSet } from './warninglist-matcher.js';
+import { type ActiveList, CompiledEntries, KIND_KEY_TYPES, type ListAction, ListIndex, type ListKind, ListSet } from './warninglist-matcher.js';
 import { type ListState, WarninglistsRepository } from './warninglists.repository.js';
 
 /** How often a state read is repeated when a list was replaced between it and the read of its entries. */
@@ -27,6 +27,12 @@ const ENABLED = 'enabled';
  * one not compiled yet; revisions come from one sequence and are never reused, so compiled entries never
  * need invalidating.
  *
+ * All lists' entries live in one ListIndex, a list per slot: a new entries revision joins it (work
+ * proportional to that list), and a revision leaves it once no set that reads it can be used any more
+ * (a FinalizationRegistry tells: an export may still be streaming with the set it read before a change).
+ * So a change of one list, or of any list's settings, never rebuilds the others' postings, and each set
+ * answers from exactly its own lists.
+ *
  * Writes ask only whether a list rejects on ingest, on every single add (rows 3a and 3c): they take the
  * settings from an InvalidatedCache instead, which every list writer invalidates through the bus inside its
  * transaction (delivered with the commit). So a write reads nothing while no list changes, and the next
@@ -37,8 +43,12 @@ const ENABLED = 'enabled';
  */
 @Injectable()
 export class WarninglistMatcherService {
-  /** Compiled entries by entries revision; only those of the last read's lists are kept. */
-  private readonly compiled = new Map<string, Promise<CompiledEntries>>();
+  /** The entries of every list some set still reads, indexed together. */
+  private readonly index = new ListIndex();
+  /** Per entries revision: its compile, its slot in the index once a set reads it, and how many sets that may still be used read it. */
+  private readonly revisions = new Map<string, { entries: Promise<CompiledEntries>; slot?: number; readers: number }>();
+  /** Told of each set no request can use any more (holding its entries revisions). */
+  private readonly unreachable = new FinalizationRegistry<string[]>((revisions) => this.release(revisions));
   /** The last set built, by the revisions it was built from: most requests find the lists unchanged. */
   private last: { revisions: string; set: ListSet } | undefined;
   /** The enabled lists' settings for writes (see above). */
@@ -73,10 +83,15 @@ export class WarninglistMatcherService {
       if (this.last?.revisions === revisions) return this.last.set;
       try {
         const lists = await Promise.all(states.map((state) => this.activeList(state)));
-        const kept = new Set(states.map((state) => state.entriesRevision));
-        for (const revision of this.compiled.keys()) if (!kept.has(revision)) this.compiled.delete(revision);
-        this.last = { revisions, set: new ListSet(lists) };
-        return this.last.set;
+        const read = states.map((state) => state.entriesRevision);
+        const slots = lists.map((list, at) => this.slotOf(read[at], list.entries));
+        const set = new ListSet(lists, { index: this.index, slots });
+        for (const revision of read) this.revisions.get(revision)!.readers++;
+        this.unreachable.register(set, read);
+        // A compile no set read (its list changed again meanwhile) is dropped; another call still reading it compiles it into a record of its own.
+        for (const [revision, record] of this.revisions) if (record.readers === 0 && record.slot === undefined) this.revisions.delete(revision);
+        this.last = { revisions, set };
+        return set;
       } catch (error) {
         if (!(error instanceof ListMoved) || attempt === STATE_ATTEMPTS) throw error;
       }
@@ -104,12 +119,31 @@ export class WarninglistMatcherService {
     });
   }
 
+  /** The slot of a revision's entries, indexed at the first set that reads them (synchronously: no request sees the index half changed). */
+  private slotOf(revision: string, entries: CompiledEntries): number {
+    let record = this.revisions.get(revision);
+    if (!record) this.revisions.set(revision, (record = { entries: Promise.resolve(entries), readers: 0 }));
+    record.slot ??= this.index.add(entries);
+    return record.slot;
+  }
+
+  /** Sets gone: a revision no set reads any more leaves the index. */
+  private release(revisions: readonly string[]): void {
+    for (const revision of revisions) {
+      const record = this.revisions.get(revision);
+      if (!record || --record.readers > 0) continue;
+      if (record.slot !== undefined) this.index.remove(record.slot);
+      this.revisions.delete(revision);
+    }
+  }
+
   private async activeList(state: ListState): Promise<ActiveList> {
-    let entries = this.compiled.get(state.entriesRevision);
+    let entries = this.revisions.get(state.entriesRevision)?.entries;
     if (!entries) {
       entries = this.compile(state);
-      this.compiled.set(state.entriesRevision, entries);
-      entries.catch(() => this.compiled.delete(state.entriesRevision));
+      const record = { entries, readers: 0 };
+      this.revisions.set(state.entriesRevision, record);
+      entries.catch(() => this.revisions.get(state.entriesRevision) === record && this.revisions.delete(state.entriesRevision));
     }
     const kind = state.kind as ListKind;
     return {

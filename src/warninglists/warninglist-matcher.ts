@@ -7,8 +7,8 @@ import { KEY_TYPES, type KeyType, MAX_KEY_VALUE_LENGTH, normalizeKey, type Objec
  * check, exports, TAXII, writes) asks a `ListSet` built from here, so the rules are written once.
  *
  * Data structures, chosen so that a lookup takes as many probes with a million entries in twenty lists as
- * with ten entries in one: all enabled lists are indexed together (ListIndex, built once per set of list
- * revisions), each indexed value leading to the lists that hold it.
+ * with ten entries in one: all enabled lists are indexed together (ListIndex, a list added or removed at a
+ * cost proportional to its entries), each indexed value leading to the lists that hold it.
  * - `values`: a Map of normalised values (one probe); leading-dot entries go to the Map of domains.
  * - `hostname` (and leading-dot values): a Map of domains, probed with the key's host and each of its
  *   parent domains (at most 127 probes, typically 2–4).
@@ -23,8 +23,8 @@ import { KEY_TYPES, type KeyType, MAX_KEY_VALUE_LENGTH, normalizeKey, type Objec
  * 20 ms (1M probes 20 s; building the table of 1M /24 networks 23 s). Hostnames, 1M entries: 1M probes of
  * 5-label names 51 s (a 1,000-entry list: 6.5 s: the cost of a bigger Set is cache misses, not work),
  * build 11 s, about 480 MB RSS with the cidr table. So lists are held in memory per instance, parsed once
- * per version of their entries and indexed together once per set of enabled lists (see
- * warninglist-matcher.service.ts for how they are kept current).
+ * per version of their entries and indexed together, each list joining and leaving the index on its own
+ * (see warninglist-matcher.service.ts for how they are kept current).
  */
 
 export const LIST_KINDS = ['values', 'cidr', 'hostname', 'substring'] as const;
@@ -245,6 +245,10 @@ export class KeyProbe {
 // ---------------------------------------------------------------------------------------------------
 // One list's entries, parsed: built once per version of a list's entries, shared by every request.
 
+/** An IPv4 network's canonical text (as `normalizeEntry` stores it) from its numbers. */
+const v4Text = (start: number, prefix: number) => `${ipv4Dotted(start)}/${prefix}`;
+const ipv4Dotted = (n: number) => `${Math.floor(n / 16777216)}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
+
 /**
  * The networks of one family of one list, as listed, and sorted by start for `overlap`. A list answers a
  * key held by several of its networks with the one of the prefix length it listed first (`rank`).
@@ -252,14 +256,19 @@ export class KeyProbe {
 class ListNetworks<N extends number | bigint> {
   readonly starts: N[] = [];
   readonly prefixes: number[] = [];
-  readonly texts: string[] = [];
+  /** The entries as listed, unless `format` gives them back from the numbers (IPv4: a string less per network to hold). */
+  private readonly texts: string[] = [];
   /** Per prefix length, its position among the list's lengths in the order first listed; -1 when absent. */
   readonly rank: number[];
   private lengths = 0;
   private sortedStarts: N[] = [];
-  private sortedTexts: string[] = [];
+  /** The positions of the networks in start order. */
+  private sorted = new Int32Array(0);
 
-  constructor(private readonly bits: number) {
+  constructor(
+    private readonly bits: number,
+    private readonly format?: (start: N, prefix: number) => string,
+  ) {
     this.rank = new Array<number>(bits + 1).fill(-1);
   }
 
@@ -267,7 +276,12 @@ class ListNetworks<N extends number | bigint> {
     if (this.rank[prefix] < 0) this.rank[prefix] = this.lengths++;
     this.starts.push(start);
     this.prefixes.push(prefix);
-    this.texts.push(text);
+    if (!this.format) this.texts.push(text);
+  }
+
+  /** The entry of the network at `at`, as listed. */
+  text(at: number): string {
+    return this.format ? this.format(this.starts[at], this.prefixes[at]) : this.texts[at];
   }
 
   /** Sorted by start, equal starts by rank, then as listed: the network `overlap` names is the one it always named. */
@@ -275,7 +289,7 @@ class ListNetworks<N extends number | bigint> {
     const { starts, prefixes, rank } = this;
     const order = Array.from(starts.keys()).sort((a, b) => (starts[a] < starts[b] ? -1 : starts[a] > starts[b] ? 1 : rank[prefixes[a]] - rank[prefixes[b]] || a - b));
     this.sortedStarts = order.map((at) => starts[at]);
-    this.sortedTexts = order.map((at) => this.texts[at]);
+    this.sorted = Int32Array.from(order);
   }
 
   /** A listed network inside `start/prefix` (which holds none of the list's networks whole). */
@@ -290,16 +304,19 @@ class ListNetworks<N extends number | bigint> {
       if (this.sortedStarts[middle] < start) low = middle + 1;
       else high = middle;
     }
-    return low < this.sortedStarts.length && this.sortedStarts[low] <= end ? this.sortedTexts[low] : undefined;
+    return low < this.sortedStarts.length && this.sortedStarts[low] <= end ? this.text(this.sorted[low]) : undefined;
   }
 }
+
+/** The positions of a list indexed alone (slot 0). */
+const ALONE = Int32Array.of(0);
 
 export class CompiledEntries {
   /** `values`: the entries matched whole. */
   readonly exact: string[] = [];
   /** Domains whose subdomains match (`hostname` entries; `values` entries with a leading dot, without it). */
   readonly domains: string[] = [];
-  readonly v4 = new ListNetworks<number>(32);
+  readonly v4 = new ListNetworks<number>(32, v4Text);
   readonly v6 = new ListNetworks<bigint>(128);
   readonly substrings: string[] = [];
   /** Per substring length, its position among the list's lengths in the order first listed. */
@@ -340,35 +357,76 @@ export class CompiledEntries {
 
   /** The first rule of this kind that `key` (normalised) meets (the list alone, as a ListSet of it would answer). */
   match(key: ObjectKey, probe = new KeyProbe(key)): Found | undefined {
-    this.alone ??= new ListIndex([this]);
-    return this.alone.matches(probe)[0];
+    if (!this.alone) {
+      this.alone = new ListIndex();
+      this.alone.add(this);
+    }
+    return this.alone.matches(probe, ALONE, 1)[0];
   }
 }
 
 // ---------------------------------------------------------------------------------------------------
 // The entries of all enabled lists in one index: a key's probes cost the same however many lists there
 // are (row 22: probing each list in turn cost about 40 µs a key with 20 lists). Each indexed value leads
-// to a chain of postings, one per list holding it; the chains live in flat arrays, not objects.
+// to a chain of postings, one per list holding it; the chains live in typed arrays, not objects. A list
+// joins and leaves the index alone, in a slot of its own, at a cost proportional to its entries (a change
+// of one list never rebuilds the others'); a ListSet reads only its own lists' slots, in its own order, so
+// one index serves every set still in use.
 
 export interface Found {
   entry: string;
   match: MatchKind;
 }
 
-class Postings {
-  readonly list: number[] = [];
-  readonly next: number[] = [];
-  /** The entry as listed, where the key cannot give it back (networks). */
-  readonly text: string[] = [];
+const grown = (array: Int32Array) => {
+  const bigger = new Int32Array(array.length * 2);
+  bigger.set(array);
+  return bigger;
+};
 
-  /** `list` holds `value` (lists are added in order, so a list's repeat finds itself at the head). */
-  add<K>(index: Map<K, number>, value: K, list: number, text?: string): void {
-    const head = index.get(value);
-    if (head !== undefined && this.list[head] === list) return;
-    index.set(value, this.list.length);
-    this.list.push(list);
-    this.next.push(head ?? -1);
-    if (text !== undefined) this.text.push(text);
+/** Per slot, the position in a set of the list in it; -1 (or beyond the end: a slot added later) for the lists of other sets. */
+const positionIn = (positions: Int32Array, slot: number) => (slot < positions.length ? positions[slot] : -1);
+
+/** Chains of postings: the slot of a list holding a value, the next posting, the entry's position in its list. */
+class Postings {
+  slot = new Int32Array(1024);
+  next = new Int32Array(1024);
+  entry = new Int32Array(1024);
+  private used = 0;
+  /** Released postings, chained through `next`. */
+  private free = -1;
+
+  /** Slot `slot` holds `value`; false when it already did (a list's postings are added together, so its repeat finds itself at the head). */
+  add<K>(table: Map<K, number>, value: K, slot: number, entry = 0): boolean {
+    const head = table.get(value);
+    if (head !== undefined && this.slot[head] === slot) return false;
+    let at = this.free;
+    if (at >= 0) {
+      this.free = this.next[at];
+    } else {
+      if (this.used === this.slot.length) [this.slot, this.next, this.entry] = [grown(this.slot), grown(this.next), grown(this.entry)];
+      at = this.used++;
+    }
+    this.slot[at] = slot;
+    this.next[at] = head ?? -1;
+    this.entry[at] = entry;
+    table.set(value, at);
+    return true;
+  }
+
+  /** Slot `slot` holds `value` no more; false when it did not. */
+  remove<K>(table: Map<K, number>, value: K, slot: number): boolean {
+    for (let at = table.get(value) ?? -1, before = -1; at >= 0; before = at, at = this.next[at]) {
+      if (this.slot[at] !== slot) continue;
+      const after = this.next[at];
+      if (before >= 0) this.next[before] = after;
+      else if (after >= 0) table.set(value, after);
+      else table.delete(value);
+      this.next[at] = this.free;
+      this.free = at;
+      return true;
+    }
+    return false;
   }
 }
 
@@ -376,8 +434,8 @@ class Postings {
 class NetworkIndex<N extends number | bigint> {
   private readonly byPrefix = new Map<number, Map<N, number>>();
   private readonly postings = new Postings();
-  /** The lists with networks of this family. */
-  private readonly members: number[] = [];
+  /** The slots of the lists with networks of this family. */
+  private readonly members = new Set<number>();
 
   constructor(
     private readonly family: (entries: CompiledEntries) => ListNetworks<N>,
@@ -385,17 +443,26 @@ class NetworkIndex<N extends number | bigint> {
   ) {}
 
   get size(): number {
-    return this.members.length;
+    return this.members.size;
   }
 
-  add(entries: CompiledEntries, list: number): void {
-    const { starts, prefixes, texts } = this.family(entries);
+  add(entries: CompiledEntries, slot: number): void {
+    const { starts, prefixes } = this.family(entries);
     if (starts.length === 0) return;
-    this.members.push(list);
+    this.members.add(slot);
     for (let at = 0; at < starts.length; at++) {
       let table = this.byPrefix.get(prefixes[at]);
       if (!table) this.byPrefix.set(prefixes[at], (table = new Map()));
-      this.postings.add(table, starts[at], list, texts[at]);
+      this.postings.add(table, starts[at], slot, at);
+    }
+  }
+
+  remove(entries: CompiledEntries, slot: number): void {
+    if (!this.members.delete(slot)) return;
+    const { starts, prefixes } = this.family(entries);
+    for (let at = 0; at < starts.length; at++) {
+      const table = this.byPrefix.get(prefixes[at]);
+      if (table && this.postings.remove(table, starts[at], slot) && table.size === 0) this.byPrefix.delete(prefixes[at]);
     }
   }
 
@@ -403,31 +470,36 @@ class NetworkIndex<N extends number | bigint> {
    * Fills `found` for the lists not answered yet: a listed network holding the whole of `start/prefix`
    * (itself included; of several, the one of the length the list listed first), else one inside it.
    */
-  match(start: N, prefix: number, lists: readonly CompiledEntries[], found: (Found | undefined)[]): void {
-    const { list, next, text } = this.postings;
+  match(start: N, prefix: number, lists: readonly (CompiledEntries | undefined)[], positions: Int32Array, found: (Found | undefined)[]): void {
+    const { slot, next, entry } = this.postings;
     const best: number[] = [];
     for (const [length, table] of this.byPrefix) {
       if (length > prefix) continue;
       for (let at = table.get(length === prefix ? start : this.mask(start, length)) ?? -1; at >= 0; at = next[at]) {
-        const owner = list[at];
-        if (found[owner] !== undefined && best[owner] === undefined) continue;
-        const rank = this.family(lists[owner]).rank[length];
+        const owner = positionIn(positions, slot[at]);
+        if (owner < 0 || (found[owner] !== undefined && best[owner] === undefined)) continue;
+        const networks = this.family(lists[slot[at]]!);
+        const rank = networks.rank[length];
         if (best[owner] === undefined || rank < best[owner]) {
           best[owner] = rank;
-          found[owner] = { entry: text[at], match: 'contained' };
+          found[owner] = { entry: networks.text(entry[at]), match: 'contained' };
         }
       }
     }
-    for (const owner of this.members) {
-      if (found[owner] !== undefined) continue;
-      const entry = this.family(lists[owner]).overlap(start, prefix);
-      if (entry !== undefined) found[owner] = { entry, match: 'overlap' };
+    for (const member of this.members) {
+      const owner = positionIn(positions, member);
+      if (owner < 0 || found[owner] !== undefined) continue;
+      const text = this.family(lists[member]!).overlap(start, prefix);
+      if (text !== undefined) found[owner] = { entry: text, match: 'overlap' };
     }
   }
 }
 
-/** The entries of lists of every kind, indexed together. */
-class ListIndex {
+/** The entries of lists of every kind, indexed together, a list per slot. */
+export class ListIndex {
+  /** The list in each slot; undefined for a free slot. */
+  private readonly lists: (CompiledEntries | undefined)[] = [];
+  private readonly freeSlots: number[] = [];
   private readonly exact = new Map<string, number>();
   private readonly exactPostings = new Postings();
   private readonly domains = new Map<string, number>();
@@ -436,67 +508,101 @@ class ListIndex {
   private readonly v6 = new NetworkIndex<bigint>((entries) => entries.v6, maskV6);
   private readonly substrings = new Map<string, number>();
   private readonly substringPostings = new Postings();
-  private readonly substringLengths: number[];
+  /** Per substring length, how many lists list one of it. */
+  private readonly lengthCounts = new Map<number, number>();
+  private substringLengths: number[] = [];
   /**
-   * A filter of where a substring can start: the low bytes of its first character (`single`, entries of one
-   * character) or of its first two (`pairs`). Most positions of a value start none, and are not sliced.
+   * A filter of where a substring can start: per low byte of its first character (`single`, entries of one
+   * character) or of its first two (`pairs`), how many indexed substrings start so. Most positions of a
+   * value start none, and are not sliced.
    */
-  private readonly single = new Uint8Array(256);
-  private readonly pairs = new Uint8Array(65536);
+  private readonly single = new Int32Array(256);
+  private readonly pairs = new Int32Array(65536);
 
-  constructor(private readonly lists: readonly CompiledEntries[]) {
-    const lengths = new Set<number>();
-    lists.forEach((entries, list) => {
-      for (const value of entries.exact) this.exactPostings.add(this.exact, value, list);
-      for (const domain of entries.domains) this.domainPostings.add(this.domains, domain, list);
-      this.v4.add(entries, list);
-      this.v6.add(entries, list);
-      for (const substring of entries.substrings) {
-        this.substringPostings.add(this.substrings, substring, list);
-        if (substring.length === 1) this.single[substring.charCodeAt(0) & 255] = 1;
-        else this.pairs[((substring.charCodeAt(0) & 255) << 8) | (substring.charCodeAt(1) & 255)] = 1;
-      }
-      for (const length of entries.substringRank.keys()) lengths.add(length);
-    });
-    this.substringLengths = [...lengths];
+  /** Slots are numbered below this: a set's positions cover them. */
+  get slots(): number {
+    return this.lists.length;
   }
 
-  /** For each list (by position), the first rule of its kind that the probe's key meets, or undefined. */
-  matches(probe: KeyProbe): (Found | undefined)[] {
-    const found: (Found | undefined)[] = new Array<Found | undefined>(this.lists.length).fill(undefined);
+  /** Indexes a list's entries; its slot. */
+  add(entries: CompiledEntries): number {
+    const slot = this.freeSlots.pop() ?? this.lists.length;
+    this.lists[slot] = entries;
+    for (const value of entries.exact) this.exactPostings.add(this.exact, value, slot);
+    for (const domain of entries.domains) this.domainPostings.add(this.domains, domain, slot);
+    this.v4.add(entries, slot);
+    this.v6.add(entries, slot);
+    for (const substring of entries.substrings) if (this.substringPostings.add(this.substrings, substring, slot)) this.startsOf(substring, 1);
+    this.countLengths(entries, 1);
+    return slot;
+  }
+
+  /** Takes the list in `slot` out (no set that reads it may be used again). */
+  remove(slot: number): void {
+    const entries = this.lists[slot]!;
+    for (const value of entries.exact) this.exactPostings.remove(this.exact, value, slot);
+    for (const domain of entries.domains) this.domainPostings.remove(this.domains, domain, slot);
+    this.v4.remove(entries, slot);
+    this.v6.remove(entries, slot);
+    for (const substring of entries.substrings) if (this.substringPostings.remove(this.substrings, substring, slot)) this.startsOf(substring, -1);
+    this.countLengths(entries, -1);
+    this.lists[slot] = undefined;
+    this.freeSlots.push(slot);
+  }
+
+  private startsOf(substring: string, change: number): void {
+    if (substring.length === 1) this.single[substring.charCodeAt(0) & 255] += change;
+    else this.pairs[((substring.charCodeAt(0) & 255) << 8) | (substring.charCodeAt(1) & 255)] += change;
+  }
+
+  private countLengths(entries: CompiledEntries, change: number): void {
+    for (const length of entries.substringRank.keys()) {
+      const count = (this.lengthCounts.get(length) ?? 0) + change;
+      if (count === 0) this.lengthCounts.delete(length);
+      else this.lengthCounts.set(length, count);
+    }
+    this.substringLengths = [...this.lengthCounts.keys()];
+  }
+
+  /** For each of `count` lists (by their positions, per slot), the first rule of its kind that the probe's key meets, or undefined. */
+  matches(probe: KeyProbe, positions: Int32Array, count: number): (Found | undefined)[] {
+    const found: (Found | undefined)[] = new Array<Found | undefined>(count).fill(undefined);
     const { key } = probe;
     if (this.exact.size > 0) {
-      const { list, next } = this.exactPostings;
-      for (let at = this.exact.get(key.value) ?? -1; at >= 0; at = next[at]) found[list[at]] = { entry: key.value, match: 'exact' };
+      const { slot, next } = this.exactPostings;
+      for (let at = this.exact.get(key.value) ?? -1; at >= 0; at = next[at]) {
+        const owner = positionIn(positions, slot[at]);
+        if (owner >= 0) found[owner] = { entry: key.value, match: 'exact' };
+      }
     }
-    if (this.domains.size > 0) this.domainMatches(probe.suffixes, found);
+    if (this.domains.size > 0) this.domainMatches(probe.suffixes, positions, found);
     if (this.v4.size + this.v6.size > 0) {
       // An IPv4-mapped address is asked as IPv6 first: a list answering it so answers no more.
       for (const network of probe.networks) {
-        if (network.v6) this.v6.match(network.start as bigint, network.prefix, this.lists, found);
-        else this.v4.match(network.start as number, network.prefix, this.lists, found);
+        if (network.v6) this.v6.match(network.start as bigint, network.prefix, this.lists, positions, found);
+        else this.v4.match(network.start as number, network.prefix, this.lists, positions, found);
       }
     }
-    if (this.substrings.size > 0) this.substringMatches(probe.lowered, found);
+    if (this.substrings.size > 0) this.substringMatches(probe.lowered, positions, found);
     return found;
   }
 
   /** The host or the nearest parent domain listed; `exact` only for the host itself in a hostname list. */
-  private domainMatches(suffixes: readonly string[], found: (Found | undefined)[]): void {
-    const { list, next } = this.domainPostings;
+  private domainMatches(suffixes: readonly string[], positions: Int32Array, found: (Found | undefined)[]): void {
+    const { slot, next } = this.domainPostings;
     for (let index = 0; index < suffixes.length; index++) {
       for (let at = this.domains.get(suffixes[index]) ?? -1; at >= 0; at = next[at]) {
-        const owner = list[at];
-        if (found[owner] !== undefined) continue;
-        const hostname = this.lists[owner].kind === 'hostname';
+        const owner = positionIn(positions, slot[at]);
+        if (owner < 0 || found[owner] !== undefined) continue;
+        const hostname = this.lists[slot[at]]!.kind === 'hostname';
         found[owner] = { entry: hostname ? suffixes[index] : '.' + suffixes[index], match: hostname && index === 0 ? 'exact' : 'subdomain' };
       }
     }
   }
 
   /** Per list, the first listed substring of the length it listed first that has one, else of the next, and so on. */
-  private substringMatches(text: string, found: (Found | undefined)[]): void {
-    const { list, next } = this.substringPostings;
+  private substringMatches(text: string, positions: Int32Array, found: (Found | undefined)[]): void {
+    const { slot, next } = this.substringPostings;
     const best: number[] = [];
     for (let at = 0; at < text.length; at++) {
       const first = text.charCodeAt(at) & 255;
@@ -505,8 +611,9 @@ class ListIndex {
         if (at + length > text.length) continue;
         const part = text.slice(at, at + length);
         for (let posting = this.substrings.get(part) ?? -1; posting >= 0; posting = next[posting]) {
-          const owner = list[posting];
-          const rank = this.lists[owner].substringRank.get(length)!;
+          const owner = positionIn(positions, slot[posting]);
+          if (owner < 0) continue;
+          const rank = this.lists[slot[posting]]!.substringRank.get(length)!;
           // Positions come in order: a later one of the same length never replaces an earlier one.
           if (best[owner] === undefined || rank < best[owner]) {
             best[owner] = rank;
@@ -533,9 +640,24 @@ export interface ActiveList {
 /** The enabled lists at one moment: the one question every path asks. Built once per set of revisions. */
 export class ListSet {
   private readonly index: ListIndex;
+  /** Per slot of the index, the position of its list here; -1 for other sets' lists. */
+  private readonly positions: Int32Array;
+  /** Each list's actionRank. */
+  private readonly ranks: number[];
 
-  constructor(readonly lists: readonly ActiveList[]) {
-    this.index = new ListIndex(lists.map((list) => list.entries));
+  /**
+   * `shared`: an index holding the lists already (`slots`: each list's slot), which must keep them while
+   * this set is in use; without it the set indexes its lists itself.
+   */
+  constructor(
+    readonly lists: readonly ActiveList[],
+    shared?: { index: ListIndex; slots: readonly number[] },
+  ) {
+    this.index = shared?.index ?? new ListIndex();
+    const slots = shared?.slots ?? lists.map((list) => this.index.add(list.entries));
+    this.positions = new Int32Array(this.index.slots).fill(-1);
+    slots.forEach((slot, position) => (this.positions[slot] = position));
+    this.ranks = lists.map((list) => actionRank(list.action));
   }
 
   /** Whether any list acts at `action` or beyond (else a path can skip asking). */
@@ -558,22 +680,27 @@ export class ListSet {
   /** Every warning of a normalised key, from the lists acting at `least` or beyond, in list order. */
   warningsOf(key: ObjectKey, least: ListAction = 'annotate'): Warning[] {
     const warnings: Warning[] = [];
-    const found = this.index.matches(new KeyProbe(key));
-    this.lists.forEach((list, index) => {
-      if (found[index] === undefined || actionRank(list.action) < actionRank(least) || !list.keyTypes.has(key.type)) return;
-      warnings.push({ list: list.name, entry: found[index].entry, action: list.action, match: found[index].match });
-    });
+    const floor = actionRank(least);
+    const found = this.index.matches(new KeyProbe(key), this.positions, this.lists.length);
+    // Plain loops: an export asks once per key it reads, a `check` once per value.
+    for (let index = 0; index < found.length; index++) {
+      const hit = found[index];
+      const list = this.lists[index];
+      if (hit !== undefined && this.ranks[index] >= floor && list.keyTypes.has(key.type)) warnings.push({ list: list.name, entry: hit.entry, action: list.action, match: hit.match });
+    }
     return warnings;
   }
 
   /** The first warning of any key of an object from a list acting at `least` or beyond (lists in order, then keys). */
   firstOf(keys: readonly ObjectKey[], least: ListAction): Warning | undefined {
-    const found = keys.map((key) => this.index.matches(new KeyProbe(key)));
-    for (const [index, list] of this.lists.entries()) {
-      if (actionRank(list.action) < actionRank(least)) continue;
-      for (const [at, key] of keys.entries()) {
+    const floor = actionRank(least);
+    const found = keys.map((key) => this.index.matches(new KeyProbe(key), this.positions, this.lists.length));
+    for (let index = 0; index < this.lists.length; index++) {
+      if (this.ranks[index] < floor) continue;
+      const list = this.lists[index];
+      for (let at = 0; at < keys.length; at++) {
         const hit = found[at][index];
-        if (hit !== undefined && list.keyTypes.has(key.type)) return { list: list.name, entry: hit.entry, action: list.action, match: hit.match };
+        if (hit !== undefined && list.keyTypes.has(keys[at].type)) return { list: list.name, entry: hit.entry, action: list.action, match: hit.match };
       }
     }
     return undefined;

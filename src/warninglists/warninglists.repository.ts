@@ -36,6 +36,9 @@ export interface ListRecord {
   sha256: string | null;
 }
 
+/** Entries per JSON array when a list's entries are read for matching. */
+const ENTRY_CHUNK = 10_000;
+
 const ROW = `id, name, description, kind, key_types AS "keyTypes", action, enabled, entry_count AS "entryCount", version,
              document_sha256 AS sha256, revision::text, entries_revision::text AS "entriesRevision", created_at AS "createdAt",
              updated_at AS "updatedAt"`;
@@ -75,18 +78,28 @@ export class WarninglistsRepository {
   /**
    * The entries of list $1 as of entries revision $2, or undefined when the list has moved on (replaced or
    * deleted meanwhile): one statement, so the revision checked and the entries read are of one snapshot.
+   * Read as JSON arrays of ENTRY_CHUNK entries each (positions run from 1 without gaps), so a million entries
+   * leave a few large texts to collect, not a row and a revision string each; a chunk stays far below
+   * PostgreSQL's 1 GB limit of a text whatever the entries' lengths.
    */
   async entries(id: number, entriesRevision: string): Promise<string[] | undefined> {
     const rows = await this.arrayRows(
-      `SELECT l.entries_revision::text, e.value FROM warninglist l LEFT JOIN warninglist_entry e ON e.list_id = l.id
-        WHERE l.id = $1 ORDER BY e.position`,
+      `SELECT l.entries_revision::text, chunk.entries
+         FROM warninglist l
+         LEFT JOIN LATERAL (
+           SELECT (e.position - 1) / ${ENTRY_CHUNK} AS part, json_agg(e.value ORDER BY e.position)::text AS entries
+             FROM warninglist_entry e WHERE e.list_id = l.id GROUP BY part
+         ) chunk ON true
+        WHERE l.id = $1 ORDER BY chunk.part`,
       [id],
     );
     if (rows.length === 0 || rows[0][0] !== entriesRevision) return undefined;
-    return rows[0][1] === null ? [] : rows.map((row) => row[1] as string);
+    const entries: string[] = [];
+    for (const [, chunk] of rows) if (chunk !== null) for (const value of JSON.parse(chunk) as string[]) entries.push(value);
+    return entries;
   }
 
-  /** Rows as arrays (a million entries: no object per row). */
+  /** Rows as arrays. */
   private async arrayRows(text: string, values: unknown[]): Promise<[string, string | null][]> {
     const runner = this.dataSource.createQueryRunner();
     try {
