@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { freshCollections, listAll } from '../intel/objects.helpers.js';
+import { FeedServer } from './feed-server.js';
+import { runNow } from './sources.helpers.js';
+
+const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n';
+
+/** A Cloudflare-style maintenance page, served with 200: links, host names and an address in it. */
+const MAINTENANCE = `<!DOCTYPE html>
+<html lang="en"><head><title>Down for maintenance | feeds.example.com</title></head>
+<body><p>We are down for maintenance. See https://status.example.com/ or mail ops@example.org.</p>
+<p>Ray ID 7a1b2c3d4e5f, your address 203.0.113.9</p></body></html>
+`;
+
+/** Guards of source runs (extensions §13): bodies that are not what their kind says, the suspect guard and its state. */
+describe('source run guards', () => {
+  let t: TestApp;
+  let feed: FeedServer;
+
+  beforeAll(async () => {
+    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
+    feed = await new FeedServer().start();
+  });
+  afterAll(async () => {
+    await t.close();
+    await feed.stop();
+  });
+
+  const fresh = freshCollections(() => t, 'guards');
+  let sources = 0;
+  async function source(collection: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
+    const name = `guard-${++sources}`;
+    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: feed.url(path), ...extra });
+    expect(created.status).toBe(201);
+    return name;
+  }
+  const run = (name: string) => runNow(t, name);
+  const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
+  const stored = async (name: string) =>
+    (await t.db.query(`SELECT etag, last_modified, body_digest, feed_state FROM sources_source WHERE name = $1`, [name])).rows[0] as Record<string, unknown>;
+  const claims = async (name: string) =>
+    ((await t.http().get(`/intel/sources/${name}/objects`).set('X-Api-Key', t.adminKey)).body as { value: string; lastSeenAt: string; missedRuns: number }[]);
+
+  it('an HTML page served with 200 fails a text, csv or ndjson run (HtmlPage, or NotJson for ndjson), changing nothing', async () => {
+    const c = await fresh();
+    feed.list('/list.txt', ips(1, 2), '"v1"');
+    const text = await source(c, '/list.txt');
+    expect(await run(text)).toMatchObject({ outcome: 'ok', added: 2 });
+    const before = await stored(text);
+    const claimsBefore = await claims(text);
+    // By its media type, whatever the body.
+    feed.routes.set('/list.txt', { body: MAINTENANCE, headers: { 'content-type': 'text/html; charset=UTF-8', etag: '"v2"' } });
+    const byType = await run(text);
+    expect(byType).toMatchObject({ outcome: 'failed', httpStatus: 200, added: 0, withdrawn: 0, error: { code: 'HtmlPage' } });
+    expect(byType.error!.message).toMatch(/text\/html/);
+    // By its first characters, served as text/plain (after blank lines).
+    feed.routes.set('/list.txt', { body: `\n\n  ${MAINTENANCE}`, headers: { etag: '"v3"' } });
+    expect(await run(text)).toMatchObject({ outcome: 'failed', error: { code: 'HtmlPage' } });
+    expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2']);
+    expect(await stored(text)).toEqual(before);
+    expect(await claims(text)).toEqual(claimsBefore);
+
+    feed.routes.set('/page.csv', { body: MAINTENANCE });
+    const csv = await source(c, '/page.csv', { kind: 'csv', valueColumn: 'ioc' });
+    expect(await run(csv)).toMatchObject({ outcome: 'failed', error: { code: 'HtmlPage' } });
+    // ndjson: an HTML page, or any body none of whose lines is a JSON object.
+    feed.routes.set('/page.json', { body: MAINTENANCE });
+    const ndjson = await source(c, '/page.json', { kind: 'ndjson', valueField: 'cidr' });
+    expect(await run(ndjson)).toMatchObject({ outcome: 'failed', error: { code: 'HtmlPage' } });
+    feed.routes.set('/page.json', { body: 'Service temporarily unavailable\n203.0.113.0/24\n[1, 2]\n' });
+    expect(await run(ndjson)).toMatchObject({ outcome: 'failed', error: { code: 'NotJson' } });
+    expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2']);
+    // A list whose value merely mentions html is still a list.
+    feed.list('/list.txt', `# <html> is not at the start\n${ips(1, 2, 3)}`);
+    expect(await run(text)).toMatchObject({ outcome: 'ok', added: 1 });
+  });
+
+  it('a binary body fails a line kind (NotUtf8), changing nothing', async () => {
+    const c = await fresh();
+    feed.routes.set('/bin.txt', { body: Buffer.from([0x31, 0x2e, 0x32, 0x0a, 0xff, 0xfe, 0x00, 0x80, 0x0a]), headers: { 'content-type': 'application/octet-stream' } });
+    const name = await source(c, '/bin.txt');
+    expect(await run(name)).toMatchObject({ outcome: 'failed', error: { code: 'NotUtf8' } });
+    expect(await keysOf(c)).toEqual([]);
+    expect(await stored(name)).toEqual({ etag: null, last_modified: null, body_digest: null, feed_state: null });
+  });
+});
