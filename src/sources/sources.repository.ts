@@ -274,8 +274,10 @@ export class SourcesRepository {
     const missed = run.seen !== null ? `last_seen_at < now()` : `missed_runs > 0`;
     const ends =
       run.policy.policy === 'remove' ? 'true' : run.policy.policy === 'never' ? 'false' : `missed_runs + 1 >= ${Number(run.policy.runs)}`;
+    // The ratio is of the claims held before this run: those its upsert just made (first seen at this
+    // transaction's now()) do not count, or a body of all new values would dilute its own removals.
     const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${missed} AND ${ends})::int AS ending FROM sources_claim WHERE source_id = $1`,
+      `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS total, count(*) FILTER (WHERE ${missed} AND ${ends})::int AS ending FROM sources_claim WHERE source_id = $1`,
       [run.sourceId],
     );
     const suspect = run.tooFew || ending > run.maxRemovalRatio * total;
@@ -300,7 +302,7 @@ export class SourcesRepository {
     const keys = [run.sourceId, run.withdrawn.map((key) => key.type), run.withdrawn.map((key) => key.value)];
     const listed = `(key_type, value) IN (SELECT * FROM unnest($2::text[], $3::text[]))`;
     const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${listed})::int AS ending FROM sources_claim WHERE source_id = $1`,
+      `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS total, count(*) FILTER (WHERE ${listed})::int AS ending FROM sources_claim WHERE source_id = $1`,
       keys,
     );
     if (ending > run.maxRemovalRatio * total) return { suspect: true };
@@ -407,6 +409,12 @@ export class SourcesRepository {
     await this.dataSource.query(`DELETE FROM sources_run WHERE started_at < now() - interval '30 days' AND finished_at IS NOT NULL`);
   }
 }
+
+/**
+ * A claim held before the run settling now: not first seen by it. A run's transaction started after the
+ * previous run of its source committed (one lease at a time), so its now() is later than every older claim's.
+ */
+const HELD_BEFORE = `first_seen_at < now()`;
 
 /** Whether another source of the collection (`collection`, $2 by default) still claims the key of row `g` (a source other than $1). */
 const CLAIMED_ELSEWHERE = (g: string, collection = '$2') => `EXISTS (

@@ -84,4 +84,15 @@ describe('source run guards', () => {
     expect(await keysOf(c)).toEqual([]);
     expect(await stored(name)).toEqual({ etag: null, last_modified: null, body_digest: null, feed_state: null });
   });
+
+  it('the suspect guard counts the claims held before the run: a body of as many entirely new values is suspect at the default ratio', async () => {
+    const c = await fresh();
+    feed.list('/swap.txt', ips(1, 2, 3, 4));
+    const name = await source(c, '/swap.txt');
+    expect(await run(name)).toMatchObject({ outcome: 'ok', added: 4 });
+    feed.list('/swap.txt', ips(11, 12, 13, 14));
+    expect(await run(name)).toMatchObject({ outcome: 'suspect', added: 4, withdrawn: 0 });
+    expect((await claims(name)).map((claim) => claim.value)).toHaveLength(8);
+    expect(await keysOf(c)).toHaveLength(8);
+  });
 });
