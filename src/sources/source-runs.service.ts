@@ -220,6 +220,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
           },
           close: async (manager) => {
             if (dryRun) return;
+            // What a suspect run held back must be weighed again by the next run, from a full fetch.
+            if (suspect) return this.repository.recordSuspect(manager, source.id, this.config.sources.leaseSeconds);
             const validators =
               fetched.notModified || body === null
                 ? null

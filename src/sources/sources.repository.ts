@@ -337,6 +337,23 @@ export class SourcesRepository {
   }
 
   /**
+   * A suspect run's end, as the last statement of its transaction (its additions are written): it clears the
+   * validators and the body digest and keeps the feed state of the last success, so the next run fetches
+   * without `If-None-Match`/`If-Modified-Since`, is no repeat, and (taxii21, misp) reads again from the old
+   * watermark or event timestamps: the claims this run did not end are weighed again, under the settings of
+   * then (a raised maxRemovalRatio applies). Neither a success nor a failure: last_success_at and the
+   * failure count stay. Its lease is renewed as recordSuccess does.
+   */
+  async recordSuspect(manager: EntityManager, sourceId: number, leaseSeconds: number): Promise<void> {
+    await manager.query(
+      `UPDATE sources_source SET etag = NULL, last_modified = NULL, body_digest = NULL,
+              lease_until = CASE WHEN lease_run_id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $2) END
+        WHERE id = $1`,
+      [sourceId, leaseSeconds],
+    );
+  }
+
+  /**
    * Closes a run: its row, the source's last run and failure count, and its lease. A failed scheduled run
    * moves next_run_at by the back-off: interval × 2^(failures−1), at most 24 h, never sooner than the
    * interval nor than `Retry-After`. A run interrupted by a shutdown is no failure of the source: it is due

@@ -95,4 +95,26 @@ describe('source run guards', () => {
     expect((await claims(name)).map((claim) => claim.value)).toHaveLength(8);
     expect(await keysOf(c)).toHaveLength(8);
   });
+
+  it('a suspect run stores no validator or digest: the next run fetches the whole body again and, with maxRemovalRatio raised, applies its removals', async () => {
+    const c = await fresh();
+    feed.list('/held.txt', ips(1, 2, 3, 4), '"h1"');
+    const name = await source(c, '/held.txt');
+    expect(await run(name)).toMatchObject({ outcome: 'ok', added: 4 });
+    const success = (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.lastSuccessAt as string;
+    feed.list('/held.txt', ips(1, 9), '"h2"');
+    expect(await run(name)).toMatchObject({ outcome: 'suspect', added: 1, withdrawn: 0 });
+    expect(await stored(name)).toEqual({ etag: null, last_modified: null, body_digest: null, feed_state: null });
+    // The same body again is weighed again (not notModified, not unchanged): still suspect.
+    expect(await run(name)).toMatchObject({ outcome: 'suspect', httpStatus: 200, withdrawn: 0 });
+    const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
+    expect(view.body).toMatchObject({ lastSuccessAt: success, claims: 5 });
+    // The operator accepts the drop: the next run ends the claims held back.
+    expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag).send({ maxRemovalRatio: 1 })).status).toBe(204);
+    expect(await run(name)).toMatchObject({ outcome: 'ok', httpStatus: 200, added: 0, withdrawn: 3 });
+    expect(feed.requests.filter((r) => r.path === '/held.txt').map((r) => r.headers['if-none-match'])).toEqual([undefined, '"h1"', undefined, undefined]);
+    expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.9']);
+    expect((await stored(name)).etag).toBe('"h2"');
+    expect(await run(name)).toMatchObject({ outcome: 'notModified' });
+  });
 });
