@@ -80,6 +80,9 @@ export interface ClaimSettlement {
   tooFew: boolean;
 }
 
+/** The settings that weigh a run's removals only (taken from one form to compare two without them). */
+const GUARDS = (settings: SourceSettings) => ({ removal: settings.removal, maxRemovalRatio: settings.maxRemovalRatio, minItems: settings.minItems });
+
 const TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interval_seconds AS "intervalSeconds", s.settings, s.secrets,
@@ -161,12 +164,20 @@ export class SourcesRepository {
       isDeepStrictEqual(form.settings, before.settings) &&
       isDeepStrictEqual(form.secrets, before.secrets);
     if (same) return;
+    // Another feed (url, collectionID, kind) or another reading of it (columns, fields, context, page
+    // size...): the stored validators, digest and feed state describe what the old settings read, so a 304
+    // or a repeat digest would keep the new settings from ever reading the body. The guard members only
+    // weigh a run's removals; they keep them.
+    const reread =
+      form.kind !== before.kind || !isDeepStrictEqual({ ...form.settings, ...GUARDS(form.settings) }, { ...before.settings, ...GUARDS(form.settings) });
     await manager.query(
       `UPDATE sources_source SET kind = $2, enabled = $3, interval_seconds = $4, settings = $5, secrets = $6, version = version + 1,
               next_run_at = CASE WHEN $3 AND NOT enabled THEN NULL ELSE next_run_at END,
-              consecutive_failures = CASE WHEN $3 AND NOT enabled THEN 0 ELSE consecutive_failures END
+              consecutive_failures = CASE WHEN $3 AND NOT enabled THEN 0 ELSE consecutive_failures END,
+              etag = CASE WHEN $7 THEN NULL ELSE etag END, last_modified = CASE WHEN $7 THEN NULL ELSE last_modified END,
+              body_digest = CASE WHEN $7 THEN NULL ELSE body_digest END, feed_state = CASE WHEN $7 THEN NULL ELSE feed_state END
         WHERE id = $1`,
-      [before.id, form.kind, form.enabled, form.intervalSeconds, form.settings, form.secrets],
+      [before.id, form.kind, form.enabled, form.intervalSeconds, form.settings, form.secrets, reread],
     );
   }
 

@@ -117,4 +117,26 @@ describe('source run guards', () => {
     expect((await stored(name)).etag).toBe('"h2"');
     expect(await run(name)).toMatchObject({ outcome: 'notModified' });
   });
+
+  it('PATCH of the url (or kind, collectionID, a reading setting) drops the stored validators, digest and feed state; of a guard it keeps them', async () => {
+    const c = await fresh();
+    feed.list('/old.txt', ips(1, 2), '"same"');
+    feed.list('/new.txt', ips(1, 2, 3), '"same"');
+    const name = await source(c, '/old.txt');
+    expect(await run(name)).toMatchObject({ outcome: 'ok', added: 2 });
+    const patch = async (body: Record<string, unknown>) => {
+      const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
+      expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag).send(body)).status).toBe(204);
+    };
+    await patch({ minItems: 2 });
+    expect(await stored(name)).toMatchObject({ etag: '"same"', body_digest: expect.any(String) });
+    await patch({ url: feed.url('/new.txt') });
+    expect(await stored(name)).toEqual({ etag: null, last_modified: null, body_digest: null, feed_state: null });
+    expect(await run(name)).toMatchObject({ outcome: 'ok', httpStatus: 200, added: 1 });
+    expect(feed.requests.filter((r) => r.path === '/new.txt').map((r) => r.headers['if-none-match'])).toEqual([undefined]);
+    expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
+    // A new context is written even though the feed would answer 304.
+    await patch({ context: { feed: 'new' } });
+    expect(await run(name)).toMatchObject({ outcome: 'ok', httpStatus: 200, updated: 3 });
+  });
 });
