@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { lastSeenOf } from './source-claims.service.js';
 import type { FeedState } from './source-feeds.js';
 import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';
@@ -416,9 +417,10 @@ export class SourcesRepository {
 
   async claims(sourceId: number, after: { type: string; value: string } | null, limit: number): Promise<ClaimRow[]> {
     return this.dataSource.query(
-      `SELECT key_type AS type, value, ${TIME('first_seen_at')} AS "firstSeenAt", ${TIME('last_seen_at')} AS "lastSeenAt", missed_runs AS "missedRuns"
-         FROM sources_claim WHERE source_id = $1 AND ($2::text IS NULL OR (key_type, value) > ($2::text, $3::text))
-        ORDER BY key_type, value LIMIT $4`,
+      `SELECT c.key_type AS type, c.value, ${TIME('c.first_seen_at')} AS "firstSeenAt", ${TIME(lastSeenOf('c', 's'))} AS "lastSeenAt", c.missed_runs AS "missedRuns"
+         FROM sources_claim c JOIN sources_source s ON s.id = c.source_id
+        WHERE c.source_id = $1 AND ($2::text IS NULL OR (c.key_type, c.value) > ($2::text, $3::text))
+        ORDER BY c.key_type, c.value LIMIT $4`,
       [sourceId, after?.type ?? null, after?.value ?? null, limit],
     );
   }
