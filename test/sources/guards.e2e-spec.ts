@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SourceRunsService } from '../../src/sources/source-runs.service.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { FeedServer } from './feed-server.js';
@@ -41,6 +42,20 @@ describe('source run guards', () => {
     (await t.db.query(`SELECT etag, last_modified, body_digest, feed_state FROM sources_source WHERE name = $1`, [name])).rows[0] as Record<string, unknown>;
   const claims = async (name: string) =>
     ((await t.http().get(`/intel/sources/${name}/objects`).set('X-Api-Key', t.adminKey)).body as { value: string; lastSeenAt: string; missedRuns: number }[]);
+
+  // First: the schedule's tick runs every due source of the app, and no other exists yet.
+  it('a huge Retry-After of a scheduled run is capped at 24 h: the run is closed as failed, the next one due a day later', async () => {
+    const c = await fresh();
+    feed.routes.set('/later.txt', { status: 503, body: 'later', headers: { 'retry-after': '99999999999999999999' } });
+    const name = await source(c, '/later.txt');
+    await t.app.get(SourceRunsService).runDue();
+    const [logged] = (await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey)).body as { outcome: string; finishedAt: string | null }[];
+    expect(logged).toMatchObject({ outcome: 'failed', finishedAt: expect.any(String), httpStatus: 503, error: { code: 'HttpStatus' } });
+    const view = (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body as { nextRunAt: string; lastRunAt: string };
+    const wait = Date.parse(view.nextRunAt) - Date.parse(view.lastRunAt);
+    expect(wait).toBeGreaterThanOrEqual(86_399_000);
+    expect(wait).toBeLessThanOrEqual(86_401_000);
+  });
 
   it('an HTML page served with 200 fails a text, csv or ndjson run (HtmlPage, or NotJson for ndjson), changing nothing', async () => {
     const c = await fresh();
@@ -138,5 +153,30 @@ describe('source run guards', () => {
     // A new context is written even though the feed would answer 304.
     await patch({ context: { feed: 'new' } });
     expect(await run(name)).toMatchObject({ outcome: 'ok', httpStatus: 200, updated: 3 });
+  });
+
+  it('lastSeenAt of a snapshot claim moves with notModified and unchanged runs (runs of the previous body), not for a claim the body no longer lists', async () => {
+    const c = await fresh();
+    feed.list('/seen.txt', ips(1, 2, 3), '"s1"');
+    const name = await source(c, '/seen.txt', { removal: { policy: 'afterMissedRuns', runs: 5 } });
+    await run(name);
+    const lastSuccess = async () => (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.lastSuccessAt as string;
+    const seen = async () => Object.fromEntries((await claims(name)).map((claim) => [claim.value, claim.lastSeenAt]));
+    const first = await seen();
+    expect(first['198.51.100.1']).toBe(await lastSuccess());
+    expect(await run(name)).toMatchObject({ outcome: 'notModified' });
+    const afterNotModified = await seen();
+    expect(afterNotModified['198.51.100.1']).toBe(await lastSuccess());
+    expect(Date.parse(afterNotModified['198.51.100.1'])).toBeGreaterThan(Date.parse(first['198.51.100.1']));
+    // Without the ETag the same objects are unchanged; 198.51.100.3 dropped keeps the time of its last listing.
+    feed.list('/seen.txt', ips(2, 1));
+    expect(await run(name)).toMatchObject({ outcome: 'ok', withdrawn: 0 });
+    const dropped = (await seen())['198.51.100.3'];
+    expect(await run(name)).toMatchObject({ outcome: 'unchanged' });
+    const afterUnchanged = await seen();
+    expect(afterUnchanged['198.51.100.2']).toBe(await lastSuccess());
+    expect(Date.parse(afterUnchanged['198.51.100.2'])).toBeGreaterThan(Date.parse(dropped));
+    expect(afterUnchanged['198.51.100.3']).toBe(dropped);
+    expect(Date.parse(dropped)).toBeLessThan(Date.parse(afterUnchanged['198.51.100.2']));
   });
 });
