@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -20,7 +21,7 @@ describe('source run guards', () => {
   let feed: FeedServer;
 
   beforeAll(async () => {
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
+    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600', SOURCE_TIMEOUT_SECONDS: '3' });
     feed = await new FeedServer().start();
   });
   afterAll(async () => {
@@ -178,5 +179,65 @@ describe('source run guards', () => {
     expect(Date.parse(afterUnchanged['198.51.100.2'])).toBeGreaterThan(Date.parse(dropped));
     expect(afterUnchanged['198.51.100.3']).toBe(dropped);
     expect(Date.parse(dropped)).toBeLessThan(Date.parse(afterUnchanged['198.51.100.2']));
+  });
+
+  it('a body that never ends is stopped at SOURCE_TIMEOUT_SECONDS (Timeout), nothing written', async () => {
+    const c = await fresh();
+    const open: ServerResponse[] = [];
+    feed.routes.set('/endless.txt', (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write(ips(1, 2));
+      open.push(response);
+    });
+    const name = await source(c, '/endless.txt');
+    expect(await run(name)).toMatchObject({ outcome: 'failed', httpStatus: 200, error: { code: 'Timeout' } });
+    expect(await keysOf(c)).toEqual([]);
+    for (const response of open) response.destroy();
+  });
+
+  it('Last-Modified is stored and sent as If-Modified-Since; a 304 to it is notModified', async () => {
+    const c = await fresh();
+    const stamp = 'Wed, 21 Oct 2026 07:28:00 GMT';
+    feed.routes.set('/dated.txt', (request, response) => {
+      if (request.headers['if-modified-since'] === stamp) return void response.writeHead(304).end();
+      response.writeHead(200, { 'content-type': 'text/plain', 'last-modified': stamp }).end(ips(1));
+    });
+    const name = await source(c, '/dated.txt');
+    expect(await run(name)).toMatchObject({ outcome: 'ok', added: 1 });
+    expect((await stored(name)).last_modified).toBe(stamp);
+    expect(await run(name)).toMatchObject({ outcome: 'notModified', httpStatus: 304 });
+    expect(feed.requests.filter((r) => r.path === '/dated.txt').map((r) => r.headers['if-modified-since'])).toEqual([undefined, stamp]);
+  });
+
+  it('more than 5 redirects fail the run (TooManyRedirects); 5 are followed', async () => {
+    const c = await fresh();
+    feed.list('/end.txt', ips(1));
+    for (let hop = 0; hop < 6; hop++) {
+      const next = hop === 5 ? '/end.txt' : `/hop${hop + 1}`;
+      feed.routes.set(`/hop${hop}`, (_request, response) => void response.writeHead(302, { location: next }).end());
+    }
+    const far = await source(c, '/hop0');
+    expect(await run(far)).toMatchObject({ outcome: 'failed', error: { code: 'TooManyRedirects' } });
+    expect(feed.hits('/end.txt')).toBe(0);
+    const near = await source(c, '/hop1');
+    expect(await run(near)).toMatchObject({ outcome: 'ok', added: 1 });
+  });
+
+  it('delta mode for text, csv and ndjson: a body only adds, nothing ends by absence', async () => {
+    const c = await fresh();
+    const kinds = [
+      { path: '/delta.txt', extra: {}, body: (n: number[]) => ips(...n) },
+      { path: '/delta.csv', extra: { kind: 'csv', valueColumn: 'ip' }, body: (n: number[]) => `ip\n${ips(...n)}` },
+      { path: '/delta.json', extra: { kind: 'ndjson', valueField: 'ip' }, body: (n: number[]) => n.map((i) => JSON.stringify({ ip: `198.51.100.${i}` })).join('\n') },
+    ];
+    for (const { path, extra, body } of kinds) {
+      feed.list(path, body([1, 2]));
+      const name = await source(c, path, { ...extra, mode: 'delta' });
+      expect(await run(name)).toMatchObject({ outcome: 'ok' });
+      feed.list(path, body([3]));
+      expect(await run(name)).toMatchObject({ outcome: 'ok', withdrawn: 0 });
+      expect((await claims(name)).map((claim) => claim.value)).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
+    }
+    expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3']);
   });
 });
