@@ -24,7 +24,7 @@ export interface Rejection {
 }
 
 /** Why a whole input cannot be read: nothing of it should be applied. */
-export type FormatFailureCode = 'NotUtf8' | 'NotJson' | 'MalformedCsv' | 'MissingColumn' | 'NoItems' | 'TooManyItems' | 'NotAnEvent' | 'NotTaxii';
+export type FormatFailureCode = 'NotUtf8' | 'NotJson' | 'MalformedCsv' | 'MissingColumn' | 'NoItems' | 'TooManyItems' | 'NotAnEvent' | 'NotTaxii' | 'HtmlPage';
 
 export interface FormatFailure {
   code: FormatFailureCode;

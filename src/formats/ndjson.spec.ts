@@ -43,4 +43,11 @@ describe('NDJSON', () => {
       { kind: 'form', line: 3, form: { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '2001:db8::/32' }], context: { feed: 'drop', sblid: 'SBL1', constructor: 'x' } } },
     ]);
   });
+
+  it('fails a body none of whose non-blank lines is a JSON object; an empty body or one object among bad lines does not', async () => {
+    const options = { valueField: 'cidr' };
+    expect((await all(streamNdjson('<html>\n[1]\n"x"\n', options))).at(-1)).toMatchObject({ kind: 'failed', failure: { code: 'NotJson' } });
+    expect(await all(streamNdjson('\n  \n', options))).toEqual([]);
+    expect((await all(streamNdjson('oops\n{"other":1}\n', options))).map((record) => record.kind)).toEqual(['rejected']);
+  });
 });

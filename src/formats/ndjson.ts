@@ -1,5 +1,5 @@
 import { type Chunks, decodedRecords, linesOf } from './chunks.js';
-import { type FormatRecord, isPlainObject } from './forms.js';
+import { failure, type FormatRecord, isPlainObject } from './forms.js';
 import { valueRecords } from './text.js';
 
 /**
@@ -41,24 +41,30 @@ export interface NdjsonOptions {
 /**
  * A source of kind `ndjson`: per line, the indicator in `valueField` (its type found as the free-text
  * import finds it). Lines without that member, such as a trailing metadata line, are skipped; a line that
- * is not JSON, or whose value holds no indicator, is rejected with its number.
+ * is not JSON, or whose value holds no indicator, is rejected with its number. A body none of whose lines
+ * is a JSON object is not NDJSON at all (an HTML or plain-text page): it fails (`NotJson`) at its end.
  */
 export function streamNdjson(input: Chunks, options: NdjsonOptions): AsyncGenerator<FormatRecord> {
   return decodedRecords(ndjsonRecords(input, options));
 }
 
 async function* ndjsonRecords(input: Chunks, options: NdjsonOptions): AsyncGenerator<FormatRecord> {
+  let lines = 0;
+  let objects = 0;
   for await (const { line, text } of linesOf(input)) {
     const parsed = jsonLine(line, text);
     if (parsed === undefined) continue;
+    lines += 1;
     if ('notJson' in parsed) {
       yield { kind: 'rejected', rejection: { line, value: text.trim(), reason: 'the line is not valid JSON' } };
       continue;
     }
     const { value } = parsed;
+    if (isPlainObject(value)) objects += 1;
     if (!isPlainObject(value) || !Object.hasOwn(value, options.valueField) || typeof value[options.valueField] !== 'string') continue;
     const context = { ...options.context };
     for (const field of options.contextFields ?? []) if (Object.hasOwn(value, field) && value[field] !== null) context[field] = value[field];
     yield* valueRecords(line, value[options.valueField] as string, context);
   }
+  if (lines > 0 && objects === 0) yield { kind: 'failed', failure: failure('NotJson', `no line of the body is a JSON object (${lines} non-blank lines)`) };
 }

@@ -73,6 +73,9 @@ describe('TAXII envelopes and the items a source takes from them', () => {
     expect(taxiiItem({ ...indicator, revoked: true }, {}, now)).toEqual(ended);
     expect(taxiiItem({ ...indicator, valid_until: '2026-05-31T23:59:59.999999Z' }, {}, now)).toEqual(ended);
     expect(taxiiItem({ ...indicator, valid_until: '2026-06-02T00:00:00Z' }, {}, now)).toMatchObject({ kind: 'form', form: { expiresAt: '2026-06-02T00:00:00Z' } });
+    // Unreadable: refused, neither written nor ending its keys (revoked still ends them).
+    expect(taxiiItem({ ...indicator, valid_until: 'next tuesday' }, {}, now)).toEqual({ kind: 'refused', id: indicator.id, reason: 'valid_until is not a timestamp' });
+    expect(taxiiItem({ ...indicator, revoked: true, valid_until: 'next tuesday' }, {}, now)).toEqual(ended);
     expect(taxiiItem({ ...indicator, pattern: "[process:name = 'x']" }, {}, now)).toMatchObject({ kind: 'refused', id: indicator.id });
     expect(taxiiItem({ ...indicator, pattern: "[process:name = 'x']", revoked: true }, {}, now)).toEqual({ kind: 'withdrawn', keys: [] });
     expect(taxiiItem({ type: 'domain-name', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'a.example' }, {}, now)).toEqual({ kind: 'skipped' });

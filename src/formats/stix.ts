@@ -103,7 +103,11 @@ export type TaxiiItem =
 export function taxiiItem(object: unknown, context: Record<string, unknown>, now: Date): TaxiiItem {
   if (!isPlainObject(object) || object.type !== 'indicator') return { kind: 'skipped' };
   const id = typeof object.id === 'string' ? object.id : '';
-  const ended = object.revoked === true || (typeof object.valid_until === 'string' && !(Date.parse(object.valid_until) > now.getTime()));
+  const validUntil = typeof object.valid_until === 'string' ? Date.parse(object.valid_until) : undefined;
+  // An unreadable valid_until says nothing of when it ends: the item is refused (not written, and no claim
+  // ends), where reading it as past would withdraw what the feed still means.
+  if (object.revoked !== true && Number.isNaN(validUntil)) return { kind: 'refused', id, reason: 'valid_until is not a timestamp' };
+  const ended = object.revoked === true || (validUntil !== undefined && !(validUntil > now.getTime()));
   if (ended) {
     // Keys it no longer stands for; a pattern never stored (unsupported) ends nothing.
     let keys: ObjectKey[] = [];

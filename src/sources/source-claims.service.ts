@@ -12,6 +12,16 @@ export interface ObjectSourceClaim {
 }
 
 /**
+ * When a claim (row `c` of sources_claim, `s` its source) was last listed. Runs that repeat the previous
+ * body (a 304, or the same normalised objects) count as runs of it (extensions §13) but write no claim row,
+ * so that a million-claim source costs nothing per such run: a snapshot claim no run has missed yet was
+ * listed by the body of the source's last success, whichever run that was (a suspect run is none, and the
+ * claims it listed have their own time), so it was seen then.
+ */
+export const lastSeenOf = (c: string, s: string) =>
+  `CASE WHEN ${c}.missed_runs = 0 AND ${s}.settings->>'mode' = 'snapshot' THEN GREATEST(${c}.last_seen_at, ${s}.last_success_at) ELSE ${c}.last_seen_at END`;
+
+/**
  * The claims sources hold on one object, for provenance (extensions §14): exported by SourceClaimsModule,
  * which needs nothing of the intel area, so intel can import it while SourcesModule builds on intel.
  */
@@ -25,7 +35,7 @@ export class SourceClaimsService {
    */
   async claimsOf(collection: string, keys: readonly ObjectKey[]): Promise<ObjectSourceClaim[]> {
     return this.dataSource.query(
-      `SELECT s.name AS source, ${isoUtc('min(c.first_seen_at)')} AS "firstSeenAt", ${isoUtc('max(c.last_seen_at)')} AS "lastSeenAt"
+      `SELECT s.name AS source, ${isoUtc('min(c.first_seen_at)')} AS "firstSeenAt", ${isoUtc(`max(${lastSeenOf('c', 's')})`)} AS "lastSeenAt"
          FROM sources_claim c JOIN sources_source s ON s.id = c.source_id
         WHERE s.collection = $1 AND (c.key_type, c.value) IN (SELECT * FROM unnest($2::text[], $3::text[]))
         GROUP BY s.name ORDER BY s.name`,

@@ -52,12 +52,20 @@ export type FetchResult =
 
 const MAX_REDIRECTS = 5;
 
-/** Seconds of a `Retry-After` (delay-seconds or an HTTP date), null when absent or unreadable. */
+/** The longest wait a `Retry-After` may impose: the back-off's cap (extensions §13, 24 h). */
+const MAX_RETRY_AFTER_SECONDS = 86_400;
+
+/**
+ * Seconds of a `Retry-After` (delay-seconds or an HTTP date), at most 24 h, null when absent or
+ * unreadable. Capped here: a server's `Retry-After: 99999999999999999999` would otherwise overflow the
+ * next run's time in PostgreSQL and leave the run's row open.
+ */
 export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
   if (value === null) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+  const trimmed = value.trim();
+  const at = Date.parse(trimmed);
+  const seconds = /^\d+$/.test(trimmed) ? Number(trimmed) : Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+  return seconds === null ? null : Math.min(seconds, MAX_RETRY_AFTER_SECONDS);
 }
 
 /** The family BlockList takes for an address literal. */

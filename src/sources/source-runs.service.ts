@@ -186,7 +186,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       // A feed kind (taxii21, misp) reads only what is new upstream and says itself which claims end; it is
       // never a repeat of its previous body, and its withdrawals are known once its records are read.
       const feed = !fetched.notModified && 'records' in fetched ? fetched.end : null;
-      const records = fetched.notModified ? null : 'records' in fetched ? fetched.records : recordsOf(source.kind, source.settings, fetched.body);
+      const records = fetched.notModified ? null : 'records' in fetched ? fetched.records : recordsOf(source.kind, source.settings, fetched.body, fetched.headers.get('content-type'));
       const origin = sourceOrigin(source.name, lease?.runID ?? `test:${source.name}`, lease?.keyID ?? null);
       let body: StagedRun['body'] = null;
       let repeat = true;
@@ -220,6 +220,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
           },
           close: async (manager) => {
             if (dryRun) return;
+            // What a suspect run held back must be weighed again by the next run, from a full fetch.
+            if (suspect) return this.repository.recordSuspect(manager, source.id, this.config.sources.leaseSeconds);
             const validators =
               fetched.notModified || body === null
                 ? null

@@ -36,7 +36,7 @@ export class SourcesController {
   @ApiOperation({
     summary: 'Create a source',
     description:
-      'A feed that keeps a collection current (kinds `text`, `csv`, `ndjson`), fetched every `intervalSeconds` (the first run at once) ' +
+      'A feed that keeps a collection current (kinds `text`, `csv`, `ndjson`, `taxii21` a TAXII 2.1 collection, `misp` a MISP feed folder), fetched every `intervalSeconds` (the first run at once) ' +
       'on one instance of the deployment. `headers` values and `basicAuth.password` are write-only: views show the header names and ' +
       'the username only. The URL is `http` or `https` without credentials; a literal address SOURCE_DENY_NETWORKS refuses is refused here, ' +
       'a name when it is resolved at each connection. A bad member → 400 InvalidData naming it (`details.field`).',

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { lastSeenOf } from './source-claims.service.js';
 import type { FeedState } from './source-feeds.js';
 import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';
@@ -79,6 +80,9 @@ export interface ClaimSettlement {
   /** Fewer items than the source's minItems: suspect whatever the removals. */
   tooFew: boolean;
 }
+
+/** The settings that weigh a run's removals only (taken from one form to compare two without them). */
+const GUARDS = (settings: SourceSettings) => ({ removal: settings.removal, maxRemovalRatio: settings.maxRemovalRatio, minItems: settings.minItems });
 
 const TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -161,12 +165,20 @@ export class SourcesRepository {
       isDeepStrictEqual(form.settings, before.settings) &&
       isDeepStrictEqual(form.secrets, before.secrets);
     if (same) return;
+    // Another feed (url, collectionID, kind) or another reading of it (columns, fields, context, page
+    // size...): the stored validators, digest and feed state describe what the old settings read, so a 304
+    // or a repeat digest would keep the new settings from ever reading the body. The guard members only
+    // weigh a run's removals; they keep them.
+    const reread =
+      form.kind !== before.kind || !isDeepStrictEqual({ ...form.settings, ...GUARDS(form.settings) }, { ...before.settings, ...GUARDS(form.settings) });
     await manager.query(
       `UPDATE sources_source SET kind = $2, enabled = $3, interval_seconds = $4, settings = $5, secrets = $6, version = version + 1,
               next_run_at = CASE WHEN $3 AND NOT enabled THEN NULL ELSE next_run_at END,
-              consecutive_failures = CASE WHEN $3 AND NOT enabled THEN 0 ELSE consecutive_failures END
+              consecutive_failures = CASE WHEN $3 AND NOT enabled THEN 0 ELSE consecutive_failures END,
+              etag = CASE WHEN $7 THEN NULL ELSE etag END, last_modified = CASE WHEN $7 THEN NULL ELSE last_modified END,
+              body_digest = CASE WHEN $7 THEN NULL ELSE body_digest END, feed_state = CASE WHEN $7 THEN NULL ELSE feed_state END
         WHERE id = $1`,
-      [before.id, form.kind, form.enabled, form.intervalSeconds, form.settings, form.secrets],
+      [before.id, form.kind, form.enabled, form.intervalSeconds, form.settings, form.secrets, reread],
     );
   }
 
@@ -274,8 +286,10 @@ export class SourcesRepository {
     const missed = run.seen !== null ? `last_seen_at < now()` : `missed_runs > 0`;
     const ends =
       run.policy.policy === 'remove' ? 'true' : run.policy.policy === 'never' ? 'false' : `missed_runs + 1 >= ${Number(run.policy.runs)}`;
+    // The ratio is of the claims held before this run: those its upsert just made (first seen at this
+    // transaction's now()) do not count, or a body of all new values would dilute its own removals.
     const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${missed} AND ${ends})::int AS ending FROM sources_claim WHERE source_id = $1`,
+      `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS total, count(*) FILTER (WHERE ${missed} AND ${ends})::int AS ending FROM sources_claim WHERE source_id = $1`,
       [run.sourceId],
     );
     const suspect = run.tooFew || ending > run.maxRemovalRatio * total;
@@ -300,7 +314,7 @@ export class SourcesRepository {
     const keys = [run.sourceId, run.withdrawn.map((key) => key.type), run.withdrawn.map((key) => key.value)];
     const listed = `(key_type, value) IN (SELECT * FROM unnest($2::text[], $3::text[]))`;
     const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE ${listed})::int AS ending FROM sources_claim WHERE source_id = $1`,
+      `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS total, count(*) FILTER (WHERE ${listed})::int AS ending FROM sources_claim WHERE source_id = $1`,
       keys,
     );
     if (ending > run.maxRemovalRatio * total) return { suspect: true };
@@ -331,6 +345,23 @@ export class SourcesRepository {
               lease_until = CASE WHEN lease_run_id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $6) END
         WHERE id = $1`,
       [sourceId, validators !== null, validators?.etag ?? null, validators?.lastModified ?? null, validators?.bodyDigest ?? null, leaseSeconds, validators?.feedState ?? null],
+    );
+  }
+
+  /**
+   * A suspect run's end, as the last statement of its transaction (its additions are written): it clears the
+   * validators and the body digest and keeps the feed state of the last success, so the next run fetches
+   * without `If-None-Match`/`If-Modified-Since`, is no repeat, and (taxii21, misp) reads again from the old
+   * watermark or event timestamps: the claims this run did not end are weighed again, under the settings of
+   * then (a raised maxRemovalRatio applies). Neither a success nor a failure: last_success_at and the
+   * failure count stay. Its lease is renewed as recordSuccess does.
+   */
+  async recordSuspect(manager: EntityManager, sourceId: number, leaseSeconds: number): Promise<void> {
+    await manager.query(
+      `UPDATE sources_source SET etag = NULL, last_modified = NULL, body_digest = NULL,
+              lease_until = CASE WHEN lease_run_id IS NOT NULL THEN clock_timestamp() + make_interval(secs => $2) END
+        WHERE id = $1`,
+      [sourceId, leaseSeconds],
     );
   }
 
@@ -386,9 +417,10 @@ export class SourcesRepository {
 
   async claims(sourceId: number, after: { type: string; value: string } | null, limit: number): Promise<ClaimRow[]> {
     return this.dataSource.query(
-      `SELECT key_type AS type, value, ${TIME('first_seen_at')} AS "firstSeenAt", ${TIME('last_seen_at')} AS "lastSeenAt", missed_runs AS "missedRuns"
-         FROM sources_claim WHERE source_id = $1 AND ($2::text IS NULL OR (key_type, value) > ($2::text, $3::text))
-        ORDER BY key_type, value LIMIT $4`,
+      `SELECT c.key_type AS type, c.value, ${TIME('c.first_seen_at')} AS "firstSeenAt", ${TIME(lastSeenOf('c', 's'))} AS "lastSeenAt", c.missed_runs AS "missedRuns"
+         FROM sources_claim c JOIN sources_source s ON s.id = c.source_id
+        WHERE c.source_id = $1 AND ($2::text IS NULL OR (c.key_type, c.value) > ($2::text, $3::text))
+        ORDER BY c.key_type, c.value LIMIT $4`,
       [sourceId, after?.type ?? null, after?.value ?? null, limit],
     );
   }
@@ -407,6 +439,12 @@ export class SourcesRepository {
     await this.dataSource.query(`DELETE FROM sources_run WHERE started_at < now() - interval '30 days' AND finished_at IS NOT NULL`);
   }
 }
+
+/**
+ * A claim held before the run settling now: not first seen by it. A run's transaction started after the
+ * previous run of its source committed (one lease at a time), so its now() is later than every older claim's.
+ */
+const HELD_BEFORE = `first_seen_at < now()`;
 
 /** Whether another source of the collection (`collection`, $2 by default) still claims the key of row `g` (a source other than $1). */
 const CLAIMED_ELSEWHERE = (g: string, collection = '$2') => `EXISTS (

@@ -313,6 +313,28 @@ describe('source runs of the feed kinds', () => {
       expect(removes).toEqual([{ reason: 'Withdrawn', n: 3 }]);
     });
 
+    it('a suspect run keeps the event state of the last success and no ETag: the next run reads the manifest again and, with maxRemovalRatio raised, ends the claims', async () => {
+      const c = 'misp-suspect';
+      await createCollection(t, c);
+      const eventA = { timestamp: '1700000000', Attribute: [60, 61, 62, 63].map((n) => attribute('ip-dst', ip(n))) };
+      const eventB = { timestamp: '1700000000', Attribute: [attribute('ip-dst', ip(64))] };
+      await publish({ [A]: eventA, [B]: eventB });
+      const name = await source({ collection: c, kind: 'misp', url: base, headers: { 'Auth-Key': AUTH_KEY } });
+      expect(await run(name)).toMatchObject({ outcome: 'ok', added: 5 });
+      const state = await feedState(name);
+      // Event A leaves the feed: 4 of 5 claims would end.
+      await publish({ [B]: eventB });
+      expect(await run(name)).toMatchObject({ outcome: 'suspect', withdrawn: 0 });
+      expect(await feedState(name)).toEqual(state);
+      expect((await t.db.query(`SELECT etag FROM sources_source WHERE name = $1`, [name])).rows[0].etag).toBeNull();
+      // The same manifest again is read again (no 304) and weighed again.
+      expect(await run(name)).toMatchObject({ outcome: 'suspect', httpStatus: 200, withdrawn: 0 });
+      const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
+      expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag as string).send({ maxRemovalRatio: 1 })).status).toBe(204);
+      expect(await run(name)).toMatchObject({ outcome: 'ok', withdrawn: 4 });
+      expect(await keysOf(c)).toEqual([ip(64)]);
+    });
+
     it('without the Auth-Key the run fails with the status, and a manifest that is not JSON fails it with nothing written', async () => {
       const c = 'misp-refused';
       await createCollection(t, c);

@@ -247,7 +247,8 @@ describe('source runs', () => {
       response.write(ips(1));
       void held.then(() => response.end(ips(2)));
     });
-    const name = await source(c, '/busy.txt', { context: { feed: 'busy' } });
+    // maxRemovalRatio 1: its last run below ends its only claim.
+    const name = await source(c, '/busy.txt', { context: { feed: 'busy' }, maxRemovalRatio: 1 });
     const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
     expect(started.status).toBe(202);
     await eventually(() => feed.hits('/busy.txt') === 1);
