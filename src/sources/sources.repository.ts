@@ -273,30 +273,49 @@ export class SourcesRepository {
       if (held.length === 0) throw new LeaseLost();
     }
     if (run.seen !== null) {
+      // The body's keys once, for the upsert and, in a snapshot, the claims it misses.
+      await manager.query(`CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DROP AS SELECT s.key_type, s.value FROM ${run.seen} s`);
+      await manager.query(`ANALYZE ${RUN_SEEN}`);
+      // A snapshot rewrites only the claims whose state changes (new, or listed again after a miss): a claim
+      // listed run after run keeps its row, and its lastSeenAt is the source's last success (lastSeenOf). A
+      // delta body lists few keys, each seen now.
       await manager.query(
         `INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs)
-         SELECT $1::int, s.key_type, s.value, now(), now(), 0 FROM ${run.seen} s
-         ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0`,
+         SELECT $1::int, s.key_type, s.value, now(), now(), 0 FROM ${RUN_SEEN} s
+         ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0
+         ${run.snapshot ? 'WHERE sources_claim.missed_runs > 0' : ''}`,
         [run.sourceId],
       );
     }
     if (!run.snapshot) return this.withdraw(manager, run);
-    // Missed by this run: not listed by its body (not seen by this transaction's upsert), or, for a repeat
-    // of the previous body, already missed by it.
-    const missed = run.seen !== null ? `last_seen_at < now()` : `missed_runs > 0`;
+    // Missed by this run: not listed by its body (an anti-join with the keys it lists), or, for a repeat of
+    // the previous body, already missed by it. Held in a table of their own: usually few, read three times.
+    await manager.query(
+      `CREATE TEMP TABLE ${RUN_MISSED} ON COMMIT DROP AS SELECT c.key_type, c.value FROM sources_claim c
+       WHERE c.source_id = $1 AND ${run.seen !== null ? `NOT EXISTS (SELECT 1 FROM ${RUN_SEEN} s WHERE s.key_type = c.key_type AND s.value = c.value)` : 'c.missed_runs > 0'}`,
+      [run.sourceId],
+    );
     const ends =
-      run.policy.policy === 'remove' ? 'true' : run.policy.policy === 'never' ? 'false' : `missed_runs + 1 >= ${Number(run.policy.runs)}`;
+      run.policy.policy === 'remove' ? 'true' : run.policy.policy === 'never' ? 'false' : `c.missed_runs + 1 >= ${Number(run.policy.runs)}`;
     // The ratio is of the claims held before this run: those its upsert just made (first seen at this
     // transaction's now()) do not count, or a body of all new values would dilute its own removals.
     const [{ total, ending }]: { total: number; ending: number }[] = await manager.query(
-      `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS total, count(*) FILTER (WHERE ${missed} AND ${ends})::int AS ending FROM sources_claim WHERE source_id = $1`,
+      `SELECT (SELECT count(*) FROM sources_claim c WHERE c.source_id = $1 AND c.${HELD_BEFORE})::int AS total,
+              (SELECT count(*) FROM sources_claim c JOIN ${RUN_MISSED} m USING (key_type, value) WHERE c.source_id = $1 AND ${ends})::int AS ending`,
       [run.sourceId],
     );
     const suspect = run.tooFew || ending > run.maxRemovalRatio * total;
     if (suspect) return { suspect };
-    await manager.query(`UPDATE sources_claim SET missed_runs = missed_runs + 1 WHERE source_id = $1 AND ${missed}`, [run.sourceId]);
+    // A claim missed for the first time was last listed by the source's last successful run (its row was not
+    // rewritten since): that time becomes its own.
     await manager.query(
-      `WITH gone AS (DELETE FROM sources_claim WHERE source_id = $1 AND missed_runs > 0 AND ${ends.replace('missed_runs + 1', 'missed_runs')} RETURNING key_type, value)
+      `UPDATE sources_claim c SET missed_runs = c.missed_runs + 1,
+              last_seen_at = CASE WHEN c.missed_runs = 0 THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END
+       FROM sources_source s, ${RUN_MISSED} m WHERE s.id = c.source_id AND c.source_id = $1 AND c.key_type = m.key_type AND c.value = m.value`,
+      [run.sourceId],
+    );
+    await manager.query(
+      `WITH gone AS (DELETE FROM sources_claim c WHERE c.source_id = $1 AND c.missed_runs > 0 AND ${ends.replace('c.missed_runs + 1', 'c.missed_runs')} RETURNING c.key_type, c.value)
        INSERT INTO ${run.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g')}`,
       [run.sourceId, run.collection],
     );
@@ -445,6 +464,10 @@ export class SourcesRepository {
  * previous run of its source committed (one lease at a time), so its now() is later than every older claim's.
  */
 const HELD_BEFORE = `first_seen_at < now()`;
+
+/** A snapshot run's temporary tables (of its transaction): the keys its body lists, and the claims it misses. */
+const RUN_SEEN = 'source_run_seen';
+const RUN_MISSED = 'source_run_missed';
 
 /** Whether another source of the collection (`collection`, $2 by default) still claims the key of row `g` (a source other than $1). */
 const CLAIMED_ELSEWHERE = (g: string, collection = '$2') => `EXISTS (

@@ -171,8 +171,10 @@ describe('source run guards', () => {
     expect(Date.parse(afterNotModified['198.51.100.1'])).toBeGreaterThan(Date.parse(first['198.51.100.1']));
     // Without the ETag the same objects are unchanged; 198.51.100.3 dropped keeps the time of its last listing.
     feed.list('/seen.txt', ips(2, 1));
+    const listedLast = await lastSuccess();
     expect(await run(name)).toMatchObject({ outcome: 'ok', withdrawn: 0 });
     const dropped = (await seen())['198.51.100.3'];
+    expect(dropped).toBe(listedLast);
     expect(await run(name)).toMatchObject({ outcome: 'unchanged' });
     const afterUnchanged = await seen();
     expect(afterUnchanged['198.51.100.2']).toBe(await lastSuccess());
