@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { toASCII } from 'tr46';
 import { URL } from 'whatwg-url';
 import { ApiError } from '../errors/api-error.js';
@@ -109,6 +110,46 @@ describe('normalizeKey', () => {
 
   it.each(invalid)('%s %s → InvalidKeyFormat', (type, value) => {
     expect(codeOf(() => normalizeKey({ type, value }))).toBe('InvalidKeyFormat');
+  });
+
+  // The stored-form fast paths (one test for a value already stored as it is) against the full path.
+  const answer = (key: ObjectKey) => {
+    try {
+      return normalizeKey(key).value;
+    } catch (error) {
+      return error instanceof ApiError ? error.code : 'not an ApiError';
+    }
+  };
+
+  it('gives a name in its stored form what the full path gives it', () => {
+    // Labels near the fast path's edges: lengths 62–64, hyphens and underscores at either end, digits only,
+    // Punycode prefixes, capitals, non-ASCII letters; names up to and past 253 characters.
+    const label = fc.oneof(
+      fc.stringMatching(/^[a-z0-9_-]{0,6}$/),
+      fc.constantFrom('xn--', 'xn--bcher-kva', 'xn-a', 'Ab', '0', '123', '-a', 'a-', '_', 'é', 'a'.repeat(62), 'a'.repeat(63), 'b'.repeat(64)),
+    );
+    const name = fc.array(label, { minLength: 1, maxLength: 6 }).chain((labels) =>
+      fc.nat({ max: 5 }).map((long) => [...labels, ...Array.from({ length: long }, () => 'c'.repeat(60))].join('.')),
+    );
+    fc.assert(
+      fc.property(name, (value) => {
+        // A root dot is never stored: the name with one takes the full path, and answers as the name without.
+        if (!value.endsWith('.')) expect(answer({ type: 'DomainName', value })).toBe(answer({ type: 'DomainName', value: `${value}.` }));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('gives an IPv4 address in its stored form what the parser gives it', () => {
+    const octet = fc.oneof(fc.nat({ max: 300 }).map(String), fc.constantFrom('00', '01', '010', '0255', '256', '1000', '', '0x1', ' 1', '1e2', '٣'));
+    const address = fc.array(octet, { minLength: 3, maxLength: 5 }).map((octets) => octets.join('.'));
+    fc.assert(
+      fc.property(address, (value) => {
+        const parsed = ipaddr.IPv4.isValidFourPartDecimal(value) ? ipaddr.IPv4.parse(value).toString() : 'InvalidKeyFormat';
+        expect(answer({ type: 'IPAddress', value })).toBe(parsed);
+      }),
+      { numRuns: 20000 },
+    );
   });
 });
 

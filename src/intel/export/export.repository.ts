@@ -43,6 +43,10 @@ const LISTABLE_BATCH = 10_000;
 export interface Exclusion {
   keyTypes: readonly string[];
   excludes: (key: ObjectKey) => boolean;
+  /** The ids found before at this position (read in the snapshot), when kept: then no key is read or matched. */
+  known: (position: ExportPosition) => readonly string[] | undefined;
+  /** Told the ids found in a snapshot at this position. */
+  found: (position: ExportPosition, ids: readonly string[]) => void;
 }
 
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
@@ -170,18 +174,29 @@ export class ExportRepository implements OnModuleDestroy {
     }
   }
 
-  /** BEGIN, then the position and the objects to leave out, of one snapshot. */
+  /**
+   * BEGIN, then the position and the objects to leave out, of one snapshot. The ids kept for the position read
+   * here stand for the first pass: that position is the one the body's ETag is made of, read in the snapshot
+   * the body is read in, so the kept ids are those this pass would find (a write or a list change since is
+   * another position or another set of lists, never a stale hit).
+   */
   private async begin(client: pg.PoolClient, collectionId: number, params: ExportParams, exclusion?: Exclusion) {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     // The first statement takes the transaction's snapshot: the position and every later read see the same data.
     const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
-    const excluded = exclusion === undefined ? [] : await this.listedObjects(client, collectionId, params, exclusion);
+    if (exclusion === undefined) return { rows, excluded: [] as readonly string[] };
+    let excluded = exclusion.known(rows[0]);
+    if (excluded === undefined) {
+      excluded = await this.listedObjects(client, collectionId, params, exclusion);
+      exclusion.found(rows[0], excluded);
+    }
     return { rows, excluded };
   }
 
   /**
    * The ids of the live objects the export would hold that have a key on an excluding list, read in batches
-   * (memory: the ids found).
+   * (memory: the ids found and two batches): the next batch is asked for before this one is matched, so the
+   * database reads while keys match.
    */
   private async listedObjects(client: pg.PoolClient, collectionId: number, params: ExportParams, exclusion: Exclusion): Promise<string[]> {
     const listed = new Set<string>();
@@ -189,10 +204,15 @@ export class ExportRepository implements OnModuleDestroy {
       `DECLARE listable_keys NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.listableKeys(params)}`,
       EXPORT_STATEMENTS.listableParameters(collectionId, params, exclusion.keyTypes),
     );
-    for (;;) {
-      const { rows } = await client.query<[string, KeyType, string]>({ text: `FETCH ${LISTABLE_BATCH} FROM listable_keys`, rowMode: 'array' });
+    const fetch = (): Promise<pg.QueryArrayResult<[string, KeyType, string]>> =>
+      client.query<[string, KeyType, string]>({ text: `FETCH ${LISTABLE_BATCH} FROM listable_keys`, rowMode: 'array' });
+    let next: Promise<pg.QueryArrayResult<[string, KeyType, string]>> | undefined = fetch();
+    while (next !== undefined) {
+      const { rows }: { rows: [string, KeyType, string][] } = await next;
+      next = rows.length < LISTABLE_BATCH ? undefined : fetch();
+      // A failed read ahead is met by the next await; never an unhandled rejection if matching throws first.
+      next?.catch(() => undefined);
       for (const [id, type, value] of rows) if (!listed.has(id) && exclusion.excludes({ type, value })) listed.add(id);
-      if (rows.length < LISTABLE_BATCH) break;
     }
     await client.query('CLOSE listable_keys');
     return [...listed];

@@ -11,9 +11,7 @@ import { isFiltered, sightingFilterOf } from '../../sightings/sighting-filter.js
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
 import { type Exclusion, type ExportPosition, ExportRepository, type ExportSnapshot } from './export.repository.js';
-
-/** Tags whose excluded count an instance keeps: a few per exported collection and query that pollers repeat. */
-const EXCLUDED_TAGS = 1_000;
+import { ExcludedObjects, exclusionState } from './excluded-objects.js';
 
 /** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. */
 const EXPORT_LAYOUT_VERSION = 1;
@@ -84,11 +82,8 @@ function drained(response: Response): Promise<void> {
 @Injectable()
 export class ExportService {
   private readonly logger = new Logger(ExportService.name);
-  /**
-   * `X-Excluded-Count` by ETag. No invalidation is needed (nor the bus): a strong tag names one body, so the
-   * count of its answer never changes; a changed list or a write makes a new tag.
-   */
-  private readonly excludedByTag = new Map<string, number>();
+  /** The objects left out per state of a collection and its lists: a repeated export neither reads nor matches keys. */
+  private readonly excludedObjects = new ExcludedObjects();
 
   constructor(
     private readonly collections: CollectionsService,
@@ -111,14 +106,17 @@ export class ExportService {
     const lists = params.warninglists === 'ignore' ? undefined : await this.warninglists.actsAt('excludeFromExport');
     const tagged = { collectionId: collection.id, params, lists: lists?.stateAt('excludeFromExport') ?? '' };
     const ifNoneMatch = request.headers['if-none-match'];
-    const exclusion = lists && {
+    const stateAt = (at: ExportPosition) => exclusionState(collection.id, at, params, tagged.lists);
+    const exclusion: Exclusion | undefined = lists && {
       keyTypes: lists.keyTypesAt('excludeFromExport'),
       excludes: (key: ObjectKey) => lists.firstOf([key], 'excludeFromExport') !== undefined,
+      known: (at) => this.excludedObjects.idsOf(stateAt(at)),
+      found: (at, ids) => this.excludedObjects.remember(stateAt(at), ids),
     };
     const head = request.method === 'HEAD';
     if (this.answeredByHeaders(tagged, position, ifNoneMatch, response) || head) {
       // Still only headers once counted (a GET's 304 may not be, when writes committed meanwhile): answered.
-      if ((await this.countExcluded(tagged, exclusion, ifNoneMatch, response)) || head) {
+      if ((await this.countExcluded(tagged, position, exclusion, ifNoneMatch, response)) || head) {
         response.end();
         return;
       }
@@ -131,7 +129,6 @@ export class ExportService {
         return;
       }
       response.setHeader('X-Excluded-Count', String(snapshot.excluded));
-      if (exclusion) this.remember(response.getHeader('ETag') as string, snapshot.excluded);
       const body = { collection: collection.name, tag: response.getHeader('ETag') as string };
       await this.stream(snapshot, params, body, response);
     } catch (error) {
@@ -146,33 +143,27 @@ export class ExportService {
 
   /**
    * `X-Excluded-Count` of an answer without a body (HEAD, 304), whose headers are set: 0 without an excluding
-   * list; else known from an earlier answer of the same tag, or counted (a read of the keys), in a snapshot
-   * that then tags the answer, since writes may have committed since its position was read. True when the
-   * headers are still the whole answer of a GET (a 304).
+   * list; else known from an earlier answer of the state `position` (which tagged the answer), or counted (a
+   * read of the keys), in a snapshot that then tags the answer, since writes may have committed since its
+   * position was read. True when the headers are still the whole answer of a GET (a 304).
    */
   private async countExcluded(
     tagged: { collectionId: number; params: ExportParams; lists: string },
+    position: ExportPosition,
     exclusion: Exclusion | undefined,
     ifNoneMatch: string | undefined,
     response: Response,
   ): Promise<boolean> {
-    const known = exclusion ? this.excludedByTag.get(response.getHeader('ETag') as string) : 0;
+    const known = exclusion ? this.excludedObjects.countOf(exclusionState(tagged.collectionId, position, tagged.params, tagged.lists)) : 0;
     if (known !== undefined) {
       response.setHeader('X-Excluded-Count', String(known));
       return response.statusCode === 304;
     }
+    // The count is remembered by `exclusion.found`, at the snapshot's position.
     const counted = await this.repository.excludedAt(tagged.collectionId, tagged.params, exclusion!);
     const notModified = this.answeredByHeaders(tagged, counted.position, ifNoneMatch, response);
-    this.remember(response.getHeader('ETag') as string, counted.excluded);
     response.setHeader('X-Excluded-Count', String(counted.excluded));
     return notModified;
-  }
-
-  /** The count of a tag's answer, kept for its HEAD and 304 answers (the oldest dropped past EXCLUDED_TAGS). */
-  private remember(tag: string, excluded: number): void {
-    this.excludedByTag.delete(tag);
-    this.excludedByTag.set(tag, excluded);
-    if (this.excludedByTag.size > EXCLUDED_TAGS) this.excludedByTag.delete(this.excludedByTag.keys().next().value as string);
   }
 
   /** Sets the headers; true when they are the whole answer (304). */

@@ -1,0 +1,61 @@
+import { isFiltered } from '../../sightings/sighting-filter.js';
+import type { ExportParams } from './export-formats.js';
+import type { ExportPosition } from './export.repository.js';
+
+/** States whose excluded count an instance keeps: a few per exported collection that pollers repeat. */
+const COUNTED_STATES = 1_000;
+/** States whose excluded ids an instance keeps: the collections exported over and over (firewalls polling). */
+const LISTED_STATES = 4;
+/** More ids than this are not kept (memory); such an export reads and matches its keys each time. */
+const MAX_KEPT_IDS = 100_000;
+
+/**
+ * What the exports of one state of a collection leave out: its key. The excluded objects depend only on the
+ * live objects (the position's numbers, the same numbers the ETag is made of: equal numbers, the same live
+ * objects, CONTRIBUTING.md "Exports"), on the filters that choose which of them the export holds (`keyType`,
+ * the sighting filters with the sightings' version they read) and on the excluding lists (`ListSet.stateAt`):
+ * all in the ETag too. Not on the format: exports of every format share an entry.
+ */
+export function exclusionState(
+  collectionId: number,
+  position: ExportPosition,
+  { keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>,
+  lists: string,
+): string {
+  const sighted = isFiltered(sightings) ? `.${position.sightingVersion}` : '';
+  return `${collectionId}:${position.lastSeq}.${position.pending}.${position.expired}${sighted}:${JSON.stringify([keyType, sightings])}:${lists}`;
+}
+
+/**
+ * The objects left out per state, kept by an instance (least recently used dropped first). No invalidation is
+ * needed (nor the bus): a state names one set of live objects and one revision of each list, so what it
+ * excludes never changes; a write or a changed list is another state.
+ */
+export class ExcludedObjects {
+  private readonly counts = new Map<string, number>();
+  private readonly ids = new Map<string, readonly string[]>();
+
+  countOf(state: string): number | undefined {
+    const count = this.counts.get(state);
+    if (count !== undefined) touch(this.counts, state, count, COUNTED_STATES);
+    return count;
+  }
+
+  idsOf(state: string): readonly string[] | undefined {
+    const ids = this.ids.get(state);
+    if (ids !== undefined) touch(this.ids, state, ids, LISTED_STATES);
+    return ids;
+  }
+
+  remember(state: string, ids: readonly string[]): void {
+    touch(this.counts, state, ids.length, COUNTED_STATES);
+    if (ids.length <= MAX_KEPT_IDS) touch(this.ids, state, ids, LISTED_STATES);
+  }
+}
+
+/** Puts the entry last (most recently used), dropping the first past `bound`. */
+function touch<T>(map: Map<string, T>, key: string, value: T, bound: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > bound) map.delete(map.keys().next().value as string);
+}
