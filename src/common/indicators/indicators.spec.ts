@@ -122,7 +122,8 @@ describe('normalizeKey', () => {
   };
 
   it('gives a name in its stored form what the full path gives it', () => {
-    // Labels near the fast path's edges: lengths 62–64, hyphens and underscores at either end, digits only,
+    // 2,000 runs each: the edges come from the constants below, not from chance. Labels near the fast path's
+    // edges: lengths 62–64, hyphens and underscores at either end, digits only,
     // Punycode prefixes, capitals, non-ASCII letters; names up to and past 253 characters.
     const label = fc.oneof(
       fc.stringMatching(/^[a-z0-9_-]{0,6}$/),
@@ -136,7 +137,7 @@ describe('normalizeKey', () => {
         // A root dot is never stored: the name with one takes the full path, and answers as the name without.
         if (!value.endsWith('.')) expect(answer({ type: 'DomainName', value })).toBe(answer({ type: 'DomainName', value: `${value}.` }));
       }),
-      { numRuns: 20000 },
+      { numRuns: 2000 },
     );
   });
 
@@ -148,7 +149,7 @@ describe('normalizeKey', () => {
         const parsed = ipaddr.IPv4.isValidFourPartDecimal(value) ? ipaddr.IPv4.parse(value).toString() : 'InvalidKeyFormat';
         expect(answer({ type: 'IPAddress', value })).toBe(parsed);
       }),
-      { numRuns: 20000 },
+      { numRuns: 2000 },
     );
   });
 });
