@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
+import { asText, patchList, sortedLines } from './warninglists.helpers.js';
 
 const INTEL = 2;
 
@@ -17,23 +18,13 @@ describe('warninglists: repeated exports', () => {
   const as = (key: string) => ({ 'X-Api-Key': key });
 
   const exportOf = async (format: string) => {
-    const response = await t.http().get(`/intel/collections/repeat/export?format=${format}`).set(as(reader)).buffer(true).parse((res, done) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => done(null, text));
-    });
+    const response = await asText(t.http().get(`/intel/collections/repeat/export?format=${format}`).set(as(reader)));
     expect(response.status).toBe(200);
     return { body: response.body as string, tag: response.headers.etag as string, excluded: response.headers['x-excluded-count'] as string };
   };
-  const lines = (text: string) => text.split('\n').filter((line) => line !== '').sort();
   const add = async (...objects: ReturnType<typeof object>[]) => {
     const written = await t.http().post('/intel/collections/repeat/objects/batch').set(as(t.adminKey)).send(objects).expect(200);
     expect(written.body.added).toBe(objects.length);
-  };
-  const patchList = async (name: string, body: Record<string, unknown>) => {
-    const tag = (await t.http().get(`/intel/warninglists/${name}`).set(as(t.adminKey)).expect(200)).headers.etag as string;
-    await t.http().patch(`/intel/warninglists/${name}`).set({ ...as(t.adminKey), 'If-Match': tag }).send(body).expect(204);
   };
 
   beforeAll(async () => {
@@ -59,7 +50,7 @@ describe('warninglists: repeated exports', () => {
       const again = await exportOf(format);
       expect(again).toEqual(first);
     }
-    expect(lines((await exportOf('txt')).body)).toEqual(['203.0.113.5', 'evil.example']);
+    expect(sortedLines((await exportOf('txt')).body)).toEqual(['203.0.113.5', 'evil.example']);
   });
 
   it('a write moves the state: an added listed value counts, an added unlisted one is in the body', async () => {
@@ -74,7 +65,7 @@ describe('warninglists: repeated exports', () => {
     await add(object('DomainName', [['DomainName', 'benign.example']]));
     const unlisted = await exportOf('txt');
     expect(unlisted.excluded).toBe('3');
-    expect(lines(unlisted.body)).toEqual(['203.0.113.5', 'benign.example', 'evil.example']);
+    expect(sortedLines(unlisted.body)).toEqual(['203.0.113.5', 'benign.example', 'evil.example']);
   });
 
   it('a list change moves the state, and a return to an earlier state of the lists answers as before', async () => {
@@ -82,18 +73,18 @@ describe('warninglists: repeated exports', () => {
     await t.http().post('/intel/warninglists').set(as(t.adminKey)).send({ name: 'evil', kind: 'hostname', action: 'excludeFromExport', entries: ['evil.example'] }).expect(201);
     const evil = await exportOf('txt');
     expect(evil.excluded).toBe('4');
-    expect(lines(evil.body)).toEqual(['203.0.113.5', 'benign.example']);
+    expect(sortedLines(evil.body)).toEqual(['203.0.113.5', 'benign.example']);
     const ndjson = await exportOf('ndjson');
     expect(ndjson.excluded).toBe('4');
     expect(ndjson.body).not.toBe(before.body);
-    await patchList('evil', { enabled: false });
+    await patchList(t, 'evil', { enabled: false });
     expect(await exportOf('ndjson')).toEqual(before);
-    await patchList('public-dns-resolvers', { enabled: false });
+    await patchList(t, 'public-dns-resolvers', { enabled: false });
     const resolvers = await exportOf('txt');
     expect(resolvers.excluded).toBe('1');
-    expect(lines(resolvers.body)).toEqual(['1.1.1.1', '203.0.113.5', '8.8.8.8', 'benign.example', 'evil.example']);
+    expect(sortedLines(resolvers.body)).toEqual(['1.1.1.1', '203.0.113.5', '8.8.8.8', 'benign.example', 'evil.example']);
     // The list's revision moved with each change (a new tag), its answer is as before.
-    await patchList('public-dns-resolvers', { enabled: true });
+    await patchList(t, 'public-dns-resolvers', { enabled: true });
     const back = await exportOf('ndjson');
     expect(back.tag).not.toBe(before.tag);
     expect({ ...back, tag: before.tag }).toEqual(before);

@@ -4,6 +4,7 @@ import { parse } from 'csv-parse/sync';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
+import { asText, patchList, sortedLines } from './warninglists.helpers.js';
 
 const INTEL = 2;
 const TAXII = { Accept: 'application/taxii+json;version=2.1' };
@@ -17,17 +18,7 @@ describe('warninglists on the read paths', () => {
   const as = (key: string) => ({ 'X-Api-Key': key });
 
   const exportOf = (query: string, headers: Record<string, string> = {}) =>
-    t.http().get(`/intel/collections/feed/export?${query}`).set({ ...as(reader), ...headers }).buffer(true).parse((res, done) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => done(null, text));
-    });
-  const lines = (text: string) => text.split('\n').filter((line) => line !== '').sort();
-  const patchList = async (name: string, body: Record<string, unknown>) => {
-    const tag = (await t.http().get(`/intel/warninglists/${name}`).set(as(t.adminKey)).expect(200)).headers.etag as string;
-    await t.http().patch(`/intel/warninglists/${name}`).set({ ...as(t.adminKey), 'If-Match': tag }).send(body).expect(204);
-  };
+    asText(t.http().get(`/intel/collections/feed/export?${query}`).set({ ...as(reader), ...headers }));
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -73,32 +64,32 @@ describe('warninglists on the read paths', () => {
     expect(txt.status).toBe(200);
     expect(txt.headers['x-excluded-count']).toBe('4');
     // The built-ins keep 8.8.8.8 and 10.0.0.0/8 (and what is inside) out; an annotate list changes nothing.
-    expect(lines(txt.body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    expect(sortedLines(txt.body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     const csv = await exportOf('format=csv');
     expect(csv.headers['x-excluded-count']).toBe('4');
     const rows = parse(csv.body as string, { columns: true }) as Record<string, string>[];
     expect(rows.map((row) => row['key value']).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     const ndjson = await exportOf('format=ndjson');
-    expect(lines(ndjson.body as string).map((line) => JSON.parse(line).keys[0].value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    expect(sortedLines(ndjson.body as string).map((line) => JSON.parse(line).keys[0].value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     const stix = await exportOf('format=stix');
     expect(stix.headers['x-excluded-count']).toBe('4');
     const bundle = JSON.parse(stix.body as string) as { objects: { type: string; value?: string }[] };
     expect(bundle.objects.filter((o) => o.value !== undefined).map((o) => o.value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     // Counted are the objects this export would have held: of the four listed, the two with an IPAddress key.
     const typed = await exportOf('format=txt&keyType=IPAddress');
-    expect(lines(typed.body as string)).toEqual(['203.0.113.5']);
+    expect(sortedLines(typed.body as string)).toEqual(['203.0.113.5']);
     expect(typed.headers['x-excluded-count']).toBe('2');
     // Filtered by sightings, only the listed objects sighted count (8.8.8.8, not the other three): on HEAD as on GET.
     await t.http().post('/intel/sightings').set(as(t.adminKey)).send([{ type: 'IPAddress', value: '8.8.8.8' }, { type: 'DomainName', value: 'evil.example' }]).expect(200);
     const since = `sightedSince=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`;
     expect((await t.http().head(`/intel/collections/feed/export?format=txt&${since}`).set(as(reader)).expect(200)).headers['x-excluded-count']).toBe('1');
     const sighted = await exportOf(`format=txt&${since}`);
-    expect(lines(sighted.body as string)).toEqual(['evil.example']);
+    expect(sortedLines(sighted.body as string)).toEqual(['evil.example']);
     expect(sighted.headers['x-excluded-count']).toBe('1');
 
     const ignored = await exportOf('format=txt&warninglists=ignore');
     expect(ignored.headers['x-excluded-count']).toBe('0');
-    expect(lines(ignored.body as string)).toEqual(['10.0.0.0/8', '10.1.2.3', '203.0.113.5', '8.8.8.8', 'evil.example', 'http://192.168.1.1/admin', 'www.google.com']);
+    expect(sortedLines(ignored.body as string)).toEqual(['10.0.0.0/8', '10.1.2.3', '203.0.113.5', '8.8.8.8', 'evil.example', 'http://192.168.1.1/admin', 'www.google.com']);
     expect(ignored.headers.etag).not.toBe(txt.headers.etag);
     expectError(await t.http().get('/intel/collections/feed/export?format=txt&warninglists=maybe').set(as(reader)), 'InvalidQueryArgument');
   });
@@ -134,20 +125,20 @@ describe('warninglists on the read paths', () => {
   it("a list's change moves the export tag (no stale 304) and acts at once; a list made excluding leaves its objects out", async () => {
     const before = await exportOf('format=txt');
     expect((await exportOf('format=txt', { 'If-None-Match': before.headers.etag })).status).toBe(304);
-    await patchList('public-dns-resolvers', { action: 'annotate' });
+    await patchList(t, 'public-dns-resolvers', { action: 'annotate' });
     const after = await exportOf('format=txt', { 'If-None-Match': before.headers.etag });
     expect(after.status).toBe(200);
-    expect(lines(after.body as string)).toContain('8.8.8.8');
+    expect(sortedLines(after.body as string)).toContain('8.8.8.8');
     expect(after.headers['x-excluded-count']).toBe('3');
-    await patchList('google', { action: 'excludeFromExport' });
+    await patchList(t, 'google', { action: 'excludeFromExport' });
     const google = await exportOf('format=txt');
-    expect(lines(google.body as string)).not.toContain('www.google.com');
+    expect(sortedLines(google.body as string)).not.toContain('www.google.com');
     expect(google.headers['x-excluded-count']).toBe('4');
     // HEAD gives the tag of the same GET.
     expect((await t.http().head('/intel/collections/feed/export?format=txt').set(as(reader))).headers.etag).toBe(google.headers.etag);
-    await patchList('google', { enabled: false });
-    await patchList('public-dns-resolvers', { action: 'excludeFromExport' });
-    expect(lines((await exportOf('format=txt')).body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    await patchList(t, 'google', { enabled: false });
+    await patchList(t, 'public-dns-resolvers', { action: 'excludeFromExport' });
+    expect(sortedLines((await exportOf('format=txt')).body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
   });
 
   it('TAXII: objects, manifest and versions leave excluded objects out (X-Excluded-Count); one such object is 404', async () => {
@@ -162,12 +153,12 @@ describe('warninglists on the read paths', () => {
     const manifest = await t.http().get(`/taxii2/api/collections/${id}/manifest/?limit=1000`).set({ ...TAXII, ...as(reader) }).expect(200);
     expect(manifest.body.objects).toHaveLength(objects.length);
 
-    await patchList('public-dns-resolvers', { action: 'annotate' });
+    await patchList(t, 'public-dns-resolvers', { action: 'annotate' });
     const unlisted = (await t.http().get(`/taxii2/api/collections/${id}/objects/?limit=1000`).set({ ...TAXII, ...as(reader) })).body.objects as { id: string; pattern?: string }[];
     const resolver = unlisted.find((o) => o.pattern?.includes("'8.8.8.8'"))!;
     expect(resolver).toBeDefined();
     await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) }).expect(200);
-    await patchList('public-dns-resolvers', { action: 'excludeFromExport' });
+    await patchList(t, 'public-dns-resolvers', { action: 'excludeFromExport' });
     const gone = await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) });
     expect(gone.status).toBe(404);
     expect((await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/versions/`).set({ ...TAXII, ...as(reader) })).status).toBe(404);
