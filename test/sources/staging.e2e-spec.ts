@@ -85,6 +85,15 @@ describe('source runs of large bodies', () => {
     expect(gone.rows[0].n).toBe(0);
   }, 600_000);
 
+  /** Each stored object's first key value and its context, by value. */
+  const contextsOf = async (collection: string) =>
+    (
+      await t.db.query(
+        `SELECT o.keys->0->>'value' AS value, o.context FROM intel_object o JOIN intel_collection k ON k.id = o.collection_id WHERE k.name = $1 ORDER BY 1`,
+        [collection],
+      )
+    ).rows;
+
   it('items naming one object are replayed in body order, even where one of them is already stored as it says', async () => {
     const c = await fresh();
     const name = await source(c, '/ordered.json', { kind: 'ndjson', valueField: 'v', contextFields: ['c'] });
@@ -93,11 +102,7 @@ describe('source runs of large bodies', () => {
     // .1 as stored, then changed, then as stored again: two updates, the last one wins; .2 stays as stored.
     feed.list('/ordered.json', '{"v":"198.51.100.1","c":"1"}\n{"v":"198.51.100.2","c":"0"}\n{"v":"198.51.100.1","c":"0"}\n');
     expect(await run(name)).toMatchObject({ outcome: 'ok', added: 0, updated: 2 });
-    const contexts = await t.db.query(
-      `SELECT o.keys->0->>'value' AS value, o.context FROM intel_object o JOIN intel_collection k ON k.id = o.collection_id WHERE k.name = $1 ORDER BY 1`,
-      [c],
-    );
-    expect(contexts.rows).toEqual([
+    expect(await contextsOf(c)).toEqual([
       { value: '198.51.100.1', context: { c: '0' } },
       { value: '198.51.100.2', context: { c: '0' } },
     ]);
@@ -112,11 +117,7 @@ describe('source runs of large bodies', () => {
     feed.list('/first.json', ['1', '3', '1', '2', '3'].map((n, i) => `{"v":"198.51.100.${n}","c":"${i === 2 ? 1 : 0}"}`).join('\n') + '\n');
     // .1 added then updated by its second line, .2 added, .3 (stored as listed, twice) unchanged.
     expect(await run(name)).toMatchObject({ outcome: 'ok', items: 5, added: 2, updated: 1, withdrawn: 0, rejected: 0 });
-    const contexts = await t.db.query(
-      `SELECT o.keys->0->>'value' AS value, o.context FROM intel_object o JOIN intel_collection k ON k.id = o.collection_id WHERE k.name = $1 ORDER BY 1`,
-      [c],
-    );
-    expect(contexts.rows).toEqual([
+    expect(await contextsOf(c)).toEqual([
       { value: '198.51.100.1', context: { c: '1' } },
       { value: '198.51.100.2', context: { c: '0' } },
       { value: '198.51.100.3', context: { c: '0' } },
