@@ -12,18 +12,18 @@ import { SessionsService } from './sessions.service.js';
 import { StorageSweepService } from './storage-sweep.service.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { LocalDiskStorage } from './storage/local-disk.storage.js';
-import { S3Storage } from './storage/s3.storage.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([FileEntity, UploadSessionEntity, UploadPartEntity])],
   controllers: [FilesController, SessionsController],
   providers: [
-    // FILEBOX_STORAGE (extensions §6) picks the backend.
+    // FILEBOX_STORAGE (extensions §6) picks the backend. The AWS SDK is loaded only for S3: on local disk
+    // its modules would be a few MB of heap that every instance keeps and never uses.
     {
       provide: FILE_STORAGE,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): FileStorage =>
-        config.fileboxStorage.kind === 's3' ? new S3Storage(config) : new LocalDiskStorage(config),
+      useFactory: async (config: AppConfig): Promise<FileStorage> =>
+        config.fileboxStorage.kind === 's3' ? new (await import('./storage/s3.storage.js')).S3Storage(config) : new LocalDiskStorage(config),
     },
     FilesService,
     SessionsService,
