@@ -4,14 +4,6 @@ import type { PreparedObject } from '../object-rules.js';
 import { isoUtc } from '../change-records.js';
 import { LIVE_AT_DECISION } from '../object-statements.js';
 
-/** A form as parsed, staged before its checks: its line, its digest, and its JSON text. */
-export interface StagedForm {
-  n: number;
-  line: number;
-  digest: Buffer;
-  form: string;
-}
-
 /** A checked item: the object its form prepared to, or null when it failed its checks. */
 export type CheckedObject = PreparedObject | null;
 
@@ -48,10 +40,10 @@ export class RunStage {
   private constructor(private readonly manager: EntityManager) {}
 
   static async open(manager: EntityManager): Promise<RunStage> {
-    // `form`: the form as parsed, until it is checked; `keys` NULL: not checked, or failed its checks.
+    // `keys` NULL: the item failed its checks.
     await manager.query(
-      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, form text, type text, keys jsonb, context jsonb,
-                                   expires_at text, ttl int) ON COMMIT DROP`,
+      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, type text, keys jsonb, context jsonb, expires_at text,
+                                   ttl int) ON COMMIT DROP`,
     );
     await manager.query(`CREATE TEMP TABLE ${ENDED} (key_type text NOT NULL, value text NOT NULL, PRIMARY KEY (key_type, value)) ON COMMIT DROP`);
     return new RunStage(manager);
@@ -78,40 +70,6 @@ export class RunStage {
         first,
         forms.map((form) => form.line),
         forms.map((form) => form.digest),
-        of((object) => object.type),
-        of((object) => JSON.stringify(object.keys)),
-        of((object) => object.contextJson),
-        of((object) => object.expiry.at),
-        of((object) => object.expiry.ttlSeconds),
-      ],
-    );
-  }
-
-  /** One chunk of forms as parsed, in body order, to be checked later (`nextUnchecked`, `check`). */
-  async addUnchecked(forms: { line: number; digest: Buffer; form: string }[]): Promise<void> {
-    const first = this.staged;
-    this.staged += forms.length;
-    await this.manager.query(
-      `INSERT INTO ${ITEMS} (n, line, digest, form)
-       SELECT $1::int + i.n, i.line, i.digest, i.form FROM unnest($2::int[], $3::bytea[], $4::text[]) WITH ORDINALITY AS i(line, digest, form, n)`,
-      [first, forms.map((form) => form.line), forms.map((form) => form.digest), forms.map((form) => form.form)],
-    );
-  }
-
-  /** The next forms staged unchecked after item `after`, in body order. */
-  async nextUnchecked(after: number, limit: number): Promise<StagedForm[]> {
-    return this.manager.query(`SELECT n, line, digest, form FROM ${ITEMS} WHERE n > $1 ORDER BY n LIMIT $2`, [after, limit]);
-  }
-
-  /** The objects of checked forms (`null`: failed), in one statement. */
-  async check(forms: StagedForm[], objects: CheckedObject[]): Promise<void> {
-    const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
-    await this.manager.query(
-      `UPDATE ${ITEMS} s SET form = NULL, type = i.type, keys = i.keys::jsonb, context = i.context::jsonb, expires_at = i.at, ttl = i.ttl
-         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS i(n, type, keys, context, at, ttl)
-        WHERE s.n = i.n`,
-      [
-        forms.map((form) => form.n),
         of((object) => object.type),
         of((object) => JSON.stringify(object.keys)),
         of((object) => object.contextJson),
