@@ -109,6 +109,10 @@ describe('warninglists on the write paths', () => {
     expect(run.rejections).toEqual([{ line: 2, value: 'x.blocked.net', reason: expect.stringContaining('warninglist blocked') }]);
     const listed = await t.http().get('/intel/collections/sourced/export?format=txt&warninglists=ignore').set(as()).expect(200);
     expect(listed.text.split('\n').filter((line) => line !== '').sort()).toEqual(['198.51.100.7', 'fine-one.net']);
+    // The same body again: unchanged, and its items are still checked, so the refusal is listed again.
+    const again = await runNow(t, 'listed-feed');
+    expect(again).toMatchObject({ outcome: 'unchanged', items: 3, added: 0, rejected: 1 });
+    expect(again.rejections).toEqual(run.rejections);
   });
 
   it('a list disabled or made weaker stops refusing at the next request', async () => {
