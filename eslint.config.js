@@ -12,7 +12,7 @@ import tseslint from 'typescript-eslint';
  * together: `app/` with `app.module.ts`, `main.ts`, `configure-app.ts`, and the admin CLI (`admin/`), which
  * builds its few services by hand outside Nest.
  */
-const AREAS = ['audit', 'auth', 'console', 'extensions', 'filebox', 'health', 'insight', 'intel', 'schema-registry', 'sightings', 'sources', 'startup', 'taxii', 'warninglists'];
+const AREAS = ['audit', 'auth', 'console', 'extensions', 'filebox', 'health', 'insight', 'intel', 'read-policy', 'schema-registry', 'sightings', 'sources', 'startup', 'taxii', 'warninglists'];
 
 /** Folders inside an area that only the area itself imports. */
 const INTERNAL = { filebox: ['storage'], console: ['views'], intel: ['export', 'network'] };

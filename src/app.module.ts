@@ -22,6 +22,7 @@ import { FileboxModule } from './filebox/filebox.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InsightModule } from './insight/insight.module.js';
 import { IntelModule } from './intel/intel.module.js';
+import { IntelReadsModule } from './intel/intel-reads.module.js';
 import { SightingsModule } from './sightings/sightings.module.js';
 import { TaxiiModule } from './taxii/taxii.module.js';
 import { SourcesModule } from './sources/sources.module.js';
@@ -46,6 +47,7 @@ export class AppModule {
         AuditModule,
         FileboxModule,
         IntelModule,
+        IntelReadsModule,
         SightingsModule,
         InsightModule,
         TaxiiModule,

@@ -20,8 +20,8 @@ export class CollectionsController {
 
   @Get(':name')
   @ConsoleAccess(COLLECTION, 'Read')
-  objects(@Param('name') name: string, @Query() query: Record<string, unknown>): Promise<Screen> {
-    return this.screen.collection(name, query);
+  objects(@Req() request: ConsoleRequest, @Param('name') name: string, @Query() query: Record<string, unknown>): Promise<Screen> {
+    return this.screen.collection(request.principal!, name, query);
   }
 
   /** From htmx (the live tail) a long-poll answered with a fragment; otherwise a page, at once. */

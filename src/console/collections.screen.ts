@@ -7,6 +7,7 @@ import { HistoryService } from '../intel/history/history.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
+import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { SightingsService } from '../sightings/sightings.service.js';
 import { cursorParam, nextCursor } from './paging.js';
 import { changesFragment, changesView, collectionsView, collectionView, type KeyedSighting, objectView } from './views/collections.view.js';
@@ -29,6 +30,7 @@ export class CollectionsScreen {
     private readonly lookups: LookupService,
     private readonly history: HistoryService,
     private readonly sightings: SightingsService,
+    private readonly policies: ReadPolicies,
   ) {}
 
   async list(principal: Principal, query: Record<string, unknown>): Promise<Screen> {
@@ -37,9 +39,9 @@ export class CollectionsScreen {
     return collectionsView({ collections: result.items, paged: cursor !== undefined, next: nextCursor(result) });
   }
 
-  async collection(name: string, query: Record<string, unknown>): Promise<Screen> {
+  async collection(principal: Principal, name: string, query: Record<string, unknown>): Promise<Screen> {
     const cursor = cursorParam(query);
-    const result = await this.objects.list(name, { cursor, limit: PAGE_SIZE });
+    const result = await this.objects.list(this.policies.of(principal), name, { cursor, limit: PAGE_SIZE });
     const schema = (await this.collections.schemaOf(name)).body;
     return collectionView({
       name,
@@ -69,7 +71,7 @@ export class CollectionsScreen {
     if (typeof type !== 'string' || typeof value !== 'string') throw new ApiError('NotFound', 'No such object.');
     // Throws NotFound for an unknown collection, like the API.
     await this.collections.findByName(name);
-    const [result] = await this.lookups.lookup(principal, { keys: [{ type: type as ObjectKey['type'], value }], collections: [name] });
+    const [result] = await this.lookups.lookup(this.policies.of(principal), { keys: [{ type: type as ObjectKey['type'], value }], collections: [name] });
     const object = result?.matches[0]?.object;
     if (!object) throw new ApiError('NotFound', 'No object of this collection has that key (it may have expired or been deleted).');
     const key = { type: type as ObjectKey['type'], value };

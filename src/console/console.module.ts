@@ -4,6 +4,8 @@ import { AuthModule } from '../auth/auth.module.js';
 import { FileboxModule } from '../filebox/filebox.module.js';
 import { InsightModule } from '../insight/insight.module.js';
 import { IntelModule } from '../intel/intel.module.js';
+import { IntelReadsModule } from '../intel/intel-reads.module.js';
+import { ReadPolicyModule } from '../read-policy/read-policy.module.js';
 import { SightingsModule } from '../sightings/sightings.module.js';
 import { SourcesModule } from '../sources/sources.module.js';
 import { WarninglistsModule } from '../warninglists/warninglists.module.js';
@@ -33,7 +35,7 @@ import { WarninglistsScreen } from './warninglists.screen.js';
  * services, acting as the signed-in key, so every permission rule is the API's own.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IntelModule, InsightModule, FileboxModule, SightingsModule, SourcesModule, WarninglistsModule],
+  imports: [AuditModule, AuthModule, IntelModule, IntelReadsModule, ReadPolicyModule, InsightModule, FileboxModule, SightingsModule, SourcesModule, WarninglistsModule],
   // The catch-all 404 last: Express matches routes in registration order.
   controllers: [
     SessionController,

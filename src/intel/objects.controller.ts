@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequirePermission } from '../common/guard/access.decorators.js';
+import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../common/guard/access.js';
+import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ClientGone } from '../common/http/long-poll.js';
 import { ChangesService } from './changes.service.js';
@@ -26,6 +28,7 @@ export class ObjectsController {
   constructor(
     private readonly objects: ObjectsService,
     private readonly changes: ChangesService,
+    private readonly policies: ReadPolicies,
   ) {}
 
   @Post()
@@ -98,8 +101,8 @@ export class ObjectsController {
     400: 'InvalidQueryArgument: a malformed cursor, limit, sightedSince or excludeFalsePositives.',
     404: 'NotFound: no collection has this name.',
   })
-  list(@Param() params: CollectionIdParamDto, @Query() query: ListObjectsQueryDto) {
-    return this.objects.list(params.collection_id, query);
+  list(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ListObjectsQueryDto) {
+    return this.objects.list(this.policies.of(principal, query), params.collection_id, query);
   }
 
   @Get('changes')

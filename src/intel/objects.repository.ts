@@ -12,8 +12,7 @@ import { EXPIRY_LOCK, PRUNE_LOCK, SEQUENCER_LOCK } from '../database/advisory-lo
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import type { WriteOrigin } from './write-origin.js';
-import type { SightingFilter } from '../sightings/sighting-filter.js';
-import { sightingConditions } from '../sightings/sighting-sql.js';
+import { type ObjectConditions, type ReadPolicy, UNFILTERED } from '../read-policy/read-policy.js';
 
 /** An existing object that one of the submitted keys points at. */
 export interface KeyHit {
@@ -299,11 +298,8 @@ export class ObjectsRepository {
    *
    * Its statement and why its plan holds: FEED_PAGES in object-statements.ts.
    */
-  listPage(collectionId: number, afterId: number, limit: number, filter: SightingFilter, numbering?: Numbering) {
-    return this.withFeedBounds<RawObject>('listPage', collectionId, afterId, limit, numbering, {
-      conditions: sightingConditions('intel_object', filter, '$5'),
-      values: filter.sightedSince === null ? [] : [filter.sightedSince],
-    });
+  listPage(policy: ReadPolicy, collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
+    return this.withFeedBounds<RawObject>('listPage', collectionId, afterId, limit, numbering, policy);
   }
 
   /**
@@ -336,14 +332,16 @@ export class ObjectsRepository {
     after: number,
     limit: number,
     numbering?: Numbering,
-    /** Conditions on a listing's walk, with their parameters from $5 on. */
-    filter: { conditions: string; values: unknown[] } = { conditions: '', values: [] },
+    /** A listing's read policy: its conditions narrow the walk, with their parameters after the feed's. */
+    policy: ObjectConditions = UNFILTERED,
   ): Promise<{ lastSeq: number; prunedSeq: number; pending: boolean; rows: (Row & SizedRow & { position: string })[] }> {
     const runner = numbering?.manager ?? this.dataSource;
+    const p = FEED_STATEMENTS.parameters.with(policy.parameterNames);
+    const conditions = policy.conditions('intel_object', p.$);
     const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] =
       await runner.query(
-        numbering || filter.conditions ? feedPageStatement(page, numbering?.ctes, filter.conditions) : FEED_STATEMENTS[page],
-        [...FEED_STATEMENTS.parameters.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes }), ...filter.values],
+        numbering || conditions ? feedPageStatement(page, numbering?.ctes, conditions) : FEED_STATEMENTS[page],
+        p.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes, ...policy.values() }),
       );
     return {
       lastSeq: Number(rows[0].lastSeq),

@@ -8,7 +8,7 @@ import { SchemaRegistryService } from '../schema-registry/schema-registry.servic
 import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import { ChangeSequencer } from './change-sequencer.js';
 import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
-import { sightingFilterOf } from '../sightings/sighting-filter.js';
+import type { ReadPolicy } from '../read-policy/read-policy.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import { type AddOutcome, addOutcome, planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
@@ -167,15 +167,14 @@ export class ObjectsService {
    * snapshot holds changes not numbered yet, the page is read again by a statement that numbers them in
    * the same snapshot (ChangeSequencer.numberAndRead), so that the cursor follows exactly what the page shows.
    */
-  async list(collectionName: string, query: ListObjectsQueryDto): Promise<PageResult<ObjectView>> {
+  async list(policy: ReadPolicy, collectionName: string, query: ListObjectsQueryDto): Promise<PageResult<ObjectView>> {
     const page = pageRequestOf(query);
-    const filter = sightingFilterOf(query);
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
-    let listed = await this.repository.listPage(collection.id, afterId, page.limit + 1, filter);
+    let listed = await this.repository.listPage(policy, collection.id, afterId, page.limit + 1);
     if (page.cursor === undefined && listed.pending) {
       listed = await this.sequencer.numberAndRead(collection.id, (manager, ctes) =>
-        this.repository.listPage(collection.id, afterId, page.limit + 1, filter, { manager, ctes }),
+        this.repository.listPage(policy, collection.id, afterId, page.limit + 1, { manager, ctes }),
       );
     }
     const { lastSeq, rows } = listed;

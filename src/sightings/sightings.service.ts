@@ -6,6 +6,7 @@ import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination
 import { parseDateTime } from '../common/validation/date-time.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
+import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import {
   type ListSightingsQueryDto,
   MAX_SIGHTING_ITEMS,
@@ -25,6 +26,7 @@ export class SightingsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly repository: SightingsRepository,
     private readonly lookups: LookupService,
+    private readonly policies: ReadPolicies,
   ) {}
 
   /**
@@ -40,7 +42,7 @@ export class SightingsService {
     const parsed = body.map((raw) => parseSightingItem(raw, rules));
     const results: SightingResultView[] = parsed.map((item) => ('invalid' in item ? { status: 'Invalid', reason: item.invalid } : { status: 'Unknown' }));
     const valid = parsed.flatMap((item, index) => ('invalid' in item ? [] : [{ item, index }]));
-    const held = await this.lookups.heldKeys(principal, valid.map(({ item }) => item.key));
+    const held = await this.lookups.heldKeys(this.policies.of(principal), valid.map(({ item }) => item.key));
     const ids = new Set<string>();
     const batch: { item: SightingItem; index: number }[] = [];
     valid.forEach((entry, position) => {
@@ -73,7 +75,7 @@ export class SightingsService {
     };
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, isSightingCursor);
-    const [held] = await this.lookups.heldKeys(principal, [key]);
+    const [held] = await this.lookups.heldKeys(this.policies.of(principal), [key]);
     const rows = held ? await this.repository.list(key.type, key.value, filter, after, page.limit + 1) : [];
     return keysetPage(rows, page.limit, (row) => encodeCursor({ t: row.position, i: row.id }), viewOf);
   }

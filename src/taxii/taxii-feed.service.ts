@@ -4,7 +4,7 @@ import type { Principal } from '../common/guard/access.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { type ObjectVersionRow, ObjectVersionsService } from '../intel/object-versions.service.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, type StixObject, toIndicator, toSco } from '../stix/stix-projection.js';
-import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
+import type { ReadPolicy } from '../read-policy/read-policy.js';
 import { STIX_MEDIA_TYPE, TaxiiResult } from './taxii-http.js';
 import { encodeNext, microsecondTimestamp, type WalkFilter, type WalkPosition, walkOf } from './taxii-query.js';
 import { TaxiiErrors } from './taxii.errors.js';
@@ -75,7 +75,6 @@ export class TaxiiFeedService implements ChildNameResolver {
   constructor(
     private readonly collections: CollectionsService,
     private readonly versions: ObjectVersionsService,
-    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /** For the access guard: the collection a TAXII path names by its id. */
@@ -115,28 +114,28 @@ export class TaxiiFeedService implements ChildNameResolver {
   }
 
   /** `GET .../objects/`: an envelope. */
-  async objects(taxiiId: string, query: URLSearchParams): Promise<TaxiiResult> {
-    const page = await this.page(taxiiId, query);
+  async objects(policy: ReadPolicy, taxiiId: string, query: URLSearchParams): Promise<TaxiiResult> {
+    const page = await this.page(policy, taxiiId, query);
     return this.answer(page, { objects: page.items.map((served) => served.object) });
   }
 
   /** `GET .../objects/{id}/`: the envelope of one object's versions; 404 when none matches. */
-  async object(taxiiId: string, objectId: string, query: URLSearchParams): Promise<TaxiiResult> {
-    const page = await this.page(taxiiId, query, { ids: [objectId] });
+  async object(policy: ReadPolicy, taxiiId: string, objectId: string, query: URLSearchParams): Promise<TaxiiResult> {
+    const page = await this.page(policy, taxiiId, query, { ids: [objectId] });
     if (page.items.length === 0 && !page.next && !query.has('next')) throw TaxiiErrors.objectNotFound(objectId);
     return this.answer(page, { objects: page.items.map((served) => served.object) });
   }
 
   /** `GET .../objects/{id}/versions/`. */
-  async objectVersions(taxiiId: string, objectId: string, query: URLSearchParams): Promise<TaxiiResult> {
-    const page = await this.page(taxiiId, query, { ids: [objectId], versions: 'all' });
+  async objectVersions(policy: ReadPolicy, taxiiId: string, objectId: string, query: URLSearchParams): Promise<TaxiiResult> {
+    const page = await this.page(policy, taxiiId, query, { ids: [objectId], versions: 'all' });
     if (page.items.length === 0 && !page.next && !query.has('next')) throw TaxiiErrors.objectNotFound(objectId);
     return this.answer(page, { versions: page.items.map((served) => served.version) });
   }
 
   /** `GET .../manifest/`. */
-  async manifest(taxiiId: string, query: URLSearchParams): Promise<TaxiiResult> {
-    const page = await this.page(taxiiId, query);
+  async manifest(policy: ReadPolicy, taxiiId: string, query: URLSearchParams): Promise<TaxiiResult> {
+    const page = await this.page(policy, taxiiId, query);
     return this.answer(page, {
       objects: page.items.map((served) => ({ id: served.object.id, date_added: served.dateAdded, version: served.version, media_type: STIX_MEDIA_TYPE })),
     });
@@ -163,11 +162,12 @@ export class TaxiiFeedService implements ChildNameResolver {
    * them, so a page they shorten (even to nothing) loses and repeats nothing; listed objects right after a
    * full page are walked past as well, so they never make a `more: true` followed by an empty last page.
    */
-  private async page(taxiiId: string, query: URLSearchParams, fixed: Partial<WalkFilter> = {}) {
+  private async page(policy: ReadPolicy, taxiiId: string, query: URLSearchParams, fixed: Partial<WalkFilter> = {}) {
     const collection = await this.collection(taxiiId);
     const walk = walkOf(query, taxiiId, fixed);
     const { filter, limit } = walk;
-    const lists = filter.warninglists === 'ignore' ? undefined : await this.warninglists.actsAt('excludeFromExport');
+    // The walk's own mode (`next` carries it), not only this request's parameters.
+    const exclusion = await policy.withWarninglists(filter.warninglists ?? 'apply').exclusion();
     const items: Served[] = [];
     // The lives walked past: a listed position's objects are walked past in the same page (`take` never stops
     // at one), so the pages of a walk count each life once (match[version]=all: once per page its versions reach).
@@ -208,7 +208,7 @@ export class TaxiiFeedService implements ChildNameResolver {
       });
       if (walk.after.seq > read.lastSeq) throw TaxiiErrors.invalidQuery('next is not a value this server gave');
       for (const row of read.rows) {
-        const listed = lists?.firstOf(row.object.keys, 'excludeFromExport') !== undefined ? row.uid : undefined;
+        const listed = exclusion?.excludes(row.object.keys) ? row.uid : undefined;
         if (!servedOf(row, collection.name).every((served) => take(served, listed))) break;
       }
       if (!read.full) break;

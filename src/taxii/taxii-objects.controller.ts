@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse } from '@nestjs/swagger';
-import { RequirePermission } from '../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../common/guard/access.js';
+import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { EnvelopeBody, EnvelopeView, ManifestView, StatusView, VersionsView } from './dto/taxii.dto.js';
 import { DATE_ADDED_HEADERS, TaxiiController, TaxiiPageQuery } from './taxii-docs.js';
@@ -25,6 +27,7 @@ export class TaxiiObjectsController {
   constructor(
     private readonly feed: TaxiiFeedService,
     private readonly writes: TaxiiWritesService,
+    private readonly policies: ReadPolicies,
   ) {}
 
   @Get('objects')
@@ -40,8 +43,8 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
   @ApiErrors(READ_ERRORS)
-  objects(@Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
-    return this.feed.objects(id, query);
+  objects(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.objects(this.policies.of(principal), id, query);
   }
 
   @Post('objects')
@@ -74,8 +77,8 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
   @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or no version of the object matches.' })
-  object(@Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
-    return this.feed.object(id, objectId, query);
+  object(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.object(this.policies.of(principal), id, objectId, query);
   }
 
   @Delete('objects/:object_id')
@@ -96,8 +99,8 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('versions')
   @ApiOkResponse({ type: VersionsView, headers: DATE_ADDED_HEADERS })
   @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or the object has no version.' })
-  versions(@Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
-    return this.feed.objectVersions(id, objectId, query);
+  versions(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.objectVersions(this.policies.of(principal), id, objectId, query);
   }
 
   @Get('manifest')
@@ -106,7 +109,7 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: ManifestView, headers: DATE_ADDED_HEADERS })
   @ApiErrors(READ_ERRORS)
-  manifest(@Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
-    return this.feed.manifest(id, query);
+  manifest(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.manifest(this.policies.of(principal), id, query);
   }
 }

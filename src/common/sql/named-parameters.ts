@@ -12,6 +12,11 @@ export class NamedParameters<Name extends string> {
     this.$ = Object.fromEntries(names.map((name, at) => [name, `$${at + 1}`])) as { [N in Name]: string };
   }
 
+  /** These names and then `more` (a fragment's own, such as the read policy's conditions), numbered after them. */
+  with<More extends string>(more: readonly More[]): NamedParameters<Name | More> {
+    return new NamedParameters<Name | More>([...this.names, ...more]);
+  }
+
   /** The values in the order of the placeholders. */
   values(named: { readonly [N in Name]: unknown }): unknown[] {
     return this.names.map((name) => named[name]);

@@ -5,7 +5,7 @@ import { ObjectFormDto, ObjectKeyQueryDto } from '../../common/indicators/object
 import { WaitQuery } from '../../common/http/long-poll.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
-import { SightingFilterQueryDto } from '../../sightings/sighting-filter.js';
+import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
 import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
@@ -16,7 +16,7 @@ export class CollectionIdParamDto {
 }
 
 /** `GET .../objects`: a page, optionally of sighted objects only (extensions §14). */
-export class ListObjectsQueryDto extends IntersectionType(PageQueryDto, SightingFilterQueryDto) {}
+export class ListObjectsQueryDto extends IntersectionType(PageQueryDto, ReadFiltersQueryDto) {}
 
 /** The object to delete, named by one of its keys (wire-contract §7.4: query, not body). */
 export class DeleteObjectQueryDto extends ObjectKeyQueryDto {}

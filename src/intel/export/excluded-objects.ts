@@ -1,4 +1,4 @@
-import { isFiltered } from '../../sightings/sighting-filter.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import type { ExportParams } from './export-formats.js';
 import type { ExportPosition } from './export.repository.js';
 
@@ -13,17 +13,15 @@ const MAX_KEPT_IDS = 100_000;
  * What the exports of one state of a collection leave out: its key. The excluded objects depend only on the
  * live objects (the position's numbers, the same numbers the ETag is made of: equal numbers, the same live
  * objects, CONTRIBUTING.md "Exports"), on the filters that choose which of them the export holds (`keyType`,
- * the sighting filters with the sightings' version they read) and on the excluding lists (`ListSet.stateAt`):
+ * the read policy's filters with the sightings' version they read) and on the excluding lists (`ListSet.stateAt`):
  * all in the ETag too. Not on the format: exports of every format share an entry.
  */
 export function exclusionState(
-  collectionId: number,
+  { collectionId, params, policy, lists }: { collectionId: number; params: Pick<ExportParams, 'keyType'>; policy: ReadPolicy; lists: string },
   position: ExportPosition,
-  { keyType, sightings }: Pick<ExportParams, 'keyType' | 'sightings'>,
-  lists: string,
 ): string {
-  const sighted = isFiltered(sightings) ? `.${position.sightingVersion}` : '';
-  return `${collectionId}:${position.lastSeq}.${position.pending}.${position.expired}${sighted}:${JSON.stringify([keyType, sightings])}:${lists}`;
+  const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
+  return `${collectionId}:${position.lastSeq}.${position.pending}.${position.expired}${sighted}:${JSON.stringify([params.keyType, ...policy.tagKey()])}:${lists}`;
 }
 
 /**

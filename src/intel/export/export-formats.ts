@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
-import type { SightingFilter } from '../../sightings/sighting-filter.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
 
@@ -13,18 +12,11 @@ export const KEY_FORMATS: readonly ExportFormat[] = ['txt', 'csv'];
 export const URL_SCHEMES = ['keep', 'omit'] as const;
 export type UrlScheme = (typeof URL_SCHEMES)[number];
 
-/** `apply`: objects on an `excludeFromExport` (or stronger) warninglist are left out; `ignore`: exported all the same. */
-export const WARNINGLIST_MODES = ['apply', 'ignore'] as const;
-export type WarninglistMode = (typeof WARNINGLIST_MODES)[number];
-
-/** What one export lists; part of its ETag. */
+/** How one export lists what the read policy lets it read; part of its ETag with the policy's own part. */
 export interface ExportParams {
   format: ExportFormat;
   keyType: KeyType | null;
   urlScheme: UrlScheme;
-  /** Only sighted objects, or not mostly false positives (extensions §14). */
-  sightings: SightingFilter;
-  warninglists: WarninglistMode;
 }
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {

@@ -1,7 +1,9 @@
 import { Controller, Get, Head, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AcceptsBasicCredentials, RequirePermission } from '../../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../../common/guard/access.js';
+import { AcceptsBasicCredentials, Principal, RequirePermission } from '../../common/guard/access.decorators.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { CONTENT_TYPES } from './export-formats.js';
@@ -25,7 +27,10 @@ const IF_NONE_MATCH = {
 @Controller('intel/collections/:collection_id/export')
 @AcceptsBasicCredentials('intel export')
 export class ExportController {
-  constructor(private readonly exports: ExportService) {}
+  constructor(
+    private readonly exports: ExportService,
+    private readonly policies: ReadPolicies,
+  ) {}
 
   // Declared before GET: Express would otherwise answer HEAD with the GET route.
   @Head()
@@ -41,8 +46,8 @@ export class ExportController {
   @ApiOkResponse({ description: 'No body.', headers: EXPORT_HEADERS })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
-  head(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
-    return this.exports.send(params.collection_id, query, request, response);
+  head(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
+    return this.exports.send(this.policies.of(principal, query), params.collection_id, query, request, response);
   }
 
   @Get()
@@ -65,7 +70,7 @@ export class ExportController {
   @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, content: EXPORT_CONTENT })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
-  export(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
-    return this.exports.send(params.collection_id, query, request, response);
+  export(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
+    return this.exports.send(this.policies.of(principal, query), params.collection_id, query, request, response);
   }
 }

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
-import { SightingFilterQueryDto } from '../../sightings/sighting-filter.js';
-import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme, WARNINGLIST_MODES, type WarninglistMode } from './export-formats.js';
+import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
+import { WARNINGLIST_MODES, type WarninglistMode } from '../../read-policy/read-policy.js';
+import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme } from './export-formats.js';
 
-export class ExportQueryDto extends SightingFilterQueryDto {
+export class ExportQueryDto extends ReadFiltersQueryDto {
   @ApiProperty({
     enum: EXPORT_FORMATS,
     description:

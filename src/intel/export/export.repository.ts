@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
 import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
+import type { ObjectConditions } from '../../read-policy/read-policy.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 import { EXPORT_STATEMENTS } from './export-statements.js';
 
@@ -142,14 +143,12 @@ export class ExportRepository implements OnModuleDestroy {
   }
 
   /** Opens the snapshot: BEGIN, its position, the cursor. The caller closes it. */
-  async open(collectionId: number, params: ExportParams, exclusion?: Exclusion): Promise<ExportSnapshot> {
+  async open(collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion?: Exclusion): Promise<ExportSnapshot> {
     const client = await this.pool.connect();
     try {
-      const { rows, excluded } = await this.begin(client, collectionId, params, exclusion);
-      await client.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.rows(params, excluded.length > 0)}`,
-        EXPORT_STATEMENTS.parameters(collectionId, params, excluded),
-      );
+      const { rows, excluded } = await this.begin(client, collectionId, params, policy, exclusion);
+      const statement = EXPORT_STATEMENTS.rows(collectionId, params, policy, excluded);
+      await client.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${statement.text}`, statement.values);
       return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format, excluded.length);
     } catch (error) {
       client.release(error as Error);
@@ -161,10 +160,10 @@ export class ExportRepository implements OnModuleDestroy {
    * For the answers without a body (HEAD, 304): how many objects an export would leave out, and the position
    * of the snapshot that count is of (the tag it belongs to). Reads the keys as the export's first pass does.
    */
-  async excludedAt(collectionId: number, params: ExportParams, exclusion: Exclusion): Promise<{ position: ExportPosition; excluded: number }> {
+  async excludedAt(collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion: Exclusion): Promise<{ position: ExportPosition; excluded: number }> {
     const client = await this.pool.connect();
     try {
-      const { rows, excluded } = await this.begin(client, collectionId, params, exclusion);
+      const { rows, excluded } = await this.begin(client, collectionId, params, policy, exclusion);
       await client.query('ROLLBACK');
       client.release();
       return { position: rows[0], excluded: excluded.length };
@@ -180,14 +179,14 @@ export class ExportRepository implements OnModuleDestroy {
    * the body is read in, so the kept ids are those this pass would find (a write or a list change since is
    * another position or another set of lists, never a stale hit).
    */
-  private async begin(client: pg.PoolClient, collectionId: number, params: ExportParams, exclusion?: Exclusion) {
+  private async begin(client: pg.PoolClient, collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion?: Exclusion) {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     // The first statement takes the transaction's snapshot: the position and every later read see the same data.
     const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
     if (exclusion === undefined) return { rows, excluded: [] as readonly string[] };
     let excluded = exclusion.known(rows[0]);
     if (excluded === undefined) {
-      excluded = await this.listedObjects(client, collectionId, params, exclusion);
+      excluded = await this.listedObjects(client, collectionId, params, policy, exclusion);
       exclusion.found(rows[0], excluded);
     }
     return { rows, excluded };
@@ -198,12 +197,10 @@ export class ExportRepository implements OnModuleDestroy {
    * (memory: the ids found and two batches): the next batch is asked for before this one is matched, so the
    * database reads while keys match.
    */
-  private async listedObjects(client: pg.PoolClient, collectionId: number, params: ExportParams, exclusion: Exclusion): Promise<string[]> {
+  private async listedObjects(client: pg.PoolClient, collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion: Exclusion): Promise<string[]> {
     const listed = new Set<string>();
-    await client.query(
-      `DECLARE listable_keys NO SCROLL CURSOR FOR ${EXPORT_STATEMENTS.listableKeys(params)}`,
-      EXPORT_STATEMENTS.listableParameters(collectionId, params, exclusion.keyTypes),
-    );
+    const statement = EXPORT_STATEMENTS.listableKeys(collectionId, params.keyType, policy, exclusion.keyTypes);
+    await client.query(`DECLARE listable_keys NO SCROLL CURSOR FOR ${statement.text}`, statement.values);
     const fetch = (): Promise<pg.QueryArrayResult<[string, KeyType, string]>> =>
       client.query<[string, KeyType, string]>({ text: `FETCH ${LISTABLE_BATCH} FROM listable_keys`, rowMode: 'array' });
     let next: Promise<pg.QueryArrayResult<[string, KeyType, string]>> | undefined = fetch();

@@ -2,12 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { setTag } from '../../common/http/security-headers.js';
-import type { ObjectKey } from '../../common/indicators/indicators.js';
-import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
 import { type BodyContext, chunkOf, CONTENT_TYPES, epilogueOf, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
-import { isFiltered, sightingFilterOf } from '../../sightings/sighting-filter.js';
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
 import { type Exclusion, type ExportPosition, ExportRepository, type ExportSnapshot } from './export.repository.js';
@@ -24,24 +22,31 @@ export function exportParams(query: ExportQueryDto): ExportParams {
     format: query.format,
     keyType: query.keyType ?? null,
     urlScheme: query.urlScheme ?? 'keep',
-    sightings: sightingFilterOf(query),
-    warninglists: query.warninglists ?? 'apply',
   };
+}
+
+/** What an export's tag and its kept exclusions are made of besides the position: one per request. */
+interface Tagged {
+  collectionId: number;
+  params: ExportParams;
+  policy: ReadPolicy;
+  /** The state of the lists that leave objects out (Exclusion.state), '' when none does. */
+  lists: string;
 }
 
 /**
  * A strong tag: equal tags mean byte-equal bodies, since the numbers determine the stored objects
- * (ExportPosition) and the digest the collection, the parameters, the layout and the revisions of the
- * warninglists that leave objects out (`lists`, ListSet.stateAt: a changed list never gets a stale 304).
- * Filtered by sightings, the version of the summaries (SIGHTING_VERSION) joins the numbers: the filter's
- * answer changes with it.
+ * (ExportPosition) and the digest the collection, the parameters, the layout, the read policy's filters and
+ * the revisions of the warninglists that leave objects out (`lists`: a changed list never gets a stale 304).
+ * Filtered (ReadPolicy.filtered), the version of the summaries (SIGHTING_VERSION) joins the numbers: the
+ * filter's answer changes with it.
  */
-export function exportTag(collectionId: number, position: ExportPosition, params: ExportParams, lists: string): string {
+export function exportTag({ collectionId, params, policy, lists }: Tagged, position: ExportPosition): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, params.sightings, params.warninglists, lists]))
+    .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, ...policy.tagKey(), lists]))
     .digest('base64url')
     .slice(0, 16);
-  const sighted = isFiltered(params.sightings) ? `.${position.sightingVersion}` : '';
+  const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
   return `"${position.lastSeq}.${position.pending}.${position.expired}${sighted}-${digest}"`;
 }
 
@@ -89,10 +94,9 @@ export class ExportService {
     private readonly collections: CollectionsService,
     private readonly repository: ExportRepository,
     private readonly sequencer: ChangeSequencer,
-    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
-  async send(collectionName: string, query: ExportQueryDto, request: Request, response: Response): Promise<void> {
+  async send(policy: ReadPolicy, collectionName: string, query: ExportQueryDto, request: Request, response: Response): Promise<void> {
     const params = exportParams(query);
     const collection = await this.collections.findByName(collectionName);
     // Read-your-writes (the feed's rule): committed records still unnumbered make the tag non-canonical
@@ -102,14 +106,14 @@ export class ExportService {
       await this.sequencer.settled();
       position = await this.repository.position(collection.id);
     }
-    // The lists read once, for the tag and the body alike: a list changed meanwhile acts from the next request.
-    const lists = params.warninglists === 'ignore' ? undefined : await this.warninglists.actsAt('excludeFromExport');
-    const tagged = { collectionId: collection.id, params, lists: lists?.stateAt('excludeFromExport') ?? '' };
+    // The lists read once (by the policy), for the tag and the body alike: a list changed meanwhile acts from the next request.
+    const excluding = await policy.exclusion();
+    const tagged: Tagged = { collectionId: collection.id, params, policy, lists: excluding?.state ?? '' };
     const ifNoneMatch = request.headers['if-none-match'];
-    const stateAt = (at: ExportPosition) => exclusionState(collection.id, at, params, tagged.lists);
-    const exclusion: Exclusion | undefined = lists && {
-      keyTypes: lists.keyTypesAt('excludeFromExport'),
-      excludes: (key: ObjectKey) => lists.firstOf([key], 'excludeFromExport') !== undefined,
+    const stateAt = (at: ExportPosition) => exclusionState(tagged, at);
+    const exclusion: Exclusion | undefined = excluding && {
+      keyTypes: excluding.keyTypes,
+      excludes: (key) => excluding.excludes([key]),
       known: (at) => this.excludedObjects.idsOf(stateAt(at)),
       found: (at, ids) => this.excludedObjects.remember(stateAt(at), ids),
     };
@@ -121,7 +125,7 @@ export class ExportService {
         return;
       }
     }
-    const snapshot = await this.repository.open(collection.id, params, exclusion);
+    const snapshot = await this.repository.open(collection.id, params, policy, exclusion);
     try {
       // Writes may have committed since: the snapshot's own position tags the body.
       if (this.answeredByHeaders(tagged, snapshot.position, ifNoneMatch, response)) {
@@ -148,32 +152,27 @@ export class ExportService {
    * position was read. True when the headers are still the whole answer of a GET (a 304).
    */
   private async countExcluded(
-    tagged: { collectionId: number; params: ExportParams; lists: string },
+    tagged: Tagged,
     position: ExportPosition,
     exclusion: Exclusion | undefined,
     ifNoneMatch: string | undefined,
     response: Response,
   ): Promise<boolean> {
-    const known = exclusion ? this.excludedObjects.countOf(exclusionState(tagged.collectionId, position, tagged.params, tagged.lists)) : 0;
+    const known = exclusion ? this.excludedObjects.countOf(exclusionState(tagged, position)) : 0;
     if (known !== undefined) {
       response.setHeader('X-Excluded-Count', String(known));
       return response.statusCode === 304;
     }
     // The count is remembered by `exclusion.found`, at the snapshot's position.
-    const counted = await this.repository.excludedAt(tagged.collectionId, tagged.params, exclusion!);
+    const counted = await this.repository.excludedAt(tagged.collectionId, tagged.params, tagged.policy, exclusion!);
     const notModified = this.answeredByHeaders(tagged, counted.position, ifNoneMatch, response);
     response.setHeader('X-Excluded-Count', String(counted.excluded));
     return notModified;
   }
 
   /** Sets the headers; true when they are the whole answer (304). */
-  private answeredByHeaders(
-    { collectionId, params, lists }: { collectionId: number; params: ExportParams; lists: string },
-    position: ExportPosition,
-    ifNoneMatch: string | undefined,
-    response: Response,
-  ): boolean {
-    const tag = exportTag(collectionId, position, params, lists);
+  private answeredByHeaders(tagged: Tagged, position: ExportPosition, ifNoneMatch: string | undefined, response: Response): boolean {
+    const tag = exportTag(tagged, position);
     // A cache must revalidate, and never share a list across keys.
     setTag(response, tag);
     response.setHeader('Last-Modified', position.lastModified.toUTCString());
@@ -181,7 +180,7 @@ export class ExportService {
       response.status(304);
       return true;
     }
-    response.status(200).setHeader('Content-Type', CONTENT_TYPES[params.format]);
+    response.status(200).setHeader('Content-Type', CONTENT_TYPES[tagged.params.format]);
     return false;
   }
 

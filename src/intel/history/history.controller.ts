@@ -1,6 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequirePermission } from '../../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../../common/guard/access.js';
+import { Principal, RequirePermission } from '../../common/guard/access.decorators.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
@@ -16,7 +18,10 @@ const HISTORY_LINK_HEADER = {
 @ApiTags('intel')
 @Controller('intel/collections/:collection_id/objects')
 export class HistoryController {
-  constructor(private readonly history: HistoryService) {}
+  constructor(
+    private readonly history: HistoryService,
+    private readonly policies: ReadPolicies,
+  ) {}
 
   @Get('history')
   @RequirePermission(COLLECTION, 'Read')
@@ -56,7 +61,7 @@ export class HistoryController {
     404: 'NotFound: no collection has this name. ObjectNotFound: no live object of the collection holds the key.',
     422: 'InvalidKeyFormat: a key value its type does not allow.',
   })
-  provenance(@Param() params: CollectionIdParamDto, @Query() query: ObjectKeyQueryDto) {
-    return this.history.provenance(params.collection_id, query);
+  provenance(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ObjectKeyQueryDto) {
+    return this.history.provenance(this.policies.of(principal), params.collection_id, query);
   }
 }

@@ -11,7 +11,7 @@ import type { ClaimView, HistoryEntryView, HistoryQueryDto, ProvenanceView } fro
 import { HistoryRepository, type HistoryRow } from './history.repository.js';
 import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';
 import { SourceClaimsService } from '../../sources/source-claims.service.js';
-import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
 
 function entryView(row: HistoryRow): HistoryEntryView {
   return {
@@ -39,7 +39,6 @@ export class HistoryService {
     private readonly changes: ChangesService,
     private readonly sightings: SightingSummariesService,
     private readonly sourceClaims: SourceClaimsService,
-    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /**
@@ -59,7 +58,7 @@ export class HistoryService {
    * The claims (`api` first, then the sources by name), sighting summary and warninglist warnings of the
    * live object holding the key; 404 ObjectNotFound when none. Each comes from the area that owns it.
    */
-  async provenance(collectionName: string, query: DeleteObjectQueryDto): Promise<ProvenanceView> {
+  async provenance(policy: ReadPolicy, collectionName: string, query: DeleteObjectQueryDto): Promise<ProvenanceView> {
     const collection = await this.collections.findByName(collectionName);
     const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
     const found = await this.repository.liveObject(collection.id, key);
@@ -67,7 +66,7 @@ export class HistoryService {
     const [sources, sightings, lists] = await Promise.all([
       this.sourceClaims.claimsOf(collection.name, found.keys),
       this.sightings.summaryOf(found.keys),
-      this.warninglists.current(),
+      policy.listSet(),
     ]);
     const api: ClaimView[] =
       found.apiFirstSeenAt === null || found.apiLastSeenAt === null

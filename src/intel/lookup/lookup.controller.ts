@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal as PrincipalType } from '../../common/guard/access.js';
 import { Authenticated, Principal } from '../../common/guard/access.decorators.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { LookupDto, LookupResultView } from './lookup.dto.js';
 import { LookupService } from './lookup.service.js';
@@ -9,7 +10,10 @@ import { LookupService } from './lookup.service.js';
 @ApiTags('intel')
 @Controller('intel/lookup')
 export class LookupController {
-  constructor(private readonly lookups: LookupService) {}
+  constructor(
+    private readonly lookups: LookupService,
+    private readonly policies: ReadPolicies,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -28,6 +32,6 @@ export class LookupController {
     413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
   })
   lookup(@Principal() principal: PrincipalType, @Body() query: LookupDto) {
-    return this.lookups.lookup(principal, query);
+    return this.lookups.lookup(this.policies.of(principal), query);
   }
 }

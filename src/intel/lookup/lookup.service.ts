@@ -2,14 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
-import type { Principal } from '../../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
-import { CollectionsService } from '../collections.service.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import type { ListSet } from '../../warninglists/warninglist-matcher.js';
-import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LOOKUP_STATEMENT } from './lookup-statements.js';
@@ -31,24 +29,22 @@ export class LookupService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly collections: CollectionsService,
-    private readonly warninglists: WarninglistMatcherService,
   ) {}
 
   /**
    * For each of these normalised keys, whether a lookup by this caller would find it (a live object holds it
    * in a collection the caller may read): the areas that act only on such keys (sightings) ask here.
    */
-  async heldKeys(principal: Principal, keys: readonly ObjectKey[]): Promise<boolean[]> {
+  async heldKeys(policy: ReadPolicy, keys: readonly ObjectKey[]): Promise<boolean[]> {
     if (keys.length === 0) return [];
-    const { readsAll, readable } = this.collections.readScope(principal);
+    const { readsAll, readable } = policy.scope;
     const rows: { i: string }[] = await this.dataSource.query(HELD, [keys.map((key) => key.type), keys.map((key) => key.value), readsAll, readable]);
     const held = keys.map(() => false);
     for (const { i } of rows) held[Number(i) - 1] = true;
     return held;
   }
 
-  async lookup(principal: Principal, query: LookupDto): Promise<LookupResultView[]> {
+  async lookup(policy: ReadPolicy, query: LookupDto): Promise<LookupResultView[]> {
     // Normalised first, each on its own: a malformed key is that key's error, not the request's.
     const entries = query.keys.map((raw): { key: ObjectKey; error?: ApiError } => {
       try {
@@ -64,7 +60,7 @@ export class LookupService {
       if (!error && !distinct.has(id)) distinct.set(id, distinct.size + 1);
     }
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
-    const { readsAll, readable } = this.collections.readScope(principal);
+    const { readsAll, readable } = policy.scope;
     // The lists are read beside the lookup statement (both read committed state).
     const [rows, listed]: [({ i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject)[], ListSet] = await Promise.all([
       keys.length === 0
@@ -80,7 +76,7 @@ export class LookupService {
               maxBytes: this.config.pageMaxBytes,
             }),
           ),
-      this.warninglists.current(),
+      policy.listSet(),
     ]);
     const matches = new Map<number, LookupMatchView[]>();
     const left = new Set<number>();

@@ -6,6 +6,7 @@
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { sizeBoundedPage } from '../../common/pagination/size-bounded-page.js';
 import { isoUtc } from '../change-records.js';
+import type { ObjectConditions } from '../../read-policy/read-policy.js';
 
 /**
  * A keyset page (by object id, like the listing) of the objects of collection $1 whose network key
@@ -15,14 +16,15 @@ import { isoUtc } from '../change-records.js';
  * page order filtering every row, or merge-join the matches with the whole object table in id order
  * (both measured on 40k rows): each is a scan of every collection. Fenced, it reads the matching index
  * entries, sorts only their object ids for the page, and fetches those page rows by primary key, as many
- * as fit in the byte cap $5 (see sizeBoundedPage).
+ * as fit in the byte cap $5 (see sizeBoundedPage). `narrowed`: the read policy's conditions, checked on each
+ * hit's object inside the fence, so a page is never short of what matches.
  */
-function page(condition: string): string {
+function page(condition: string, narrowed = ''): string {
   return `WITH hits AS MATERIALIZED (
             SELECT k.object_id FROM intel_object_key k
              WHERE k.collection_id = $1 AND ${condition} AND k.object_id > $3
                -- Expired objects are gone (hidden at once, before the expiry job removes them).
-               AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())
+               AND NOT EXISTS (SELECT 1 FROM intel_object x WHERE x.id = k.object_id AND x.expires_at <= now())${narrowed}
           ),
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
           ${sizeBoundedPage(
@@ -38,11 +40,24 @@ function page(condition: string): string {
           ORDER BY position`;
 }
 
-/** The searches, and their parameters by name ($1 to $5 above, in that order). */
-export const NETWORK_SEARCHES = {
+const CONDITIONS = {
   /** Addresses and networks inside $2, $2 itself included. */
-  within: page(`k.network <<= $2::inet`),
+  within: `k.network <<= $2::inet`,
   /** Networks containing $2, $2 itself included. */
-  contains: page(`k.key_type = 'IPNetwork' AND k.network >>= $2::inet`),
+  contains: `k.key_type = 'IPNetwork' AND k.network >>= $2::inet`,
+} as const;
+
+/** The searches of a read nothing narrows, and their parameters by name ($1 to $5 above, in that order). */
+export const NETWORK_SEARCHES = {
+  within: page(CONDITIONS.within),
+  contains: page(CONDITIONS.contains),
   parameters: namedParameters(['collectionId', 'network', 'afterId', 'limit', 'maxBytes']),
 } as const;
+
+/** The search of `mode` under a read policy: the statement above when the policy narrows nothing, its parameters after $5. */
+export function networkSearch(mode: keyof typeof CONDITIONS, policy: ObjectConditions) {
+  const parameters = NETWORK_SEARCHES.parameters.with(policy.parameterNames);
+  const narrowed = policy.conditions('f', parameters.$);
+  const text = narrowed === '' ? NETWORK_SEARCHES[mode] : page(CONDITIONS[mode], ` AND EXISTS (SELECT 1 FROM intel_object f WHERE f.id = k.object_id ${narrowed})`);
+  return { text, parameters };
+}

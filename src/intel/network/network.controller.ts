@@ -1,6 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequirePermission } from '../../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../../common/guard/access.js';
+import { Principal, RequirePermission } from '../../common/guard/access.decorators.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { LINK_HEADER } from '../../schema-registry/dto/schema.dto.js';
 import { CollectionIdParamDto, ObjectView } from '../dto/object.dto.js';
@@ -10,7 +12,10 @@ import { NetworkService } from './network.service.js';
 @ApiTags('intel')
 @Controller('intel/collections/:collection_id/objects')
 export class NetworkController {
-  constructor(private readonly network: NetworkService) {}
+  constructor(
+    private readonly network: NetworkService,
+    private readonly policies: ReadPolicies,
+  ) {}
 
   @Get('network')
   @RequirePermission({ parent: 'intel', param: 'collection_id' }, 'Read')
@@ -26,7 +31,7 @@ export class NetworkController {
     400: 'InvalidQueryArgument: neither or both of within and contains, a malformed address or network, a malformed cursor or limit.',
     404: 'NotFound: no collection has this name.',
   })
-  search(@Param() params: CollectionIdParamDto, @Query() query: NetworkQueryDto) {
-    return this.network.search(params.collection_id, query);
+  search(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: NetworkQueryDto) {
+    return this.network.search(this.policies.of(principal), params.collection_id, query);
   }
 }

@@ -10,7 +10,8 @@ import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
 import { type StoredObject, storedObject } from '../objects.repository.js';
 import type { NetworkQueryDto } from './network.dto.js';
-import { NETWORK_SEARCHES } from './network-statements.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
+import { networkSearch } from './network-statements.js';
 
 /** An IP address or CIDR network normalised as a key of that type is; 400 InvalidQueryArgument otherwise. */
 function networkArgument(name: string, value: string): string {
@@ -32,7 +33,7 @@ export class NetworkService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async search(collectionName: string, query: NetworkQueryDto): Promise<PageResult<ObjectView>> {
+  async search(policy: ReadPolicy, collectionName: string, query: NetworkQueryDto): Promise<PageResult<ObjectView>> {
     const request = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     if ((query.within === undefined) === (query.contains === undefined)) {
@@ -41,9 +42,10 @@ export class NetworkService {
     const mode = query.within !== undefined ? 'within' : 'contains';
     const network = networkArgument(mode, (query.within ?? query.contains)!);
     const afterId = afterIdFromCursor(request.cursor);
+    const search = networkSearch(mode, policy);
     const rows: (StoredObject & SizedRow & { position: string })[] = await this.dataSource.query(
-      NETWORK_SEARCHES[mode],
-      NETWORK_SEARCHES.parameters.values({ collectionId: collection.id, network, afterId, limit: request.limit + 1, maxBytes: this.config.pageMaxBytes }),
+      search.text,
+      search.parameters.values({ collectionId: collection.id, network, afterId, limit: request.limit + 1, maxBytes: this.config.pageMaxBytes, ...policy.values() }),
     );
     return keysetPage(rows, request.limit, (row) => afterIdCursor(Number(row.position)), storedObject);
   }

@@ -1,0 +1,137 @@
+/**
+ * The read policy: what one request may see of the stored objects and which of them it asked for, built once
+ * per request (ReadPolicies.of) from the caller and the query, and passed to every reader of objects as its
+ * first parameter (listing, exports, TAXII, lookup, network search, history and provenance, the console), as
+ * a WriteOrigin is to every writer. A reader never decides these rules itself: it embeds `conditions` in its
+ * statement, puts `tagKey` in its ETag and asks `exclusion` what to leave out and count. A new filter is one
+ * change here (CONTRIBUTING.md, "The read policy").
+ */
+import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
+import type { ObjectKey } from '../common/indicators/indicators.js';
+import { isFiltered, NO_SIGHTING_FILTER, type SightingFilter } from '../sightings/sighting-filter.js';
+import { sightingConditions } from '../sightings/sighting-sql.js';
+import type { ListSet, Warning } from '../warninglists/warninglist-matcher.js';
+
+/** The collections a caller may read: all (`ReadChildren` on intel), or those whose auth resource it may `Read`. */
+export interface ReadScope {
+  readsAll: boolean;
+  readable: number[];
+}
+
+export function readScopeOf(principal: Principal): ReadScope {
+  return {
+    readsAll: principal.hasDirect(BUILTIN_RESOURCES.intel.id, 'ReadChildren'),
+    readable: [...principal.permissions].filter(([, actions]) => actions.has('Read')).map(([id]) => id),
+  };
+}
+
+/** `apply`: objects on a list acting at `excludeFromExport` or beyond are left out (and counted); `ignore`: kept. */
+export const WARNINGLIST_MODES = ['apply', 'ignore'] as const;
+export type WarninglistMode = (typeof WARNINGLIST_MODES)[number];
+
+/** What a request chose to narrow its read to: objects that fail a filter are simply not there (never counted). */
+export interface ReadFilters {
+  sightings: SightingFilter;
+}
+
+export const NO_FILTERS: ReadFilters = { sightings: NO_SIGHTING_FILTER };
+
+/** The parameters `conditions` may bind; a statement embedding them lists `parameterNames` after its own. */
+export type PolicyParameter = 'sightedSince';
+
+/**
+ * The warninglists that leave objects out of a read, as read once for it: the key types they check, whether a
+ * key puts its object on one, and their state (`ListSet.stateAt`: moves with every change of those lists).
+ */
+export interface Exclusion {
+  keyTypes: readonly string[];
+  excludes: (keys: readonly ObjectKey[]) => boolean;
+  state: string;
+}
+
+const EXCLUDING = 'excludeFromExport';
+
+/** The SQL part of a policy, which the statements of object reads embed (the bench builds them with UNFILTERED). */
+export interface ObjectConditions {
+  readonly parameterNames: PolicyParameter[];
+  values(): Record<PolicyParameter, unknown>;
+  conditions(o: string, $: Partial<Record<PolicyParameter, string>>): string;
+}
+
+export class ReadPolicy implements ObjectConditions {
+  private lists: Promise<ListSet> | undefined;
+
+  constructor(
+    /** The collections the caller may read. */
+    readonly scope: ReadScope,
+    readonly filters: ReadFilters,
+    /** Whether warninglists leave objects out of reads that apply them (exports, TAXII). */
+    readonly warninglists: WarninglistMode,
+    /** Reads the enabled lists; called at most once per policy (a list changed meanwhile acts from the next request). */
+    private readonly readLists: () => Promise<ListSet>,
+  ) {}
+
+  /** The same policy with another warninglist mode (a TAXII walk carries its own in `next`); the lists are still read once. */
+  withWarninglists(mode: WarninglistMode): ReadPolicy {
+    return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, mode, () => this.listSet());
+  }
+
+  /** True when a filter narrows the read: the summaries' version (SIGHTING_VERSION) then joins an ETag. */
+  get filtered(): boolean {
+    return isFiltered(this.filters.sightings);
+  }
+
+  /** The names of the parameters `conditions` binds: only those of the filters in use, so an unfiltered read runs today's statement. */
+  get parameterNames(): PolicyParameter[] {
+    return this.filters.sightings.sightedSince === null ? [] : ['sightedSince'];
+  }
+
+  /** The values of `parameterNames` (a statement's NamedParameters picks those it lists). */
+  values(): Record<PolicyParameter, unknown> {
+    return { sightedSince: this.filters.sightings.sightedSince };
+  }
+
+  /**
+   * The filters as SQL conditions (each starting with AND) on the object row `o` (its `keys` jsonb), with the
+   * placeholders `$` of `parameterNames`. Empty when nothing narrows the read.
+   */
+  conditions(o: string, $: Partial<Record<PolicyParameter, string>>): string {
+    return sightingConditions(o, this.filters.sightings, $.sightedSince ?? '');
+  }
+
+  /** The policy's part of a cache key or ETag digest: equal keys, the same objects chosen from the same rows. */
+  tagKey(): unknown[] {
+    return [this.filters.sightings, this.warninglists];
+  }
+
+  /** Every enabled list, read once for the request (lookups and provenance annotate with them). */
+  listSet(): Promise<ListSet> {
+    return (this.lists ??= this.readLists());
+  }
+
+  /** The warnings of one key, for the reads that annotate (lookup, provenance). */
+  async warningsOf(key: ObjectKey): Promise<Warning[]> {
+    return (await this.listSet()).warningsOf(key);
+  }
+
+  /**
+   * What the reads that leave listed objects out (exports, TAXII) leave out: undefined when the request says
+   * `warninglists=ignore` or no enabled list acts at `excludeFromExport`. Those objects are counted
+   * (`X-Excluded-Count`); the filters' are not.
+   */
+  async exclusion(): Promise<Exclusion | undefined> {
+    if (this.warninglists === 'ignore') return undefined;
+    const lists = await this.listSet();
+    if (!lists.actsAt(EXCLUDING)) return undefined;
+    return {
+      keyTypes: lists.keyTypesAt(EXCLUDING),
+      excludes: (keys) => lists.firstOf(keys, EXCLUDING) !== undefined,
+      state: lists.stateAt(EXCLUDING),
+    };
+  }
+}
+
+/** The conditions of a read that nothing narrows. */
+export const UNFILTERED: ObjectConditions = new ReadPolicy({ readsAll: true, readable: [] }, NO_FILTERS, 'ignore', () => {
+  throw new Error('UNFILTERED reads no lists');
+});
