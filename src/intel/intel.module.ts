@@ -27,6 +27,9 @@ import { NetworkController } from './network/network.controller.js';
 import { NetworkService } from './network/network.service.js';
 import { ObjectsController } from './objects.controller.js';
 import { ObjectsRepository } from './objects.repository.js';
+import { ObjectExpiryRepository } from './object-expiry.repository.js';
+import { ObjectFeedRepository } from './object-feed.repository.js';
+import { ChangeRetentionRepository } from './change-retention.repository.js';
 import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
 import { ObjectVersionsService } from './object-versions.service.js';
@@ -41,7 +44,7 @@ import { HistoryService } from './history/history.service.js';
   // SightingSummariesModule and SourceClaimsModule for provenance (neither imports intel: no cycle).
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, SightingSummariesModule, SourceClaimsModule, WarninglistsModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, LookupController, NetworkController, ExportController, ImportController, HistoryController],
-  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService, HistoryRepository, HistoryService],
+  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectExpiryRepository, ObjectFeedRepository, ChangeRetentionRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, LookupService, NetworkService, ExpiryService, ExportRepository, ExportService, ImportService, HistoryRepository, HistoryService],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);
   // LookupService, ChangesService and HistoryService for the web console (src/console), which reads lookups, the feed and histories.
   exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, LookupService, ChangesService, HistoryService],

@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { CollectionsService } from '../collections.service.js';
-import { type StoredObject, storedObject } from '../objects.repository.js';
+import { type StoredObject, storedObject } from '../object-rows.js';
 import type { ListSet } from '../../warninglists/warninglist-matcher.js';
 import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
