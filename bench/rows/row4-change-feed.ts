@@ -6,7 +6,7 @@ const ROW = { id: '4', title: 'change feed read of the seeded changes, limit 100
  * Row 4: `scale.readers` concurrent clients each read the whole change feed (100k `Add` changes) from the
  * cursor the collection gave before it was filled, following `Link: rel="next"` verbatim like the SDK,
  * `limit` 1000, until the empty page without a next link. Baseline: the same number of readers running
- * the service's keyset statement (ObjectsRepository.changesAfter, verbatim) page by page through raw `pg`.
+ * the service's keyset statement (ObjectFeedRepository.changesAfter, verbatim) page by page through raw `pg`.
  */
 export const row4 = keysetWalkModule(ROW, 'GET /intel/collections/{collection_id}/objects/changes', (ctx, feed) => {
   const limit = ctx.scale.pageLimit;

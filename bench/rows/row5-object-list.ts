@@ -6,7 +6,7 @@ const ROW = { id: '5', title: 'object listing of the seeded objects, limit 1000'
  * Row 5: `scale.readers` concurrent clients each list the whole collection (100k objects, 1 KB context
  * each) with `limit` 1000, following `Link: rel="next"` verbatim, from the first page (which also takes
  * the changes cursor) to the last (no next link). Baseline: the same readers running the service's keyset
- * statement (ObjectsRepository.listPage, verbatim, with limit + 1 rows like the service) through raw `pg`.
+ * statement (ObjectFeedRepository.listPage, verbatim, with limit + 1 rows like the service) through raw `pg`.
  */
 export const row5 = keysetWalkModule(ROW, 'GET /intel/collections/{collection_id}/objects', (ctx, feed) => {
   const limit = ctx.scale.pageLimit;

@@ -1,8 +1,8 @@
 /**
  * The one place where change records are written, for single writes, batches and expiries alike
- * (ObjectsRepository, BatchRepository). All build their statements from these fragments, so a rule about
- * recording a change (what is stored, in which order) is made here once. What happens after the commit
- * (the sequencer's kick, domain events) goes through ChangesService.announce, also once.
+ * (ObjectsRepository, BatchRepository, ObjectExpiryRepository). All build their statements from these
+ * fragments, so a rule about recording a change (what is stored, in which order) is made here once. What
+ * happens after the commit (the sequencer's kick, domain events) goes through ChangesService.announce, also once.
  *
  * A record is written without its feed position: it gets an `id` from an identity when it is inserted,
  * and the sequencer (change-sequencer.ts) gives it its `seq` once it has committed. So writers of one

@@ -9,7 +9,9 @@ import { DomainEvents } from '../common/events/domain-events.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
-import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
+import { storedObject, type WrittenChange } from './object-rows.js';
+import { ObjectFeedRepository } from './object-feed.repository.js';
+import { ChangeRetentionRepository } from './change-retention.repository.js';
 import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
 import type { RecordedIds } from './change-records.js';
 import { ObjectErrors } from './objects.errors.js';
@@ -66,7 +68,8 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repository: ObjectsRepository,
+    private readonly repository: ObjectFeedRepository,
+    private readonly retention: ChangeRetentionRepository,
     private readonly collections: CollectionsService,
     private readonly events: DomainEvents,
     private readonly sequencer: ChangeSequencer,
@@ -128,7 +131,7 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * After the commit of change records of the collection (and only then), with what ObjectsRepository
-   * wrote: kicks the sequencer (which numbers them and wakes the long-polling followers on every
+   * or ObjectExpiryRepository wrote: kicks the sequencer (which numbers them and wakes the long-polling followers on every
    * instance) and emits the domain events. Every writer of change records calls it (or `announceRecorded`).
    */
   announce(collection: Announced, changes: WrittenChange[]): void {
@@ -166,7 +169,7 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
   async prune(): Promise<void> {
     let total = 0;
     for (;;) {
-      const removed = await this.repository.prune(this.config.changesRetentionDays, this.config.historyRetentionDays, PRUNE_BATCH);
+      const removed = await this.retention.prune(this.config.changesRetentionDays, this.config.historyRetentionDays, PRUNE_BATCH);
       if (removed === undefined) break; // another instance is pruning
       total += removed;
       if (removed === 0) break;

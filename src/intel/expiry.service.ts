@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ChangesService } from './changes.service.js';
-import { ObjectsRepository } from './objects.repository.js';
+import { ObjectExpiryRepository } from './object-expiry.repository.js';
 import { jobOrigin } from './write-origin.js';
 
 /** Expired objects removed per transaction (one collection at a time). */
@@ -21,7 +21,7 @@ export class ExpiryService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repository: ObjectsRepository,
+    private readonly repository: ObjectExpiryRepository,
     private readonly changes: ChangesService,
   ) {}
 

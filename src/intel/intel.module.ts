@@ -18,6 +18,9 @@ import { ImportController } from './import/import.controller.js';
 import { ImportService } from './import/import.service.js';
 import { ObjectsController } from './objects.controller.js';
 import { ObjectsRepository } from './objects.repository.js';
+import { ObjectExpiryRepository } from './object-expiry.repository.js';
+import { ObjectFeedRepository } from './object-feed.repository.js';
+import { ChangeRetentionRepository } from './change-retention.repository.js';
 import { ObjectsService } from './objects.service.js';
 import { SchemasController } from './schemas.controller.js';
 import { ObjectVersionsService } from './object-versions.service.js';
@@ -29,7 +32,7 @@ import { ReadPolicyModule } from '../read-policy/read-policy.module.js';
   // lists that refuse writes; ReadPolicyModule for the listing's read policy. The other reads are IntelReadsModule's.
   imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, WarninglistsModule, ReadPolicyModule],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, ImportController],
-  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, ExpiryService, ImportService],
+  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectExpiryRepository, ObjectFeedRepository, ChangeRetentionRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, ExpiryService, ImportService],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);
   // ChangesService for the web console (src/console), which reads the feed; ChangeSequencer for IntelReadsModule's exports.
   exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, ChangesService, ChangeSequencer],

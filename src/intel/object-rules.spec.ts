@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { addOutcome, planAdd, prepareObject } from './object-rules.js';
-import type { KeyHit } from './objects.repository.js';
+import type { KeyHit } from './object-rows.js';
 
 const MD5 = 'a'.repeat(32);
 const OTHER_MD5 = 'b'.repeat(32);

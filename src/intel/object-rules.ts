@@ -1,7 +1,7 @@
 import { KEY_TYPES, normalizeKeySet, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { parseDateTime } from '../common/validation/date-time.js';
-import type { AddWrite, Expiry, KeyHit } from './objects.repository.js';
+import type { AddWrite, Expiry, KeyHit } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /**

@@ -257,7 +257,7 @@ export function feedPageStatement(page: FeedPage, numbering?: string, conditions
           ORDER BY r.position`;
 }
 
-/** The pages as ObjectsRepository reads them without numbering, and their parameters by name. */
+/** The pages as ObjectFeedRepository reads them without numbering, and their parameters by name. */
 export const FEED_STATEMENTS = {
   listPage: feedPageStatement('listPage'),
   changesAfter: feedPageStatement('changesAfter'),

@@ -12,7 +12,10 @@ import type { ReadPolicy } from '../read-policy/read-policy.js';
 import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import { type AddOutcome, addOutcome, planAdd, type PreparedObject, prepareObject, schemaInstance } from './object-rules.js';
-import { ObjectsRepository, storedObject, type WrittenChange } from './objects.repository.js';
+import { storedObject, type WrittenChange } from './object-rows.js';
+import { ObjectExpiryRepository } from './object-expiry.repository.js';
+import { ObjectFeedRepository } from './object-feed.repository.js';
+import { ObjectsRepository } from './objects.repository.js';
 import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
 
 /**
@@ -27,6 +30,8 @@ export class ObjectsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly repository: ObjectsRepository,
+    private readonly expiry: ObjectExpiryRepository,
+    private readonly feed: ObjectFeedRepository,
     private readonly collections: CollectionsService,
     private readonly schemas: SchemaRegistryService,
     private readonly changes: ChangesService,
@@ -105,7 +110,7 @@ export class ObjectsService {
   ): Promise<WrittenChange[]> {
     const expired = hits.filter((hit) => hit.expired);
     if (expired.length === 0) return [];
-    return this.repository.expire(manager, origin, collectionId, expired.map((hit) => hit.id), expired.length, expired[0].decidedAt);
+    return this.expiry.expire(manager, origin, collectionId, expired.map((hit) => hit.id), expired.length, expired[0].decidedAt);
   }
 
   /**
@@ -171,10 +176,10 @@ export class ObjectsService {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
-    let listed = await this.repository.listPage(policy, collection.id, afterId, page.limit + 1);
+    let listed = await this.feed.listPage(policy, collection.id, afterId, page.limit + 1);
     if (page.cursor === undefined && listed.pending) {
       listed = await this.sequencer.numberAndRead(collection.id, (manager, ctes) =>
-        this.repository.listPage(policy, collection.id, afterId, page.limit + 1, { manager, ctes }),
+        this.feed.listPage(policy, collection.id, afterId, page.limit + 1, { manager, ctes }),
       );
     }
     const { lastSeq, rows } = listed;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { PRUNE_LOCK } from '../../src/database/advisory-locks.js';
 import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
 import { ChangesService } from '../../src/intel/changes.service.js';
-import { ObjectsRepository } from '../../src/intel/objects.repository.js';
+import { ChangeRetentionRepository } from '../../src/intel/change-retention.repository.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import {
@@ -228,7 +228,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
       Number((await db.query('SELECT pruned_seq FROM intel_collection WHERE id = $1', [id])).rows[0].pruned_seq);
 
     // Other tests' collections may hold expired records too: batch until this collection's first cut.
-    const repository = t.app.get(ObjectsRepository);
+    const repository = t.app.get(ChangeRetentionRepository);
     const left = async () => (await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id])).rows[0].n as number;
     while ((await left()) === 5) expect(await repository.prune(30, 365, 2)).toBeGreaterThan(0);
     // The feed's position moves at once; the records go in batches of the oldest.
@@ -249,7 +249,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_advisory_xact_lock($1)', [PRUNE_LOCK]);
-      expect(await t.app.get(ObjectsRepository).prune(30, 365, 10_000)).toBeUndefined();
+      expect(await t.app.get(ChangeRetentionRepository).prune(30, 365, 10_000)).toBeUndefined();
       await t.app.get(ChangesService).prune();
       const kept = await db.query('SELECT count(*)::int AS n FROM intel_change WHERE collection_id = $1', [id]);
       expect(kept.rows[0].n).toBe(1);

@@ -3,7 +3,7 @@ import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.j
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import { planAdd, type PreparedObject } from '../object-rules.js';
-import type { Expiry, KeyHit } from '../objects.repository.js';
+import type { Expiry, KeyHit } from '../object-rows.js';
 
 /** A batch item after the checks that need no lock: what to do, or why it already failed. */
 export type PreparedItem =

@@ -12,7 +12,8 @@ import { WarninglistMatcherService } from '../../warninglists/warninglist-matche
 import { ChangesService } from '../changes.service.js';
 import type { RecordedIds } from '../change-records.js';
 import { type CollectionRecord, CollectionsService } from '../collections.service.js';
-import { ObjectsRepository, type WrittenChange } from '../objects.repository.js';
+import type { WrittenChange } from '../object-rows.js';
+import { ObjectsRepository } from '../objects.repository.js';
 import { ObjectsService } from '../objects.service.js';
 import { type BatchPlan, type ItemOutcome, planBatch, type PreparedItem } from './batch-plan.js';
 import { parseBatch } from './batch-body.js';

@@ -8,7 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isoUtc } from '../change-records.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import { LIVE } from '../object-statements.js';
-import type { StoredObject } from '../objects.repository.js';
+import type { StoredObject } from '../object-rows.js';
 import type { WriteVia } from '../write-origin.js';
 
 /** A change record as history shows it. */

@@ -6,7 +6,7 @@ import { ChangesService } from '../changes.service.js';
 import { CollectionsService } from '../collections.service.js';
 import type { DeleteObjectQueryDto } from '../dto/object.dto.js';
 import { ObjectErrors } from '../objects.errors.js';
-import { storedObject } from '../objects.repository.js';
+import { storedObject } from '../object-rows.js';
 import type { ClaimView, HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryRepository, type HistoryRow } from './history.repository.js';
 import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';

@@ -5,7 +5,7 @@ import { ApiError } from '../../common/errors/api-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
-import { type StoredObject, storedObject } from '../objects.repository.js';
+import { type StoredObject, storedObject } from '../object-rows.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import type { ListSet } from '../../warninglists/warninglist-matcher.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';

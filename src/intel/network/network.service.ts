@@ -8,7 +8,7 @@ import { keysetPage, type PageResult, pageRequestOf, type SizedRow } from '../..
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
-import { type StoredObject, storedObject } from '../objects.repository.js';
+import { type StoredObject, storedObject } from '../object-rows.js';
 import type { NetworkQueryDto } from './network.dto.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { networkSearch } from './network-statements.js';

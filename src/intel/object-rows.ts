@@ -1,0 +1,79 @@
+import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
+import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
+
+/**
+ * The shapes the objects' repositories share: what the add and delete rules read and write
+ * (objects.repository.ts), what a write or an expiry recorded (object-expiry.repository.ts), and the object
+ * view of a stored row, for every reader of objects.
+ */
+
+/** An existing object that one of the submitted keys points at. */
+export interface KeyHit {
+  id: string;
+  keys: ObjectKey[];
+  /** Its stored context equals the submitted one (jsonb equality); null when no context was given. */
+  sameContext: boolean | null;
+  /** Its expiry equals the submitted fixed one (both none included); null when the add moves it (a TTL). */
+  sameExpiry: boolean | null;
+  /** Past its expiry: logically gone, removed (Remove, Expired) before anything else is decided. */
+  expired: boolean;
+}
+
+/** A key hit as read for a decision, with the time its `expired` was judged at (timestamptz as text: microseconds kept). */
+export type JudgedHit = KeyHit & { decidedAt: string };
+
+/**
+ * When a written object expires: at a fixed moment (its own `expiresAt`, ISO text), `ttlSeconds` after the
+ * write (the collection's time to live), or never (both null).
+ */
+export interface Expiry {
+  at: string | null;
+  ttlSeconds: number | null;
+}
+
+/** One write of the object add/delete rules; `context` is JSON text. */
+export type ObjectWrite =
+  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
+  | {
+      kind: 'update';
+      objectId: string;
+      keys: ObjectKey[];
+      newKeys: ObjectKey[];
+      context: string;
+      expiry: Expiry;
+      /** The object's keys the update was decided on: it is written only while they are still its keys. */
+      decidedOnKeys: ObjectKey[];
+    }
+  | { kind: 'remove'; key: ObjectKey; uid?: string };
+
+/** The write of an add (ObjectWrite without the remove). */
+export type AddWrite = Exclude<ObjectWrite, { kind: 'remove' }>;
+
+export interface StoredObject {
+  type: ObjectType;
+  keys: ObjectKey[];
+  context: Record<string, unknown>;
+  /** ISO 8601 UTC with milliseconds; absent when the object never expires. */
+  expiresAt?: string;
+}
+
+/** A change record as written, for what is announced after the commit. */
+export interface WrittenChange {
+  operation: ChangeOperation;
+  object: StoredObject;
+  /** Set on `Remove` only. */
+  reason?: RemoveReason;
+}
+
+/** A written object's columns as the statements return them. */
+export interface RawObject {
+  type: ObjectType;
+  keys: ObjectKey[];
+  context: Record<string, unknown>;
+  expiresAt: string | null;
+}
+
+/** The object view of a row: fields in the view's order (type, keys, context, expiresAt when set). */
+export function storedObject({ type, keys, context, expiresAt }: RawObject | StoredObject): StoredObject {
+  return { type, keys, context, ...(expiresAt != null && { expiresAt }) };
+}
