@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { ResourcesService } from '../auth/resources.service.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
+import { readScopeOf } from '../read-policy/read-policy.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
@@ -180,22 +181,11 @@ export class CollectionsService {
     this.rows.evictLocally(name);
   }
 
-  /**
-   * The collections a key may read (decisions §3), as SQL parameters: all of them (ReadChildren on intel),
-   * or those whose resource it holds Read on. Listing and lookup filter with exactly this.
-   */
-  readScope(principal: Principal): { readsAll: boolean; readable: number[] } {
-    return {
-      readsAll: principal.hasDirect(BUILTIN_RESOURCES.intel.id, 'ReadChildren'),
-      readable: [...principal.permissions].filter(([, actions]) => actions.has('Read')).map(([id]) => id),
-    };
-  }
-
   /** decisions §3: only the collections the key may read (ReadChildren on intel, or Read on the collection). */
   async list(principal: Principal, query: PageQueryDto): Promise<PageResult<CollectionView>> {
     const page = pageRequestOf(query);
     const afterId = afterIdFromCursor(page.cursor);
-    const { readsAll, readable } = this.readScope(principal);
+    const { readsAll, readable } = readScopeOf(principal);
     const rows: { id: number; name: string; schemaID: string; ttl: number | null }[] = await this.dataSource.query(
       `SELECT id, name, schema_id AS "schemaID", object_ttl_seconds AS ttl FROM intel_collection
         WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,

@@ -12,7 +12,10 @@ import { isFiltered, NO_SIGHTING_FILTER, type SightingFilter } from '../sighting
 import { sightingConditions } from '../sightings/sighting-sql.js';
 import type { ListSet, Warning } from '../warninglists/warninglist-matcher.js';
 
-/** The collections a caller may read: all (`ReadChildren` on intel), or those whose auth resource it may `Read`. */
+/**
+ * The collections a caller may read (decisions §3), as SQL parameters: all (`ReadChildren` on intel), or those
+ * whose auth resource it may `Read`. The collections listing, lookups and sightings filter with exactly this.
+ */
 export interface ReadScope {
   readsAll: boolean;
   readable: number[];

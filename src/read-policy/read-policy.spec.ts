@@ -1,0 +1,94 @@
+import { describe, expect, it } from '@jest/globals';
+import { BUILTIN_RESOURCES, Principal } from '../common/guard/access.js';
+import { type ActiveList, CompiledEntries, type ListAction, ListSet } from '../warninglists/warninglist-matcher.js';
+import { NO_FILTERS, type ReadFilters, ReadPolicy, readScopeOf, UNFILTERED } from './read-policy.js';
+
+const list = (name: string, action: ListAction, entries: string[]): ActiveList => ({
+  name,
+  revision: `${name}-1`,
+  action,
+  keyTypes: new Set(['IPAddress']),
+  entries: new CompiledEntries('values', entries),
+});
+
+/** A policy over `lists`, counting how often it reads them. */
+function policyOver(lists: ActiveList[], filters: ReadFilters = NO_FILTERS, mode: 'apply' | 'ignore' = 'apply') {
+  const reads = { count: 0 };
+  const policy = new ReadPolicy({ readsAll: true, readable: [] }, filters, mode, async () => {
+    reads.count++;
+    return new ListSet(lists);
+  });
+  return { policy, reads };
+}
+
+const SIGHTED: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: false } };
+const NOT_FALSE: ReadFilters = { sightings: { sightedSince: null, excludeFalsePositives: true } };
+const BOTH: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: true } };
+
+describe('ReadPolicy', () => {
+  it.each<[string, ReadFilters, string[], boolean, string[]]>([
+    ['nothing', NO_FILTERS, [], false, []],
+    ['sightedSince', SIGHTED, ['sightedSince'], true, ['last_at >= $9::timestamptz']],
+    ['excludeFalsePositives', NOT_FALSE, [], true, ['false_positives']],
+    ['both', BOTH, ['sightedSince'], true, ['last_at >= $9::timestamptz', 'false_positives']],
+  ])('narrowed by %s: binds only its parameters, and its conditions say so', (_name, filters, names, filtered, fragments) => {
+    const { policy } = policyOver([], filters);
+    expect(policy.parameterNames).toEqual(names);
+    expect(policy.filtered).toBe(filtered);
+    const sql = policy.conditions('o', { sightedSince: '$9' });
+    if (fragments.length === 0) expect(sql).toBe('');
+    for (const fragment of fragments) expect(sql).toContain(fragment);
+    expect(policy.values()).toEqual({ sightedSince: filters.sightings.sightedSince });
+  });
+
+  it('UNFILTERED binds nothing and narrows nothing: an unfiltered read runs the statement it always ran', () => {
+    expect(UNFILTERED.parameterNames).toEqual([]);
+    expect(UNFILTERED.conditions('o', {})).toBe('');
+  });
+
+  it('gives every filter and the warninglist mode a distinct tag key', () => {
+    const keys = [NO_FILTERS, SIGHTED, NOT_FALSE, BOTH].flatMap((filters) =>
+      (['apply', 'ignore'] as const).map((mode) => JSON.stringify(policyOver([], filters, mode).policy.tagKey())),
+    );
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it.each<[string, ActiveList[], 'apply' | 'ignore', boolean]>([
+    ['an excluding list, applied', [list('dns', 'excludeFromExport', ['8.8.8.8'])], 'apply', true],
+    ['a rejecting list, applied (it excludes too)', [list('dns', 'rejectOnIngest', ['8.8.8.8'])], 'apply', true],
+    ['an annotating list only', [list('dns', 'annotate', ['8.8.8.8'])], 'apply', false],
+    ['an excluding list, ignored', [list('dns', 'excludeFromExport', ['8.8.8.8'])], 'ignore', false],
+    ['no list', [], 'apply', false],
+  ])('with %s: leaves listed objects out (%s, %s)', async (_name, lists, mode, excludes) => {
+    const exclusion = await policyOver(lists, NO_FILTERS, mode).policy.exclusion();
+    expect(exclusion !== undefined).toBe(excludes);
+    if (exclusion) {
+      expect(exclusion.keyTypes).toEqual(['IPAddress']);
+      expect(exclusion.excludes([{ type: 'IPAddress', value: '8.8.8.8' }])).toBe(true);
+      expect(exclusion.excludes([{ type: 'IPAddress', value: '9.9.9.9' }])).toBe(false);
+      expect(exclusion.state).toContain('dns-1');
+    }
+  });
+
+  it('reads the lists once per request, also through a policy with another mode and for warnings', async () => {
+    const { policy, reads } = policyOver([list('dns', 'excludeFromExport', ['8.8.8.8'])]);
+    await policy.exclusion();
+    await policy.withWarninglists('ignore').exclusion();
+    expect(await policy.withWarninglists('apply').exclusion()).toBeDefined();
+    expect(await policy.warningsOf({ type: 'IPAddress', value: '8.8.8.8' })).toEqual([{ list: 'dns', entry: '8.8.8.8', action: 'excludeFromExport', match: 'exact' }]);
+    expect(reads.count).toBe(1);
+  });
+});
+
+describe('readScopeOf', () => {
+  const principal = (permissions: [number, string[]][]) =>
+    new Principal(1, new Map(permissions.map(([id, actions]) => [id, new Set(actions)])) as Principal['permissions'], [], null);
+
+  it.each<[string, [number, string[]][], boolean, number[]]>([
+    ['ReadChildren on intel reads every collection', [[BUILTIN_RESOURCES.intel.id, ['ReadChildren']]], true, []],
+    ['Read on collections reads those', [[41, ['Read']], [42, ['Read', 'Write']], [43, ['Write']]], false, [41, 42]],
+    ['no permission reads nothing', [], false, []],
+  ])('%s', (_name, permissions, readsAll, readable) => {
+    expect(readScopeOf(principal(permissions))).toEqual({ readsAll, readable });
+  });
+});
