@@ -1,5 +1,5 @@
 import { ApiError, CommonErrors } from '../common/errors/api-error.js';
-import type { Warning } from './warninglist-matcher.js';
+import type { Warning } from './warninglist-matcher/index.js';
 
 export const WarninglistErrors = {
   notFound: (name: string) => new ApiError('NotFound', `no warninglist is named ${JSON.stringify(name)}`),

@@ -18,7 +18,7 @@ import type {
 } from './dto/warninglist.dto.js';
 import { MAX_CHECK_VALUES, MAX_LIST_ENTRIES } from './dto/warninglist.dto.js';
 import { readMispDocument } from './misp-warninglist.js';
-import { EntryError, KIND_KEY_TYPES, type ListKind, normalizeEntry } from './warninglist-matcher.js';
+import { EntryError, KIND_KEY_TYPES, type ListKind, normalizeEntry } from './warninglist-matcher/index.js';
 import { WarninglistMatcherService } from './warninglist-matcher.service.js';
 import { WarninglistErrors } from './warninglists.errors.js';
 import { type ListRecord, type ListRow, WarninglistsRepository } from './warninglists.repository.js';
