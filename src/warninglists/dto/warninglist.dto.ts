@@ -30,7 +30,7 @@ const ACTION_DESCRIPTION =
  */
 export const UNSUPPORTED_KINDS = ['regex'] as const;
 
-/** A list's settings and entries: the body of PUT, and of POST with its name. */
+/** A list's settings and entries: the body of POST with its name, of PUT with its name or without. */
 export class WarninglistBodyDto {
   @ApiPropertyOptional({ maxLength: MAX_DESCRIPTION })
   @IsOptional()
@@ -68,6 +68,17 @@ export class CreateWarninglistDto extends WarninglistBodyDto {
   @IsString()
   @Matches(WARNINGLIST_NAME_PATTERN, { message: NAME_MESSAGE })
   name: string;
+}
+
+/**
+ * PUT's body: the POST form, so that a client can send again the form it created the list with. A name
+ * other than the path's is refused by the service (a PUT does not rename), not here: a DTO sees no path.
+ */
+export class ReplaceWarninglistDto extends WarninglistBodyDto {
+  @ApiPropertyOptional({ pattern: WARNINGLIST_NAME_PATTERN.source, description: "The path's name, or left out; another name → 400 `InvalidData`." })
+  @IsOptional()
+  @IsString()
+  name?: string;
 }
 
 export class UpdateWarninglistDto {
