@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KeyType } from '../common/indicators/indicators.js';
-import { KIND_KEY_TYPES, type ListKind } from './warninglist-matcher.js';
+import { KIND_KEY_TYPES, type ListKind } from './warninglist-matcher/index.js';
 import { WarninglistErrors } from './warninglists.errors.js';
 
 /**

@@ -5,7 +5,7 @@ import { InvalidationBus } from '../database/invalidation-bus.js';
 import type { ApiError } from '../common/errors/api-error.js';
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
 import { WarninglistErrors } from './warninglists.errors.js';
-import { type ActiveList, CompiledEntries, KIND_KEY_TYPES, type ListAction, ListIndex, type ListKind, ListSet } from './warninglist-matcher.js';
+import { type ActiveList, CompiledEntries, KIND_KEY_TYPES, type ListAction, ListIndex, type ListKind, ListSet } from './warninglist-matcher/index.js';
 import { type ListState, WarninglistsRepository } from './warninglists.repository.js';
 
 /** How often a state read is repeated when a list was replaced between it and the read of its entries. */

@@ -10,8 +10,8 @@ import {
   CreateWarninglistDto,
   EntriesQueryDto,
   ImportWarninglistQueryDto,
+  ReplaceWarninglistDto,
   UpdateWarninglistDto,
-  WarninglistBodyDto,
   WarninglistNameParamDto,
   WarninglistNameView,
   WarninglistView,
@@ -118,12 +118,15 @@ export class WarninglistsController {
   @RequirePermission('intel', 'Write')
   @ApiOperation({
     summary: 'Replace a warninglist',
-    description: 'The whole list again (settings left out take their defaults), with its `ETag` in `If-Match` (missing: 400, stale: 412).',
+    description:
+      'The whole list again, in the form `POST` takes (settings left out take their defaults), with its `ETag` in ' +
+      "`If-Match` (missing: 400, stale: 412). `name` may be left out or be the path's: a PUT does not rename, " +
+      'another name is 400 `InvalidData`. A refused PUT changes nothing.',
   })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Replaced.' })
-  @ApiErrors({ 400: `BadRequest: If-Match missing. ${ENTRIES_ERRORS}`, ...NOT_FOUND, 412: 'ResourceModified: the tag is stale.', 413: TOO_MANY, 422: UNSUPPORTED_KIND })
-  replace(@Param() params: WarninglistNameParamDto, @IfMatch() ifMatch: string, @Body() form: WarninglistBodyDto) {
+  @ApiErrors({ 400: `BadRequest: If-Match missing. ${ENTRIES_ERRORS} A \`name\` other than the path's is InvalidData too.`, ...NOT_FOUND, 412: 'ResourceModified: the tag is stale.', 413: TOO_MANY, 422: UNSUPPORTED_KIND })
+  replace(@Param() params: WarninglistNameParamDto, @IfMatch() ifMatch: string, @Body() form: ReplaceWarninglistDto) {
     return this.lists.replace(params.name, ifMatch, form);
   }
 

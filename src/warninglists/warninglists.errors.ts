@@ -1,11 +1,16 @@
 import { ApiError, CommonErrors } from '../common/errors/api-error.js';
-import type { Warning } from './warninglist-matcher.js';
+import type { Warning } from './warninglist-matcher/index.js';
 
 export const WarninglistErrors = {
   notFound: (name: string) => new ApiError('NotFound', `no warninglist is named ${JSON.stringify(name)}`),
   duplicate: (name: string) => new ApiError('DuplicateWarninglist', `a warninglist named ${JSON.stringify(name)} exists`),
   badEntry: (position: number, reason: string) =>
     CommonErrors.invalidData(`entries[${position}]: ${reason}`, { position }),
+  /** Shaped as the validation pipe's field errors (`details.errors`), since it is one to the client. */
+  nameNotPath: (path: string, body: string) => {
+    const problem = `a PUT does not rename: name must be ${JSON.stringify(path)}, the path's, or left out (not ${JSON.stringify(body)})`;
+    return CommonErrors.invalidData(`name: ${problem}`, { errors: [{ field: 'name', problems: [problem] }] });
+  },
   tooManyEntries: (max: number) => CommonErrors.tooLarge(`a warninglist holds at most ${max} entries`),
   tooManyValues: (max: number) => CommonErrors.tooLarge(`a check takes at most ${max} values`),
   keyTypesNotFit: (kind: string, fit: readonly string[]) =>

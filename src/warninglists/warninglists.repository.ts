@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { namedParameters } from '../common/sql/named-parameters.js';
 
 /** The settings of a list as the matcher needs them. */
 export interface ListState {
@@ -43,6 +44,12 @@ const ROW = `id, name, description, kind, key_types AS "keyTypes", action, enabl
              document_sha256 AS sha256, revision::text, entries_revision::text AS "entriesRevision", created_at AS "createdAt",
              updated_at AS "updatedAt"`;
 
+/** A list's settings as a write stores them (INSERT, UPDATE); a list keeps its name (UPDATE names none). */
+const SETTING_NAMES = ['description', 'kind', 'keyTypes', 'action', 'enabled', 'version', 'sha256'] as const;
+
+const INSERT_PARAMETERS = namedParameters(['name', ...SETTING_NAMES, 'entries']);
+const I = INSERT_PARAMETERS.$;
+
 /**
  * A new list and its entries in one statement. The name's unique index settles a race: a concurrent insert
  * of the same name makes this one wait for its commit and then insert nothing (no row: 409).
@@ -50,14 +57,33 @@ const ROW = `id, name, description, kind, key_types AS "keyTypes", action, enabl
 const INSERT = `
   WITH list AS (
     INSERT INTO warninglist (name, description, kind, key_types, action, enabled, version, document_sha256, entry_count)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, cardinality($9::text[]))
+    VALUES (${I.name}, ${I.description}, ${I.kind}, ${I.keyTypes}, ${I.action}, ${I.enabled}, ${I.version}, ${I.sha256},
+            cardinality(${I.entries}::text[]))
     ON CONFLICT (name) DO NOTHING
     RETURNING id
   ), entries AS (
     INSERT INTO warninglist_entry (list_id, position, value)
-    SELECT list.id, e.n, e.value FROM list, unnest($9::text[]) WITH ORDINALITY AS e(value, n)
+    SELECT list.id, e.n, e.value FROM list, unnest(${I.entries}::text[]) WITH ORDINALITY AS e(value, n)
   )
   SELECT id FROM list`;
+
+const UPDATE_PARAMETERS = namedParameters(['id', ...SETTING_NAMES, 'entriesChanged', 'entryCount']);
+const U = UPDATE_PARAMETERS.$;
+
+/** The settings of a list, a new revision, and a new entries revision and count when its entries were replaced. */
+const UPDATE = `
+  UPDATE warninglist
+     SET description = ${U.description}, kind = ${U.kind}, key_types = ${U.keyTypes}, action = ${U.action}, enabled = ${U.enabled},
+         version = ${U.version}, document_sha256 = ${U.sha256}, revision = nextval('warninglist_revision'), updated_at = now(),
+         entries_revision = CASE WHEN ${U.entriesChanged} THEN nextval('warninglist_revision') ELSE entries_revision END,
+         entry_count = COALESCE(${U.entryCount}, entry_count)
+   WHERE id = ${U.id}`;
+
+/** The short statements name their values too: one rule for every statement, none left to renumber when it grows. */
+const BY_NAME = namedParameters(['name']);
+const BY_LIST = namedParameters(['listId']);
+const ENTRIES_REPLACED = namedParameters(['listId', 'entries']);
+const ENTRIES_PAGE = namedParameters(['listId', 'afterPosition', 'limit']);
 
 @Injectable()
 export class WarninglistsRepository {
@@ -76,7 +102,7 @@ export class WarninglistsRepository {
   }
 
   /**
-   * The entries of list $1 as of entries revision $2, or undefined when the list has moved on (replaced or
+   * The entries of list `id` as of `entriesRevision`, or undefined when the list has moved on (replaced or
    * deleted meanwhile): one statement, so the revision checked and the entries read are of one snapshot.
    * Read as JSON arrays of ENTRY_CHUNK entries each (positions run from 1 without gaps), so a million entries
    * leave a few large texts to collect, not a row and a revision string each; a chunk stays far below
@@ -90,8 +116,8 @@ export class WarninglistsRepository {
            SELECT (e.position - 1) / ${ENTRY_CHUNK} AS part, json_agg(e.value ORDER BY e.position)::text AS entries
              FROM warninglist_entry e WHERE e.list_id = l.id GROUP BY part
          ) chunk ON true
-        WHERE l.id = $1 ORDER BY chunk.part`,
-      [id],
+        WHERE l.id = ${BY_LIST.$.listId} ORDER BY chunk.part`,
+      BY_LIST.values({ listId: id }),
     );
     if (rows.length === 0 || rows[0][0] !== entriesRevision) return undefined;
     const entries: string[] = [];
@@ -115,53 +141,51 @@ export class WarninglistsRepository {
   }
 
   async byName(name: string, manager: EntityManager = this.dataSource.manager, forUpdate = false): Promise<ListRow | undefined> {
-    const [row]: ListRow[] = await manager.query(`SELECT ${ROW} FROM warninglist WHERE name = $1 ${forUpdate ? 'FOR UPDATE' : ''}`, [name]);
+    const [row]: ListRow[] = await manager.query(
+      `SELECT ${ROW} FROM warninglist WHERE name = ${BY_NAME.$.name} ${forUpdate ? 'FOR UPDATE' : ''}`,
+      BY_NAME.values({ name }),
+    );
     return row;
   }
 
   /** The new list's id, or undefined when the name is taken. */
   async insert(manager: EntityManager, record: ListRecord, entries: string[]): Promise<number | undefined> {
-    const rows: { id: number }[] = await manager.query(INSERT, [
-      record.name, record.description, record.kind, record.keyTypes, record.action, record.enabled, record.version, record.sha256, entries,
-    ]);
+    const rows: { id: number }[] = await manager.query(INSERT, INSERT_PARAMETERS.values({ ...record, entries }));
     return rows[0]?.id;
   }
 
-  /** Settings of list $1 (held FOR UPDATE by the caller), and its entries when given; a new revision either way. */
+  /** Settings of list `id` (held FOR UPDATE by the caller), and its entries when given; a new revision either way. */
   async update(manager: EntityManager, id: number, record: ListRecord, entries?: string[]): Promise<void> {
     if (entries !== undefined) {
-      await manager.query(`DELETE FROM warninglist_entry WHERE list_id = $1`, [id]);
+      await manager.query(`DELETE FROM warninglist_entry WHERE list_id = ${BY_LIST.$.listId}`, BY_LIST.values({ listId: id }));
+      const E = ENTRIES_REPLACED.$;
       await manager.query(
-        `INSERT INTO warninglist_entry (list_id, position, value) SELECT $1, e.n, e.value FROM unnest($2::text[]) WITH ORDINALITY AS e(value, n)`,
-        [id, entries],
+        `INSERT INTO warninglist_entry (list_id, position, value)
+         SELECT ${E.listId}, e.n, e.value FROM unnest(${E.entries}::text[]) WITH ORDINALITY AS e(value, n)`,
+        ENTRIES_REPLACED.values({ listId: id, entries }),
       );
     }
     await manager.query(
-      `UPDATE warninglist
-          SET description = $2, kind = $3, key_types = $4, action = $5, enabled = $6, version = $7, document_sha256 = $8,
-              revision = nextval('warninglist_revision'), updated_at = now(),
-              entries_revision = CASE WHEN $9 THEN nextval('warninglist_revision') ELSE entries_revision END,
-              entry_count = COALESCE($10, entry_count)
-        WHERE id = $1`,
-      [id, record.description, record.kind, record.keyTypes, record.action, record.enabled, record.version, record.sha256,
-        entries !== undefined, entries?.length ?? null],
+      UPDATE,
+      UPDATE_PARAMETERS.values({ id, ...record, entriesChanged: entries !== undefined, entryCount: entries?.length ?? null }),
     );
   }
 
   async delete(manager: EntityManager, name: string): Promise<boolean> {
     // A CTE: TypeORM answers a bare DELETE ... RETURNING with [rows, count].
     const [{ gone }]: { gone: number }[] = await manager.query(
-      `WITH deleted AS (DELETE FROM warninglist WHERE name = $1 RETURNING id) SELECT count(*)::int AS gone FROM deleted`,
-      [name],
+      `WITH deleted AS (DELETE FROM warninglist WHERE name = ${BY_NAME.$.name} RETURNING id) SELECT count(*)::int AS gone FROM deleted`,
+      BY_NAME.values({ name }),
     );
     return gone > 0;
   }
 
-  /** Entries after position $2 of list $1, at most $3, in list order (the primary key's order). */
+  /** Entries after position `afterPosition` of list `id`, at most `limit`, in list order (the primary key's order). */
   entriesPage(id: number, afterPosition: number, limit: number): Promise<{ position: number; value: string }[]> {
+    const P = ENTRIES_PAGE.$;
     return this.dataSource.query(
-      `SELECT position, value FROM warninglist_entry WHERE list_id = $1 AND position > $2 ORDER BY position LIMIT $3`,
-      [id, afterPosition, limit],
+      `SELECT position, value FROM warninglist_entry WHERE list_id = ${P.listId} AND position > ${P.afterPosition} ORDER BY position LIMIT ${P.limit}`,
+      ENTRIES_PAGE.values({ listId: id, afterPosition, limit }),
     );
   }
 }

@@ -11,6 +11,7 @@ import type {
   CreateWarninglistDto,
   EntriesQueryDto,
   ImportWarninglistQueryDto,
+  ReplaceWarninglistDto,
   UpdateWarninglistDto,
   WarninglistBodyDto,
   WarninglistNameView,
@@ -18,7 +19,7 @@ import type {
 } from './dto/warninglist.dto.js';
 import { MAX_CHECK_VALUES, MAX_LIST_ENTRIES } from './dto/warninglist.dto.js';
 import { readMispDocument } from './misp-warninglist.js';
-import { EntryError, KIND_KEY_TYPES, type ListKind, normalizeEntry } from './warninglist-matcher.js';
+import { EntryError, KIND_KEY_TYPES, type ListKind, normalizeEntry } from './warninglist-matcher/index.js';
 import { WarninglistMatcherService } from './warninglist-matcher.service.js';
 import { WarninglistErrors } from './warninglists.errors.js';
 import { type ListRecord, type ListRow, WarninglistsRepository } from './warninglists.repository.js';
@@ -94,10 +95,12 @@ export class WarninglistsService {
   }
 
   /**
-   * PUT: the whole list again (settings not given take their defaults); the entries are checked before any
-   * lock. The entries are no longer those of a MISP import, so its version and SHA-256 go (recordOf: null).
+   * PUT: the whole list again in the POST form (settings not given take their defaults; `name`, when sent,
+   * must be the path's: a PUT does not rename); the body is checked before any lock. The entries are no
+   * longer those of a MISP import, so its version and SHA-256 go (recordOf: null).
    */
-  async replace(name: string, ifMatch: string, form: WarninglistBodyDto): Promise<void> {
+  async replace(name: string, ifMatch: string, form: ReplaceWarninglistDto): Promise<void> {
+    if (form.name !== undefined && form.name !== name) throw WarninglistErrors.nameNotPath(name, form.name);
     const [record, entries] = this.recordOf(name, form);
     await this.changing(async (manager) => {
       const row = await this.repository.byName(name, manager, true);

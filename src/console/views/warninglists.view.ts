@@ -1,5 +1,5 @@
 import type { WarninglistView } from '../../warninglists/dto/warninglist.dto.js';
-import { LIST_ACTIONS, type ListAction } from '../../warninglists/warninglist-matcher.js';
+import { LIST_ACTIONS, type ListAction } from '../../warninglists/warninglist-matcher/index.js';
 import { html, type Html } from '../html.js';
 import { alert, dataTable, dateOf, formField, pager, type SentForm } from './components.js';
 import { Screen } from './layout.js';

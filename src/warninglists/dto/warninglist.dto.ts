@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
-import { LIST_ACTIONS, LIST_KINDS, type ListAction, type ListKind, MATCH_KINDS, type MatchKind } from '../warninglist-matcher.js';
+import { LIST_ACTIONS, LIST_KINDS, type ListAction, type ListKind, MATCH_KINDS, type MatchKind } from '../warninglist-matcher/index.js';
 
 /** URL-friendly names (extensions §15). */
 export const WARNINGLIST_NAME_PATTERN = /^[a-z0-9._-]{1,128}$/;
@@ -30,7 +30,7 @@ const ACTION_DESCRIPTION =
  */
 export const UNSUPPORTED_KINDS = ['regex'] as const;
 
-/** A list's settings and entries: the body of PUT, and of POST with its name. */
+/** A list's settings and entries: the body of POST with its name, of PUT with its name or without. */
 export class WarninglistBodyDto {
   @ApiPropertyOptional({ maxLength: MAX_DESCRIPTION })
   @IsOptional()
@@ -68,6 +68,17 @@ export class CreateWarninglistDto extends WarninglistBodyDto {
   @IsString()
   @Matches(WARNINGLIST_NAME_PATTERN, { message: NAME_MESSAGE })
   name: string;
+}
+
+/**
+ * PUT's body: the POST form, so that a client can send again the form it created the list with. A name
+ * other than the path's is refused by the service (a PUT does not rename), not here: a DTO sees no path.
+ */
+export class ReplaceWarninglistDto extends WarninglistBodyDto {
+  @ApiPropertyOptional({ pattern: WARNINGLIST_NAME_PATTERN.source, description: "The path's name, or left out; another name → 400 `InvalidData`." })
+  @IsOptional()
+  @IsString()
+  name?: string;
 }
 
 export class UpdateWarninglistDto {

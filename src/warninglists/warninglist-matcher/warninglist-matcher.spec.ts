@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
-import type { KeyType } from '../common/indicators/indicators.js';
-import { type ActiveList, CompiledEntries, EntryError, KIND_KEY_TYPES, ListIndex, type ListKind, ListSet, normalizeEntry } from './warninglist-matcher.js';
+import type { KeyType } from '../../common/indicators/indicators.js';
+import { type ActiveList, CompiledEntries, EntryError, KIND_KEY_TYPES, ListIndex, type ListKind, ListSet, normalizeEntry } from './index.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const v4 = fc.tuple(octet, octet, octet, octet).map((parts) => parts.join('.'));
