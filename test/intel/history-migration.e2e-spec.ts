@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { reapplyMigration } from '../support/migrations.js';
 import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
 
 interface Entry {
@@ -29,14 +28,7 @@ describe('upgrading a database with objects to the api claim', () => {
     }
     await before.close();
 
-    const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
-    await dataSource.initialize();
-    const hasClaim = async () =>
-      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'intel_object' AND column_name = 'api_first_seen_at'`)).length > 0;
-    for (let undone = 0; (await hasClaim()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(await hasClaim()).toBe(false);
-    await dataSource.runMigrations({ transaction: 'each' });
-    await dataSource.destroy();
+    await reapplyMigration(databaseUrl, { table: 'intel_object', column: 'api_first_seen_at' });
   });
   afterAll(async () => {
     await t?.close();

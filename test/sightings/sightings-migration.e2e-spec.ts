@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { reapplyMigration } from '../support/migrations.js';
 import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 
@@ -42,14 +41,7 @@ describe('upgrading a database with sightings to per-key source counts', () => {
     ]);
     await before.close();
 
-    const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
-    await dataSource.initialize();
-    const hasSources = async () =>
-      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'sighting_summary' AND column_name = 'sources'`)).length > 0;
-    for (let undone = 0; (await hasSources()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(await hasSources()).toBe(false);
-    await dataSource.runMigrations({ transaction: 'each' });
-    await dataSource.destroy();
+    await reapplyMigration(databaseUrl, { table: 'sighting_summary', column: 'sources' });
   });
   afterAll(async () => {
     await t?.close();

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
+import { reapplyMigration } from '../support/migrations.js';
 import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
 import { parseJson } from './taxii-support.js';
 
@@ -31,15 +30,8 @@ describe('upgrading a database with objects and a feed', () => {
     await before.app.get(ChangeSequencer).settled();
     await before.close();
 
-    const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
-    await dataSource.initialize();
     // Reverted down to before the migration (and the later ones with it), whatever came after it.
-    const hasFeedTimes = async () =>
-      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'intel_change' AND column_name = 'seq_at'`)).length > 0;
-    for (let undone = 0; (await hasFeedTimes()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(await hasFeedTimes()).toBe(false);
-    await dataSource.runMigrations({ transaction: 'each' });
-    await dataSource.destroy();
+    await reapplyMigration(databaseUrl, { table: 'intel_change', column: 'seq_at' });
   });
   afterAll(async () => {
     await t?.close();
