@@ -16,9 +16,9 @@ describe('upgrading a database with sightings to per-key source counts', () => {
   let t: TestApp | undefined;
 
   const post = (app: TestApp, items: object[]) =>
-    app.http().post('/intel/sightings').set('X-Api-Key', app.adminKey).send(items).expect(200);
+    app.sightings.record(items).expect(200);
   const summaryOf = async (app: TestApp, key: { type: string; value: string }) => {
-    const response = await app.http().post('/intel/lookup').set('X-Api-Key', app.adminKey).send({ keys: [key] });
+    const response = await app.intel.lookup({ keys: [key] });
     expect(response.body[0].matches).toHaveLength(1);
     return response.body[0].matches[0].sightings as { count: number; sources: number };
   };
@@ -28,7 +28,7 @@ describe('upgrading a database with sightings to per-key source counts', () => {
     const before = await createTestApp({ DATABASE_URL: databaseUrl });
     await createCollection(before, 'seen');
     for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, file(1), file(2)]) {
-      await before.http().post('/intel/collections/seen/objects').set('X-Api-Key', before.adminKey).send(form).expect(204);
+      await before.intel.add('seen', form).expect(204);
     }
     await post(before, [
       { ...domain, source: 'a' },
