@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { reapplyMigration } from '../support/migrations.js';
-import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
+import { upgradedDatabase } from '../support/migrations.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 
 interface Entry {
   operation: string;
@@ -17,18 +17,15 @@ describe('upgrading a database with objects to the api claim', () => {
   let t: TestApp | undefined;
 
   beforeAll(async () => {
-    databaseUrl = await createDatabase();
-    const before = await createTestApp({ DATABASE_URL: databaseUrl });
-    const admin = () => before.http();
-    await admin().post('/intel/schemas').set('X-Api-Key', before.adminKey).send({ schemaID: 'any', type: 'object' });
-    expect((await admin().post('/intel/collections').set('X-Api-Key', before.adminKey).send({ name: 'old', schemaID: 'any' })).status).toBe(201);
-    for (const n of [1, 2]) {
-      const form = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { n } };
-      expect((await admin().post('/intel/collections/old/objects').set('X-Api-Key', before.adminKey).send(form)).status).toBe(204);
-    }
-    await before.close();
-
-    await reapplyMigration(databaseUrl, { table: 'intel_object', column: 'api_first_seen_at' });
+    databaseUrl = await upgradedDatabase({ table: 'intel_object', column: 'api_first_seen_at' }, async (before) => {
+      const admin = () => before.http();
+      await admin().post('/intel/schemas').set('X-Api-Key', before.adminKey).send({ schemaID: 'any', type: 'object' });
+      expect((await admin().post('/intel/collections').set('X-Api-Key', before.adminKey).send({ name: 'old', schemaID: 'any' })).status).toBe(201);
+      for (const n of [1, 2]) {
+        const form = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { n } };
+        expect((await admin().post('/intel/collections/old/objects').set('X-Api-Key', before.adminKey).send(form)).status).toBe(204);
+      }
+    });
   });
   afterAll(async () => {
     await t?.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { reapplyMigration } from '../support/migrations.js';
-import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
+import { upgradedDatabase } from '../support/migrations.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 
 const domain = { type: 'DomainName', value: 'seen.example' };
@@ -15,8 +15,7 @@ describe('upgrading a database with sightings to per-key source counts', () => {
   let databaseUrl: string;
   let t: TestApp | undefined;
 
-  const post = (app: TestApp, items: object[]) =>
-    app.sightings.record(items).expect(200);
+  const post = (app: TestApp, items: object[]) => app.sightings.record(items).expect(200);
   const summaryOf = async (app: TestApp, key: { type: string; value: string }) => {
     const response = await app.intel.lookup({ keys: [key] });
     expect(response.body[0].matches).toHaveLength(1);
@@ -24,24 +23,21 @@ describe('upgrading a database with sightings to per-key source counts', () => {
   };
 
   beforeAll(async () => {
-    databaseUrl = await createDatabase();
-    const before = await createTestApp({ DATABASE_URL: databaseUrl });
-    await createCollection(before, 'seen');
-    for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, file(1), file(2)]) {
-      await before.intel.add('seen', form).expect(204);
-    }
-    await post(before, [
-      { ...domain, source: 'a' },
-      { ...domain, source: 'b' },
-      { ...domain, source: 'a' },
-      { type: 'MD5Hash', value: md5(1), source: 'a' },
-      { type: 'MD5Hash', value: md5(1), source: 'c' },
-      { type: 'SHA1Hash', value: sha1(1), source: 'a' },
-      { type: 'MD5Hash', value: md5(2), source: 'b' },
-    ]);
-    await before.close();
-
-    await reapplyMigration(databaseUrl, { table: 'sighting_summary', column: 'sources' });
+    databaseUrl = await upgradedDatabase({ table: 'sighting_summary', column: 'sources' }, async (before) => {
+      await createCollection(before, 'seen');
+      for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, file(1), file(2)]) {
+        await before.intel.add('seen', form).expect(204);
+      }
+      await post(before, [
+        { ...domain, source: 'a' },
+        { ...domain, source: 'b' },
+        { ...domain, source: 'a' },
+        { type: 'MD5Hash', value: md5(1), source: 'a' },
+        { type: 'MD5Hash', value: md5(1), source: 'c' },
+        { type: 'SHA1Hash', value: sha1(1), source: 'a' },
+        { type: 'MD5Hash', value: md5(2), source: 'b' },
+      ]);
+    });
   });
   afterAll(async () => {
     await t?.close();
