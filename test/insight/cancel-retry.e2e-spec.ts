@@ -9,7 +9,7 @@ describe('cancel, retry and dead letters (extensions §16)', () => {
   const cancel = (id: string) => post(t, t.adminKey, `/insight/tasks/${id}/cancel`, {});
   const retry = (id: string) => post(t, t.adminKey, `/insight/tasks/${id}/retry`, {});
   const listed = async (query: string) => {
-    const response = await t.http().get(`/insight/tasks?${query}`).set('X-Api-Key', t.adminKey);
+    const response = await t.insight.tasks(`?${query}`);
     expect(response.status).toBe(200);
     return (response.body as { id: string }[]).map((task) => task.id);
   };

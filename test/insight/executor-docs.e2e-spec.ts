@@ -60,7 +60,7 @@ describe('docs/executors.md: the documented executor loops run', () => {
       const view = await viewWithAttempts(t, id);
       expect([view.state, view.attempts[0].outcome, view.attempts[0].error]).toEqual([state, outcome, error]);
       // Out of the way of the next case's take.
-      if (state === 'Pending') expect((await t.http().post(`/insight/tasks/${id}/cancel`).set('X-Api-Key', t.adminKey)).status).toBe(200);
+      if (state === 'Pending') expect((await t.insight.post(`/insight/tasks/${id}/cancel`)).status).toBe(200);
     }
   });
 });

@@ -23,7 +23,7 @@ export async function executorKey(t: TestApp): Promise<string> {
 }
 
 export function post(t: TestApp, key: string, path: string, body: unknown) {
-  return t.http().post(path).set('X-Api-Key', key).send(body as object);
+  return t.insight.as(key).post(path, body as object);
 }
 
 /** A take naming an executor (so items carry the attempt's token), as `key`. */
@@ -49,7 +49,7 @@ export async function rowVersion(t: TestApp, taskID: string): Promise<string> {
 }
 
 export async function viewWithAttempts(t: TestApp, taskID: string) {
-  const response = await t.http().get(`/insight/tasks/${taskID}?attempts=true`).set('X-Api-Key', t.adminKey);
+  const response = await t.insight.get(`/insight/tasks/${taskID}?attempts=true`);
   expect(response.status).toBe(200);
   return response.body as Record<string, unknown> & { attempts: Record<string, unknown>[] };
 }

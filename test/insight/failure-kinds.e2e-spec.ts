@@ -42,7 +42,7 @@ describe('capabilities and failure kinds (extensions §16)', () => {
       expect.objectContaining({ attempt: 1, executor: 'cuckoo-7', outcome: null, endedAt: null }),
     ]);
     for (const body of [{ schemas: [] }, { schemas: ['bad id!'] }, { schemas: Array(101).fill('verdict') }, { executor: '' }, { executor: 'x'.repeat(129) }]) {
-      const response = await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', key).send({ limit: 1, ...body });
+      const response = await t.insight.as(key).post('/insight/task-queue/executing-tasks', { limit: 1, ...body });
       expect([response.status, response.body.code]).toEqual([400, 'InvalidData']);
     }
   });
@@ -73,7 +73,7 @@ describe('capabilities and failure kinds (extensions §16)', () => {
       message: 'attempt 3 of 3 failed transiently; its error is lastError',
       lastError: { code: 'Timeout', message: 'third time' },
     });
-    const listed = await t.http().get('/insight/tasks?errorCode=AttemptsExhausted').set('X-Api-Key', t.adminKey);
+    const listed = await t.insight.tasks('?errorCode=AttemptsExhausted');
     expect(listed.body).toEqual([expect.objectContaining({ id, error: view.error })]);
     expect(view.attempts.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([[1, 'transient'], [2, 'transient'], [3, 'transient']]);
     expect(view.attempts[2].error).toEqual({ code: 'Timeout', message: 'third time' });

@@ -126,7 +126,7 @@ describe('fencing: lease tokens per attempt (extensions §16)', () => {
 
   it('keeps the product queue item for a take without executor or schemas, and stores only a hash of the token', async () => {
     const id = await registerTask(t, domainParams('plain.example'));
-    const response = await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', a).send({ limit: 10 });
+    const response = await t.insight.as(a).take(10);
     expect(response.body).toEqual([{ id, createdAt: expect.any(String), params: domainParams('plain.example') }]);
     const { rows } = await t.db.query(`SELECT encode(lease_token_hash, 'hex') AS hash FROM insight_task WHERE id = $1`, [id]);
     expect(rows[0].hash).toMatch(/^[0-9a-f]{64}$/);

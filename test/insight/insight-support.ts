@@ -30,13 +30,13 @@ export const GOOD_RESULT = {
 };
 
 export async function registerSchema(t: TestApp, document: Record<string, unknown> = VERDICT_SCHEMA) {
-  const response = await t.http().post('/insight/schemas').set('X-Api-Key', t.adminKey).send(document);
+  const response = await t.insight.createSchema(document);
   expect(response.status).toBe(201);
 }
 
 /** Registers a task as the admin and returns its id. */
 export async function registerTask(t: TestApp, params: Record<string, unknown> = domainParams()): Promise<string> {
-  const response = await t.http().post('/insight/tasks').set('X-Api-Key', t.adminKey).send({ params });
+  const response = await t.insight.registerTask(params);
   expect(response.status).toBe(201);
   return (response.body as { taskID: string }).taskID;
 }
@@ -53,21 +53,21 @@ export interface QueueItem {
 
 /** Takes tasks as the admin. */
 export async function take(t: TestApp, limit: number): Promise<QueueItem[]> {
-  const response = await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send({ limit });
+  const response = await t.insight.take(limit);
   expect(response.status).toBe(200);
   return response.body as QueueItem[];
 }
 
 export function complete(t: TestApp, taskID: string, result: unknown = GOOD_RESULT) {
-  return t.http().post('/insight/task-queue/completed-tasks').set('X-Api-Key', t.adminKey).send({ taskID, result });
+  return t.insight.complete({ taskID, result });
 }
 
 export function fail(t: TestApp, taskID: string, error: unknown = { code: 'ErrTestCode', message: 'Error test code' }) {
-  return t.http().post('/insight/task-queue/failed-tasks').set('X-Api-Key', t.adminKey).send({ taskID, error });
+  return t.insight.fail({ taskID, error });
 }
 
 export async function viewTask(t: TestApp, taskID: string) {
-  const response = await t.http().get(`/insight/tasks/${taskID}`).set('X-Api-Key', t.adminKey);
+  const response = await t.insight.task(taskID);
   expect(response.status).toBe(200);
   return response.body as Record<string, unknown>;
 }

@@ -37,7 +37,7 @@ describe('executor protocol: bad input is refused with its code and changes noth
     await registerTask(t, domainParams('leased.example'));
     [leased] = await fleetTake(t, key, { limit: 1 });
     await registerTask(t, domainParams('waiting.example'));
-    expect((await t.http().put('/insight/quotas/verdict').set('X-Api-Key', t.adminKey).send({ perMinute: 10 })).status).toBe(200);
+    expect((await t.insight.put('/insight/quotas/verdict', { perMinute: 10 })).status).toBe(200);
     before = await snapshot(t);
   });
   afterAll(async () => {
@@ -143,7 +143,7 @@ describe('executor protocol: bad input is refused with its code and changes noth
   });
 
   it('refuses malformed quotas (400), unknown schemas (422 SchemaNotFound); the quota stays as it was', async () => {
-    const put = (schemaID: string, body: unknown) => t.http().put(`/insight/quotas/${schemaID}`).set('X-Api-Key', t.adminKey).send(body as object);
+    const put = (schemaID: string, body: unknown) => t.insight.put(`/insight/quotas/${schemaID}`, body as object);
     for (const body of [{ perMinute: '5' }, { perMinute: null }, { perHour: 0, perDay: 10 }, { maxLeased: -1 }, { perDay: 1e20 }, [], { perminute: 5 }]) {
       const response = await put('verdict', body);
       expect({ body, status: response.status, code: response.body.code }).toEqual({ body, status: 400, code: 'InvalidData' });
@@ -152,7 +152,7 @@ describe('executor protocol: bad input is refused with its code and changes noth
     expect([unknown.status, unknown.body.code]).toEqual([422, 'SchemaNotFound']);
     const malformedId = await put('bad%20id!', { perMinute: 5 });
     expect([malformedId.status, malformedId.body.code]).toEqual([400, 'InvalidPathArgument']);
-    const view = await t.http().get('/insight/quotas/verdict').set('X-Api-Key', t.adminKey);
+    const view = await t.insight.get('/insight/quotas/verdict');
     expect(view.body).toMatchObject({ schemaID: 'verdict', perMinute: 10 });
     expect(view.body).not.toHaveProperty('perHour');
     expect(await snapshot(t)).toEqual(before);
@@ -167,10 +167,10 @@ describe('executor protocol: bad input is refused with its code and changes noth
     }
     const retryPending = await post(t, t.adminKey, `/insight/tasks/${leased.id}/retry`, {});
     expect([retryPending.status, retryPending.body.code]).toEqual([422, 'InvalidState']);
-    const flag = await t.http().get(`/insight/tasks/${leased.id}?attempts=yes`).set('X-Api-Key', t.adminKey);
+    const flag = await t.insight.get(`/insight/tasks/${leased.id}?attempts=yes`);
     expect([flag.status, flag.body.code]).toEqual([400, 'InvalidQueryArgument']);
     for (const query of ['errorCode=%00', `errorCode=${'x'.repeat(257)}`, 'schemaID=bad%20id!']) {
-      const response = await t.http().get(`/insight/tasks?${query}`).set('X-Api-Key', t.adminKey);
+      const response = await t.insight.tasks(`?${query}`);
       expect([query, response.status, response.body.code]).toEqual([query, 400, 'InvalidQueryArgument']);
     }
     expect(await snapshot(t)).toEqual(before);

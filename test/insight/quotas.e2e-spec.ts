@@ -8,7 +8,7 @@ describe('quotas per schema across instances (extensions §16)', () => {
   let second: TestApp;
   let key: string;
   const quota = (method: 'put' | 'get' | 'delete', schemaID: string, body?: object) => {
-    const request = t.http()[method](`/insight/quotas/${schemaID}`).set('X-Api-Key', t.adminKey);
+    const request = t.insight[method](`/insight/quotas/${schemaID}`);
     return body === undefined ? request : request.send(body);
   };
 

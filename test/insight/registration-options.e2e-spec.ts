@@ -4,7 +4,7 @@ import { domainParams, GOOD_RESULT, registerSchema, viewTask } from './insight-s
 import { completeAs, expireLease, fleetTake } from './executor-support.js';
 
 function register(t: TestApp, form: Record<string, unknown>) {
-  return t.http().post('/insight/tasks').set('X-Api-Key', t.adminKey).send(form);
+  return t.insight.post('/insight/tasks', form);
 }
 
 async function taskCount(t: TestApp): Promise<number> {
@@ -60,7 +60,7 @@ describe('registration options: priority, maxAttempts, dedupe (extensions §16)'
 
   it('deduplicates by file content, not file id, and answers a recent result with dedupe result', async () => {
     const upload = async () => {
-      const response = await t.http().put('/filebox/files').set('X-Api-Key', t.adminKey).attach('file', Buffer.from('same bytes'), 'a.bin');
+      const response = await t.filebox.put('/filebox/files').attach('file', Buffer.from('same bytes'), 'a.bin');
       expect(response.status).toBe(201);
       return response.body.fileID as string;
     };
@@ -84,7 +84,7 @@ describe('registration options: priority, maxAttempts, dedupe (extensions §16)'
   it('makes exactly one task of 50 concurrent registrations of one file content under five file ids on two instances', async () => {
     const fileIDs: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const response = await t.http().put('/filebox/files').set('X-Api-Key', t.adminKey).attach('file', Buffer.from('racing bytes'), `race-${i}.bin`);
+      const response = await t.filebox.put('/filebox/files').attach('file', Buffer.from('racing bytes'), `race-${i}.bin`);
       expect(response.status).toBe(201);
       fileIDs.push(response.body.fileID as string);
     }

@@ -25,7 +25,7 @@ describe('GET /insight/tasks', () => {
     const tasks: { id: string; state: string }[] = [];
     let path: string | undefined = `/insight/tasks?${query}`;
     while (path) {
-      const response: Response = await t.http().get(path).set('X-Api-Key', key);
+      const response: Response = await t.insight.as(key).get(path);
       expect(response.status).toBe(200);
       tasks.push(...(response.body as { id: string; state: string }[]));
       path = parseLinks(response.headers.link as string | undefined).next;
@@ -36,7 +36,7 @@ describe('GET /insight/tasks', () => {
   it('lists every task newest first across pages, each as its own view shows it', async () => {
     const tasks = await listAll('limit=2');
     expect(tasks.map((task) => task.id)).toEqual([...registered].reverse());
-    const one = await t.http().get(`/insight/tasks/${registered[0]}`).set('X-Api-Key', t.adminKey);
+    const one = await t.insight.task(registered[0]);
     expect(tasks.find((task) => task.id === registered[0])).toEqual(one.body);
   });
 
@@ -49,11 +49,11 @@ describe('GET /insight/tasks', () => {
 
   it('refuses bad arguments and keys without Read on tasks', async () => {
     for (const query of ['state=Done', 'cursor=!!', 'cursor=eyJ0IjoxfQ', 'limit=0']) {
-      const response = await t.http().get(`/insight/tasks?${query}`).set('X-Api-Key', t.adminKey);
+      const response = await t.insight.tasks(`?${query}`);
       expect([query, response.status, response.body.code]).toEqual([query, 400, 'InvalidQueryArgument']);
     }
     const queue = await createKey(t, { permissions: [{ resource: BUILTIN_RESOURCES['task-queue'].id, actions: ['Read', 'Write'] }] });
-    const refused = await t.http().get('/insight/tasks').set('X-Api-Key', queue.key);
+    const refused = await t.insight.as(queue.key).tasks();
     expectError(refused, 'MissingPermissions');
     const reader = await createKey(t, { permissions: [{ resource: BUILTIN_RESOURCES.tasks.id, actions: ['Read'] }] });
     expect(await listAll('', reader.key)).toHaveLength(5);

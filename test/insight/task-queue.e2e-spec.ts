@@ -33,13 +33,13 @@ describe('insight task queue', () => {
   describe('executing-tasks', () => {
     it('refuses a limit outside 1..1000 or not an integer with 400 InvalidData', async () => {
       for (const body of [{}, { limit: 0 }, { limit: -1 }, { limit: 1001 }, { limit: 1.5 }, { limit: '5' }, { limit: null }, { limit: 3, extra: true }]) {
-        const response = await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send(body);
+        const response = await t.insight.post('/insight/task-queue/executing-tasks', body);
         expect({ body, status: response.status, code: response.body.code }).toEqual({ body, status: 400, code: 'InvalidData' });
       }
     });
 
     it('answers [] for an empty queue', async () => {
-      const response = await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send({ limit: 1000 });
+      const response = await t.insight.take(1000);
       expect(response.status).toBe(200);
       expect(response.body).toEqual([]);
       expect(response.headers.link).toBeUndefined();
@@ -73,11 +73,11 @@ describe('insight task queue', () => {
         ['completed-tasks', { taskID: UNKNOWN_TASK, result: GOOD_RESULT }],
         ['failed-tasks', { taskID: UNKNOWN_TASK, error: { code: 'X', message: 'y' } }],
       ] as const) {
-        const response = await t.http().post(`/insight/task-queue/${path}`).set('X-Api-Key', reader.key).send(body);
+        const response = await t.insight.as(reader.key).post(`/insight/task-queue/${path}`, body);
         expect({ path, status: response.status, code: response.body.code }).toEqual({ path, status: 403, code: 'MissingPermissions' });
       }
       const executor = await createKey(t, { permissions: [{ resource: 6, actions: ['Write'] }] });
-      const response = await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', executor.key).send({ limit: 1 });
+      const response = await t.insight.as(executor.key).take(1);
       expect(response.status).toBe(200);
     });
   });
@@ -164,14 +164,12 @@ describe('insight task queue', () => {
         ['failed-tasks', { taskID: id, error: { code: 'X', message: 'y'.repeat(65537) } }],
       ];
       for (const [path, body] of malformed) {
-        const response = await t.http().post(`/insight/task-queue/${path}`).set('X-Api-Key', t.adminKey).send(body as object);
+        const response = await t.insight.post(`/insight/task-queue/${path}`, body as object);
         expect({ path, body, status: response.status, code: response.body.code }).toEqual({ path, body, status: 400, code: 'InvalidData' });
       }
       // A number JSON cannot carry as a double (it would be stored as null after passing the schema).
-      const huge = await t
-        .http()
+      const huge = await t.insight
         .post('/insight/task-queue/completed-tasks')
-        .set('X-Api-Key', t.adminKey)
         .set('Content-Type', 'application/json')
         .send(`{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "example.com"}], "context": {"verdict": "benign", "score": 1e400}}}`);
       expectError(huge, 'InvalidData');
@@ -183,10 +181,8 @@ describe('insight task queue', () => {
     it('never answers 500 to junk bodies', async () => {
       for (const path of ['executing-tasks', 'completed-tasks', 'failed-tasks']) {
         for (const raw of ['[]', '"x"', 'null', '1', '{', '{"limit": {"$gt": 1}}', '{"taskID": ["a"], "result": {"keys": [null]}}', '{"taskID": {}, "error": []}']) {
-          const response = await t
-            .http()
+          const response = await t.insight
             .post(`/insight/task-queue/${path}`)
-            .set('X-Api-Key', t.adminKey)
             .set('Content-Type', 'application/json')
             .send(raw);
           expect({ path, raw, status: response.status, code: response.body.code }).toEqual({ path, raw, status: 400, code: 'InvalidData' });
@@ -234,10 +230,8 @@ describe('insight task queue', () => {
       const id = await registerTask(t, { schemaID: 'open', objectKeys: [{ type: 'DomainName', value: 'names.example' }] });
       await take(t, 10);
       const send = (context: string) =>
-        t
-          .http()
+        t.insight
           .post('/insight/task-queue/completed-tasks')
-          .set('X-Api-Key', t.adminKey)
           .set('Content-Type', 'application/json')
           .send(`{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "names.example"}], "context": ${context}}}`);
       for (const [context, pointer] of [
@@ -333,7 +327,7 @@ describe('insight task queue', () => {
     expect((await complete(t, first, resultOf('e1.example'))).status).toBe(204);
 
     const stricter = { schemaID: 'evolving', type: 'object', properties: { context: { required: ['verdict'] } } };
-    const put = await t.http().put('/insight/schemas/evolving').set('X-Api-Key', t.adminKey).set('If-Match', '"1"').send(stricter);
+    const put = await t.insight.replaceSchema('evolving', stricter, '"1"');
     expect(put.status).toBe(204);
     const refused = await complete(t, second, resultOf('e2.example'));
     expect([refused.status, refused.body.code, refused.body.details?.AbsoluteKeywordLocation]).toEqual([

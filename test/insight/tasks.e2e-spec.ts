@@ -10,7 +10,7 @@ const SHA256 = 'E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855
 
 describe('insight tasks', () => {
   let t: TestApp;
-  const post = (body: unknown) => t.http().post('/insight/tasks').set('X-Api-Key', t.adminKey).send(body as object);
+  const post = (body: unknown) => t.insight.post('/insight/tasks', body as object);
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -85,18 +85,14 @@ describe('insight tasks', () => {
       '{"params": {"schemaID": "verdict", "objectKeys": [1, 2]}}',
       '{"params": {"schemaID": "verdict", "objectKeys": [{"type": "DomainName", "value": "a.com"}]}, "n": 1e400}',
     ]) {
-      const response = await t.http().post('/insight/tasks').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(raw);
+      const response = await t.insight.post('/insight/tasks').set('Content-Type', 'application/json').send(raw);
       expect({ raw, status: response.status, code: response.body.code }).toEqual({ raw, status: 400, code: 'InvalidData' });
     }
     expect(await take(t, 1000)).toEqual([]);
   });
 
   it('keeps intel and insight schemas apart', async () => {
-    const intel = await t
-      .http()
-      .post('/intel/schemas')
-      .set('X-Api-Key', t.adminKey)
-      .send({ schemaID: 'intel-only', type: 'object' });
+    const intel = await t.intel.createSchema({ schemaID: 'intel-only', type: 'object' });
     expect(intel.status).toBe(201);
     const response = await post({ params: { ...domainParams(), schemaID: 'intel-only' } });
     expect(response.status).toBe(422);
@@ -161,7 +157,7 @@ describe('insight tasks', () => {
   });
 
   it('accepts a task naming an existing filebox file, alone or with keys; objectKeys [] beside a file means no keys', async () => {
-    const upload = await t.http().put('/filebox/files').set('X-Api-Key', t.adminKey).attach('file', Buffer.from('sample content'), 'sample.bin');
+    const upload = await t.filebox.put('/filebox/files').attach('file', Buffer.from('sample content'), 'sample.bin');
     expect(upload.status).toBe(201);
     const fileID = upload.body.fileID as string;
 
@@ -181,14 +177,14 @@ describe('insight tasks', () => {
 
   it('answers 404 NotFound for an unknown or malformed task id', async () => {
     for (const path of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '1', '00000000-0000-4000-8000-00000000000g']) {
-      const response = await t.http().get(`/insight/tasks/${path}`).set('X-Api-Key', t.adminKey);
+      const response = await t.insight.task(path);
       expect({ path, status: response.status, code: response.body.code }).toEqual({ path, status: 404, code: 'NotFound' });
     }
   });
 
   it('accepts the task id in upper case and shows it in lower case', async () => {
     const id = await registerTask(t, domainParams('upper.example'));
-    const response = await t.http().get(`/insight/tasks/${id.toUpperCase()}`).set('X-Api-Key', t.adminKey);
+    const response = await t.insight.task(id.toUpperCase());
     expect(response.status).toBe(200);
     expect(response.body.id).toBe(id);
     await take(t, 1000);
@@ -202,22 +198,22 @@ describe('insight tasks', () => {
     const queueOnly = await createKey(t, { permissions: [{ resource: 6, actions: ['Write'] }] });
     const body = { params: domainParams('perm.example') };
 
-    let response = await t.http().post('/insight/tasks').set('X-Api-Key', readOnly.key).send(body);
+    let response = await t.insight.as(readOnly.key).post('/insight/tasks', body);
     expectError(response, 'MissingPermissions');
-    response = await t.http().post('/insight/tasks').set('X-Api-Key', queueOnly.key).send(body);
+    response = await t.insight.as(queueOnly.key).post('/insight/tasks', body);
     expectError(response, 'MissingPermissions');
-    response = await t.http().get(`/insight/tasks/${id}`).set('X-Api-Key', writeOnly.key);
+    response = await t.insight.as(writeOnly.key).task(id);
     expectError(response, 'MissingPermissions');
     response = await t.http().post('/insight/tasks').send(body);
     expectError(response, 'Unauthorized');
 
-    response = await t.http().get(`/insight/tasks/${id}`).set('X-Api-Key', readOnly.key);
+    response = await t.insight.as(readOnly.key).task(id);
     expect(response.status).toBe(200);
-    response = await t.http().post('/insight/tasks').set('X-Api-Key', writeOnly.key).send(body);
+    response = await t.insight.as(writeOnly.key).post('/insight/tasks', body);
     expect(response.status).toBe(201);
-    response = await t.http().post('/insight/tasks').set('X-Api-Key', children.key).send(body);
+    response = await t.insight.as(children.key).post('/insight/tasks', body);
     expect(response.status).toBe(201);
-    response = await t.http().get(`/insight/tasks/${id}`).set('X-Api-Key', children.key);
+    response = await t.insight.as(children.key).task(id);
     expect(response.status).toBe(200);
     await take(t, 1000);
   });
@@ -228,7 +224,7 @@ describe('insight tasks', () => {
       limits: [{ resource: 5, action: 'Write', limit: 2 }],
     });
     expect(await take(t, 1000)).toEqual([]);
-    const send = () => t.http().post('/insight/tasks').set('X-Api-Key', limited.key).send({ params: domainParams('limited.example') });
+    const send = () => t.insight.as(limited.key).post('/insight/tasks', { params: domainParams('limited.example') });
 
     const first = await send();
     expect(first.status).toBe(201);
@@ -249,7 +245,7 @@ describe('insight tasks', () => {
     expect(refused.headers['ratelimit-reset']).toMatch(/^\d+$/);
 
     // Reading is not limited; the refused registration left no task behind.
-    const view = await t.http().get(`/insight/tasks/${first.body.taskID}`).set('X-Api-Key', limited.key);
+    const view = await t.insight.as(limited.key).task(first.body.taskID);
     expect(view.status).toBe(200);
     const queued = await take(t, 1000);
     expect(queued.map((item) => item.id).sort()).toEqual([first.body.taskID, second.body.taskID].sort());

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
+import { upgradedDatabase } from '../support/migrations.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 
 interface Entry {
   operation: string;
@@ -18,25 +17,15 @@ describe('upgrading a database with objects to the api claim', () => {
   let t: TestApp | undefined;
 
   beforeAll(async () => {
-    databaseUrl = await createDatabase();
-    const before = await createTestApp({ DATABASE_URL: databaseUrl });
-    const admin = () => before.http();
-    await admin().post('/intel/schemas').set('X-Api-Key', before.adminKey).send({ schemaID: 'any', type: 'object' });
-    expect((await admin().post('/intel/collections').set('X-Api-Key', before.adminKey).send({ name: 'old', schemaID: 'any' })).status).toBe(201);
-    for (const n of [1, 2]) {
-      const form = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { n } };
-      expect((await admin().post('/intel/collections/old/objects').set('X-Api-Key', before.adminKey).send(form)).status).toBe(204);
-    }
-    await before.close();
-
-    const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
-    await dataSource.initialize();
-    const hasClaim = async () =>
-      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'intel_object' AND column_name = 'api_first_seen_at'`)).length > 0;
-    for (let undone = 0; (await hasClaim()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(await hasClaim()).toBe(false);
-    await dataSource.runMigrations({ transaction: 'each' });
-    await dataSource.destroy();
+    databaseUrl = await upgradedDatabase({ table: 'intel_object', column: 'api_first_seen_at' }, async (before) => {
+      const admin = () => before.http();
+      await admin().post('/intel/schemas').set('X-Api-Key', before.adminKey).send({ schemaID: 'any', type: 'object' });
+      expect((await admin().post('/intel/collections').set('X-Api-Key', before.adminKey).send({ name: 'old', schemaID: 'any' })).status).toBe(201);
+      for (const n of [1, 2]) {
+        const form = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { n } };
+        expect((await admin().post('/intel/collections/old/objects').set('X-Api-Key', before.adminKey).send(form)).status).toBe(204);
+      }
+    });
   });
   afterAll(async () => {
     await t?.close();

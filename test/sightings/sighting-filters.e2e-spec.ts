@@ -11,12 +11,12 @@ const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 describe('sightedSince and excludeFalsePositives on listings and exports', () => {
   let t: TestApp;
 
-  const post = (body: unknown) => t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).send(body as object).expect(200);
+  const post = (body: unknown) => t.sightings.record(body as object).expect(200);
   const listed = async (query: string) => {
     const values: string[] = [];
     let path: string | undefined = `/intel/collections/filtered/objects?limit=1&${query}`;
     while (path) {
-      const response: { status: number; body: { keys: { value: string }[] }[]; headers: Record<string, string> } = await t.http().get(path).set('X-Api-Key', t.adminKey);
+      const response: { status: number; body: { keys: { value: string }[] }[]; headers: Record<string, string> } = await t.intel.get(path);
       expect(response.status).toBe(200);
       values.push(...response.body.map((object) => object.keys[0].value));
       path = parseLinks(response.headers.link).next;
@@ -24,7 +24,7 @@ describe('sightedSince and excludeFalsePositives on listings and exports', () =>
     return values;
   };
   const exported = (query: string, tag?: string) => {
-    const request = t.http().get(`/intel/collections/filtered/export?format=txt&keyType=MD5Hash&${query}`).set('X-Api-Key', t.adminKey);
+    const request = t.intel.export('filtered', `?format=txt&keyType=MD5Hash&${query}`);
     return tag === undefined ? request : request.set('If-None-Match', tag);
   };
 
@@ -32,7 +32,7 @@ describe('sightedSince and excludeFalsePositives on listings and exports', () =>
     t = await createTestApp();
     await createCollection(t, 'filtered');
     const objects = [1, 2, 3, 4].map((n) => ({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }, { type: 'SHA1Hash', value: sha1(n) }], context: {} }));
-    await t.http().post('/intel/collections/filtered/objects/batch').set('X-Api-Key', t.adminKey).send(objects).expect(200);
+    await t.intel.batch('filtered', objects).expect(200);
     // 1: seen an hour ago; 2: ten days ago; 3: once, but marked a false positive three times (on its other key); 4: never.
     await post([
       { type: 'MD5Hash', value: md5(1), at: ago(HOUR) },
@@ -53,9 +53,9 @@ describe('sightedSince and excludeFalsePositives on listings and exports', () =>
     expect(await listed('excludeFalsePositives=true')).toEqual([md5(1), md5(2), md5(4)]);
     expect(await listed('excludeFalsePositives=false')).toEqual([md5(1), md5(2), md5(3), md5(4)]);
     expect(await listed(`excludeFalsePositives=true&sightedSince=${ago(30 * DAY)}`)).toEqual([md5(1), md5(2)]);
-    expectError(await t.http().get('/intel/collections/filtered/objects?sightedSince=last-week').set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
-    expectError(await t.http().get('/intel/collections/filtered/objects?sightedSince=2026-02-30T00:00:00Z').set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
-    expectError(await t.http().get('/intel/collections/filtered/objects?excludeFalsePositives=yes').set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
+    expectError(await t.intel.objects('filtered', '?sightedSince=last-week'), 'InvalidQueryArgument');
+    expectError(await t.intel.objects('filtered', '?sightedSince=2026-02-30T00:00:00Z'), 'InvalidQueryArgument');
+    expectError(await t.intel.objects('filtered', '?excludeFalsePositives=yes'), 'InvalidQueryArgument');
   });
 
   it('exports only the filtered objects, with an ETag that moves with the sightings only when filtered', async () => {
@@ -74,7 +74,7 @@ describe('sightedSince and excludeFalsePositives on listings and exports', () =>
     expect(after.status).toBe(200);
     expect(after.text).toBe(`${md5(1)}\n${md5(2)}\n${md5(4)}\n`);
     expect((await exported('', plain.headers.etag)).status).toBe(304);
-    expect((await t.http().get(`/intel/collections/filtered/export?format=ndjson&${since}`).set('X-Api-Key', t.adminKey)).text.trim().split('\n')).toHaveLength(4);
+    expect((await t.intel.export('filtered', `?format=ndjson&${since}`)).text.trim().split('\n')).toHaveLength(4);
     expectError(await exported('excludeFalsePositives=1'), 'InvalidQueryArgument');
   });
 });

@@ -49,7 +49,7 @@ describe('sightings from 8 concurrent clients on two instances', () => {
       keys: [{ type: 'MD5Hash', value: md5(i + 1) }, { type: 'SHA1Hash', value: sha1(i + 1) }],
       context: {},
     }));
-    const added = await a.http().post('/intel/collections/watched/objects/batch').set('X-Api-Key', a.adminKey).send(objects);
+    const added = await a.intel.batch('watched', objects);
     expect(added.body.added).toBe(OBJECTS);
   });
   afterAll(() => closeInstances([a, b]));
@@ -106,7 +106,7 @@ describe('sightings from 8 concurrent clients on two instances', () => {
       }
     }
     const keys = Array.from({ length: OBJECTS }, (_, i) => ({ type: 'MD5Hash', value: md5(i + 1) }));
-    const lookup = await b.http().post('/intel/lookup').set('X-Api-Key', b.adminKey).send({ keys });
+    const lookup = await b.intel.lookup({ keys });
     expect(lookup.status).toBe(200);
     const answered = (lookup.body as { matches: { sightings: unknown }[] }[]).map((entry) => entry.matches[0].sightings);
     expect(answered).toEqual(

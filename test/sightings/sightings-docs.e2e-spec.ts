@@ -19,7 +19,7 @@ describe('docs/history-and-sightings.md: the sighting examples', () => {
     await createCollection(t, 'blocklist');
     const keys = BODIES.flat().map((item) => ({ type: item.type ?? item.objectKeyType, value: item.value ?? item.objectKey }));
     const objects = [...new Map(keys.map((key) => [`${key.type} ${key.value}`, key])).values()].map((key) => ({ type: OBJECT_TYPE[key.type], keys: [key], context: {} }));
-    await t.http().post('/intel/collections/blocklist/objects/batch').set('X-Api-Key', t.adminKey).send(objects).expect(200);
+    await t.intel.batch('blocklist', objects).expect(200);
   });
   afterAll(async () => {
     await t.close();
@@ -43,12 +43,12 @@ describe('docs/history-and-sightings.md: the sighting examples', () => {
   it('records every example body, counts none of it twice when sent again, and summarises the Elastic hash', async () => {
     expect(BODIES).toHaveLength(2);
     for (const body of BODIES) {
-      const first = await t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).send(body);
+      const first = await t.sightings.record(body);
       expect(first.body).toEqual(body.map(() => ({ status: 'Recorded' })));
-      const again = await t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).send(body);
+      const again = await t.sightings.record(body);
       expect(again.body).toEqual(body.map(() => ({ status: 'Duplicate' })));
     }
-    const lookup = await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: [{ type: 'MD5Hash', value: BODIES[1][0].objectKey }] });
+    const lookup = await t.intel.lookup({ keys: [{ type: 'MD5Hash', value: BODIES[1][0].objectKey }] });
     expect(lookup.body[0].matches[0].sightings).toEqual({ count: 1, falsePositives: 1, firstAt: BODIES[1][0].at, lastAt: BODIES[1][0].at, sources: 2 });
   });
 });

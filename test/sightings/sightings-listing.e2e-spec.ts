@@ -16,16 +16,16 @@ describe('GET /intel/sightings and the hourly roll-up', () => {
   let t: TestApp;
   let reader: string;
 
-  const post = (body: unknown) => t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).send(body as object).expect(200);
-  const list = (query: string, key = t.adminKey) => t.http().get(`/intel/sightings?${query}`).set('X-Api-Key', key);
+  const post = (body: unknown) => t.sightings.record(body as object).expect(200);
+  const list = (query: string, key = t.adminKey) => t.sightings.as(key).sightings(`?${query}`);
   const summaryOf = async (n: number) =>
-    (await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: [{ type: 'MD5Hash', value: md5(n) }] })).body[0].matches[0].sightings;
+    (await t.intel.lookup({ keys: [{ type: 'MD5Hash', value: md5(n) }] })).body[0].matches[0].sightings;
   /** Every page, following `rel="next"` verbatim. */
   const listAll = async (query: string) => {
     const items: unknown[] = [];
     let path: string | undefined = `/intel/sightings?${query}`;
     while (path) {
-      const response: { status: number; body: unknown[]; headers: Record<string, string> } = await t.http().get(path).set('X-Api-Key', t.adminKey);
+      const response: { status: number; body: unknown[]; headers: Record<string, string> } = await t.sightings.get(path);
       expect(response.status).toBe(200);
       items.push(...response.body);
       path = parseLinks(response.headers.link as string | undefined).next;
@@ -38,10 +38,10 @@ describe('GET /intel/sightings and the hourly roll-up', () => {
     await createCollection(t, 'listed');
     await createCollection(t, 'hidden');
     for (const n of [1, 2]) {
-      await t.http().post('/intel/collections/listed/objects').set('X-Api-Key', t.adminKey).send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: {} }).expect(204);
+      await t.intel.add('listed', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: {} }).expect(204);
     }
-    await t.http().post('/intel/collections/hidden/objects').set('X-Api-Key', t.adminKey).send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(3) }], context: {} }).expect(204);
-    const resources = (await t.http().get(`/auth/resources?parentID=${INTEL}`).set('X-Api-Key', t.adminKey)).body as { id: number; name: string }[];
+    await t.intel.add('hidden', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(3) }], context: {} }).expect(204);
+    const resources = (await t.auth.resources(`?parentID=${INTEL}`)).body as { id: number; name: string }[];
     reader = (await createKey(t, { permissions: [{ resource: resources.find((r) => r.name === 'listed')!.id, actions: ['Read'] }] })).key;
   });
   afterAll(async () => {

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
+import { upgradedDatabase } from '../support/migrations.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 
 const domain = { type: 'DomainName', value: 'seen.example' };
@@ -16,40 +15,29 @@ describe('upgrading a database with sightings to per-key source counts', () => {
   let databaseUrl: string;
   let t: TestApp | undefined;
 
-  const post = (app: TestApp, items: object[]) =>
-    app.http().post('/intel/sightings').set('X-Api-Key', app.adminKey).send(items).expect(200);
+  const post = (app: TestApp, items: object[]) => app.sightings.record(items).expect(200);
   const summaryOf = async (app: TestApp, key: { type: string; value: string }) => {
-    const response = await app.http().post('/intel/lookup').set('X-Api-Key', app.adminKey).send({ keys: [key] });
+    const response = await app.intel.lookup({ keys: [key] });
     expect(response.body[0].matches).toHaveLength(1);
     return response.body[0].matches[0].sightings as { count: number; sources: number };
   };
 
   beforeAll(async () => {
-    databaseUrl = await createDatabase();
-    const before = await createTestApp({ DATABASE_URL: databaseUrl });
-    await createCollection(before, 'seen');
-    for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, file(1), file(2)]) {
-      await before.http().post('/intel/collections/seen/objects').set('X-Api-Key', before.adminKey).send(form).expect(204);
-    }
-    await post(before, [
-      { ...domain, source: 'a' },
-      { ...domain, source: 'b' },
-      { ...domain, source: 'a' },
-      { type: 'MD5Hash', value: md5(1), source: 'a' },
-      { type: 'MD5Hash', value: md5(1), source: 'c' },
-      { type: 'SHA1Hash', value: sha1(1), source: 'a' },
-      { type: 'MD5Hash', value: md5(2), source: 'b' },
-    ]);
-    await before.close();
-
-    const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
-    await dataSource.initialize();
-    const hasSources = async () =>
-      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'sighting_summary' AND column_name = 'sources'`)).length > 0;
-    for (let undone = 0; (await hasSources()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(await hasSources()).toBe(false);
-    await dataSource.runMigrations({ transaction: 'each' });
-    await dataSource.destroy();
+    databaseUrl = await upgradedDatabase({ table: 'sighting_summary', column: 'sources' }, async (before) => {
+      await createCollection(before, 'seen');
+      for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, file(1), file(2)]) {
+        await before.intel.add('seen', form).expect(204);
+      }
+      await post(before, [
+        { ...domain, source: 'a' },
+        { ...domain, source: 'b' },
+        { ...domain, source: 'a' },
+        { type: 'MD5Hash', value: md5(1), source: 'a' },
+        { type: 'MD5Hash', value: md5(1), source: 'c' },
+        { type: 'SHA1Hash', value: sha1(1), source: 'a' },
+        { type: 'MD5Hash', value: md5(2), source: 'b' },
+      ]);
+    });
   });
   afterAll(async () => {
     await t?.close();

@@ -16,12 +16,12 @@ describe('POST /intel/sightings', () => {
   let reader: { id: number; key: string };
   let outsider: string;
 
-  const post = (body: unknown, key = t.adminKey) => t.http().post('/intel/sightings').set('X-Api-Key', key).send(body as object);
-  const add = (c: string, body: object) => t.http().post(`/intel/collections/${c}/objects`).set('X-Api-Key', t.adminKey).send(body).expect(204);
+  const post = (body: unknown, key = t.adminKey) => t.sightings.as(key).record(body as object);
+  const add = (c: string, body: object) => t.intel.add(c, body as Record<string, unknown>).expect(204);
   const statuses = (body: { status: string }[]) => body.map((result) => result.status);
   /** The summary a lookup (as the admin) shows for the one object holding the key. */
   const summaryOf = async (key: { type: string; value: string }) => {
-    const response = await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: [key] });
+    const response = await t.intel.lookup({ keys: [key] });
     expect(response.body[0].matches).toHaveLength(1);
     return response.body[0].matches[0].sightings;
   };
@@ -32,7 +32,7 @@ describe('POST /intel/sightings', () => {
     for (const name of ['seen-open', 'seen-secret']) await createCollection(t, name);
     for (let n = 1; n <= 6; n++) await add('seen-open', file(n));
     await add('seen-secret', { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret.example' }], context: {} });
-    const resources = (await t.http().get(`/auth/resources?parentID=${INTEL}`).set('X-Api-Key', t.adminKey)).body as { id: number; name: string }[];
+    const resources = (await t.auth.resources(`?parentID=${INTEL}`)).body as { id: number; name: string }[];
     const id = (name: string) => resources.find((resource) => resource.name === name)!.id;
     reader = await createKey(t, { permissions: [{ resource: id('seen-open'), actions: ['Read'] }, { resource: id('seen-secret'), actions: ['Write'] }] });
     outsider = (await createKey(t, { permissions: [] })).key;
@@ -68,7 +68,7 @@ describe('POST /intel/sightings', () => {
     const summary = (await summaryOf(file(2).keys[0]))!;
     expect(summary).toMatchObject({ count: 2, falsePositives: 0, sources: 1 });
     expect(Date.parse(summary.firstAt!)).toBeGreaterThanOrEqual(before - 1000);
-    const listed = await t.http().get(`/intel/sightings?objectKeyType=MD5Hash&objectKey=${md5(2)}`).set('X-Api-Key', reader.key);
+    const listed = await t.sightings.as(reader.key).sightings(`?objectKeyType=MD5Hash&objectKey=${md5(2)}`);
     expect(listed.body).toEqual([{ at: summary.firstAt, kind: 'sighting', source: `key/${reader.id}`, count: 1 }]);
   });
 
@@ -138,7 +138,7 @@ describe('POST /intel/sightings', () => {
   it('refuses a body that is not a non-empty array of at most 10,000 items, and needs a key', async () => {
     expectError(await post({ type: 'MD5Hash', value: md5(1) }), 'InvalidData');
     expectError(await post([]), 'InvalidData');
-    const broken = await t.http().post('/intel/sightings').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('[{"type": "MD5Hash",');
+    const broken = await t.sightings.post('/intel/sightings').set('Content-Type', 'application/json').send('[{"type": "MD5Hash",');
     expectError(broken, 'InvalidData');
     const tooMany = Array.from({ length: 10_001 }, () => ({ type: 'MD5Hash', value: md5(6) }));
     expectError(await post(tooMany), 'RequestEntityTooLarge');

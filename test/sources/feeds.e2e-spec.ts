@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { ROOT, TAXII, taxiiClient } from '../support/clients/taxii.js';
 import { createCollection } from '../taxii/taxii-support.js';
@@ -37,13 +38,7 @@ describe('source runs of the feed kinds', () => {
     await feed.stop();
   });
 
-  let sources = 0;
-  async function source(form: Record<string, unknown>): Promise<string> {
-    const name = `feed-${++sources}`;
-    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, ...form });
-    expect(created.status).toBe(201);
-    return name;
-  }
+  const { create: source } = sourceFactory(() => t, 'feed');
   const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const changeCount = async (collection: string) =>
@@ -125,7 +120,7 @@ describe('source runs of the feed kinds', () => {
       expect(await keysOf(c)).toEqual([1, 3, 4, 6, 7, 8].map(ip).sort());
       const removes = (await t.db.query(`SELECT object->'keys'->0->>'value' AS value, reason, source FROM intel_change WHERE operation = 'Remove' AND source = $1 ORDER BY id`, [name])).rows;
       expect(removes).toEqual([ip(2), ip(5)].map((value) => ({ value, reason: 'Withdrawn', source: name })));
-      const claims = await t.http().get(`/intel/sources/${name}/objects`).set('X-Api-Key', t.adminKey);
+      const claims = await t.sources.claims(name);
       expect((claims.body as { value: string }[]).map((claim) => claim.value).sort()).toEqual([1, 3, 4, 6, 7, 8].map(ip).sort());
       const moved = (await feedState(name))!.watermark as string;
       expect(moved > last).toBe(true);
@@ -140,7 +135,7 @@ describe('source runs of the feed kinds', () => {
     it('a dry run reads the whole collection and stores no watermark', async () => {
       const c = await downstream();
       const name = await source({ collection: c, kind: 'taxii21', url: `${upstream.url}${ROOT}`, collectionID, pageSize: 3, basicAuth: { username: 'p', password: upstream.adminKey } });
-      const dry = await t.http().post(`/intel/sources/${name}/test`).set('X-Api-Key', t.adminKey);
+      const dry = await t.sources.dryRun(name);
       expect(dry.status).toBe(200);
       expect(dry.body).toMatchObject({ added: 6, withdrawn: 0, rejected: 0, suspect: false });
       expect(await feedState(name)).toBeNull();
@@ -276,7 +271,7 @@ describe('source runs of the feed kinds', () => {
       await publish({ [A]: eventA, [B]: eventB });
       const name = await source({ collection: c, kind: 'misp', url: base, headers: { 'Auth-Key': AUTH_KEY }, maxRemovalRatio: 1, context: { feed: 'circl' } });
       // The view names the header, never its value.
-      const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
+      const view = await t.sources.source(name);
       expect(view.body).toMatchObject({ kind: 'misp', mode: 'delta', headers: ['Auth-Key'], toIdsOnly: true });
       expect(JSON.stringify(view.body)).not.toContain(AUTH_KEY);
 
@@ -329,8 +324,8 @@ describe('source runs of the feed kinds', () => {
       expect((await t.db.query(`SELECT etag FROM sources_source WHERE name = $1`, [name])).rows[0].etag).toBeNull();
       // The same manifest again is read again (no 304) and weighed again.
       expect(await run(name)).toMatchObject({ outcome: 'suspect', httpStatus: 200, withdrawn: 0 });
-      const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
-      expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag as string).send({ maxRemovalRatio: 1 })).status).toBe(204);
+      const view = await t.sources.source(name);
+      expect((await t.sources.update(name, { maxRemovalRatio: 1 }, view.headers.etag as string)).status).toBe(204);
       expect(await run(name)).toMatchObject({ outcome: 'ok', withdrawn: 4 });
       expect(await keysOf(c)).toEqual([ip(64)]);
     });
@@ -341,8 +336,8 @@ describe('source runs of the feed kinds', () => {
       await publish({ [A]: { timestamp: '1', Attribute: [attribute('ip-dst', ip(50))] } });
       const name = await source({ collection: c, kind: 'misp', url: base.slice(0, -1) });
       expect(await run(name)).toMatchObject({ outcome: 'failed', httpStatus: 403, error: { code: 'HttpStatus' } });
-      const patched = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
-      const updated = await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', patched.headers.etag as string).send({ headers: { 'Auth-Key': AUTH_KEY } });
+      const patched = await t.sources.source(name);
+      const updated = await t.sources.update(name, { headers: { 'Auth-Key': AUTH_KEY } }, patched.headers.etag as string);
       expect(updated.status).toBe(204);
       await writeFile(join(folder, 'manifest.json'), '<html>maintenance</html>');
       expect(await run(name)).toMatchObject({ outcome: 'failed', error: { code: 'NotJson', message: expect.stringMatching(/^manifest\.json: /) } });

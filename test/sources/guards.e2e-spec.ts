@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
+import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { FeedServer } from './feed-server.js';
@@ -30,19 +31,13 @@ describe('source run guards', () => {
   });
 
   const fresh = freshCollections(() => t, 'guards');
-  let sources = 0;
-  async function source(collection: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
-    const name = `guard-${++sources}`;
-    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: feed.url(path), ...extra });
-    expect(created.status).toBe(201);
-    return name;
-  }
+  const { text: source } = sourceFactory(() => t, 'guard', (path) => feed.url(path));
   const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const stored = async (name: string) =>
     (await t.db.query(`SELECT etag, last_modified, body_digest, feed_state FROM sources_source WHERE name = $1`, [name])).rows[0] as Record<string, unknown>;
   const claims = async (name: string) =>
-    ((await t.http().get(`/intel/sources/${name}/objects`).set('X-Api-Key', t.adminKey)).body as { value: string; lastSeenAt: string; missedRuns: number }[]);
+    ((await t.sources.claims(name)).body as { value: string; lastSeenAt: string; missedRuns: number }[]);
 
   // First: the schedule's tick runs every due source of the app, and no other exists yet.
   it('a huge Retry-After of a scheduled run is capped at 24 h: the run is closed as failed, the next one due a day later', async () => {
@@ -50,9 +45,9 @@ describe('source run guards', () => {
     feed.routes.set('/later.txt', { status: 503, body: 'later', headers: { 'retry-after': '99999999999999999999' } });
     const name = await source(c, '/later.txt');
     await t.app.get(SourceRunsService).runDue();
-    const [logged] = (await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey)).body as { outcome: string; finishedAt: string | null }[];
+    const [logged] = (await t.sources.runs(name)).body as { outcome: string; finishedAt: string | null }[];
     expect(logged).toMatchObject({ outcome: 'failed', finishedAt: expect.any(String), httpStatus: 503, error: { code: 'HttpStatus' } });
-    const view = (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body as { nextRunAt: string; lastRunAt: string };
+    const view = (await t.sources.source(name)).body as { nextRunAt: string; lastRunAt: string };
     const wait = Date.parse(view.nextRunAt) - Date.parse(view.lastRunAt);
     expect(wait).toBeGreaterThanOrEqual(86_399_000);
     expect(wait).toBeLessThanOrEqual(86_401_000);
@@ -117,16 +112,16 @@ describe('source run guards', () => {
     feed.list('/held.txt', ips(1, 2, 3, 4), '"h1"');
     const name = await source(c, '/held.txt');
     expect(await run(name)).toMatchObject({ outcome: 'ok', added: 4 });
-    const success = (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.lastSuccessAt as string;
+    const success = (await t.sources.source(name)).body.lastSuccessAt as string;
     feed.list('/held.txt', ips(1, 9), '"h2"');
     expect(await run(name)).toMatchObject({ outcome: 'suspect', added: 1, withdrawn: 0 });
     expect(await stored(name)).toEqual({ etag: null, last_modified: null, body_digest: null, feed_state: null });
     // The same body again is weighed again (not notModified, not unchanged): still suspect.
     expect(await run(name)).toMatchObject({ outcome: 'suspect', httpStatus: 200, withdrawn: 0 });
-    const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
+    const view = await t.sources.source(name);
     expect(view.body).toMatchObject({ lastSuccessAt: success, claims: 5 });
     // The operator accepts the drop: the next run ends the claims held back.
-    expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag).send({ maxRemovalRatio: 1 })).status).toBe(204);
+    expect((await t.sources.update(name, { maxRemovalRatio: 1 }, view.headers.etag)).status).toBe(204);
     expect(await run(name)).toMatchObject({ outcome: 'ok', httpStatus: 200, added: 0, withdrawn: 3 });
     expect(feed.requests.filter((r) => r.path === '/held.txt').map((r) => r.headers['if-none-match'])).toEqual([undefined, '"h1"', undefined, undefined]);
     expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.9']);
@@ -141,8 +136,8 @@ describe('source run guards', () => {
     const name = await source(c, '/old.txt');
     expect(await run(name)).toMatchObject({ outcome: 'ok', added: 2 });
     const patch = async (body: Record<string, unknown>) => {
-      const view = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
-      expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag).send(body)).status).toBe(204);
+      const view = await t.sources.source(name);
+      expect((await t.sources.update(name, body, view.headers.etag)).status).toBe(204);
     };
     await patch({ minItems: 2 });
     expect(await stored(name)).toMatchObject({ etag: '"same"', body_digest: expect.any(String) });
@@ -161,7 +156,7 @@ describe('source run guards', () => {
     feed.list('/seen.txt', ips(1, 2, 3), '"s1"');
     const name = await source(c, '/seen.txt', { removal: { policy: 'afterMissedRuns', runs: 5 } });
     await run(name);
-    const lastSuccess = async () => (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.lastSuccessAt as string;
+    const lastSuccess = async () => (await t.sources.source(name)).body.lastSuccessAt as string;
     const seen = async () => Object.fromEntries((await claims(name)).map((claim) => [claim.value, claim.lastSeenAt]));
     const first = await seen();
     expect(first['198.51.100.1']).toBe(await lastSuccess());

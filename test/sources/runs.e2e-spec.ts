@@ -4,6 +4,7 @@ import { expectError } from '../support/clients/api-client.js';
 import { sampleOf, scrape } from '../support/prometheus.js';
 import { freePort } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
+import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
@@ -32,13 +33,7 @@ describe('source runs', () => {
   const fresh = freshCollections(() => t, 'runs');
   // The feed server is reached at 127.0.0.2: 127.0.0.1 (what `localhost` names) is denied in this app.
   const at = (path: string) => feed.url(path, '127.0.0.2');
-  let sources = 0;
-  async function source(collection: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
-    const name = `src-${++sources}`;
-    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: at(path), ...extra });
-    expect(created.status).toBe(201);
-    return name;
-  }
+  const { text: source } = sourceFactory(() => t, 'src', at);
   const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) =>
     (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
@@ -66,10 +61,10 @@ describe('source runs', () => {
     feed.list('/a.txt', `; other comment\n198.51.100.3\n${ips(2, 1, 2)}`);
     expect(await run(name)).toMatchObject({ outcome: 'unchanged', added: 0, updated: 0, withdrawn: 0 });
     expect(await records(c)).toHaveLength(3);
-    const claims = await t.http().get(`/intel/sources/${name}/objects`).set('X-Api-Key', t.adminKey);
+    const claims = await t.sources.claims(name);
     expect(claims.body).toHaveLength(3);
     expect(claims.body[0]).toMatchObject({ type: 'IPAddress', value: '198.51.100.1', missedRuns: 0 });
-    expect((await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body).toMatchObject({ state: 'ok', claims: 3 });
+    expect((await t.sources.source(name)).body).toMatchObject({ state: 'ok', claims: 3 });
   });
 
   it('conditional GET: a stored ETag is sent, a 304 is notModified and writes nothing', async () => {
@@ -94,7 +89,7 @@ describe('source runs', () => {
     expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.4']);
     const removes = (await records(c)).filter((record) => record.operation === 'Remove');
     expect(removes).toEqual([{ operation: 'Remove', reason: 'Withdrawn', via: 'source', source: name, value: '198.51.100.3' }]);
-    const claims = await t.http().get(`/intel/sources/${name}/objects`).set('X-Api-Key', t.adminKey);
+    const claims = await t.sources.claims(name);
     expect(claims.body.map((claim: { value: string }) => claim.value)).toEqual(['198.51.100.1', '198.51.100.2']);
   });
 
@@ -109,7 +104,7 @@ describe('source runs', () => {
     feed.list('/one.txt', ips(1));
     expect(await run(one)).toMatchObject({ withdrawn: 0 });
     expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2']);
-    expect((await t.http().delete(`/intel/sources/${two}`).set('X-Api-Key', t.adminKey)).status).toBe(204);
+    expect((await t.sources.remove(two)).status).toBe(204);
     expect(await keysOf(c)).toEqual(['198.51.100.1']);
     expect((await records(c)).filter((record) => record.operation === 'Remove')).toEqual([
       { operation: 'Remove', reason: 'Withdrawn', via: 'source', source: two, value: '198.51.100.2' },
@@ -132,7 +127,7 @@ describe('source runs', () => {
     feed.list('/never.txt', ips(5));
     expect(await run(grace)).toMatchObject({ outcome: 'ok', withdrawn: 0 });
     expect(await run(never)).toMatchObject({ outcome: 'ok', withdrawn: 0 });
-    const claims = await t.http().get(`/intel/sources/${grace}/objects`).set('X-Api-Key', t.adminKey);
+    const claims = await t.sources.claims(grace);
     expect(claims.body.find((claim: { value: string }) => claim.value === '198.51.100.4')).toMatchObject({ missedRuns: 1 });
     // The same body again: unchanged, but the grace of 198.51.100.4 ends with this run.
     expect(await run(grace)).toMatchObject({ outcome: 'unchanged', withdrawn: 1 });
@@ -150,7 +145,7 @@ describe('source runs', () => {
     expect(await keysOf(c)).toEqual(['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4', '198.51.100.9']);
     feed.list('/suspect.txt', '# nothing today\n');
     expect(await run(name)).toMatchObject({ outcome: 'suspect', withdrawn: 0 });
-    expect((await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.claims).toBe(5);
+    expect((await t.sources.source(name)).body.claims).toBe(5);
   });
 
   it('csv and ndjson kinds, and a gzip body', async () => {
@@ -190,7 +185,7 @@ describe('source runs', () => {
     });
     expect(await run(name)).toMatchObject({ outcome: 'failed', error: { code: 'TruncatedBody' } });
     expect(await keysOf(c)).toEqual(['198.51.100.1']);
-    const view = (await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body;
+    const view = (await t.sources.source(name)).body;
     expect(view).toMatchObject({ state: 'failing', consecutiveFailures: 4, claims: 1 });
   });
 
@@ -212,13 +207,13 @@ describe('source runs', () => {
     const c = await fresh();
     feed.list('/dry.txt', ips(1, 2), '"d1"');
     const name = await source(c, '/dry.txt');
-    const dry = await t.http().post(`/intel/sources/${name}/test`).set('X-Api-Key', t.adminKey);
+    const dry = await t.sources.dryRun(name);
     expect(dry.status).toBe(200);
     expect(dry.body).toMatchObject({ httpStatus: 200, items: 2, added: 2, updated: 0, unchanged: 0, withdrawn: 0, rejected: 0, suspect: false, error: null });
     expect(await keysOf(c)).toEqual([]);
     expect(await records(c)).toEqual([]);
     expect((await t.db.query(`SELECT etag, body_digest FROM sources_source WHERE name = $1`, [name])).rows[0]).toEqual({ etag: null, body_digest: null });
-    expect((await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey)).body).toEqual([]);
+    expect((await t.sources.runs(name)).body).toEqual([]);
 
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -227,15 +222,15 @@ describe('source runs', () => {
       response.write('198.51.100.1\n');
       void held.then(() => response.end());
     });
-    const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+    const started = await t.sources.start(name);
     expect(started.status).toBe(202);
-    expectError(await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey), 'RunInProgress');
+    expectError(await t.sources.start(name), 'RunInProgress');
     release();
     await eventually(async () => {
-      const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+      const log = await t.sources.runs(name);
       return log.body[0]?.outcome === 'ok';
     });
-    expectError(await t.http().post('/intel/sources/nothing/runs').set('X-Api-Key', t.adminKey), 'NotFound');
+    expectError(await t.sources.start('nothing'), 'NotFound');
   });
 
   it('native writes while a run fetches: both land, the run updates an object written meanwhile, the api claim keeps it', async () => {
@@ -249,7 +244,7 @@ describe('source runs', () => {
     });
     // maxRemovalRatio 1: its last run below ends its only claim.
     const name = await source(c, '/busy.txt', { context: { feed: 'busy' }, maxRemovalRatio: 1 });
-    const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+    const started = await t.sources.start(name);
     expect(started.status).toBe(202);
     await eventually(() => feed.hits('/busy.txt') === 1);
     const native = (n: number) => t.intel.add(c, { type: 'IPAddress', keys: [{ type: 'IPAddress', value: `198.51.100.${n}` }], context: { size: n } });
@@ -257,7 +252,7 @@ describe('source runs', () => {
     expect(writes.map((response) => response.status)).toEqual([204, 204, 204]);
     release();
     const done = await eventually(async () => {
-      const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+      const log = await t.sources.runs(name);
       return log.body[0]?.finishedAt ? (log.body[0] as Run) : false;
     });
     expect(done).toMatchObject({ outcome: 'ok', added: 1, updated: 1 });
@@ -282,7 +277,7 @@ describe('source runs', () => {
     const name = await source(c, '/metered.txt');
     await run(name);
     await run(name);
-    const lastSuccess = Date.parse((await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey)).body.lastSuccessAt) / 1000;
+    const lastSuccess = Date.parse((await t.sources.source(name)).body.lastSuccessAt) / 1000;
     // The counter moves right after the run's row is closed: scrape until it has.
     await eventually(async () => {
       const { families } = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);

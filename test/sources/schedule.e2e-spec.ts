@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
 import { eventually } from '../support/eventually.js';
+import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { FeedServer } from './feed-server.js';
@@ -34,13 +35,14 @@ describe('source schedule across instances', () => {
         [name],
       )
     ).rows as { id: string; trigger: string; outcome: string | null; code: string | null }[];
+  const sources = sourceFactory(t, 'schedule', (path) => feed.url(path));
+  /** A source of the given name on a fresh collection, due every minute; returns the collection. */
   async function source(name: string, path: string, extra: Record<string, unknown> = {}) {
     const c = await fresh();
-    const created = await t().http().post('/intel/sources').set('X-Api-Key', t().adminKey).send({ name, collection: c, kind: 'text', url: feed.url(path), intervalSeconds: 60, ...extra });
-    expect(created.status).toBe(201);
+    await sources.text(c, path, { name, intervalSeconds: 60, ...extra });
     return c;
   }
-  const view = async (name: string) => (await t().http().get(`/intel/sources/${name}`).set('X-Api-Key', t().adminKey)).body;
+  const view = async (name: string) => (await t().sources.source(name)).body;
 
   it('a new source runs at once, on exactly one of three instances ticking together; then again once per due time', async () => {
     feed.list('/once.txt', '198.51.100.1\n');
@@ -50,7 +52,7 @@ describe('source schedule across instances', () => {
     expect(await runsOf('once')).toEqual([{ id: expect.any(String), trigger: 'schedule', outcome: 'ok', code: null }]);
     // The next run is due an interval after this one started (however long it took).
     const after = await view('once');
-    const [started] = (await t().http().get('/intel/sources/once/runs').set('X-Api-Key', t().adminKey)).body as { startedAt: string }[];
+    const [started] = (await t().sources.runs('once')).body as { startedAt: string }[];
     expect(Date.parse(after.nextRunAt) - Date.parse(started.startedAt)).toBeGreaterThanOrEqual(59_000);
     // Not due: nothing runs.
     await tickAll();
@@ -68,7 +70,7 @@ describe('source schedule across instances', () => {
     await source('manual', '/manual.txt');
     await tickAll();
     const before = (await view('manual')).nextRunAt;
-    expect((await t().http().post('/intel/sources/manual/runs').set('X-Api-Key', t().adminKey)).status).toBe(202);
+    expect((await t().sources.start('manual')).status).toBe(202);
     await eventually(async () => (await runsOf('manual')).every((run) => run.outcome !== null) && (await runsOf('manual')).length === 2);
     expect((await view('manual')).nextRunAt).toBe(before);
   });

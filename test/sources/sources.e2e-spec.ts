@@ -28,12 +28,9 @@ describe('/intel/sources', () => {
   });
 
   const form = (name: string, extra: Record<string, unknown> = {}) => ({ name, collection: 'crud-a', kind: 'text', url: feed.url('/list.txt'), ...extra });
-  const create = (body: unknown) => t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send(body as object);
-  const get = (name: string, key = t.adminKey) => t.http().get(`/intel/sources/${name}`).set('X-Api-Key', key);
-  const patch = (name: string, body: unknown, tag?: string) => {
-    const request = t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
-    return (tag === undefined ? request : request.set('If-Match', tag)).send(body as object);
-  };
+  const create = (body: unknown) => t.sources.create(body as object);
+  const get = (name: string, key = t.adminKey) => t.sources.as(key).source(name);
+  const patch = (name: string, body: unknown, tag?: string) => t.sources.update(name, body as object, tag);
 
   it('creates a source (201 {name}) with the defaults, shown without its secrets; a second of the name is 409 DuplicateSource', async () => {
     const created = await create(form('urlhaus', { headers: { 'Auth-Key': SECRET }, basicAuth: { username: 'team', password: PASSWORD } }));
@@ -121,24 +118,24 @@ describe('/intel/sources', () => {
     const collections = await t.db.query(`SELECT name, resource_id FROM intel_collection WHERE name IN ('crud-a', 'crud-b')`);
     const resourceOf = (name: string) => collections.rows.find((row) => row.name === name).resource_id as number;
     const { key } = await createKey(t, { permissions: [{ resource: resourceOf('crud-b'), actions: ['Read'] }] });
-    const list = await t.http().get('/intel/sources').set('X-Api-Key', key);
+    const list = await t.sources.as(key).sources();
     expect(list.status).toBe(200);
     expect(list.body.map((source: { name: string }) => source.name)).toEqual(['in-b']);
     expect((await get('in-b', key)).status).toBe(200);
     expectError(await get('urlhaus', key), 'MissingPermissions');
-    expectError(await t.http().post('/intel/sources').set('X-Api-Key', key).send(form('mine')), 'MissingPermissions');
-    expectError(await t.http().post('/intel/sources/in-b/runs').set('X-Api-Key', key), 'MissingPermissions');
-    const all = await t.http().get('/intel/sources?limit=2').set('X-Api-Key', t.adminKey);
+    expectError(await t.sources.as(key).create(form('mine')), 'MissingPermissions');
+    expectError(await t.sources.as(key).start('in-b'), 'MissingPermissions');
+    const all = await t.sources.sources('?limit=2');
     expect(all.body).toHaveLength(2);
     expect(all.headers.link).toMatch(/rel="next"/);
     const { key: writer } = await createKey(t, { permissions: [{ resource: BUILTIN_RESOURCES.intel.id, actions: ['Write'] }] });
-    expect((await t.http().post('/intel/sources/in-b/test').set('X-Api-Key', writer)).status).toBe(200);
+    expect((await t.sources.as(writer).dryRun('in-b')).status).toBe(200);
   });
 
   it('DELETE answers 204, then the source is gone (404)', async () => {
     expect((await create(form('deleted'))).status).toBe(201);
-    expect((await t.http().delete('/intel/sources/deleted').set('X-Api-Key', t.adminKey)).status).toBe(204);
+    expect((await t.sources.remove('deleted')).status).toBe(204);
     expectError(await get('deleted'), 'NotFound');
-    expectError(await t.http().delete('/intel/sources/deleted').set('X-Api-Key', t.adminKey), 'NotFound');
+    expectError(await t.sources.remove('deleted'), 'NotFound');
   });
 });

@@ -5,11 +5,11 @@ import type { TestApp } from '../support/test-app.js';
 
 /** `POST …/runs` as the admin, then the run's log entry once it has finished. */
 export async function runNow(t: TestApp, name: string): Promise<RunView> {
-  const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+  const started = await t.sources.start(name);
   expect(started.status).toBe(202);
   const { runID } = started.body as { runID: string };
   return eventually(async () => {
-    const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+    const log = await t.sources.runs(name);
     const found = (log.body as RunView[]).find((entry) => entry.runID === runID);
     return found?.finishedAt ? found : false;
   });

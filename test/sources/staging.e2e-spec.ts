@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
+import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { freshCollections } from '../intel/objects.helpers.js';
 import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
@@ -30,22 +31,16 @@ describe('source runs of large bodies', () => {
   });
 
   const fresh = freshCollections(() => t, 'staging');
-  let sources = 0;
-  async function source(collection: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
-    const name = `big-${++sources}`;
-    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: feed.url(path), ...extra });
-    expect(created.status).toBe(201);
-    return name;
-  }
+  const { text: source } = sourceFactory(() => t, 'big', (path) => feed.url(path));
   async function start(name: string): Promise<string> {
-    const started = await t.http().post(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+    const started = await t.sources.start(name);
     expect(started.status).toBe(202);
     return (started.body as { runID: string }).runID;
   }
   const finished = (name: string, runID: string) =>
     eventually(
       async () => {
-        const log = await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey);
+        const log = await t.sources.runs(name);
         const found = (log.body as Run[]).find((entry) => entry.runID === runID);
         return found?.finishedAt ? found : false;
       },

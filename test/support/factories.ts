@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import type { ResourceAction } from '../../src/common/guard/access.js';
 import type { TestApp } from './test-app.js';
 
@@ -50,4 +51,21 @@ export function parseLinks(header: string | undefined): Record<string, string> {
 /** The `cursor` query parameter of a link URL. */
 export function cursorOf(link: string): string | null {
   return new URL(link, 'http://x').searchParams.get('cursor');
+}
+
+/**
+ * Creates sources as the admin, each answered 201, named `<prefix>-1`, `<prefix>-2`, ... unless the form names
+ * one; `url(path)` makes a `text` source's URL from a path of the feed server. Both return the source's name.
+ */
+export function sourceFactory(app: () => TestApp, prefix: string, url: (path: string) => string = (path) => path) {
+  let count = 0;
+  const create = async (form: Record<string, unknown>): Promise<string> => {
+    const name = (form.name as string | undefined) ?? `${prefix}-${++count}`;
+    const created = await app().sources.create({ name, ...form });
+    expect(created.status).toBe(201);
+    return name;
+  };
+  const text = (collection: string, path: string, extra: Record<string, unknown> = {}) =>
+    create({ collection, kind: 'text', url: url(path), ...extra });
+  return { create, text };
 }

@@ -14,6 +14,9 @@ import { AuthClient } from './clients/auth.js';
 import { FileboxClient } from './clients/filebox.js';
 import { InsightClient } from './clients/insight.js';
 import { IntelClient } from './clients/intel.js';
+import { SightingsClient } from './clients/sightings.js';
+import { SourcesClient } from './clients/sources.js';
+import { WarninglistsClient } from './clients/warninglists.js';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -32,6 +35,9 @@ export interface TestApp {
   insight: InsightClient;
   auth: AuthClient;
   filebox: FileboxClient;
+  sources: SourcesClient;
+  sightings: SightingsClient;
+  warninglists: WarninglistsClient;
   close: () => Promise<void>;
 }
 
@@ -68,6 +74,9 @@ export async function createTestApp(settings: Record<string, string> = {}, shari
     insight: new InsightClient(served),
     auth: new AuthClient(served),
     filebox: new FileboxClient(served),
+    sources: new SourcesClient(served),
+    sightings: new SightingsClient(served),
+    warninglists: new WarninglistsClient(served),
     app,
     url: `http://127.0.0.1:${port}`,
     databaseUrl,

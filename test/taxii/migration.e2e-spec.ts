@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
-import { createDatabase, createTestApp, type TestApp } from '../support/test-app.js';
+import { upgradedDatabase } from '../support/migrations.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 import { parseJson } from './taxii-support.js';
 
 /**
@@ -15,31 +14,21 @@ describe('upgrading a database with objects and a feed', () => {
   let t: TestApp | undefined;
 
   beforeAll(async () => {
-    databaseUrl = await createDatabase();
-    const before = await createTestApp({ DATABASE_URL: databaseUrl });
-    const admin = (method: 'post' | 'delete', path: string) => before.http()[method](path).set('X-Api-Key', before.adminKey);
-    await admin('post', '/intel/schemas').send({ schemaID: 'any', type: 'object' });
-    for (const name of ['first', 'second']) expect((await admin('post', '/intel/collections').send({ name, schemaID: 'any' })).status).toBe(201);
-    const add = (collection: string, value: string, n: number) =>
-      admin('post', `/intel/collections/${collection}/objects`).send({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: { n } });
-    await add('first', 'a.example', 1); // life 1 of a: Add
-    await add('second', 'a.example', 1); // another collection
-    await add('first', 'a.example', 2); // life 1: Update
-    await add('first', 'b.example', 1);
-    expect((await admin('delete', '/intel/collections/first/objects').query({ objectKeyType: 'DomainName', objectKey: 'a.example' })).status).toBe(204); // life 1: Remove
-    await add('first', 'a.example', 3); // life 2: Add
-    await before.app.get(ChangeSequencer).settled();
-    await before.close();
-
-    const dataSource = new DataSource(dataSourceOptions(databaseUrl, 2));
-    await dataSource.initialize();
-    // Reverted down to before the migration (and the later ones with it), whatever came after it.
-    const hasFeedTimes = async () =>
-      (await dataSource.query(`SELECT 1 FROM information_schema.columns WHERE table_name = 'intel_change' AND column_name = 'seq_at'`)).length > 0;
-    for (let undone = 0; (await hasFeedTimes()) && undone < 20; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
-    expect(await hasFeedTimes()).toBe(false);
-    await dataSource.runMigrations({ transaction: 'each' });
-    await dataSource.destroy();
+    // Written, then reverted down to before the migration (and the later ones with it) and upgraded again.
+    databaseUrl = await upgradedDatabase({ table: 'intel_change', column: 'seq_at' }, async (before) => {
+      const admin = (method: 'post' | 'delete', path: string) => before.http()[method](path).set('X-Api-Key', before.adminKey);
+      await admin('post', '/intel/schemas').send({ schemaID: 'any', type: 'object' });
+      for (const name of ['first', 'second']) expect((await admin('post', '/intel/collections').send({ name, schemaID: 'any' })).status).toBe(201);
+      const add = (collection: string, value: string, n: number) =>
+        admin('post', `/intel/collections/${collection}/objects`).send({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: { n } });
+      await add('first', 'a.example', 1); // life 1 of a: Add
+      await add('second', 'a.example', 1); // another collection
+      await add('first', 'a.example', 2); // life 1: Update
+      await add('first', 'b.example', 1);
+      expect((await admin('delete', '/intel/collections/first/objects').query({ objectKeyType: 'DomainName', objectKey: 'a.example' })).status).toBe(204); // life 1: Remove
+      await add('first', 'a.example', 3); // life 2: Add
+      await before.app.get(ChangeSequencer).settled();
+    });
   });
   afterAll(async () => {
     await t?.close();

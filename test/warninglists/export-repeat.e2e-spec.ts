@@ -15,15 +15,14 @@ const object = (type: string, keys: [string, string][]) => ({ type, keys: keys.m
 describe('warninglists: repeated exports', () => {
   let t: TestApp;
   let reader: string;
-  const as = (key: string) => ({ 'X-Api-Key': key });
 
   const exportOf = async (format: string) => {
-    const response = await asText(t.http().get(`/intel/collections/repeat/export?format=${format}`).set(as(reader)));
+    const response = await asText(t.intel.as(reader).export('repeat', `?format=${format}`));
     expect(response.status).toBe(200);
     return { body: response.body as string, tag: response.headers.etag as string, excluded: response.headers['x-excluded-count'] as string };
   };
   const add = async (...objects: ReturnType<typeof object>[]) => {
-    const written = await t.http().post('/intel/collections/repeat/objects/batch').set(as(t.adminKey)).send(objects).expect(200);
+    const written = await t.intel.batch('repeat', objects).expect(200);
     expect(written.body.added).toBe(objects.length);
   };
 
@@ -61,7 +60,7 @@ describe('warninglists: repeated exports', () => {
     expect(listed.excluded).toBe('3');
     expect(listed.body).toBe(before.body);
     // HEAD of the new state: the count of the GET just answered.
-    expect((await t.http().head('/intel/collections/repeat/export?format=csv').set(as(reader)).expect(200)).headers['x-excluded-count']).toBe('3');
+    expect((await t.intel.as(reader).head('/intel/collections/repeat/export?format=csv').expect(200)).headers['x-excluded-count']).toBe('3');
     await add(object('DomainName', [['DomainName', 'benign.example']]));
     const unlisted = await exportOf('txt');
     expect(unlisted.excluded).toBe('3');
@@ -70,7 +69,7 @@ describe('warninglists: repeated exports', () => {
 
   it('a list change moves the state, and a return to an earlier state of the lists answers as before', async () => {
     const before = await exportOf('ndjson');
-    await t.http().post('/intel/warninglists').set(as(t.adminKey)).send({ name: 'evil', kind: 'hostname', action: 'excludeFromExport', entries: ['evil.example'] }).expect(201);
+    await t.warninglists.create({ name: 'evil', kind: 'hostname', action: 'excludeFromExport', entries: ['evil.example'] }).expect(201);
     const evil = await exportOf('txt');
     expect(evil.excluded).toBe('4');
     expect(sortedLines(evil.body)).toEqual(['203.0.113.5', 'benign.example']);

@@ -19,16 +19,15 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
   let reader: string;
   let anyKey: string;
 
-  const as = (key: string) => ({ 'X-Api-Key': key });
-  const create = (body: Record<string, unknown>) => t.http().post('/intel/warninglists').set(as(t.adminKey)).send(body);
+  const create = (body: Record<string, unknown>) => t.warninglists.create(body);
   const check = async (values: unknown[]) => {
-    const response = await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values });
+    const response = await t.warninglists.as(anyKey).check({ values });
     expect(response.status).toBe(200);
     return response.body as { type: string; value: string; warnings: Warning[] }[];
   };
   /** The warnings of one value from one list only (the built-ins match some values too). */
   const from = async (list: string, value: unknown) => (await check([value]))[0].warnings.filter((warning) => warning.list === list);
-  const tagOf = async (name: string) => (await t.http().get(`/intel/warninglists/${name}`).set(as(t.adminKey)).expect(200)).headers.etag as string;
+  const tagOf = async (name: string) => (await t.warninglists.list(name).expect(200)).headers.etag as string;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -41,12 +40,12 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
   });
 
   it('has the two built-in lists on a fresh database, excluding from exports', async () => {
-    const lists = (await t.http().get('/intel/warninglists').set(as(reader)).expect(200)).body as { name: string; kind: string; action: string; entryCount: number }[];
+    const lists = (await t.warninglists.as(reader).lists().expect(200)).body as { name: string; kind: string; action: string; entryCount: number }[];
     expect(lists.map(({ name, kind, action }) => ({ name, kind, action }))).toEqual([
       { name: 'special-purpose-networks', kind: 'cidr', action: 'excludeFromExport' },
       { name: 'public-dns-resolvers', kind: 'cidr', action: 'excludeFromExport' },
     ]);
-    const entries = (await t.http().get('/intel/warninglists/special-purpose-networks/entries?limit=1000').set(as(reader)).expect(200)).body as string[];
+    const entries = (await t.warninglists.as(reader).entries('special-purpose-networks', '?limit=1000').expect(200)).body as string[];
     expect(entries).toEqual(expect.arrayContaining(['10.0.0.0/8', '::ffff:0.0.0.0/96', 'ff00::/8', '255.255.255.255/32']));
     expect(entries).not.toEqual(expect.arrayContaining(['192.0.2.0/24']));
     expect(await from('public-dns-resolvers', '8.8.8.8')).toEqual([{ list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' }]);
@@ -58,41 +57,41 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
 
   it('CRUD: create, view with ETag, entries paged, PATCH and PUT with If-Match, DELETE', async () => {
     expect((await create({ name: 'crud', kind: 'values', entries: ['a.example'] }).expect(201)).body).toEqual({ name: 'crud' });
-    const view = await t.http().get('/intel/warninglists/crud').set(as(reader)).expect(200);
+    const view = await t.warninglists.as(reader).list('crud').expect(200);
     expect(view.body).toMatchObject({ name: 'crud', kind: 'values', action: 'annotate', enabled: true, entryCount: 1, version: null, sha256: null });
     expect(view.body.keyTypes).toContain('SHA256Hash');
-    expect((await t.http().get('/intel/warninglists/crud').set({ ...as(reader), 'If-None-Match': view.headers.etag })).status).toBe(304);
+    expect((await t.warninglists.as(reader).list('crud').set('If-None-Match', view.headers.etag)).status).toBe(304);
 
     expectError(await create({ name: 'crud', kind: 'values', entries: [] }), 'DuplicateWarninglist');
-    expectError(await t.http().patch('/intel/warninglists/crud').set(as(t.adminKey)).send({ action: 'rejectOnIngest' }), 'BadRequest');
-    expectError(await t.http().patch('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': '"1"' }).send({ action: 'rejectOnIngest' }), 'ResourceModified');
-    await t.http().patch('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': view.headers.etag }).send({ action: 'rejectOnIngest', description: 'd' }).expect(204);
-    const patched = await t.http().get('/intel/warninglists/crud').set(as(reader)).expect(200);
+    expectError(await t.warninglists.update('crud', { action: 'rejectOnIngest' }), 'BadRequest');
+    expectError(await t.warninglists.update('crud', { action: 'rejectOnIngest' }, '"1"'), 'ResourceModified');
+    await t.warninglists.update('crud', { action: 'rejectOnIngest', description: 'd' }, view.headers.etag).expect(204);
+    const patched = await t.warninglists.as(reader).list('crud').expect(200);
     expect(patched.body).toMatchObject({ action: 'rejectOnIngest', description: 'd', entryCount: 1 });
     expect(patched.headers.etag).not.toBe(view.headers.etag);
     // {} changes nothing and keeps the tag.
-    await t.http().patch('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': patched.headers.etag }).send({}).expect(204);
+    await t.warninglists.update('crud', {}, patched.headers.etag).expect(204);
     expect(await tagOf('crud')).toBe(patched.headers.etag);
 
     const entries = Array.from({ length: 250 }, (_, i) => `host${i}.example`);
-    await t.http().put('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': patched.headers.etag }).send({ kind: 'hostname', entries }).expect(204);
-    const replaced = (await t.http().get('/intel/warninglists/crud').set(as(reader)).expect(200)).body;
+    await t.warninglists.replace('crud', { kind: 'hostname', entries }, patched.headers.etag).expect(204);
+    const replaced = (await t.warninglists.as(reader).list('crud').expect(200)).body;
     expect(replaced).toMatchObject({ kind: 'hostname', action: 'annotate', entryCount: 250, keyTypes: ['DomainName', 'URL'] });
     const pages: string[] = [];
     let next: string | undefined = '/intel/warninglists/crud/entries?limit=100';
     while (next) {
-      const page: { body: string[]; headers: Record<string, string> } = await t.http().get(next).set(as(reader)).expect(200);
+      const page: { body: string[]; headers: Record<string, string> } = await t.warninglists.as(reader).get(next).expect(200);
       pages.push(...page.body);
       next = parseLinks(page.headers.link).next?.replace(/^https?:\/\/[^/]+/, '');
     }
     expect(pages).toEqual(entries);
 
-    await t.http().delete('/intel/warninglists/crud').set(as(t.adminKey)).expect(204);
-    expectError(await t.http().get('/intel/warninglists/crud').set(as(reader)), 'NotFound');
-    expectError(await t.http().delete('/intel/warninglists/crud').set(as(t.adminKey)), 'NotFound');
-    expectError(await t.http().put('/intel/warninglists/crud').set({ ...as(t.adminKey), 'If-Match': '"1"' }).send({ kind: 'values', entries: [] }), 'NotFound');
-    expectError(await t.http().get('/intel/warninglists/crud/entries').set(as(reader)), 'NotFound');
-    expectError(await t.http().get('/intel/warninglists/Bad%20Name').set(as(reader)), 'InvalidPathArgument');
+    await t.warninglists.remove('crud').expect(204);
+    expectError(await t.warninglists.as(reader).list('crud'), 'NotFound');
+    expectError(await t.warninglists.remove('crud'), 'NotFound');
+    expectError(await t.warninglists.replace('crud', { kind: 'values', entries: [] }, '"1"'), 'NotFound');
+    expectError(await t.warninglists.as(reader).entries('crud'), 'NotFound');
+    expectError(await t.warninglists.as(reader).list('Bad%20Name'), 'InvalidPathArgument');
   });
 
   it('refuses bad lists with 400 naming the entry, too many entries with 413, and a refused list changes nothing', async () => {
@@ -108,21 +107,21 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
     expectError(await create({ name: 'Bad!', kind: 'values', entries: [] }), 'InvalidData');
     expectError(await create({ name: 'bad', kind: 'cidr', keyTypes: ['DomainName'], entries: [] }), 'InvalidData');
     expectError(await create({ name: 'bad', kind: 'values', entries: Array.from({ length: 1_000_001 }, () => 'x') }), 'RequestEntityTooLarge');
-    expectError(await t.http().get('/intel/warninglists/bad').set(as(reader)), 'NotFound');
+    expectError(await t.warninglists.as(reader).list('bad'), 'NotFound');
 
     await create({ name: 'kept', kind: 'cidr', entries: ['203.0.113.0/24'] }).expect(201);
     const tag = await tagOf('kept');
-    expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'cidr', entries: ['nope'] }), 'InvalidData');
-    expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'regex', entries: ['^a'] }), 'UnsupportedListType');
-    expectError(await t.http().put('/intel/warninglists/kept').set({ ...as(t.adminKey), 'If-Match': tag }).send({ kind: 'glob', entries: [] }), 'InvalidData');
+    expectError(await t.warninglists.replace('kept', { kind: 'cidr', entries: ['nope'] }, tag), 'InvalidData');
+    expectError(await t.warninglists.replace('kept', { kind: 'regex', entries: ['^a'] }, tag), 'UnsupportedListType');
+    expectError(await t.warninglists.replace('kept', { kind: 'glob', entries: [] }, tag), 'InvalidData');
     expect(await tagOf('kept')).toBe(tag);
     expect(await from('kept', '203.0.113.9')).toHaveLength(1);
   });
 
   it('permissions: managing needs Write on intel, reading Read, check any valid key', async () => {
-    expectError(await t.http().post('/intel/warninglists').set(as(reader)).send({ name: 'x', kind: 'values', entries: [] }), 'MissingPermissions');
-    expectError(await t.http().get('/intel/warninglists').set(as(anyKey)), 'MissingPermissions');
-    expectError(await t.http().post('/intel/warninglists/import').set(as(reader)).send({}), 'MissingPermissions');
+    expectError(await t.warninglists.as(reader).create({ name: 'x', kind: 'values', entries: [] }), 'MissingPermissions');
+    expectError(await t.warninglists.as(anyKey).lists(), 'MissingPermissions');
+    expectError(await t.warninglists.as(reader).import({}), 'MissingPermissions');
     expectError(await t.http().post('/intel/warninglists/check').send({ values: [] }), 'Unauthorized');
   });
 
@@ -195,16 +194,16 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
       { type: 'MD5Hash', value: 'd41d8cd98f00b204e9800998ecf8427e' },
     ]);
     expect(answer[2].warnings).toEqual([]);
-    const bad = await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values: ['a.example', { type: 'Email', value: 'x' }] });
+    const bad = await t.warninglists.as(anyKey).check({ values: ['a.example', { type: 'Email', value: 'x' }] });
     expectError(bad, 'InvalidData');
     expect(bad.body.details).toEqual({ position: 1 });
-    expectError(await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values: 'a.example' }), 'InvalidData');
-    expectError(await t.http().post('/intel/warninglists/check').set(as(anyKey)).send({ values: Array.from({ length: 100_001 }, () => '1.2.3.4') }), 'RequestEntityTooLarge');
+    expectError(await t.warninglists.as(anyKey).check({ values: 'a.example' }), 'InvalidData');
+    expectError(await t.warninglists.as(anyKey).check({ values: Array.from({ length: 100_001 }, () => '1.2.3.4') }), 'RequestEntityTooLarge');
   });
 
   describe('MISP import', () => {
     const misp = (document: Record<string, unknown>, query = '') =>
-      t.http().post(`/intel/warninglists/import${query}`).set(as(t.adminKey)).set('Content-Type', 'application/json').send(JSON.stringify(document));
+      t.warninglists.post(`/intel/warninglists/import${query}`).set('Content-Type', 'application/json').send(JSON.stringify(document));
 
     it('takes a document of each supported type, with its version and SHA-256; matching_attributes give the key types', async () => {
       const documents = [
@@ -219,10 +218,10 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
         names.push(response.body.name);
       }
       expect(names).toEqual(['list-of-known-google-domains', 'top-hosts', 'sub', 'cloud-ranges']);
-      const google = (await t.http().get('/intel/warninglists/list-of-known-google-domains').set(as(reader)).expect(200)).body;
+      const google = (await t.warninglists.as(reader).list('list-of-known-google-domains').expect(200)).body;
       expect(google).toMatchObject({ kind: 'values', action: 'annotate', enabled: true, version: '20240101', description: 'Google', keyTypes: ['DomainName', 'URL'], entryCount: 2 });
       expect(google.sha256).toMatch(/^[0-9a-f]{64}$/);
-      expect((await t.http().get('/intel/warninglists/cloud-ranges').set(as(reader))).body.keyTypes).toEqual(['IPAddress', 'IPNetwork']);
+      expect((await t.warninglists.as(reader).list('cloud-ranges')).body.keyTypes).toEqual(['IPAddress', 'IPNetwork']);
       expect((await from('top-hosts', 'a.akamai.net'))[0]).toMatchObject({ match: 'subdomain' });
       expect((await from('sub', 'https://d1.cloudfront.net/x'))[0]).toMatchObject({ match: 'substring' });
       expect(await from('sub', 'd1.cloudfront.net')).toEqual([]);
@@ -232,19 +231,18 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
     it('query name, action and enabled for a new list; a re-import replaces entries, version and description and keeps the settings', async () => {
       const first = { name: 'Resolvers', version: 1, description: 'one', type: 'string', list: ['192.0.2.53'] };
       expect((await misp(first, '?name=my-resolvers&action=excludeFromExport&enabled=false').expect(201)).body).toEqual({ name: 'my-resolvers' });
-      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '1' });
-      const before = await t.http().get('/intel/warninglists/my-resolvers').set(as(reader));
+      expect((await t.warninglists.as(reader).list('my-resolvers')).body).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '1' });
+      const before = await t.warninglists.as(reader).list('my-resolvers');
       await misp({ ...first, version: 2, description: 'two', list: ['192.0.2.54', '192.0.2.55'] }, '?name=my-resolvers&action=annotate').expect(201);
-      const after = (await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body;
+      const after = (await t.warninglists.as(reader).list('my-resolvers')).body;
       expect(after).toMatchObject({ action: 'excludeFromExport', enabled: false, version: '2', description: 'two', entryCount: 2 });
       expect(after.sha256).not.toBe(before.body.sha256);
 
       // A PATCH keeps the document the entries came from; a PUT replaces them, so the view names no document.
-      await t.http().patch('/intel/warninglists/my-resolvers').set({ ...as(t.adminKey), 'If-Match': await tagOf('my-resolvers') }).send({ description: 'mine' }).expect(204);
-      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ version: '2', sha256: after.sha256 });
-      await t.http().put('/intel/warninglists/my-resolvers').set({ ...as(t.adminKey), 'If-Match': await tagOf('my-resolvers') })
-        .send({ kind: 'values', entries: ['192.0.2.56'] }).expect(204);
-      expect((await t.http().get('/intel/warninglists/my-resolvers').set(as(reader))).body).toMatchObject({ version: null, sha256: null, description: '', entryCount: 1 });
+      await t.warninglists.update('my-resolvers', { description: 'mine' }, await tagOf('my-resolvers')).expect(204);
+      expect((await t.warninglists.as(reader).list('my-resolvers')).body).toMatchObject({ version: '2', sha256: after.sha256 });
+      await t.warninglists.replace('my-resolvers', { kind: 'values', entries: ['192.0.2.56'] }, await tagOf('my-resolvers')).expect(204);
+      expect((await t.warninglists.as(reader).list('my-resolvers')).body).toMatchObject({ version: null, sha256: null, description: '', entryCount: 1 });
     });
 
     it('refuses regex with 422, malformed documents with 400 naming the field, and changes nothing', async () => {
@@ -260,8 +258,8 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
       const badEntry = await misp({ name: 'bad cidr', type: 'cidr', list: ['10.0.0.0/8', 'nope'] });
       expectError(badEntry, 'InvalidData');
       expect(badEntry.body.details).toEqual({ position: 1 });
-      expectError(await t.http().post('/intel/warninglists/import').set(as(t.adminKey)).set('Content-Type', 'application/json').send('{not json'), 'InvalidData');
-      const names = ((await t.http().get('/intel/warninglists').set(as(reader))).body as { name: string }[]).map((list) => list.name);
+      expectError(await t.warninglists.post('/intel/warninglists/import').set('Content-Type', 'application/json').send('{not json'), 'InvalidData');
+      const names = ((await t.warninglists.as(reader).lists()).body as { name: string }[]).map((list) => list.name);
       expect(names).not.toContain('r');
       expect(names).not.toContain('bad-cidr');
     });
@@ -280,31 +278,31 @@ describe('warninglists across instances', () => {
 
   it('a list changed through one instance acts on the other at its next request', async () => {
     const checkOn = async (app: TestApp, value: string) =>
-      ((await app.http().post('/intel/warninglists/check').set('X-Api-Key', app.adminKey).send({ values: [value] }).expect(200)).body[0].warnings as Warning[])
+      ((await app.warninglists.check({ values: [value] }).expect(200)).body[0].warnings as Warning[])
         .filter((warning) => warning.list === 'shared')
         .map((warning) => `${warning.entry}:${warning.action}`);
-    await a.http().post('/intel/warninglists').set('X-Api-Key', a.adminKey).send({ name: 'shared', kind: 'hostname', entries: ['one.example'] }).expect(201);
+    await a.warninglists.create({ name: 'shared', kind: 'hostname', entries: ['one.example'] }).expect(201);
     expect(await checkOn(b, 'x.one.example')).toEqual(['one.example:annotate']);
 
-    const tag1 = (await a.http().get('/intel/warninglists/shared').set('X-Api-Key', a.adminKey)).headers.etag;
-    await a.http().put('/intel/warninglists/shared').set({ 'X-Api-Key': a.adminKey, 'If-Match': tag1 }).send({ kind: 'hostname', entries: ['two.example'] }).expect(204);
+    const tag1 = (await a.warninglists.list('shared')).headers.etag;
+    await a.warninglists.replace('shared', { kind: 'hostname', entries: ['two.example'] }, tag1).expect(204);
     expect(await checkOn(b, 'x.one.example')).toEqual([]);
     expect(await checkOn(b, 'x.two.example')).toEqual(['two.example:annotate']);
 
-    const tag2 = (await a.http().get('/intel/warninglists/shared').set('X-Api-Key', a.adminKey)).headers.etag;
-    await a.http().patch('/intel/warninglists/shared').set({ 'X-Api-Key': a.adminKey, 'If-Match': tag2 }).send({ action: 'excludeFromExport' }).expect(204);
+    const tag2 = (await a.warninglists.list('shared')).headers.etag;
+    await a.warninglists.update('shared', { action: 'excludeFromExport' }, tag2).expect(204);
     expect(await checkOn(b, 'x.two.example')).toEqual(['two.example:excludeFromExport']);
 
-    const tag3 = (await a.http().get('/intel/warninglists/shared').set('X-Api-Key', a.adminKey)).headers.etag;
-    await a.http().patch('/intel/warninglists/shared').set({ 'X-Api-Key': a.adminKey, 'If-Match': tag3 }).send({ enabled: false }).expect(204);
+    const tag3 = (await a.warninglists.list('shared')).headers.etag;
+    await a.warninglists.update('shared', { enabled: false }, tag3).expect(204);
     expect(await checkOn(b, 'x.two.example')).toEqual([]);
   });
 
   it("writes on the other instance, which cache the lists' settings, are refused once the change's notification reaches it, and written after the list stops", async () => {
     await createCollection(a, 'shared-feed');
-    const tagOf = async () => (await a.http().get('/intel/warninglists/gate').set('X-Api-Key', a.adminKey)).headers.etag as string;
+    const tagOf = async () => (await a.warninglists.list('gate')).headers.etag as string;
     const addOn = (value: string) =>
-      b.http().post('/intel/collections/shared-feed/objects').set('X-Api-Key', b.adminKey).send({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
+      b.intel.add('shared-feed', { type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
     // Writes read the lists' settings from a cache that list changes invalidate through the bus (LISTEN/NOTIFY):
     // another instance applies a change when the notification arrives, within milliseconds, not at its next request.
     const refused = async (value: string) => {
@@ -314,18 +312,17 @@ describe('warninglists across instances', () => {
     const written = (value: string) => eventually(async () => (await addOn(value)).status === 204);
     // b writes with no list rejecting: the settings it caches say so.
     await addOn('a.gate.example').expect(204);
-    await a.http().post('/intel/warninglists').set('X-Api-Key', a.adminKey).send({ name: 'gate', kind: 'hostname', action: 'rejectOnIngest', entries: ['gate.example'] }).expect(201);
+    await a.warninglists.create({ name: 'gate', kind: 'hostname', action: 'rejectOnIngest', entries: ['gate.example'] }).expect(201);
     await refused('b.gate.example');
 
-    await a.http().patch('/intel/warninglists/gate').set({ 'X-Api-Key': a.adminKey, 'If-Match': await tagOf() }).send({ action: 'annotate' }).expect(204);
+    await a.warninglists.update('gate', { action: 'annotate' }, await tagOf()).expect(204);
     await written('c.gate.example');
-    await a.http().patch('/intel/warninglists/gate').set({ 'X-Api-Key': a.adminKey, 'If-Match': await tagOf() }).send({ action: 'rejectOnIngest' }).expect(204);
+    await a.warninglists.update('gate', { action: 'rejectOnIngest' }, await tagOf()).expect(204);
     await refused('d.gate.example');
-    await a.http().put('/intel/warninglists/gate').set({ 'X-Api-Key': a.adminKey, 'If-Match': await tagOf() })
-      .send({ kind: 'hostname', action: 'rejectOnIngest', entries: ['other.example'] }).expect(204);
+    await a.warninglists.replace('gate', { kind: 'hostname', action: 'rejectOnIngest', entries: ['other.example'] }, await tagOf()).expect(204);
     await written('e.gate.example');
     await refused('x.other.example');
-    await a.http().delete('/intel/warninglists/gate').set('X-Api-Key', a.adminKey).expect(204);
+    await a.warninglists.remove('gate').expect(204);
     await written('y.other.example');
   });
 });

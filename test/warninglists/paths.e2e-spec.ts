@@ -15,16 +15,16 @@ const object = (type: string, keys: [string, string][]) => ({ type, keys: keys.m
 describe('warninglists on the read paths', () => {
   let t: TestApp;
   let reader: string;
-  const as = (key: string) => ({ 'X-Api-Key': key });
+  const taxii = (path: string) => t.intel.as(reader).get(path).set(TAXII);
 
   const exportOf = (query: string, headers: Record<string, string> = {}) =>
-    asText(t.http().get(`/intel/collections/feed/export?${query}`).set({ ...as(reader), ...headers }));
+    asText(t.intel.as(reader).export('feed', `?${query}`).set(headers));
 
   beforeAll(async () => {
     t = await createTestApp();
     reader = (await createKey(t, { permissions: [{ resource: INTEL, actions: ['Read', 'ReadChildren'] }] })).key;
     await createCollection(t, 'feed');
-    const written = await t.http().post('/intel/collections/feed/objects/batch').set(as(t.adminKey)).send([
+    const written = await t.intel.batch('feed', [
       object('IPAddress', [['IPAddress', '8.8.8.8']]),
       object('IPAddress', [['IPAddress', '10.1.2.3']]),
       object('IPNetwork', [['IPNetwork', '10.0.0.0/8']]),
@@ -34,7 +34,7 @@ describe('warninglists on the read paths', () => {
       object('DomainName', [['DomainName', 'www.google.com']]),
     ]);
     expect(written.body.added).toBe(7);
-    await t.http().post('/intel/warninglists').set(as(t.adminKey)).send({ name: 'google', kind: 'hostname', entries: ['google.com'] }).expect(201);
+    await t.warninglists.create({ name: 'google', kind: 'hostname', entries: ['google.com'] }).expect(201);
   });
 
   afterAll(async () => {
@@ -42,7 +42,7 @@ describe('warninglists on the read paths', () => {
   });
 
   it('lookup: warnings per key, found or not, from every enabled list', async () => {
-    const response = await t.http().post('/intel/lookup').set(as(reader)).send({
+    const response = await t.intel.as(reader).lookup({
       keys: [
         { type: 'IPAddress', value: '8.8.8.8' },
         { type: 'DomainName', value: 'Mail.Google.com.' },
@@ -80,9 +80,9 @@ describe('warninglists on the read paths', () => {
     expect(sortedLines(typed.body as string)).toEqual(['203.0.113.5']);
     expect(typed.headers['x-excluded-count']).toBe('2');
     // Filtered by sightings, only the listed objects sighted count (8.8.8.8, not the other three): on HEAD as on GET.
-    await t.http().post('/intel/sightings').set(as(t.adminKey)).send([{ type: 'IPAddress', value: '8.8.8.8' }, { type: 'DomainName', value: 'evil.example' }]).expect(200);
+    await t.sightings.record([{ type: 'IPAddress', value: '8.8.8.8' }, { type: 'DomainName', value: 'evil.example' }]).expect(200);
     const since = `sightedSince=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`;
-    expect((await t.http().head(`/intel/collections/feed/export?format=txt&${since}`).set(as(reader)).expect(200)).headers['x-excluded-count']).toBe('1');
+    expect((await t.intel.as(reader).head(`/intel/collections/feed/export?format=txt&${since}`).expect(200)).headers['x-excluded-count']).toBe('1');
     const sighted = await exportOf(`format=txt&${since}`);
     expect(sortedLines(sighted.body as string)).toEqual(['evil.example']);
     expect(sighted.headers['x-excluded-count']).toBe('1');
@@ -91,13 +91,13 @@ describe('warninglists on the read paths', () => {
     expect(ignored.headers['x-excluded-count']).toBe('0');
     expect(sortedLines(ignored.body as string)).toEqual(['10.0.0.0/8', '10.1.2.3', '203.0.113.5', '8.8.8.8', 'evil.example', 'http://192.168.1.1/admin', 'www.google.com']);
     expect(ignored.headers.etag).not.toBe(txt.headers.etag);
-    expectError(await t.http().get('/intel/collections/feed/export?format=txt&warninglists=maybe').set(as(reader)), 'InvalidQueryArgument');
+    expectError(await t.intel.as(reader).export('feed', '?format=txt&warninglists=maybe'), 'InvalidQueryArgument');
   });
 
   it('HEAD and 304 answers carry the X-Excluded-Count of the same GET, also on an instance that never answered that tag', async () => {
     const url = '/intel/collections/feed/export?format=csv&keyType=URL';
     // No GET of this query yet: the HEAD counts, as the GET does, only the one listed object with a URL key.
-    const head = await t.http().head(url).set(as(reader)).expect(200);
+    const head = await t.intel.as(reader).head(url).expect(200);
     expect(head.headers['x-excluded-count']).toBe('1');
     const get = await exportOf('format=csv&keyType=URL');
     expect(get.headers.etag).toBe(head.headers.etag);
@@ -105,7 +105,7 @@ describe('warninglists on the read paths', () => {
     const notModified = await exportOf('format=csv&keyType=URL', { 'If-None-Match': get.headers.etag });
     expect(notModified.status).toBe(304);
     expect(notModified.headers['x-excluded-count']).toBe('1');
-    const ignored = await t.http().head(`${url}&warninglists=ignore`).set(as(reader)).expect(200);
+    const ignored = await t.intel.as(reader).head(`${url}&warninglists=ignore`).expect(200);
     expect(ignored.headers['x-excluded-count']).toBe('0');
     const ignoredAgain = await exportOf('format=csv&keyType=URL&warninglists=ignore', { 'If-None-Match': ignored.headers.etag });
     expect(ignoredAgain.status).toBe(304);
@@ -113,7 +113,7 @@ describe('warninglists on the read paths', () => {
 
     const other = await createTestApp({}, t);
     try {
-      const there = await other.http().get(url).set({ ...as(reader), 'If-None-Match': get.headers.etag });
+      const there = await other.intel.as(reader).get(url).set({ 'If-None-Match': get.headers.etag });
       expect(there.status).toBe(304);
       expect(there.headers.etag).toBe(get.headers.etag);
       expect(there.headers['x-excluded-count']).toBe('1');
@@ -135,36 +135,36 @@ describe('warninglists on the read paths', () => {
     expect(sortedLines(google.body as string)).not.toContain('www.google.com');
     expect(google.headers['x-excluded-count']).toBe('4');
     // HEAD gives the tag of the same GET.
-    expect((await t.http().head('/intel/collections/feed/export?format=txt').set(as(reader))).headers.etag).toBe(google.headers.etag);
+    expect((await t.intel.as(reader).head('/intel/collections/feed/export?format=txt')).headers.etag).toBe(google.headers.etag);
     await patchList(t, 'google', { enabled: false });
     await patchList(t, 'public-dns-resolvers', { action: 'excludeFromExport' });
     expect(sortedLines((await exportOf('format=txt')).body as string)).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
   });
 
   it('TAXII: objects, manifest and versions leave excluded objects out (X-Excluded-Count); one such object is 404', async () => {
-    const collections = (await t.http().get('/taxii2/api/collections/').set({ ...TAXII, ...as(reader) })).body as { collections: { id: string; title: string }[] };
+    const collections = (await taxii('/taxii2/api/collections/')).body as { collections: { id: string; title: string }[] };
     const id = collections.collections.find((c) => c.title === 'feed')!.id;
-    const page = await t.http().get(`/taxii2/api/collections/${id}/objects/?limit=1000`).set({ ...TAXII, ...as(reader) }).expect(200);
+    const page = await taxii(`/taxii2/api/collections/${id}/objects/?limit=1000`).expect(200);
     const objects = page.body.objects as { id: string; type: string; value?: string; pattern?: string }[];
     expect(objects.filter((o) => o.value !== undefined).map((o) => o.value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     expect(objects.some((o) => o.pattern?.includes('8.8.8.8'))).toBe(false);
     // Four stored objects left out (each an indicator and an observable, counted once).
     expect(page.headers['x-excluded-count']).toBe('4');
-    const manifest = await t.http().get(`/taxii2/api/collections/${id}/manifest/?limit=1000`).set({ ...TAXII, ...as(reader) }).expect(200);
+    const manifest = await taxii(`/taxii2/api/collections/${id}/manifest/?limit=1000`).expect(200);
     expect(manifest.body.objects).toHaveLength(objects.length);
 
     await patchList(t, 'public-dns-resolvers', { action: 'annotate' });
-    const unlisted = (await t.http().get(`/taxii2/api/collections/${id}/objects/?limit=1000`).set({ ...TAXII, ...as(reader) })).body.objects as { id: string; pattern?: string }[];
+    const unlisted = (await taxii(`/taxii2/api/collections/${id}/objects/?limit=1000`)).body.objects as { id: string; pattern?: string }[];
     const resolver = unlisted.find((o) => o.pattern?.includes("'8.8.8.8'"))!;
     expect(resolver).toBeDefined();
-    await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) }).expect(200);
+    await taxii(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).expect(200);
     await patchList(t, 'public-dns-resolvers', { action: 'excludeFromExport' });
-    const gone = await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/`).set({ ...TAXII, ...as(reader) });
+    const gone = await taxii(`/taxii2/api/collections/${id}/objects/${resolver.id}/`);
     expect(gone.status).toBe(404);
-    expect((await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/versions/`).set({ ...TAXII, ...as(reader) })).status).toBe(404);
+    expect((await taxii(`/taxii2/api/collections/${id}/objects/${resolver.id}/versions/`)).status).toBe(404);
     // warninglists=ignore serves it, on the object route as on the pages.
-    await t.http().get(`/taxii2/api/collections/${id}/objects/${resolver.id}/?warninglists=ignore`).set({ ...TAXII, ...as(reader) }).expect(200);
-    expect((await t.http().get(`/taxii2/api/collections/${id}/objects/?warninglists=sometimes`).set({ ...TAXII, ...as(reader) })).status).toBe(400);
+    await taxii(`/taxii2/api/collections/${id}/objects/${resolver.id}/?warninglists=ignore`).expect(200);
+    expect((await taxii(`/taxii2/api/collections/${id}/objects/?warninglists=sometimes`)).status).toBe(400);
   });
 
   it('TAXII paging by next alone loses and repeats nothing when listed objects fall on page boundaries; warninglists=ignore travels in next', async () => {
@@ -175,9 +175,9 @@ describe('warninglists on the read paths', () => {
       ['IPAddress', '10.0.0.2'], ['DomainName', 'c.example'], ['DomainName', 'd.example'], ['IPAddress', '192.168.0.1'],
       ['IPAddress', '1.1.1.1'], ['DomainName', 'e.example'], ['IPAddress', '127.0.0.1'],
     ];
-    const written = await t.http().post('/intel/collections/paged/objects/batch').set(as(t.adminKey)).send(values.map(([type, value]) => object(type, [[type, value]])));
+    const written = await t.intel.batch('paged', values.map(([type, value]) => object(type, [[type, value]])));
     expect(written.body.added).toBe(values.length);
-    const collections = (await t.http().get('/taxii2/api/collections/').set({ ...TAXII, ...as(reader) })).body as { collections: { id: string; title: string }[] };
+    const collections = (await taxii('/taxii2/api/collections/')).body as { collections: { id: string; title: string }[] };
     const id = collections.collections.find((c) => c.title === 'paged')!.id;
     type Page = { more: boolean; next?: string; objects?: { id: string }[] };
     /** Every page of a walk, each request after the first sending only `next`. */
@@ -186,7 +186,7 @@ describe('warninglists on the read paths', () => {
       let excluded = 0;
       let pages = 0;
       for (let url = `/taxii2/api/collections/${id}/${route}/?${query}`; ; pages++) {
-        const response = await t.http().get(url).set({ ...TAXII, ...as(reader) }).expect(200);
+        const response = await taxii(url).expect(200);
         const page = response.body as Page;
         ids.push(...(page.objects ?? []).map((o) => o.id));
         excluded += Number(response.headers['x-excluded-count']);

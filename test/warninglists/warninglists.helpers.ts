@@ -16,7 +16,6 @@ export const sortedLines = (text: string) => text.split('\n').filter((line) => l
 
 /** PATCH of a list's settings with the If-Match its current ETag gives. */
 export async function patchList(t: TestApp, name: string, body: Record<string, unknown>): Promise<void> {
-  const admin = { 'X-Api-Key': t.adminKey };
-  const tag = (await t.http().get(`/intel/warninglists/${name}`).set(admin).expect(200)).headers.etag as string;
-  await t.http().patch(`/intel/warninglists/${name}`).set({ ...admin, 'If-Match': tag }).send(body).expect(204);
+  const tag = (await t.warninglists.list(name).expect(200)).headers.etag as string;
+  await t.warninglists.update(name, body, tag).expect(204);
 }

@@ -44,7 +44,7 @@ export class ApiClient {
     return new (this.constructor as new (t: ClientApp, credential: Credential) => this)(this.t, credential);
   }
 
-  request(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string): Test {
+  request(method: 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete', path: string): Test {
     const request = this.t.http()[method](path);
     if (typeof this.credential === 'string') return request.set('X-Api-Key', this.credential);
     if (this.credential) return request.set('Authorization', `Bearer ${this.credential.bearer}`);
@@ -53,6 +53,10 @@ export class ApiClient {
 
   get(path: string): Test {
     return this.request('get', path);
+  }
+
+  head(path: string): Test {
+    return this.request('head', path);
   }
 
   /** A body, when given, is sent as JSON; without one, `.send(...)` what the test needs. */

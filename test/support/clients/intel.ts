@@ -53,6 +53,11 @@ export class IntelClient extends SchemaRegistryClient {
     return this.post(`/intel/collections/${collection}/objects/batch`, body);
   }
 
+  /** `query` as written after the path (`?format=txt`). */
+  export(collection: string, query = ''): Test {
+    return this.get(`/intel/collections/${collection}/export${query}`);
+  }
+
   lookup(body: unknown): Test {
     return this.post('/intel/lookup', body);
   }
