@@ -79,9 +79,9 @@ export const row16: RowModule = {
     const served = () => stepLoad({ concurrency: 1, amount: 1, step: async () => exported(await exportLines(`${ctx.service.url}${path}`, headers)) });
     // The service's statement with its values inlined as literals: COPY takes no parameters.
     const { EXPORT_STATEMENTS } = ctx.statements.export;
-    const params = { format: 'txt', keyType: 'DomainName', urlScheme: 'keep', sightings: { sightedSince: null, excludeFalsePositives: false } } as const;
-    const values = EXPORT_STATEMENTS.parameters(collection.collectionId, params);
-    const sql = EXPORT_STATEMENTS.rows(params).replace(/\$(\d+)\b/g, (_, n: string) => pg.Client.prototype.escapeLiteral(String(values[Number(n) - 1])));
+    const params = { format: 'txt', keyType: 'DomainName', urlScheme: 'keep' } as const;
+    const { text, values } = EXPORT_STATEMENTS.rows(collection.collectionId, params, ctx.statements.readPolicy.UNFILTERED);
+    const sql = text.replace(/\$(\d+)\b/g, (_, n: string) => pg.Client.prototype.escapeLiteral(String(values[Number(n) - 1])));
     const raw = async () => {
       const client = await ctx.baselinePool.connect();
       try {

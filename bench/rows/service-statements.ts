@@ -97,14 +97,24 @@ interface ExportParams {
   format: 'txt' | 'csv' | 'ndjson' | 'stix';
   keyType: string | null;
   urlScheme: 'keep' | 'omit';
-  sightings: { sightedSince: string | null; excludeFalsePositives: boolean };
+}
+
+/** The SQL part of a read policy (src/read-policy/read-policy.ts, ObjectConditions), as the statements take it. */
+interface ObjectConditions {
+  readonly parameterNames: string[];
+  values(): Record<string, unknown>;
+  conditions(o: string, $: Record<string, string>): string;
 }
 
 export interface ExportStatements {
   EXPORT_STATEMENTS: {
-    rows(params: ExportParams): string;
-    parameters(collectionId: number, params: ExportParams): unknown[];
+    rows(collectionId: number, params: ExportParams, policy: ObjectConditions): { text: string; values: unknown[] };
   };
+}
+
+/** The read policy of a request nothing narrows (an unrestricted key, no filter). */
+export interface ReadPolicyModule {
+  UNFILTERED: ObjectConditions;
 }
 
 export interface ServiceStatements {
@@ -115,6 +125,7 @@ export interface ServiceStatements {
   network: NetworkStatements;
   versions: VersionStatements;
   export: ExportStatements;
+  readPolicy: ReadPolicyModule;
 }
 
 /** The module `path` of the service build in `serviceDir` (a dist/ folder), checked to export `names`. */
@@ -136,6 +147,7 @@ export async function loadServiceStatements(serviceDir: string): Promise<Service
     network: await loadFromBuild(serviceDir, 'intel/network/network-statements.js', ['NETWORK_SEARCHES']),
     versions: await loadFromBuild(serviceDir, 'intel/object-versions-statements.js', ['versionsStatement']),
     export: await loadFromBuild(serviceDir, 'intel/export/export-statements.js', ['EXPORT_STATEMENTS']),
+    readPolicy: await loadFromBuild(serviceDir, 'read-policy/read-policy.js', ['UNFILTERED']),
   };
 }
 
