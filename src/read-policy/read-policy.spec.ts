@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES, Principal } from '../common/guard/access.js';
-import { type ActiveList, CompiledEntries, type ListAction, ListSet } from '../warninglists/warninglist-matcher.js';
+import { type ActiveList, CompiledEntries, type ListAction, ListSet } from '../warninglists/warninglist-matcher/index.js';
 import { NO_FILTERS, type ReadFilters, ReadPolicy, readScopeOf, UNFILTERED } from './read-policy.js';
 
 const list = (name: string, action: ListAction, entries: string[]): ActiveList => ({

@@ -10,7 +10,7 @@ import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { isFiltered, NO_SIGHTING_FILTER, type SightingFilter } from '../sightings/sighting-filter.js';
 import { sightingConditions } from '../sightings/sighting-sql.js';
-import type { ListSet, Warning } from '../warninglists/warninglist-matcher.js';
+import type { ListSet, Warning } from '../warninglists/warninglist-matcher/index.js';
 
 /**
  * The collections a caller may read (decisions §3), as SQL parameters: all (`ReadChildren` on intel), or those

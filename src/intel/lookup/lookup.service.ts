@@ -7,7 +7,7 @@ import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { type StoredObject, storedObject } from '../object-rows.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
-import type { ListSet } from '../../warninglists/warninglist-matcher.js';
+import type { ListSet } from '../../warninglists/warninglist-matcher/index.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LOOKUP_STATEMENT } from './lookup-statements.js';
