@@ -11,7 +11,7 @@ import { RemoveItemDto } from '../../intel/batch/batch.dto.js';
 import { CollectionIdParamDto, ObjectAddDto } from '../../intel/dto/object.dto.js';
 import { LookupDto } from '../../intel/lookup/lookup.dto.js';
 import { SchemaIdParamDto } from '../../schema-registry/dto/schema.dto.js';
-import { CheckDto, CreateWarninglistDto, UpdateWarninglistDto, WarninglistNameParamDto } from '../../warninglists/dto/warninglist.dto.js';
+import { CheckDto, CreateWarninglistDto, ReplaceWarninglistDto, UpdateWarninglistDto, WarninglistNameParamDto } from '../../warninglists/dto/warninglist.dto.js';
 import { RESOURCE_ACTIONS } from '../guard/access.js';
 import { ApiError } from '../errors/api-error.js';
 import { INSIGHT_KEY_TYPES, INSIGHT_OBJECT_TYPES, KEY_TYPES, OBJECT_TYPES } from '../indicators/indicators.js';
@@ -59,6 +59,20 @@ const uuid = fc.uuid();
 const schemaId = fc.constantFrom('phishing', 'a.b-c~d', 'x');
 const leaseToken = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
 const resourceRef = fc.record({ id: fc.integer({ min: 1, max: 100 }) });
+/** A warninglist's POST form (and PUT's), with these members required. */
+const warninglistForm = (requiredKeys: ('name' | 'kind' | 'entries')[]) =>
+  fc.record(
+    {
+      name: fc.constantFrom('a', 'list-1', 'x.y_z'),
+      description: text,
+      kind: fc.constantFrom('values', 'cidr', 'hostname', 'substring'),
+      keyTypes: fc.subarray([...KEY_TYPES]),
+      action: fc.constantFrom('annotate', 'excludeFromExport', 'rejectOnIngest'),
+      enabled: fc.boolean(),
+      entries: fc.array(fc.oneof(text, fc.integer()), { maxLength: 4 }),
+    },
+    { requiredKeys },
+  );
 
 const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> = [
   [
@@ -137,22 +151,9 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   ],
   ['CreateCollectionDto', CreateCollectionDto, fc.record({ name: schemaId, schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1, max: 1000 })) }, { requiredKeys: ['name', 'schemaID'] })],
   ['UpdateCollectionDto', UpdateCollectionDto, fc.record({ schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1 })) }, { requiredKeys: [] })],
-  [
-    'CreateWarninglistDto',
-    CreateWarninglistDto,
-    fc.record(
-      {
-        name: fc.constantFrom('a', 'list-1', 'x.y_z'),
-        description: text,
-        kind: fc.constantFrom('values', 'cidr', 'hostname', 'substring'),
-        keyTypes: fc.subarray([...KEY_TYPES]),
-        action: fc.constantFrom('annotate', 'excludeFromExport', 'rejectOnIngest'),
-        enabled: fc.boolean(),
-        entries: fc.array(fc.oneof(text, fc.integer()), { maxLength: 4 }),
-      },
-      { requiredKeys: ['name', 'kind', 'entries'] },
-    ),
-  ],
+  ['CreateWarninglistDto', CreateWarninglistDto, warninglistForm(['name', 'kind', 'entries'])],
+  // PUT's body: the POST form, its name optional (the service compares it with the path's).
+  ['ReplaceWarninglistDto', ReplaceWarninglistDto, warninglistForm(['kind', 'entries'])],
   [
     'UpdateWarninglistDto',
     UpdateWarninglistDto,
