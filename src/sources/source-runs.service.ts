@@ -10,7 +10,9 @@ import type { DryRunView, RunStartedView } from './dto/source.dto.js';
 import { FEED_KINDS, readFeed } from './feed-kinds.js';
 import { FetchFailure } from './source-fetch.js';
 import { recordsOf } from './source-records.js';
-import { type Lease, LeaseLost, type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
+import { LeaseLost, SourceClaimsRepository } from './source-claims.repository.js';
+import type { SourceRow } from './source-rows.repository.js';
+import { type FinishedRun, type Lease, SourceRunsRepository } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 import { SourcesService } from './sources.service.js';
 
@@ -58,7 +60,7 @@ function headersOf(source: SourceRow): Record<string, string> {
  * Runs of sources (extensions §13): fetch (conditional, streamed, within the address policy), parse by
  * kind, and write through the batch path in one transaction with the run's claims (BatchService.applyRun),
  * so a run is applied whole or not at all. The schedule holds across instances through a row lease
- * (SourcesRepository.leaseDue); a manual run takes the same lease.
+ * (SourceRunsRepository.leaseDue); a manual run takes the same lease.
  */
 @Injectable()
 export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
@@ -71,7 +73,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repository: SourcesRepository,
+    private readonly repository: SourceRunsRepository,
+    private readonly claims: SourceClaimsRepository,
     private readonly sources: SourcesService,
     private readonly batch: BatchService,
     private readonly metrics: Metrics,
@@ -135,7 +138,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     try {
       const result = await this.execute(lease.source, lease, false);
       const { retryAfterSeconds, unchanged: _unchanged, ...row } = result;
-      await this.repository.finish(lease.runID, row as Omit<RunRow, 'runID' | 'trigger' | 'startedAt' | 'finishedAt'>, retryAfterSeconds);
+      await this.repository.finish(lease.runID, row as FinishedRun, retryAfterSeconds);
       this.metrics.sourceRuns.labels(lease.source.name, result.outcome).inc();
       if (result.error !== null) this.logger.warn(`source ${lease.source.name}: run ${lease.runID} failed: ${result.error.code}: ${result.error.message}`);
     } catch (error) {
@@ -205,7 +208,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
             repeat = body === null || body.repeat;
             const withdrawn = feed?.withdrawn ?? [];
             result.items += withdrawn.length;
-            ({ suspect } = await this.repository.settle(manager, {
+            ({ suspect } = await this.claims.settle(manager, {
               sourceId: source.id,
               collection: source.collection,
               runID: lease?.runID ?? null,

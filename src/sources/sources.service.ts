@@ -15,7 +15,9 @@ import { ApiError } from '../common/errors/api-error.js';
 import type { SourceClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
 import { OutboundPolicy } from './source-fetch.js';
 import { parseSourceForm, type SourceForm } from './source-form.js';
-import { type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
+import { SourceClaimsRepository } from './source-claims.repository.js';
+import { type SourceRow, SourceRowsRepository } from './source-rows.repository.js';
+import { type RunRow, SourceRunsRepository } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 
 /** The members a source keeps in columns of their own, which its form and its view both carry as they are. */
@@ -82,7 +84,9 @@ export class SourcesService implements ChildNameResolver {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly repository: SourcesRepository,
+    private readonly repository: SourceRowsRepository,
+    private readonly runLog: SourceRunsRepository,
+    private readonly claimRows: SourceClaimsRepository,
     private readonly collections: CollectionsService,
     private readonly batch: BatchService,
   ) {
@@ -151,8 +155,12 @@ export class SourcesService implements ChildNameResolver {
       dryRun: false,
       settle: async (manager, staged) => {
         const locked = await this.repository.find(name, manager, true);
-        if (locked) await this.repository.delete(manager, locked, staged.endedKeys);
-        else found = false;
+        if (!locked) {
+          found = false;
+          return;
+        }
+        await this.claimRows.endAll(manager, locked, staged.endedKeys);
+        await this.repository.delete(manager, locked);
       },
     });
     if (!found) throw SourcesErrors.notFound(name);
@@ -162,7 +170,7 @@ export class SourcesService implements ChildNameResolver {
     const row = await this.located(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isRunCursor);
-    const rows = await this.repository.runs(row.id, after && { startedAt: after.t, id: after.i }, page.limit + 1);
+    const rows = await this.runLog.runs(row.id, after && { startedAt: after.t, id: after.i }, page.limit + 1);
     return keysetPage(rows, page.limit, (run) => encodeCursor({ t: run.sortAt, i: run.runID }), runView);
   }
 
@@ -170,7 +178,7 @@ export class SourcesService implements ChildNameResolver {
     const row = await this.located(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isClaimCursor);
-    const rows = await this.repository.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);
+    const rows = await this.claimRows.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);
     return keysetPage(rows, page.limit, (claim) => encodeCursor({ k: claim.type, v: claim.value }), (claim) => ({ ...claim }));
   }
 
