@@ -48,3 +48,11 @@ export interface RemovalCount {
 export function isSuspect(count: RemovalCount): boolean {
   return count.tooFew || count.ending > count.maxRemovalRatio * count.held;
 }
+
+/**
+ * Whether a body is too short to be trusted (minItems): its forms and a feed kind's own withdrawals. No body
+ * (a 304, `forms` null) is never too short: it is the previous body again.
+ */
+export function tooFewItems(forms: number | null, withdrawn: number, minItems: number): boolean {
+  return forms !== null && forms + withdrawn < minItems;
+}

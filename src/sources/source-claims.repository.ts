@@ -4,6 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
+import { LeaseLost } from './run-failures.js';
 import { lastSeenOf } from './source-claims.service.js';
 import { TIME } from './source-rows.repository.js';
 
@@ -36,13 +37,6 @@ export interface ClaimSettlement {
   maxRemovalRatio: number;
   /** Fewer items than the source's minItems: suspect whatever the removals. */
   tooFew: boolean;
-}
-
-/** Thrown inside a run's transaction when its lease was taken over: nothing of the run is written. */
-export class LeaseLost extends Error {
-  constructor() {
-    super('the run lost its lease to another instance');
-  }
 }
 
 /**
