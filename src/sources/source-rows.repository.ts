@@ -49,9 +49,12 @@ function isNameTaken(error: unknown): boolean {
 const INSERT_PARAMETERS = namedParameters(['name', 'collection', 'kind', 'enabled', 'intervalSeconds', 'settings', 'secrets']);
 const I = INSERT_PARAMETERS.$;
 
-/** A new source is due at once (next_run_at NULL). The unique index decides a race on the name. */
-const INSERT = `INSERT INTO sources_source (name, collection, kind, enabled, interval_seconds, settings, secrets)
-  VALUES (${I.name}, ${I.collection}, ${I.kind}, ${I.enabled}, ${I.intervalSeconds}, ${I.settings}, ${I.secrets})`;
+/**
+ * A new source is due at once: its next_run_at is the time it became due (its view shows that time rather
+ * than none, extensions §13). The unique index decides a race on the name.
+ */
+const INSERT = `INSERT INTO sources_source (name, collection, kind, enabled, interval_seconds, settings, secrets, next_run_at)
+  VALUES (${I.name}, ${I.collection}, ${I.kind}, ${I.enabled}, ${I.intervalSeconds}, ${I.settings}, ${I.secrets}, now())`;
 
 const BY_NAME_PARAMETERS = namedParameters(['name']);
 const N = BY_NAME_PARAMETERS.$;
@@ -71,12 +74,12 @@ const UPDATE_PARAMETERS = namedParameters(['id', 'kind', 'enabled', 'intervalSec
 const U = UPDATE_PARAMETERS.$;
 
 /**
- * A form's change. Re-enabling (enabled now, not before) makes the source due at once and forgets its
- * failures; `reread` drops what described the old reading of the feed.
+ * A form's change. Re-enabling (enabled now, not before) makes the source due at once, as of now (the time
+ * its view shows), and forgets its failures; `reread` drops what described the old reading of the feed.
  */
 const UPDATE = `UPDATE sources_source SET kind = ${U.kind}, enabled = ${U.enabled}, interval_seconds = ${U.intervalSeconds}, settings = ${U.settings},
          secrets = ${U.secrets}, version = version + 1,
-         next_run_at = CASE WHEN ${U.enabled} AND NOT enabled THEN NULL ELSE next_run_at END,
+         next_run_at = CASE WHEN ${U.enabled} AND NOT enabled THEN now() ELSE next_run_at END,
          consecutive_failures = CASE WHEN ${U.enabled} AND NOT enabled THEN 0 ELSE consecutive_failures END,
          etag = CASE WHEN ${U.reread} THEN NULL ELSE etag END, last_modified = CASE WHEN ${U.reread} THEN NULL ELSE last_modified END,
          body_digest = CASE WHEN ${U.reread} THEN NULL ELSE body_digest END, feed_state = CASE WHEN ${U.reread} THEN NULL ELSE feed_state END

@@ -76,7 +76,8 @@ const D = LEASE_DUE_PARAMETERS.$;
  * lease: a run a killed instance left, taken over). FOR UPDATE SKIP LOCKED makes concurrent instances
  * take different rows; a row another claimer committed meanwhile is re-checked on its new version (its
  * lease is then live) and skipped, so each due time gives exactly one run. A due run moves next_run_at
- * by the interval at once; a failure moves it again (back-off).
+ * by the interval at once; a failure moves it again (back-off). A NULL next_run_at (a source stored before
+ * new and re-enabled sources got the time they became due) is due too, first.
  */
 const LEASE_DUE = `WITH due AS (
     SELECT id, lease_run_id AS abandoned FROM sources_source
