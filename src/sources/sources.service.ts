@@ -2,15 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ChildNameResolver } from '../common/guard/access.decorators.js';
-import type { AccessRequest, Principal } from '../common/guard/access.js';
-import { requestIdOf } from '../common/logging/request-logging.js';
+import type { Principal } from '../common/guard/access.js';
 import { encodeCursor, decodeCursor, afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { BatchService } from '../intel/batch/batch.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
-import { sourceOrigin } from '../intel/write-origin.js';
+import { sourceOrigin, type WriteOrigin } from '../intel/write-origin.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { SourceClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
 import { OutboundPolicy } from './source-fetch.js';
@@ -143,13 +142,14 @@ export class SourcesService implements ChildNameResolver {
 
   /**
    * Deletes the source; its claims end in the same transaction, so an object it alone claimed is removed
-   * (`Withdrawn`) before the answer, recorded with the request's key and id.
+   * (`Withdrawn`) before the answer. The withdrawals are the source's (extensions §14: via `source`, its
+   * name), made by the request: they carry the key and request id of `origin`.
    */
-  async delete(name: string, request: AccessRequest): Promise<void> {
+  async delete(origin: WriteOrigin, name: string): Promise<void> {
     const row = await this.find(name);
-    const origin = sourceOrigin(name, requestIdOf(request) ?? null, request.principal?.keyId ?? null);
+    const withdrawals = sourceOrigin(name, origin.requestID, origin.keyID);
     let found = true;
-    await this.batch.applyRun(origin, row.collection, {
+    await this.batch.applyRun(withdrawals, row.collection, {
       forms: null,
       previousDigest: null,
       dryRun: false,
