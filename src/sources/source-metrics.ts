@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics/metrics.js';
-import { SourcesRepository } from './sources.repository.js';
+import { SourceRowsRepository } from './source-rows.repository.js';
 
 /**
  * `ids_source_last_success_timestamp_seconds{source}` and `ids_source_claims{source}` (extensions §13), read
@@ -9,7 +9,7 @@ import { SourcesRepository } from './sources.repository.js';
  */
 @Injectable()
 export class SourceMetrics {
-  constructor(metrics: Metrics, repository: SourcesRepository) {
+  constructor(metrics: Metrics, repository: SourceRowsRepository) {
     const rows = () => repository.gauges();
     new Gauge({
       name: 'ids_source_last_success_timestamp_seconds',

@@ -4,30 +4,22 @@ import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { FormatRecord, Rejection } from '../formats/forms.js';
-import { BatchService, type RunForm, type RunWrite, type StagedRun } from '../intel/batch/batch.service.js';
+import { BatchService, type RunForm, type RunWrite } from '../intel/batch/batch.service.js';
 import { sourceOrigin } from '../intel/write-origin.js';
 import type { DryRunView, RunStartedView } from './dto/source.dto.js';
 import { FEED_KINDS, readFeed } from './feed-kinds.js';
-import { FetchFailure } from './source-fetch.js';
+import { tooFewItems } from './removal.js';
+import { RunFailure } from './run-failures.js';
+import { closingOf, failureOf, isRepeat, type Outcome, type Settlement, settledOutcome, unchangedCount } from './run-outcome.js';
 import { recordsOf } from './source-records.js';
-import { type Lease, LeaseLost, type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
+import { SourceClaimsRepository } from './source-claims.repository.js';
+import type { SourceRow } from './source-rows.repository.js';
+import { type FinishedRun, type Lease, SourceRunsRepository } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 import { SourcesService } from './sources.service.js';
 
 /** Rejections kept with a run (extensions §13): the first 100. */
 const KEPT_REJECTIONS = 100;
-
-/** Why a run failed when the fetch did not: a body that is not what its kind says, or a lost lease. */
-class RunFailure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-type Outcome = 'ok' | 'notModified' | 'unchanged' | 'suspect' | 'failed';
 
 /** What a run did, as its log row and a dry run's answer show it. */
 interface RunResult {
@@ -58,7 +50,7 @@ function headersOf(source: SourceRow): Record<string, string> {
  * Runs of sources (extensions §13): fetch (conditional, streamed, within the address policy), parse by
  * kind, and write through the batch path in one transaction with the run's claims (BatchService.applyRun),
  * so a run is applied whole or not at all. The schedule holds across instances through a row lease
- * (SourcesRepository.leaseDue); a manual run takes the same lease.
+ * (SourceRunsRepository.leaseDue); a manual run takes the same lease.
  */
 @Injectable()
 export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
@@ -71,7 +63,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly repository: SourcesRepository,
+    private readonly repository: SourceRunsRepository,
+    private readonly claims: SourceClaimsRepository,
     private readonly sources: SourcesService,
     private readonly batch: BatchService,
     private readonly metrics: Metrics,
@@ -135,7 +128,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     try {
       const result = await this.execute(lease.source, lease, false);
       const { retryAfterSeconds, unchanged: _unchanged, ...row } = result;
-      await this.repository.finish(lease.runID, row as Omit<RunRow, 'runID' | 'trigger' | 'startedAt' | 'finishedAt'>, retryAfterSeconds);
+      await this.repository.finish(lease.runID, row as FinishedRun, retryAfterSeconds);
       this.metrics.sourceRuns.labels(lease.source.name, result.outcome).inc();
       if (result.error !== null) this.logger.warn(`source ${lease.source.name}: run ${lease.runID} failed: ${result.error.code}: ${result.error.message}`);
     } catch (error) {
@@ -188,9 +181,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       const feed = !fetched.notModified && 'records' in fetched ? fetched.end : null;
       const records = fetched.notModified ? null : 'records' in fetched ? fetched.records : recordsOf(source.kind, source.settings, fetched.body, fetched.headers.get('content-type'));
       const origin = sourceOrigin(source.name, lease?.runID ?? `test:${source.name}`, lease?.keyID ?? null);
-      let body: StagedRun['body'] = null;
-      let repeat = true;
-      let suspect = false;
+      // What the settlement decides inside the transaction, for the close and then the outcome (run-outcome.ts).
+      const decided: { settlement: Settlement | null } = { settlement: null };
       let write: RunWrite;
       try {
         write = await this.batch.applyRun(origin, source.collection, {
@@ -200,57 +192,44 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
           fresh: source.claims === 0,
           rejected: (line, value, reason) => keep({ line, value, reason }),
           settle: async (manager, staged) => {
-            body = staged.body;
-            // The same normalised objects as the last successful run: nothing to write but graces ending.
-            repeat = body === null || body.repeat;
             const withdrawn = feed?.withdrawn ?? [];
             result.items += withdrawn.length;
-            ({ suspect } = await this.repository.settle(manager, {
+            const { suspect } = await this.claims.settle(manager, {
               sourceId: source.id,
               collection: source.collection,
               runID: lease?.runID ?? null,
-              seen: repeat ? null : staged.seenKeys,
+              seen: isRepeat(staged.body) ? null : staged.seenKeys,
               ended: staged.endedKeys,
               withdrawn,
               snapshot: source.settings.mode === 'snapshot',
               policy: source.settings.removal,
               maxRemovalRatio: source.settings.maxRemovalRatio,
-              tooFew: body !== null && body.forms + withdrawn.length < source.settings.minItems,
-            }));
+              tooFew: tooFewItems(staged.body?.forms ?? null, withdrawn.length, source.settings.minItems),
+            });
+            decided.settlement = { body: staged.body, suspect };
           },
           close: async (manager) => {
-            if (dryRun) return;
+            if (dryRun || decided.settlement === null) return;
+            const closing = closingOf(decided.settlement, fetched, feed?.state ?? null);
             // What a suspect run held back must be weighed again by the next run, from a full fetch.
-            if (suspect) return this.repository.recordSuspect(manager, source.id, this.config.sources.leaseSeconds);
-            const validators =
-              fetched.notModified || body === null
-                ? null
-                : { etag: fetched.etag, lastModified: fetched.lastModified, bodyDigest: body.digest, ...(feed !== null && { feedState: feed.state }) };
-            await this.repository.recordSuccess(manager, source.id, validators, this.config.sources.leaseSeconds);
+            if (closing.suspect) return this.repository.recordSuspect(manager, source.id, this.config.sources.leaseSeconds);
+            await this.repository.recordSuccess(manager, source.id, closing.validators, this.config.sources.leaseSeconds);
           },
         });
       } finally {
         if (!fetched.notModified) result.bytes = fetched.bytes();
       }
-      const staged = body as StagedRun['body'];
+      // applyRun settles every run it completes; without a settlement the run wrote as a 304 does.
+      const settlement = decided.settlement ?? { body: null, suspect: false };
+      result.outcome = settledOutcome(settlement);
       result.added = write.added;
       result.updated = write.updated;
-      result.unchanged = repeat && staged !== null ? staged.forms : write.unchanged;
+      result.unchanged = unchangedCount(settlement, write);
       result.withdrawn = write.withdrawn;
-      result.outcome = suspect ? 'suspect' : staged === null ? 'notModified' : repeat ? 'unchanged' : 'ok';
     } catch (error) {
-      if (error instanceof FetchFailure) {
-        result.httpStatus = error.httpStatus ?? result.httpStatus;
-        result.retryAfterSeconds = error.retryAfterSeconds;
-        result.error = { code: error.code, message: error.message };
-      } else if (error instanceof RunFailure) {
-        result.error = { code: error.code, message: error.message };
-      } else if (error instanceof LeaseLost) {
-        result.error = { code: 'LeaseLost', message: error.message };
-      } else {
-        throw error;
-      }
-      Object.assign(result, { outcome: 'failed', added: 0, updated: 0, unchanged: 0, withdrawn: 0 });
+      const failure = failureOf(error, result.httpStatus);
+      if (failure === undefined) throw error;
+      Object.assign(result, failure, { outcome: 'failed' satisfies Outcome, added: 0, updated: 0, unchanged: 0, withdrawn: 0 });
     }
     return result;
   }

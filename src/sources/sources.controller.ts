@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AccessRequest, Principal as PrincipalType } from '../common/guard/access.js';
+import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';
+import { Origin, type WriteOrigin } from '../intel/write-origin.js';
 import { ETAG_HEADER, IF_MATCH_HEADER, LINK_HEADER } from '../schema-registry/dto/schema.dto.js';
 import {
   SourceClaimView,
@@ -103,12 +104,12 @@ export class SourcesController {
     summary: 'Delete a source',
     description:
       'Deletes the source, its run log and its claims. Its claims end before the answer: an object no other source and no native write ' +
-      'claims is removed (a `Remove` with reason `Withdrawn` in the feed).',
+      'claims is removed (a `Remove` with reason `Withdrawn` in the feed, by the source, with the key and request id of this request).',
   })
   @ApiNoContentResponse({ description: 'Deleted.' })
   @ApiErrors(NOT_FOUND)
-  delete(@Param() params: SourceNameParamDto, @Req() request: AccessRequest) {
-    return this.sources.delete(params.name, request);
+  delete(@Origin('api') origin: WriteOrigin, @Param() params: SourceNameParamDto) {
+    return this.sources.delete(origin, params.name);
   }
 
   @Get(':name/runs')

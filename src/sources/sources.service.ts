@@ -2,20 +2,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ChildNameResolver } from '../common/guard/access.decorators.js';
-import type { AccessRequest, Principal } from '../common/guard/access.js';
-import { requestIdOf } from '../common/logging/request-logging.js';
+import type { Principal } from '../common/guard/access.js';
 import { encodeCursor, decodeCursor, afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { BatchService } from '../intel/batch/batch.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
-import { sourceOrigin } from '../intel/write-origin.js';
+import { sourceOrigin, type WriteOrigin } from '../intel/write-origin.js';
 import { ApiError } from '../common/errors/api-error.js';
 import type { SourceClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
 import { OutboundPolicy } from './source-fetch.js';
 import { parseSourceForm, type SourceForm } from './source-form.js';
-import { type RunRow, type SourceRow, SourcesRepository } from './sources.repository.js';
+import { SourceClaimsRepository } from './source-claims.repository.js';
+import { type SourceRow, SourceRowsRepository } from './source-rows.repository.js';
+import { type RunRow, SourceRunsRepository } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 
 /** The members a source keeps in columns of their own, which its form and its view both carry as they are. */
@@ -82,7 +83,9 @@ export class SourcesService implements ChildNameResolver {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly repository: SourcesRepository,
+    private readonly repository: SourceRowsRepository,
+    private readonly runLog: SourceRunsRepository,
+    private readonly claimRows: SourceClaimsRepository,
     private readonly collections: CollectionsService,
     private readonly batch: BatchService,
   ) {
@@ -139,20 +142,25 @@ export class SourcesService implements ChildNameResolver {
 
   /**
    * Deletes the source; its claims end in the same transaction, so an object it alone claimed is removed
-   * (`Withdrawn`) before the answer, recorded with the request's key and id.
+   * (`Withdrawn`) before the answer. The withdrawals are the source's (extensions §14: via `source`, its
+   * name), made by the request: they carry the key and request id of `origin`.
    */
-  async delete(name: string, request: AccessRequest): Promise<void> {
+  async delete(origin: WriteOrigin, name: string): Promise<void> {
     const row = await this.find(name);
-    const origin = sourceOrigin(name, requestIdOf(request) ?? null, request.principal?.keyId ?? null);
+    const withdrawals = sourceOrigin(name, origin.requestID, origin.keyID);
     let found = true;
-    await this.batch.applyRun(origin, row.collection, {
+    await this.batch.applyRun(withdrawals, row.collection, {
       forms: null,
       previousDigest: null,
       dryRun: false,
       settle: async (manager, staged) => {
         const locked = await this.repository.find(name, manager, true);
-        if (locked) await this.repository.delete(manager, locked, staged.endedKeys);
-        else found = false;
+        if (!locked) {
+          found = false;
+          return;
+        }
+        await this.claimRows.endAll(manager, locked, staged.endedKeys);
+        await this.repository.delete(manager, locked);
       },
     });
     if (!found) throw SourcesErrors.notFound(name);
@@ -162,7 +170,7 @@ export class SourcesService implements ChildNameResolver {
     const row = await this.located(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isRunCursor);
-    const rows = await this.repository.runs(row.id, after && { startedAt: after.t, id: after.i }, page.limit + 1);
+    const rows = await this.runLog.runs(row.id, after && { startedAt: after.t, id: after.i }, page.limit + 1);
     return keysetPage(rows, page.limit, (run) => encodeCursor({ t: run.sortAt, i: run.runID }), runView);
   }
 
@@ -170,7 +178,7 @@ export class SourcesService implements ChildNameResolver {
     const row = await this.located(name);
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isClaimCursor);
-    const rows = await this.repository.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);
+    const rows = await this.claimRows.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);
     return keysetPage(rows, page.limit, (claim) => encodeCursor({ k: claim.type, v: claim.value }), (claim) => ({ ...claim }));
   }
 

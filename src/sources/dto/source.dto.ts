@@ -150,7 +150,7 @@ export class SourceView {
   @ApiProperty({ type: String, nullable: true, format: 'date-time' })
   lastSuccessAt: string | null;
 
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'null: due now (or disabled).' })
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'While enabled, when the next scheduled run is due: a new or re-enabled source, due at once, shows when it became due (a past time until it runs). null while disabled.' })
   nextRunAt: string | null;
 
   @ApiProperty({ type: 'integer' })
