@@ -21,14 +21,14 @@ export class SourcesScreen {
   async list(principal: Principal, query: Record<string, unknown>): Promise<Screen> {
     const cursor = cursorParam(query);
     const result = await this.sources.list(principal, { cursor, limit: PAGE_SIZE });
-    return sourcesView({ sources: result.items, canRun: canRun(principal), paged: cursor !== undefined, next: nextCursor(result) });
+    return sourcesView({ sources: result.items, canRun: canRun(principal), paged: cursor !== undefined, next: nextCursor(result), now: Date.now() });
   }
 
   async source(principal: Principal, name: string, query: Record<string, unknown>, message?: string): Promise<Screen> {
     const cursor = cursorParam(query);
     const { body } = await this.sources.view(name);
     const runs = await this.sources.runs(name, { cursor, limit: PAGE_SIZE });
-    return sourceView({ source: body, runs: runs.items, canRun: canRun(principal), paged: cursor !== undefined, next: nextCursor(runs), message });
+    return sourceView({ source: body, runs: runs.items, canRun: canRun(principal), paged: cursor !== undefined, next: nextCursor(runs), message, now: Date.now() });
   }
 
   /** A run now, as `POST /intel/sources/{name}/runs`; while one runs, the source's page says so (409). */

@@ -76,19 +76,19 @@ const D = LEASE_DUE_PARAMETERS.$;
  * lease: a run a killed instance left, taken over). FOR UPDATE SKIP LOCKED makes concurrent instances
  * take different rows; a row another claimer committed meanwhile is re-checked on its new version (its
  * lease is then live) and skipped, so each due time gives exactly one run. A due run moves next_run_at
- * by the interval at once; a failure moves it again (back-off). A NULL next_run_at (a source stored before
- * new and re-enabled sources got the time they became due) is due too, first.
+ * by the interval at once; a failure moves it again (back-off). An enabled source always has a next_run_at
+ * (migration SourcesDueTime).
  */
 const LEASE_DUE = `WITH due AS (
     SELECT id, lease_run_id AS abandoned FROM sources_source
      WHERE enabled AND (lease_until IS NULL OR lease_until < now())
-       AND (next_run_at IS NULL OR next_run_at <= now() OR lease_run_id IS NOT NULL)
-     ORDER BY next_run_at NULLS FIRST, id LIMIT 1 FOR UPDATE SKIP LOCKED
+       AND (next_run_at <= now() OR lease_run_id IS NOT NULL)
+     ORDER BY next_run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
   ),
   taken AS (
     UPDATE sources_source t SET lease_run_id = ${D.runID}, lease_until = now() + make_interval(secs => ${D.leaseSeconds}), lease_trigger = 'schedule',
            lease_key_id = NULL,
-           next_run_at = CASE WHEN t.next_run_at IS NULL OR t.next_run_at <= now() THEN now() + make_interval(secs => t.interval_seconds) ELSE t.next_run_at END
+           next_run_at = CASE WHEN t.next_run_at <= now() THEN now() + make_interval(secs => t.interval_seconds) ELSE t.next_run_at END
       FROM due WHERE t.id = due.id
     RETURNING t.id, due.abandoned
   ),

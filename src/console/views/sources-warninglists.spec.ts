@@ -28,6 +28,9 @@ const source = {
   claims: 7,
 } as SourceView;
 
+/** When the views are rendered in these tests. */
+const NOW = Date.parse('2026-06-01T00:00:00Z');
+
 const run: RunView = {
   runID: '3f1e2d4c-0000-4000-8000-000000000001',
   trigger: 'manual',
@@ -63,8 +66,8 @@ const form = new URLSearchParams({ name: HOSTILE, action: 'rejectOnIngest' });
 const refusal = { status: 400, message: HOSTILE, fields: { name: HOSTILE } };
 
 const SCREENS: Array<[string, Screen]> = [
-  ['sources', sourcesView({ sources: [source], canRun: true, paged: true, next: HOSTILE })],
-  ['source', sourceView({ source, runs: [run], canRun: true, paged: false, next: HOSTILE, message: HOSTILE })],
+  ['sources', sourcesView({ sources: [source], canRun: true, paged: true, next: HOSTILE, now: NOW })],
+  ['source', sourceView({ source, runs: [run], canRun: true, paged: false, next: HOSTILE, message: HOSTILE, now: NOW })],
   ['warninglists', warninglistsView({ lists: [list], canWrite: true, form, refusal })],
   ['warninglist', warninglistView({ list, entries: [HOSTILE], canWrite: true, paged: false, next: HOSTILE })],
 ];
@@ -74,21 +77,25 @@ describe('console views of sources and warninglists', () => {
 
   it('shows a source\'s state, next run and claims, and "Run now" only to a key that may run it', () => {
     const readable = { ...source, name: 'urlhaus', collection: 'feeds' };
-    const withRun = sourcesView({ sources: [readable], canRun: true, paged: false }).body.text;
+    const withRun = sourcesView({ sources: [readable], canRun: true, paged: false, now: NOW }).body.text;
     expect(withRun).toContain('<td>failing (2 failures in a row)</td>');
     expect(withRun).toContain('<td>due now</td><td>7</td>');
     expect(withRun).toContain('<form method="post" action="/console/sources/urlhaus">');
-    const readOnly = sourcesView({ sources: [readable], canRun: false, paged: false }).body.text;
+    const readOnly = sourcesView({ sources: [readable], canRun: false, paged: false, now: NOW }).body.text;
     expect(readOnly).not.toContain('Run now');
-    expect(sourcesView({ sources: [{ ...readable, enabled: false, state: 'disabled', consecutiveFailures: 0 }], canRun: false, paged: false }).body.text).toContain(
+    expect(sourcesView({ sources: [{ ...readable, enabled: false, state: 'disabled', consecutiveFailures: 0 }], canRun: false, paged: false, now: NOW }).body.text).toContain(
       '<td>disabled</td>',
     );
+    // A next run at or before the page's time is due now (a new source shows when it became due), a later one its time.
+    const at = (nextRunAt: string) => sourcesView({ sources: [{ ...readable, nextRunAt }], canRun: false, paged: false, now: NOW }).body.text;
+    expect(at('2026-06-01T00:00:00.000Z')).toContain('<td>due now</td>');
+    expect(at('2026-06-01T00:00:01.000Z')).toContain('<td>2026-06-01 00:00:01 UTC</td>');
     // Secrets are write-only: the view names the headers sent, never a value (the view model has none).
-    expect(sourceView({ source: readable, runs: [], canRun: false, paged: false }).body.text).toContain(`<dt>Headers sent</dt><dd>${escapeHtml(HOSTILE)}</dd>`);
+    expect(sourceView({ source: readable, runs: [], canRun: false, paged: false, now: NOW }).body.text).toContain(`<dt>Headers sent</dt><dd>${escapeHtml(HOSTILE)}</dd>`);
   });
 
   it("shows a run's rejections and error, and a run under way as running", () => {
-    const text = sourceView({ source, runs: [{ ...run, outcome: null }], canRun: false, paged: false }).body.text;
+    const text = sourceView({ source, runs: [{ ...run, outcome: null }], canRun: false, paged: false, now: NOW }).body.text;
     expect(text).toContain('<td>running</td>');
     expect(text).toContain(`<li>line 2: <span class="mono">${escapeHtml(HOSTILE)}</span> — ${escapeHtml(HOSTILE)}</li>`);
   });

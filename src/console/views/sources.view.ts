@@ -15,10 +15,12 @@ export interface SourcesModel {
   /** This page follows another (an empty one then says "after this point"). */
   paged: boolean;
   next?: string;
+  /** When the page is rendered (ms since the epoch): a next run at or before it is due now. */
+  now: number;
 }
 
 /** The sources of the collections the key may read: state, last and next run, claims, and "Run now". */
-export function sourcesView({ sources, canRun, paged, next }: SourcesModel): Screen {
+export function sourcesView({ sources, canRun, paged, next, now }: SourcesModel): Screen {
   return new Screen(
     'Sources',
     html`${
@@ -34,7 +36,7 @@ export function sourcesView({ sources, canRun, paged, next }: SourcesModel): Scr
               { header: 'State', cell: stateOf },
               { header: 'Last run', cell: (source) => dateOf(source.lastRunAt) },
               { header: 'Last success', cell: (source) => dateOf(source.lastSuccessAt) },
-              { header: 'Next run', cell: nextRunOf },
+              { header: 'Next run', cell: (source) => nextRunOf(source, now) },
               { header: 'Claims', cell: (source) => source.claims },
               ...(canRun ? [{ header: 'Run', cell: (source: SourceView) => runNowButton(source.name) }] : []),
             ],
@@ -53,10 +55,11 @@ export interface SourceModel {
   next?: string;
   /** Why "Run now" was refused (a run under way). */
   message?: string;
+  now: number;
 }
 
 /** One source: its settings (header names only: their values are write-only), state, and its run log. */
-export function sourceView({ source, runs, canRun, paged, next, message }: SourceModel): Screen {
+export function sourceView({ source, runs, canRun, paged, next, message, now }: SourceModel): Screen {
   return new Screen(
     `Source ${source.name}`,
     html`${alert(message)}
@@ -70,7 +73,7 @@ ${source.headers.length > 0 && html`<dt>Headers sent</dt><dd>${source.headers.jo
 <dt>State</dt><dd>${stateOf(source)}</dd>
 <dt>Last run</dt><dd>${dateOf(source.lastRunAt)}</dd>
 <dt>Last success</dt><dd>${dateOf(source.lastSuccessAt)}</dd>
-<dt>Next run</dt><dd>${nextRunOf(source)}</dd>
+<dt>Next run</dt><dd>${nextRunOf(source, now)}</dd>
 <dt>Claims</dt><dd>${source.claims}</dd>
 </dl>
 ${canRun && runNowButton(source.name)}
@@ -106,10 +109,13 @@ function stateOf(source: SourceView): Html {
   return html`${source.state}${source.consecutiveFailures > 0 && ` (${source.consecutiveFailures} failures in a row)`}`;
 }
 
-/** A disabled source has no next run; an enabled one without a time is due now. */
-function nextRunOf(source: SourceView): string {
+/**
+ * A disabled source has no next run; an enabled one whose time has come at `now` (a new or re-enabled source
+ * shows when it became due) is due now.
+ */
+function nextRunOf(source: SourceView, now: number): string {
   if (!source.enabled) return '—';
-  return source.nextRunAt === null ? 'due now' : dateOf(source.nextRunAt);
+  return source.nextRunAt === null || Date.parse(source.nextRunAt) <= now ? 'due now' : dateOf(source.nextRunAt);
 }
 
 /** The count, and the first rejected records (line, value, reason) behind a disclosure. */

@@ -26,6 +26,7 @@ import { ObjectHistoryAndApiClaim1795822421408 } from './1795822421408-ObjectHis
 import { Sources1795822481412 } from './1795822481412-Sources.js';
 import { SourceFeedState1795831569068 } from './1795831569068-SourceFeedState.js';
 import { SightingSummarySources1795835744841 } from './1795835744841-SightingSummarySources.js';
+import { SourcesDueTime1795900000000 } from './1795900000000-SourcesDueTime.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -60,4 +61,5 @@ export const MIGRATIONS = [
   Sources1795822481412,
   SourceFeedState1795831569068,
   SightingSummarySources1795835744841,
+  SourcesDueTime1795900000000,
 ];
