@@ -6,6 +6,7 @@ import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { attemptLimitSql, endedWithLeaseSql, LEASE_EXPIRED } from './ended-lease.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
+import type { ReportStanding } from './report-refusal.js';
 import { openForReport, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
 
 export type { ReportFence, Taker } from './task-statements.js';
@@ -104,19 +105,6 @@ export interface QueueRow extends TaskParamsRow {
   leaseToken: string;
 }
 
-
-/** How a report that changed nothing relates to the task (TasksRepository.reportRefusal). */
-export interface ReportStanding {
-  open: boolean;
-  /** The token is the current attempt's. */
-  current: boolean | null;
-  /** Hex digest of the current attempt's accepted report. */
-  currentReport: string | null;
-  /** The token is an earlier attempt's. */
-  earlier: boolean;
-  /** Hex digest of that earlier attempt's accepted report. */
-  earlierReport: string | null;
-}
 
 export interface FailedReport {
   id: string;
