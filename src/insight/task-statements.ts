@@ -11,22 +11,22 @@ import { attemptLimitSql, endedWithLeaseSql } from './ended-lease.js';
 
 const DELIVERY_LIMIT_EXCEEDED = 'DeliveryLimitExceeded';
 
-/** The message of DeliveryLimitExceeded, `attempts` the delivery limit (a number, or SQL giving one). */
+/** The message of DeliveryLimitExceeded, `attempts` the task's attempt limit (a number, or SQL giving one). */
 const deliveryLimitMessage = (attempts: string) => `no executor reported a result within the lease on any of ${attempts} deliveries`;
 
 /**
- * The error a task gets once it has been delivered `maxDeliveries` times without a report (decisions §9),
- * which TAKE writes with the same text (deliveryLimitErrorSql).
+ * The error a task gets once it has been delivered `maxAttempts` times without a report (decisions §9):
+ * its own limit (attemptLimit in ended-lease.ts), which TAKE writes with the same text (deliveryLimitErrorSql).
  */
-export function deliveryLimitError(maxDeliveries: number): { code: string; message: string } {
-  return { code: DELIVERY_LIMIT_EXCEEDED, message: deliveryLimitMessage(String(maxDeliveries)) };
+export function deliveryLimitError(maxAttempts: number): { code: string; message: string } {
+  return { code: DELIVERY_LIMIT_EXCEEDED, message: deliveryLimitMessage(String(maxAttempts)) };
 }
 
-/** deliveryLimitError as SQL: its code and message. */
+/** deliveryLimitError of a task row, as SQL: its code and message (the row's own attempt limit in it). */
 function deliveryLimitErrorSql(maxDeliveries: string): { code: string; message: string } {
   return {
     code: `'${DELIVERY_LIMIT_EXCEEDED}'`,
-    message: `format('${deliveryLimitMessage('%s')}', ${maxDeliveries}::int)`,
+    message: `format('${deliveryLimitMessage('%s')}', ${attemptLimitSql(maxDeliveries)})`,
   };
 }
 

@@ -20,7 +20,7 @@ import type {
   TaskView,
 } from './dto/task.dto.js';
 import { DEFAULT_RESULT_MAX_AGE_SECONDS, UUID_PATTERN } from './dto/task.dto.js';
-import { hasEndedWithLease, isLastLease } from './ended-lease.js';
+import { attemptLimit, hasEndedWithLease, isLastLease } from './ended-lease.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { CANCELLED_UNREPORTED } from './task-statements.js';
@@ -226,9 +226,9 @@ export class TasksService {
   private viewOf(row: TaskRow): TaskView {
     const view: TaskView = { id: row.id, params: paramsView(row), state: row.state };
     // Past its last allowed lease (or cancelled and past its lease) the task is Failed, whether or not a take
-    // has recorded it yet.
+    // has recorded it yet; the error names the task's own attempt limit, as the take that records it will.
     if (hasEndedWithLease(row, this.config.taskMaxDeliveries)) {
-      const error = row.cancelRequested ? { ...CANCELLED_UNREPORTED } : deliveryLimitError(this.config.taskMaxDeliveries);
+      const error = row.cancelRequested ? { ...CANCELLED_UNREPORTED } : deliveryLimitError(attemptLimit(row, this.config.taskMaxDeliveries));
       return { ...view, state: 'Failed', error };
     }
     if (row.result !== null) view.result = row.result;
