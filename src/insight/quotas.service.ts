@@ -1,12 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { namedParameters } from '../common/sql/named-parameters.js';
 import type { SchemaIdParamDto } from '../schema-registry/dto/schema.dto.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import type { QuotaDto, QuotaView } from './dto/quota.dto.js';
 import { InsightErrors } from './insight.errors.js';
 import { usedIn, windowStart } from './task-statements.js';
+
+/** The quota statements' parameters: the schema, and for `put` its limits. */
+const QUOTA_PARAMETERS = namedParameters(['schemaId', 'perMinute', 'perHour', 'perDay', 'maxLeased']);
+const SCHEMA_PARAMETERS = namedParameters(['schemaId']);
 
 /**
  * The quota as the take statement judges it: each window's use in the current UTC window, the live
@@ -26,7 +31,14 @@ const QUOTA_VIEW = `
     FROM insight_quota q,
          LATERAL (SELECT count(*)::int AS leased, min(lease_expires_at) AS first_end FROM insight_task
                    WHERE schema_id = q.schema_id AND state = 'Pending' AND lease_expires_at > now()) l
-   WHERE q.schema_id = $1`;
+   WHERE q.schema_id = ${SCHEMA_PARAMETERS.$.schemaId}`;
+
+const q = QUOTA_PARAMETERS.$;
+const PUT = `
+  INSERT INTO insight_quota (schema_id, per_minute, per_hour, per_day, max_leased)
+  VALUES (${q.schemaId}, ${q.perMinute}, ${q.perHour}, ${q.perDay}, ${q.maxLeased})
+  ON CONFLICT (schema_id) DO UPDATE
+    SET per_minute = EXCLUDED.per_minute, per_hour = EXCLUDED.per_hour, per_day = EXCLUDED.per_day, max_leased = EXCLUDED.max_leased`;
 
 /** Quotas per result schema (extensions §16); the take statement enforces them. */
 @Injectable()
@@ -38,27 +50,30 @@ export class QuotasService {
 
   /** Sets the limits (what the windows have used is kept). */
   async put({ schema_id }: SchemaIdParamDto, quota: QuotaDto): Promise<QuotaView> {
-    const limits = [quota.perMinute, quota.perHour, quota.perDay, quota.maxLeased].map((limit) => limit ?? null);
-    if (limits.every((limit) => limit === null)) throw InsightErrors.emptyQuota();
+    const limits = {
+      perMinute: quota.perMinute ?? null,
+      perHour: quota.perHour ?? null,
+      perDay: quota.perDay ?? null,
+      maxLeased: quota.maxLeased ?? null,
+    };
+    if (Object.values(limits).every((limit) => limit === null)) throw InsightErrors.emptyQuota();
     if (!(await this.schemas.exists('insight', schema_id))) throw SchemaRegistryErrors.schemaNotFound('insight', schema_id);
-    await this.dataSource.query(
-      `INSERT INTO insight_quota (schema_id, per_minute, per_hour, per_day, max_leased) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (schema_id) DO UPDATE
-         SET per_minute = EXCLUDED.per_minute, per_hour = EXCLUDED.per_hour, per_day = EXCLUDED.per_day, max_leased = EXCLUDED.max_leased`,
-      [schema_id, ...limits],
-    );
+    await this.dataSource.query(PUT, QUOTA_PARAMETERS.values({ schemaId: schema_id, ...limits }));
     return this.get({ schema_id });
   }
 
   async get({ schema_id }: SchemaIdParamDto): Promise<QuotaView> {
-    const [row]: QuotaView[] = await this.dataSource.query(QUOTA_VIEW, [schema_id]);
+    const [row]: QuotaView[] = await this.dataSource.query(QUOTA_VIEW, SCHEMA_PARAMETERS.values({ schemaId: schema_id }));
     if (!row) throw InsightErrors.quotaNotFound(schema_id);
     for (const limit of ['perMinute', 'perHour', 'perDay', 'maxLeased'] as const) if (row[limit] === null) delete row[limit];
     return row;
   }
 
   async remove({ schema_id }: SchemaIdParamDto): Promise<void> {
-    const [, deleted]: [unknown, number] = await this.dataSource.query(`DELETE FROM insight_quota WHERE schema_id = $1`, [schema_id]);
+    const [, deleted]: [unknown, number] = await this.dataSource.query(
+      `DELETE FROM insight_quota WHERE schema_id = ${SCHEMA_PARAMETERS.$.schemaId}`,
+      SCHEMA_PARAMETERS.values({ schemaId: schema_id }),
+    );
     if (deleted === 0) throw InsightErrors.quotaNotFound(schema_id);
   }
 }

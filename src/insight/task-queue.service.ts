@@ -17,6 +17,7 @@ import type {
 } from './dto/task-queue.dto.js';
 import type { TaskResult } from './entities/task.entity.js';
 import { InsightErrors } from './insight.errors.js';
+import { heartbeatRefusal, type ReportRefusal, reportRefusal } from './report-refusal.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { paramsView } from './tasks.service.js';
 import { type ReportFence, TasksRepository } from './tasks.repository.js';
@@ -31,6 +32,15 @@ function fenceOf(leaseToken: string | undefined, principal: Principal, report: u
     digest: sha256(JSON.stringify(report)),
   };
 }
+
+/** The error of each refusal (report-refusal.ts); a replay is answered as before, with none. */
+const REFUSAL_ERRORS: Record<Exclude<ReportRefusal, 'replay'>, (taskId: string) => ApiError> = {
+  taskNotFound: InsightErrors.taskNotFound,
+  invalidState: InsightErrors.invalidState,
+  otherReport: InsightErrors.otherReport,
+  leaseLost: (taskId) => InsightErrors.leaseLost(taskId, true),
+  leasedByAnotherKey: (taskId) => InsightErrors.leaseLost(taskId, false),
+};
 
 /** What `reportableSchema` answers for a report that was accepted already. */
 const REPLAYED = '';
@@ -88,7 +98,6 @@ export class TaskQueueService {
     });
   }
 
-  /** Refusals in order: TaskNotFound, InvalidState, then the result checks (key format, key set, schema). */
   /**
    * Refusals in order: TaskNotFound, InvalidState or LeaseLost (fencing), then the result checks (key format,
    * key set, schema). A replay of the accepted report answers as it did and changes nothing.
@@ -158,9 +167,8 @@ export class TaskQueueService {
     );
     if (!beat) throw InsightErrors.taskNotFound(id);
     if (!beat.accepted) {
-      // The current attempt's token on a task that takes no report any more, or any other token.
       const standing = await this.tasks.reportStanding(id, this.config.taskMaxDeliveries, fence.tokenHash);
-      throw standing?.current ? InsightErrors.invalidState(id) : InsightErrors.leaseLost(id, true);
+      throw REFUSAL_ERRORS[heartbeatRefusal(standing)](id);
     }
     return { leaseExpiresAt: beat.leaseExpiresAt!, cancelRequested: beat.cancelRequested };
   }
@@ -178,22 +186,11 @@ export class TaskQueueService {
     if (refusal) throw refusal;
   }
 
-  /**
-   * Why a fenced report changed nothing (null: it is a replay of the accepted one, answered as before):
-   * - no such task: TaskNotFound;
-   * - without a token: InvalidState when the task takes no report, else another key's live lease (LeaseLost);
-   * - the token of an attempt that made a report: a replay, or InvalidState for a different one;
-   * - the current attempt's token otherwise: InvalidState (the task ended: cancelled, or its last lease ran out);
-   * - any other token (an earlier attempt's, or none the task ever had): LeaseLost.
-   */
+  /** Why a fenced report changed nothing (reportRefusal); null: it is a replay of the accepted one, answered as before. */
   private async refusal(id: string, fence: ReportFence): Promise<ApiError | null> {
     const standing = await this.tasks.reportStanding(id, this.config.taskMaxDeliveries, fence.tokenHash);
-    if (!standing) return InsightErrors.taskNotFound(id);
-    if (fence.tokenHash === null) return standing.open ? InsightErrors.leaseLost(id, false) : InsightErrors.invalidState(id);
-    const digest = fence.digest.toString('hex');
-    const accepted = standing.current ? standing.currentReport : standing.earlierReport;
-    if (accepted !== null) return accepted === digest ? null : InsightErrors.otherReport(id);
-    return standing.current ? InsightErrors.invalidState(id) : InsightErrors.leaseLost(id, true);
+    const refusal = reportRefusal(standing, { withToken: fence.tokenHash !== null, digest: fence.digest.toString('hex') });
+    return refusal === 'replay' ? null : REFUSAL_ERRORS[refusal](id);
   }
 
   private memoize(id: string, schemaId: string): void {

@@ -3,8 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { namedParameters } from '../common/sql/named-parameters.js';
+import { attemptLimitSql, endedWithLeaseSql, LEASE_EXPIRED } from './ended-lease.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
-import { OPEN_FOR_REPORT, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
+import type { ReportStanding } from './report-refusal.js';
+import { openForReport, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
 
 export type { ReportFence, Taker } from './task-statements.js';
 
@@ -35,8 +38,21 @@ export interface NewTask extends TaskParamsRow {
 
 const NEW_TASK_COLUMNS = 'schema_id, object_keys, file_id, priority, content_hash, max_attempts';
 
-function newTaskValues(task: NewTask): unknown[] {
-  return [task.schemaId, task.objectKeys && JSON.stringify(task.objectKeys), task.fileId, task.priority, task.contentHash, task.maxAttempts];
+/** A new task's values by name, in the order of NEW_TASK_COLUMNS. */
+const NEW_TASK_NAMES = ['schemaId', 'objectKeys', 'fileId', 'priority', 'contentHash', 'maxAttempts'] as const;
+const INSERT_PARAMETERS = namedParameters(NEW_TASK_NAMES);
+/** A deduplicating registration's: the new task's, then the age of a completed task it may answer with. */
+const DEDUPE_PARAMETERS = namedParameters([...NEW_TASK_NAMES, 'resultMaxAge']);
+
+function newTaskValues(task: NewTask) {
+  return {
+    schemaId: task.schemaId,
+    objectKeys: task.objectKeys && JSON.stringify(task.objectKeys),
+    fileId: task.fileId,
+    priority: task.priority,
+    contentHash: task.contentHash,
+    maxAttempts: task.maxAttempts,
+  };
 }
 
 export interface TaskRow extends TaskParamsRow {
@@ -75,7 +91,7 @@ const TASK_COLUMNS = `id, schema_id AS "schemaId", object_keys AS "objectKeys", 
               max_attempts AS "maxAttempts", cancel_requested AS "cancelRequested", progress, attempt_log AS "attemptLog",
               json_build_object('executor', attempt_executor, 'keyID', attempt_key_id, 'takenAt', attempt_taken_at,
                 'endedAt', attempt_ended_at, 'outcome', attempt_outcome, 'error', attempt_error) AS current,
-              COALESCE(lease_expires_at <= now(), false) AS "leaseExpired", lease_expires_at AS "leaseExpiresAt",
+              ${LEASE_EXPIRED} AS "leaseExpired", lease_expires_at AS "leaseExpiresAt",
               CASE WHEN lease_expires_at > now() THEN ceil(extract(epoch FROM lease_expires_at - now()) * 1000)::float8 END
                 AS "leaseEndsInMs",
               result,
@@ -89,19 +105,6 @@ export interface QueueRow extends TaskParamsRow {
   leaseToken: string;
 }
 
-
-/** How a report that changed nothing relates to the task (TasksRepository.reportRefusal). */
-export interface ReportStanding {
-  open: boolean;
-  /** The token is the current attempt's. */
-  current: boolean | null;
-  /** Hex digest of the current attempt's accepted report. */
-  currentReport: string | null;
-  /** The token is an earlier attempt's. */
-  earlier: boolean;
-  /** Hex digest of that earlier attempt's accepted report. */
-  earlierReport: string | null;
-}
 
 export interface FailedReport {
   id: string;
@@ -121,6 +124,58 @@ export interface FailureTiming {
   retryAfterSeconds: number | null;
 }
 
+/** `WHERE id = ${ID.$.id}`: statements of one task. */
+const ID = namedParameters(['id']);
+
+/**
+ * The listing's parameters: `limit` rows of at most about `maxBytes`, the filters (null: none) and the
+ * position after which the page starts (`afterTime`, `afterId`; null: the first page). A filter left out is
+ * NULL, which PostgreSQL folds away as it plans the statement with its values (an unnamed statement is
+ * planned for the values it runs with), so each variant is still one walk of the newest-first index.
+ */
+const LIST_PARAMETERS = namedParameters(['limit', 'maxBytes', 'maxDeliveries', 'state', 'errorCode', 'schemaId', 'afterTime', 'afterId']);
+
+/**
+ * The listing's filters, each judging a task as the view shows it: a Pending task past its last lease is
+ * Failed (ended-lease.ts) with DeliveryLimitExceeded, or Cancelled when it was cancelled.
+ */
+function listingFilters(): string {
+  const p = LIST_PARAMETERS.$;
+  const ended = endedWithLeaseSql(p.maxDeliveries);
+  return `WHERE (${p.state}::text IS NULL OR CASE WHEN ${ended} THEN 'Failed' ELSE state END = ${p.state}::text)
+            AND (${p.errorCode}::text IS NULL
+                 OR CASE WHEN ${ended} THEN CASE WHEN cancel_requested THEN 'Cancelled' ELSE 'DeliveryLimitExceeded' END
+                         ELSE error_code END = ${p.errorCode}::text)
+            AND (${p.schemaId}::text IS NULL OR schema_id = ${p.schemaId}::text)
+            AND (${p.afterTime}::timestamptz IS NULL OR (created_at, id) < (${p.afterTime}::timestamptz, ${p.afterId}::uuid))`;
+}
+
+const LIST_PAGE = sizeBoundedPage(
+  {
+    select: `${TASK_COLUMNS}, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdAt"`,
+    from: `FROM insight_task ${listingFilters()}`,
+    orderBy: 'created_at DESC, id DESC',
+    // Stored sizes (compressed, without reading TOAST): an estimate, as sizeBoundedPage expects.
+    rowBytes: 'COALESCE(pg_column_size(result), 0) + COALESCE(pg_column_size(object_keys), 0) + 200',
+  },
+  LIST_PARAMETERS.$.limit,
+  LIST_PARAMETERS.$.maxBytes,
+);
+
+/** Milliseconds until a task becomes takeable by time alone (TasksRepository.nextTakeableInMs). */
+const NEXT_TAKEABLE_PARAMETERS = namedParameters(['maxDeliveries']);
+const NEXT_TAKEABLE = `
+  SELECT ceil(extract(epoch FROM LEAST(
+           (SELECT min(lease_expires_at) FROM insight_task
+             WHERE state = 'Pending' AND lease_expires_at > now()
+               AND deliveries < ${attemptLimitSql(NEXT_TAKEABLE_PARAMETERS.$.maxDeliveries)}),
+           (SELECT min(available_at) FROM insight_task
+             WHERE state = 'Pending' AND lease_expires_at IS NULL AND available_at > now())) - now()) * 1000)::float8 AS ms`;
+
+/** A report's target and standing: the task, the delivery limit, and (standing) the token's SHA-256. */
+const REPORT_PARAMETERS = namedParameters(['id', 'maxDeliveries', 'tokenHash']);
+const REPORT_TARGET_PARAMETERS = namedParameters(['id', 'maxDeliveries']);
+
 /** Statements of the task table; every one is a single statement, atomic on its own. */
 @Injectable()
 export class TasksRepository {
@@ -128,8 +183,8 @@ export class TasksRepository {
 
   async insert(task: NewTask): Promise<string> {
     const [{ id }]: { id: string }[] = await this.dataSource.query(
-      `INSERT INTO insight_task (${NEW_TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      newTaskValues(task),
+      `INSERT INTO insight_task (${NEW_TASK_COLUMNS}) VALUES (${NEW_TASK_NAMES.map((name) => INSERT_PARAMETERS.$[name]).join(', ')}) RETURNING id`,
+      INSERT_PARAMETERS.values(newTaskValues(task)),
     );
     return id;
   }
@@ -143,29 +198,33 @@ export class TasksRepository {
    * they were registered with (content_hash is set on all), so the index guards only deduplicating ones.
    */
   async insertUnlessIdentical(task: NewTask, resultMaxAge: number | null): Promise<{ id: string; deduplicated: boolean } | undefined> {
+    const p = DEDUPE_PARAMETERS.$;
     const rows: { id: string; deduplicated: boolean }[] = await this.dataSource.query(
       `WITH found AS (
          SELECT id FROM insight_task
-          WHERE content_hash = $5 AND (state = 'Pending'
-                OR ($7::float8 IS NOT NULL AND state = 'Completed' AND attempt_ended_at > now() - make_interval(secs => $7::float8)))
+          WHERE content_hash = ${p.contentHash} AND (state = 'Pending'
+                OR (${p.resultMaxAge}::float8 IS NOT NULL AND state = 'Completed'
+                    AND attempt_ended_at > now() - make_interval(secs => ${p.resultMaxAge}::float8)))
           ORDER BY state = 'Pending' DESC, attempt_ended_at DESC NULLS LAST
           LIMIT 1
        ), inserted AS (
          INSERT INTO insight_task (${NEW_TASK_COLUMNS}, dedupe_key)
-         SELECT $1, $2::json, $3::uuid, $4::smallint, $5::bytea, $6::smallint, $5::bytea WHERE NOT EXISTS (SELECT 1 FROM found)
+         SELECT ${p.schemaId}, ${p.objectKeys}::json, ${p.fileId}::uuid, ${p.priority}::smallint, ${p.contentHash}::bytea,
+                ${p.maxAttempts}::smallint, ${p.contentHash}::bytea
+          WHERE NOT EXISTS (SELECT 1 FROM found)
          ON CONFLICT (dedupe_key) WHERE state = 'Pending' AND dedupe_key IS NOT NULL DO NOTHING
          RETURNING id
        )
        SELECT id, true AS deduplicated FROM found UNION ALL SELECT id, false FROM inserted`,
-      [...newTaskValues(task), resultMaxAge],
+      DEDUPE_PARAMETERS.values({ ...newTaskValues(task), resultMaxAge }),
     );
     return rows[0];
   }
 
   async find(id: string): Promise<TaskRow | undefined> {
     const rows: TaskRow[] = await this.dataSource.query(
-      `SELECT ${TASK_COLUMNS} FROM insight_task WHERE id = $1`,
-      [id],
+      `SELECT ${TASK_COLUMNS} FROM insight_task WHERE id = ${ID.$.id}`,
+      ID.values({ id }),
     );
     return rows[0];
   }
@@ -183,39 +242,19 @@ export class TasksRepository {
     maxBytes: number,
     maxDeliveries: number,
   ): Promise<ListedTaskRow[]> {
-    const parameters: unknown[] = [limit, maxBytes];
-    const where: string[] = [];
-    const condition = (value: unknown, test: (parameter: string) => string) => {
-      parameters.push(value);
-      where.push(test(`$${parameters.length}`));
-    };
-    // A state or error filter judges tasks as the view shows them, which needs the delivery limit.
-    if (filter.state !== undefined || filter.errorCode !== undefined) parameters.push(maxDeliveries);
-    const ended = `state = 'Pending' AND (deliveries >= COALESCE(max_attempts, $3) OR cancel_requested) AND lease_expires_at <= now()`;
-    if (filter.state !== undefined) condition(filter.state, (p) => `CASE WHEN ${ended} THEN 'Failed' ELSE state END = ${p}`);
-    if (filter.errorCode !== undefined) {
-      condition(
-        filter.errorCode,
-        (p) => `CASE WHEN ${ended} THEN CASE WHEN cancel_requested THEN 'Cancelled' ELSE 'DeliveryLimitExceeded' END ELSE error_code END = ${p}`,
-      );
-    }
-    if (filter.schemaId !== undefined) condition(filter.schemaId, (p) => `schema_id = ${p}`);
-    if (after !== undefined) {
-      parameters.push(after.t, after.i);
-      where.push(`(created_at, id) < ($${parameters.length - 1}::timestamptz, $${parameters.length}::uuid)`);
-    }
-    const query = sizeBoundedPage(
-      {
-        select: `${TASK_COLUMNS}, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdAt"`,
-        from: `FROM insight_task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
-        orderBy: 'created_at DESC, id DESC',
-        // Stored sizes (compressed, without reading TOAST): an estimate, as sizeBoundedPage expects.
-        rowBytes: 'COALESCE(pg_column_size(result), 0) + COALESCE(pg_column_size(object_keys), 0) + 200',
-      },
-      '$1',
-      '$2',
+    return this.dataSource.query(
+      LIST_PAGE,
+      LIST_PARAMETERS.values({
+        limit,
+        maxBytes,
+        maxDeliveries,
+        state: filter.state ?? null,
+        errorCode: filter.errorCode ?? null,
+        schemaId: filter.schemaId ?? null,
+        afterTime: after?.t ?? null,
+        afterId: after?.i ?? null,
+      }),
     );
-    return this.dataSource.query(query, parameters);
   }
 
   /**
@@ -244,14 +283,7 @@ export class TasksRepository {
    * Judged by the database clock, like every lease decision.
    */
   async nextTakeableInMs(maxDeliveries: number): Promise<number | null> {
-    const [{ ms }]: { ms: number | null }[] = await this.dataSource.query(
-      `SELECT ceil(extract(epoch FROM LEAST(
-                (SELECT min(lease_expires_at) FROM insight_task
-                  WHERE state = 'Pending' AND lease_expires_at > now() AND deliveries < COALESCE(max_attempts, $1)),
-                (SELECT min(available_at) FROM insight_task
-                  WHERE state = 'Pending' AND lease_expires_at IS NULL AND available_at > now())) - now()) * 1000)::float8 AS ms`,
-      [maxDeliveries],
-    );
+    const [{ ms }]: { ms: number | null }[] = await this.dataSource.query(NEXT_TAKEABLE, NEXT_TAKEABLE_PARAMETERS.values({ maxDeliveries }));
     return ms;
   }
 
@@ -271,8 +303,9 @@ export class TasksRepository {
   /** The schema of a task open for a report; `open` false when the task may not take one now. */
   async reportTarget(id: string, maxDeliveries: number): Promise<{ schemaId: string; open: boolean } | undefined> {
     const rows: { schemaId: string; open: boolean }[] = await this.dataSource.query(
-      `SELECT schema_id AS "schemaId", (${OPEN_FOR_REPORT}) AS open FROM insight_task WHERE id = $1`,
-      [id, maxDeliveries],
+      `SELECT schema_id AS "schemaId", (${openForReport(REPORT_TARGET_PARAMETERS.$.maxDeliveries)}) AS open
+         FROM insight_task WHERE id = ${REPORT_TARGET_PARAMETERS.$.id}`,
+      REPORT_TARGET_PARAMETERS.values({ id, maxDeliveries }),
     );
     return rows[0];
   }
@@ -291,21 +324,20 @@ export class TasksRepository {
     fence: ReportFence,
     timing: FailureTiming,
   ): Promise<FailedReport | undefined> {
-    const [rows]: [FailedReport[], number] = await this.dataSource.query(TASK_STATEMENTS.fail, [
-      id,
-      maxDeliveries,
-      error.code,
-      error.message,
-      fence.tokenHash,
-      fence.keyId,
-      fence.digest,
-      JSON.stringify(shown),
-      timing.kind,
-      timing.retryBaseSeconds,
-      timing.retryMaxSeconds,
-      timing.jitter,
-      timing.retryAfterSeconds,
-    ]);
+    const [rows]: [FailedReport[], number] = await this.dataSource.query(
+      TASK_STATEMENTS.fail,
+      TASK_STATEMENTS.failParameters.values({
+        id,
+        maxDeliveries,
+        code: error.code,
+        message: error.message,
+        tokenHash: fence.tokenHash,
+        keyId: fence.keyId,
+        digest: fence.digest,
+        shown: JSON.stringify(shown),
+        ...timing,
+      }),
+    );
     return rows[0];
   }
 
@@ -321,41 +353,38 @@ export class TasksRepository {
     maxLeaseSeconds: number,
     progress: Record<string, unknown> | null,
   ): Promise<{ accepted: boolean; leaseExpiresAt: Date | null; cancelRequested: boolean; written: boolean } | undefined> {
-    const rows = await this.dataSource.query(TASK_STATEMENTS.heartbeat, [
-      id,
-      maxDeliveries,
-      tokenHash,
-      extendSeconds,
-      maxLeaseSeconds,
-      progress && JSON.stringify(progress),
-    ]);
+    const rows = await this.dataSource.query(
+      TASK_STATEMENTS.heartbeat,
+      TASK_STATEMENTS.heartbeatParameters.values({ id, maxDeliveries, tokenHash, extendSeconds, maxLeaseSeconds, progress: progress && JSON.stringify(progress) }),
+    );
     return rows[0];
   }
 
   /** Why a fenced report changed nothing: how its token and digest relate to the task's attempts. */
   async reportStanding(id: string, maxDeliveries: number, tokenHash: Buffer | null): Promise<ReportStanding | undefined> {
+    const p = REPORT_PARAMETERS.$;
     const rows: ReportStanding[] = await this.dataSource.query(
-      `SELECT (${OPEN_FOR_REPORT}) AS open, lease_token_hash = $3::bytea AS current,
+      `SELECT (${openForReport(p.maxDeliveries)}) AS open, lease_token_hash = ${p.tokenHash}::bytea AS current,
               encode(report_digest, 'hex') AS "currentReport", earlier.entry IS NOT NULL AS earlier,
               earlier.entry->>'report' AS "earlierReport"
          FROM insight_task
          LEFT JOIN LATERAL (SELECT e AS entry FROM jsonb_array_elements(attempt_log) e
-                             WHERE e->>'tokenHash' = encode($3::bytea, 'hex') LIMIT 1) earlier ON true
-        WHERE id = $1`,
-      [id, maxDeliveries, tokenHash],
+                             WHERE e->>'tokenHash' = encode(${p.tokenHash}::bytea, 'hex') LIMIT 1) earlier ON true
+        WHERE id = ${p.id}`,
+      REPORT_PARAMETERS.values({ id, maxDeliveries, tokenHash }),
     );
     return rows[0];
   }
 
   /** The task as cancel left it; undefined when it does not exist or has ended. */
   async cancel(id: string, maxDeliveries: number): Promise<{ state: TaskState; errorCode: string | null; errorMessage: string | null } | undefined> {
-    const [rows] = await this.dataSource.query(TASK_STATEMENTS.cancel, [id, maxDeliveries]);
+    const [rows] = await this.dataSource.query(TASK_STATEMENTS.cancel, TASK_STATEMENTS.byIdParameters.values({ id, maxDeliveries }));
     return rows[0];
   }
 
   /** Whether the task was Failed and now waits again. */
   async retry(id: string, maxDeliveries: number): Promise<boolean> {
-    return this.update(TASK_STATEMENTS.retry, [id, maxDeliveries]);
+    return this.update(TASK_STATEMENTS.retry, TASK_STATEMENTS.byIdParameters.values({ id, maxDeliveries }));
   }
 
   /** TypeORM answers a bare UPDATE with `[rows, affectedCount]`. */

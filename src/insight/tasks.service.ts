@@ -20,6 +20,7 @@ import type {
   TaskView,
 } from './dto/task.dto.js';
 import { DEFAULT_RESULT_MAX_AGE_SECONDS, UUID_PATTERN } from './dto/task.dto.js';
+import { attemptLimit, hasEndedWithLease, isLastLease } from './ended-lease.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { CANCELLED_UNREPORTED } from './task-statements.js';
@@ -162,7 +163,7 @@ export class TasksService {
         const row = await this.tasks.find(id);
         if (!row) throw InsightErrors.taskViewNotFound(task_id);
         // A task on its last delivery (or cancelled) turns Failed when that lease ends, with no commit to announce it.
-        const lastLease = row.leaseEndsInMs !== null && this.endsWithLease(row);
+        const lastLease = row.leaseEndsInMs !== null && isLastLease(row, this.config.taskMaxDeliveries);
         return { view: this.detailOf(row, withAttempts), changesAt: lastLease ? Date.now() + row.leaseEndsInMs! : undefined };
       },
     );
@@ -214,11 +215,6 @@ export class TasksService {
     return error(params.task_id.toLowerCase());
   }
 
-  /** The lease running now is the task's last: when it runs out the task fails. */
-  private endsWithLease(row: TaskRow): boolean {
-    return row.cancelRequested || row.deliveries >= (row.maxAttempts ?? this.config.taskMaxDeliveries);
-  }
-
   private detailOf(row: TaskRow, withAttempts: boolean): TaskDetailView {
     const view: TaskDetailView = this.viewOf(row);
     if (view.state === 'Pending' && row.cancelRequested) view.cancelRequested = true;
@@ -230,9 +226,9 @@ export class TasksService {
   private viewOf(row: TaskRow): TaskView {
     const view: TaskView = { id: row.id, params: paramsView(row), state: row.state };
     // Past its last allowed lease (or cancelled and past its lease) the task is Failed, whether or not a take
-    // has recorded it yet.
-    if (row.state === 'Pending' && row.leaseExpired && this.endsWithLease(row)) {
-      const error = row.cancelRequested ? { ...CANCELLED_UNREPORTED } : deliveryLimitError(this.config.taskMaxDeliveries);
+    // has recorded it yet; the error names the task's own attempt limit, as the take that records it will.
+    if (hasEndedWithLease(row, this.config.taskMaxDeliveries)) {
+      const error = row.cancelRequested ? { ...CANCELLED_UNREPORTED } : deliveryLimitError(attemptLimit(row, this.config.taskMaxDeliveries));
       return { ...view, state: 'Failed', error };
     }
     if (row.result !== null) view.result = row.result;

@@ -2,8 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { namedParameters } from '../common/sql/named-parameters.js';
 import type { SightingSummaryView } from './dto/sighting.dto.js';
 import { sightingSummarySql } from './sighting-sql.js';
+
+/** The object's keys, as JSON (`[{type, value}]`). */
+const SUMMARY_PARAMETERS = namedParameters(['keys']);
 
 /**
  * Summaries of objects for the areas that show one object (provenance, the console): exported by
@@ -16,8 +20,8 @@ export class SightingSummariesService {
   /** The summary of one object by its keys (for `…/objects/provenance`); null when never sighted. */
   async summaryOf(keys: readonly ObjectKey[]): Promise<SightingSummaryView | null> {
     const [row]: { sightings: SightingSummaryView | null }[] = await this.dataSource.query(
-      `SELECT ${sightingSummarySql('$1::jsonb')} AS sightings`,
-      [JSON.stringify(keys.map(({ type, value }) => ({ type, value })))],
+      `SELECT ${sightingSummarySql(`${SUMMARY_PARAMETERS.$.keys}::jsonb`)} AS sightings`,
+      SUMMARY_PARAMETERS.values({ keys: JSON.stringify(keys.map(({ type, value }) => ({ type, value }))) }),
     );
     return row.sightings;
   }

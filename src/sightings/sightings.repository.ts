@@ -1,12 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../intel/change-records.js';
 import type { SightingKind } from './dto/sighting.dto.js';
 import type { SightingItem } from './sighting-items.js';
 
 /**
- * Records the items ($1..$7 by column, one element per item; $8 their positions) in one statement and
+ * RECORD's parameters: one array per column (`keyTypes` to `clientIds`, one element per item), `positions`
+ * the items' indexes, `shard` the tally's row this request adds into.
+ */
+const RECORD_PARAMETERS = namedParameters([
+  'keyTypes',
+  'keyValues',
+  'kinds',
+  'sources',
+  'ats',
+  'counts',
+  'clientIds',
+  'positions',
+  'shard',
+]);
+const record = RECORD_PARAMETERS.$;
+
+/**
+ * Records the items (one array per column, one element per item, and their positions) in one statement and
  * returns the positions of those recorded (the others are duplicates by client id).
  *
  * Why it is exact under concurrent writers, on any number of instances, without reading anything into
@@ -25,14 +43,15 @@ import type { SightingItem } from './sighting-items.js';
  *   statement's new sources per key into `sources` as it adds the counts: a key's `sources` is always its
  *   number of `sighting_source` rows (both commit together), which the summary of an object with one
  *   sighted key reads; the distinct sources of several keys are counted from the rows (sighting-sql.ts).
- * - `tallied` adds the request's total into one shard ($9) of the version of all summaries, the same way.
+ * - `tallied` adds the request's total into one shard (`shard`) of the version of all summaries, the same way.
  * Each table's rows are written in key order (ORDER BY), and `sighting_source` before `sighting_summary`
  * (`summed` reads what `sourced` returned), so two requests locking overlapping keys lock them in the same
  * order and cannot deadlock. All of it commits or fails together (one statement).
  */
 const RECORD = `
   WITH item AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::bigint[], $7::uuid[], $8::int[])
+    SELECT * FROM unnest(${record.keyTypes}::text[], ${record.keyValues}::text[], ${record.kinds}::text[], ${record.sources}::text[],
+                         ${record.ats}::timestamptz[], ${record.counts}::bigint[], ${record.clientIds}::uuid[], ${record.positions}::int[])
       AS t(key_type, key_value, kind, source, at, count, client_id, i)
   ), claimed AS (
     INSERT INTO sighting_client_id (id, at)
@@ -63,7 +82,7 @@ const RECORD = `
            first_at = least(s.first_at, excluded.first_at), last_at = greatest(s.last_at, excluded.last_at),
            sources = s.sources + excluded.sources
   ), tallied AS (
-    INSERT INTO sighting_tally AS t (shard, total) SELECT $9::smallint, sum(count) FROM kept HAVING count(*) > 0
+    INSERT INTO sighting_tally AS t (shard, total) SELECT ${record.shard}::smallint, sum(count) FROM kept HAVING count(*) > 0
     ON CONFLICT (shard) DO UPDATE SET total = t.total + excluded.total
   )
   SELECT i FROM kept`;
@@ -88,26 +107,34 @@ export interface SightingFilter {
   kind: SightingKind | null;
 }
 
-/** Newest first for one key (index sighting_key_newest), from after the position $7/$8 when given. */
+/** LIST's parameters: the key, the filters (null: none), the position after which to start (null: the first page), the rows. */
+const LIST_PARAMETERS = namedParameters(['keyType', 'keyValue', 'since', 'until', 'source', 'kind', 'afterTime', 'afterId', 'limit']);
+const list = LIST_PARAMETERS.$;
+
+/** Newest first for one key (index sighting_key_newest), from after the position `afterTime`/`afterId` when given. */
 const LIST = `
   SELECT id::text, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position, ${isoUtc('at')} AS at, kind, source, count::text
     FROM sighting
-   WHERE key_type = $1 AND key_value = $2
-     AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)
-     AND ($5::text IS NULL OR source = $5) AND ($6::text IS NULL OR kind = $6)
-     AND ($7::timestamptz IS NULL OR (at, id) < ($7, $8::bigint))
+   WHERE key_type = ${list.keyType} AND key_value = ${list.keyValue}
+     AND (${list.since}::timestamptz IS NULL OR at >= ${list.since}) AND (${list.until}::timestamptz IS NULL OR at < ${list.until})
+     AND (${list.source}::text IS NULL OR source = ${list.source}) AND (${list.kind}::text IS NULL OR kind = ${list.kind})
+     AND (${list.afterTime}::timestamptz IS NULL OR (at, id) < (${list.afterTime}, ${list.afterId}::bigint))
    ORDER BY at DESC, id DESC
-   LIMIT $9`;
+   LIMIT ${list.limit}`;
+
+/** The jobs' parameters: rows older than `before` (a cut-off), at most `batch` of them per statement. */
+const BATCH_PARAMETERS = namedParameters(['before', 'batch']);
+const batch = BATCH_PARAMETERS.$;
 
 /**
- * Rolls up at most $2 raw items older than $1 into their hours (UTC), one sum per key, source and kind:
+ * Rolls up at most `batch` raw items older than `before` into their hours (UTC), one sum per key, source and kind:
  * the items are deleted and their counts added into the hour's row in one statement, so a run cut short
  * anywhere leaves every count exactly once, and running it again finds nothing more to do. Writers only
  * insert raw items; one that commits an old item meanwhile is rolled up by a later run.
  */
 const ROLL_UP = `
   WITH due AS (
-    DELETE FROM sighting WHERE id IN (SELECT id FROM sighting WHERE NOT hourly AND at < $1 ORDER BY at LIMIT $2)
+    DELETE FROM sighting WHERE id IN (SELECT id FROM sighting WHERE NOT hourly AND at < ${batch.before} ORDER BY at LIMIT ${batch.batch})
     RETURNING key_type, key_value, kind, source, at, count
   ), hours AS (
     INSERT INTO sighting AS h (key_type, key_value, kind, source, at, count, hourly)
@@ -117,14 +144,14 @@ const ROLL_UP = `
   )
   SELECT count(*)::int AS n FROM due`;
 
-/** Removes at most $2 items or roll-ups older than $1 (the summaries keep their totals). */
+/** Removes at most `batch` items or roll-ups older than `before` (the summaries keep their totals). */
 const PRUNE = `
-  WITH gone AS (DELETE FROM sighting WHERE id IN (SELECT id FROM sighting WHERE at < $1 ORDER BY at LIMIT $2) RETURNING 1)
+  WITH gone AS (DELETE FROM sighting WHERE id IN (SELECT id FROM sighting WHERE at < ${batch.before} ORDER BY at LIMIT ${batch.batch}) RETURNING 1)
   SELECT count(*)::int AS n FROM gone`;
 
-/** Client ids of items older than $1 can go: an item that old is refused before its id is looked at. */
+/** Client ids of items older than `before` can go: an item that old is refused before its id is looked at. */
 const PRUNE_IDS = `
-  WITH gone AS (DELETE FROM sighting_client_id WHERE id IN (SELECT id FROM sighting_client_id WHERE at < $1 ORDER BY at LIMIT $2) RETURNING 1)
+  WITH gone AS (DELETE FROM sighting_client_id WHERE id IN (SELECT id FROM sighting_client_id WHERE at < ${batch.before} ORDER BY at LIMIT ${batch.batch}) RETURNING 1)
   SELECT count(*)::int AS n FROM gone`;
 
 @Injectable()
@@ -133,34 +160,40 @@ export class SightingsRepository {
 
   /** Records the items; returns the indexes (into `items`) of those recorded, i.e. not duplicates by id. */
   async record(items: readonly SightingItem[]): Promise<number[]> {
-    const rows: { i: number }[] = await this.dataSource.query(RECORD, [
-      items.map((item) => item.key.type),
-      items.map((item) => item.key.value),
-      items.map((item) => item.kind),
-      items.map((item) => item.source),
-      items.map((item) => item.at),
-      items.map((item) => item.count),
-      items.map((item) => item.id),
-      items.map((_, index) => index),
-      Math.floor(Math.random() * TALLY_SHARDS),
-    ]);
+    const rows: { i: number }[] = await this.dataSource.query(
+      RECORD,
+      RECORD_PARAMETERS.values({
+        keyTypes: items.map((item) => item.key.type),
+        keyValues: items.map((item) => item.key.value),
+        kinds: items.map((item) => item.kind),
+        sources: items.map((item) => item.source),
+        ats: items.map((item) => item.at),
+        counts: items.map((item) => item.count),
+        clientIds: items.map((item) => item.id),
+        positions: items.map((_, index) => index),
+        shard: Math.floor(Math.random() * TALLY_SHARDS),
+      }),
+    );
     return rows.map((row) => row.i);
   }
 
   async list(type: string, value: string, filter: SightingFilter, after: { t: string; i: string } | undefined, limit: number): Promise<SightingRow[]> {
-    return this.dataSource.query(LIST, [type, value, filter.since, filter.until, filter.source, filter.kind, after?.t ?? null, after?.i ?? null, limit]);
+    return this.dataSource.query(
+      LIST,
+      LIST_PARAMETERS.values({ keyType: type, keyValue: value, ...filter, afterTime: after?.t ?? null, afterId: after?.i ?? null, limit }),
+    );
   }
 
-  /** One batch of a job step ($1 the cut-off, $2 the batch size): how many rows it handled. */
+  /** One batch of a job step (`before` the cut-off, `batch` the batch size): how many rows it handled. */
   async rollUp(manager: EntityManager, before: Date, batch: number): Promise<number> {
-    return ((await manager.query(ROLL_UP, [before, batch])) as { n: number }[])[0].n;
+    return ((await manager.query(ROLL_UP, BATCH_PARAMETERS.values({ before, batch }))) as { n: number }[])[0].n;
   }
 
   async prune(manager: EntityManager, before: Date, batch: number): Promise<number> {
-    return ((await manager.query(PRUNE, [before, batch])) as { n: number }[])[0].n;
+    return ((await manager.query(PRUNE, BATCH_PARAMETERS.values({ before, batch }))) as { n: number }[])[0].n;
   }
 
   async pruneClientIds(manager: EntityManager, before: Date, batch: number): Promise<number> {
-    return ((await manager.query(PRUNE_IDS, [before, batch])) as { n: number }[])[0].n;
+    return ((await manager.query(PRUNE_IDS, BATCH_PARAMETERS.values({ before, batch }))) as { n: number }[])[0].n;
   }
 }
