@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { NETWORK_SEARCHES } from '../../src/intel/network/network-statements.js';
+import { NETWORK_SEARCHES, networkSearch } from '../../src/intel/network/network-statements.js';
+import { NO_FILTERS, type ReadFilters, ReadPolicy } from '../../src/read-policy/read-policy.js';
+import { ListSet } from '../../src/warninglists/warninglist-matcher/index.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5 } from './objects.helpers.js';
@@ -143,5 +145,24 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
       expect(read).toBeLessThanOrEqual(matches + 101);
     }
     expect(await values('within=11.0.0.0/24')).toEqual(['11.0.0.97', '11.0.0.194']);
+  });
+
+  it('under a read policy that narrows, a page holds exactly the matches that pass it (the conditions inside the fence, parameters after $5)', async () => {
+    await t.sightings.record([
+      { type: 'IPAddress', value: '10.1.2.3' },
+      { type: 'IPAddress', value: '10.2.0.1', kind: 'falsePositive', count: 3 },
+    ]).expect(200);
+    const netId = (await t.db.query(`SELECT id FROM intel_collection WHERE name = 'net'`)).rows[0].id as number;
+    const policyOf = (filters: ReadFilters) => new ReadPolicy({ readsAll: true, readable: [] }, filters, 'apply', async () => new ListSet([]));
+    const found = async (filters: ReadFilters) => {
+      const policy = policyOf(filters);
+      const search = networkSearch('within', policy);
+      const values = search.parameters.values({ collectionId: netId, network: '10.0.0.0/8', afterId: 0, limit: 101, maxBytes: 8 * 1024 * 1024, ...policy.values() });
+      return ((await t.db.query(search.text, values)).rows as { keys: { value: string }[] }[]).map((object) => object.keys[0].value);
+    };
+    expect(networkSearch('within', policyOf(NO_FILTERS)).text).toBe(NETWORK_SEARCHES.within);
+    expect(await found(NO_FILTERS)).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16', '10.2.0.1']);
+    expect(await found({ sightings: { sightedSince: '2020-01-01T00:00:00.000Z', excludeFalsePositives: false } })).toEqual(['10.1.2.3']);
+    expect(await found({ sightings: { sightedSince: null, excludeFalsePositives: true } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16']);
   });
 });
