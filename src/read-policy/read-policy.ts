@@ -1,7 +1,7 @@
 /**
  * The read policy: what one request may see of the stored objects and which of them it asked for, built once
  * per request (ReadPolicies.of) from the caller and the query, and passed to every reader of objects as its
- * first parameter (listing, exports, TAXII, lookup, network search, history and provenance, the console), as
+ * first parameter (listing, exports, TAXII, lookup, network search, provenance, sightings, the console), as
  * a WriteOrigin is to every writer. A reader never decides these rules itself: it embeds `conditions` in its
  * statement, puts `tagKey` in its ETag and asks `exclusion` what to leave out and count. A new filter is one
  * change here (CONTRIBUTING.md, "The read policy").
