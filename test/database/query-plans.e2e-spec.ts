@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { encodeCursor } from '../../src/common/pagination/cursor.js';
-import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
 import { encodeChangesCursor } from '../../src/intel/changes.service.js';
 import { createCollection } from '../intel/objects.helpers.js';
+import { type ExplainingCluster, expectBoundedPlan, nodes, type PlanNode, startExplainingCluster } from '../support/query-plans.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -35,117 +32,26 @@ const PER_WRITE_BUFFERS = 20 * PAGE + 100;
  */
 const PER_TAKE_BUFFERS = 25 * PAGE + 100;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Parent Relationship'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-
-/** The JSON document (object) starting at `start`, or undefined when the text ends before it does. */
-function jsonDocumentAt(text: string, start: number): string | undefined {
-  if (start < 0) return undefined;
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i += 1) {
-    const char = text[i];
-    if (inString) {
-      if (char === '\\') i += 1;
-      else if (char === '"') inString = false;
-    } else if (char === '"') inString = true;
-    else if (char === '{') depth += 1;
-    else if (char === '}' && --depth === 0) return text.slice(start, i + 1);
-  }
-  return undefined;
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/**
- * The nodes under `plan` reached without passing a Limit: what a Sort at `plan` would have to read. CTEs
- * and subplans are plans of their own (checked on their own), read through their CTE Scan.
- */
-function unlimitedBelow(plan: PlanNode): PlanNode[] {
-  return (plan.Plans ?? [])
-    .filter((child) => child['Node Type'] !== 'Limit' && !['InitPlan', 'SubPlan'].includes(child['Parent Relationship'] ?? ''))
-    .flatMap((child) => [child, ...unlimitedBelow(child)]);
-}
-
 describe('query plans hold after a burst that ANALYZE has not seen', () => {
-  let cluster: EmbeddedDatabase;
-  let root: string;
+  let cluster: ExplainingCluster;
   let t: TestApp;
   let db: pg.Pool;
   let collectionId: number;
-  let serverLog = '';
-  let logOffset = 0;
-
-  /** The plans auto_explain logged since the last call, for statements whose text matches `pattern`. */
-  function plansSince(pattern: RegExp): { query: string; plan: PlanNode }[] {
-    const text = serverLog.slice(logOffset);
-    logOffset = serverLog.length;
-    const found: { query: string; plan: PlanNode }[] = [];
-    // Each plan is a pretty-printed JSON document after "plan:" in the server's stderr.
-    for (let at = text.indexOf('plan:'); at !== -1; at = text.indexOf('plan:', at + 1)) {
-      const json = jsonDocumentAt(text, text.indexOf('{', at));
-      if (json === undefined) break;
-      const explained = JSON.parse(json) as { 'Query Text': string; Plan: PlanNode };
-      if (pattern.test(explained['Query Text'])) found.push({ query: explained['Query Text'], plan: explained.Plan });
-    }
-    return found;
-  }
 
   /** GETs `path` (200 expected) and returns the plans of the statements matching `pattern` that it ran. */
   async function planOf(path: string, pattern: RegExp, body?: unknown): Promise<PlanNode> {
-    plansSince(/$^/); // skip what earlier requests logged
+    cluster.plansSince(/$^/); // skip what earlier requests logged
     const request = body === undefined ? t.http().get(path) : t.http().post(path).send(body as object);
     const response = await request.set('X-Api-Key', t.adminKey);
     expect(response.status).toBe(200);
-    await new Promise((settle) => setTimeout(settle, 200)); // the server's stderr arrives asynchronously
-    const plans = plansSince(pattern);
+    const plans = await cluster.plansAfterLog(pattern);
     expect(plans.length).toBeGreaterThan(0);
     return plans[0].plan;
   }
 
-  /** `sortsResult`: the statement sorts its (bounded) result rows, as a lookup does, not a page of the table. */
-  function expectBoundedPlan(plan: PlanNode, tables: string[], maxBuffers = PAGE_BUFFERS, sortsResult = false) {
-    const all = nodes(plan);
-    const onTable = (node: PlanNode) => tables.includes(node['Relation Name'] ?? '');
-    // A sort of a page (above the Limit that bounds it) is fine; a sort of the table's rows is not.
-    const sorts = sortsResult ? [] : all.filter((node) => node['Node Type'].includes('Sort') && unlimitedBelow(node).some(onTable));
-    const scans = all.filter((node) => node['Node Type'] === 'Seq Scan' && onTable(node));
-    if (process.env.PLANS_DEBUG) process.stderr.write(JSON.stringify(plan, null, 1) + '\n');
-    const buffers = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
-    expect({ sorts: sorts.length, seqScans: scans.map((node) => node['Relation Name']), boundedBuffers: buffers <= maxBuffers, buffers }).toEqual({
-      sorts: 0,
-      seqScans: [],
-      boundedBuffers: true,
-      buffers,
-    });
-  }
-
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ids-plans-'));
-    cluster = await EmbeddedDatabase.start(join(root, 'pg'), {
-      ephemeral: true,
-      log: (message) => {
-        serverLog += message;
-      },
-      settings: {
-        session_preload_libraries: 'auto_explain',
-        'auto_explain.log_min_duration': '0',
-        'auto_explain.log_analyze': 'on',
-        'auto_explain.log_buffers': 'on',
-        'auto_explain.log_timing': 'off',
-        'auto_explain.log_format': 'json',
-      },
-    });
-    const databaseUrl = await cluster.createDatabase('plans');
-    t = await createTestApp({ DATABASE_URL: databaseUrl });
+    cluster = await startExplainingCluster('plans');
+    t = await createTestApp({ DATABASE_URL: cluster.databaseUrl });
     db = t.db;
     for (const name of ['burst', 'other']) await createCollection(t, name);
     const { rows } = await db.query(`SELECT id, name FROM intel_collection WHERE name IN ('burst', 'other') ORDER BY name`);
@@ -214,7 +120,6 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   afterAll(async () => {
     await t?.close();
     await cluster?.stop();
-    await rm(root, { recursive: true, force: true });
   });
 
   async function objectIdAt(fraction: number): Promise<number> {
@@ -231,13 +136,13 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   it.each(POSITIONS)('object listing at %p of the collection', async (fraction) => {
     const after = await objectIdAt(fraction);
     const cursor = encodeURIComponent(encodeCursor({ a: after }));
-    expectBoundedPlan(await planOf(`/intel/collections/burst/objects?limit=${PAGE}&cursor=${cursor}`, /FROM intel_object\b/), ['intel_object']);
+    expectBoundedPlan(await planOf(`/intel/collections/burst/objects?limit=${PAGE}&cursor=${cursor}`, /FROM intel_object\b/), ['intel_object'], PAGE_BUFFERS);
   });
 
   it.each(POSITIONS)('change feed at %p of the collection', async (fraction) => {
     const seq = Math.floor((OLD + BURST) * fraction);
     const cursor = encodeURIComponent(encodeChangesCursor(collectionId, seq));
-    expectBoundedPlan(await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change\b/), ['intel_change']);
+    expectBoundedPlan(await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change\b/), ['intel_change'], PAGE_BUFFERS);
   });
 
   it('numbering a page of committed changes (the sequencer pass a feed read waits for) beside 160k numbered ones', async () => {
@@ -298,7 +203,7 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   });
 
   it('listing the few top-level resources beside many children', async () => {
-    expectBoundedPlan(await planOf(`/auth/resources?limit=${PAGE}`, /FROM auth_resource/), ['auth_resource']);
+    expectBoundedPlan(await planOf(`/auth/resources?limit=${PAGE}`, /FROM auth_resource/), ['auth_resource'], PAGE_BUFFERS);
   });
 
   it.each(POSITIONS)('listing the children of intel at %p', async (fraction) => {
@@ -306,7 +211,7 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
       Math.floor((OLD + BURST) * fraction),
     ]);
     const cursor = encodeURIComponent(encodeCursor({ a: Number(rows[0].id) }));
-    expectBoundedPlan(await planOf(`/auth/resources?parentID=2&limit=${PAGE}&cursor=${cursor}`, /FROM auth_resource/), ['auth_resource']);
+    expectBoundedPlan(await planOf(`/auth/resources?parentID=2&limit=${PAGE}&cursor=${cursor}`, /FROM auth_resource/), ['auth_resource'], PAGE_BUFFERS);
   });
 
   it('lookup of keys in the burst', async () => {
