@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import type { RunView, SourceView } from '../../src/sources/dto/source.dto.js';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
 import { createKey, sourceFactory } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
 import { freshCollections } from '../intel/objects.helpers.js';
-import { FeedServer } from './feed-server.js';
+import type { FeedServer } from './feed-server.js';
+import { withSourceApp } from './sources.helpers.js';
 
 /** What a history entry says of who made a change (extensions §14). */
 interface HistoryEntry {
@@ -26,15 +27,8 @@ describe('source fixes', () => {
   let t: TestApp;
   let feed: FeedServer;
 
-  beforeAll(async () => {
-    // The schedule's timer is off (an hour): the tests tick it themselves.
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
-    feed = await new FeedServer().start();
-  });
-  afterAll(async () => {
-    await t.close();
-    await feed.stop();
-  });
+  // The schedule's timer is off (an hour): the tests tick it themselves.
+  withSourceApp((app) => ({ t, feed } = app));
 
   const fresh = freshCollections(() => t, 'fixes');
   const tick = () => t.app.get(SourceRunsService).runDue();
