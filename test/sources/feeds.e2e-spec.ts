@@ -10,8 +10,8 @@ import { createTestApp, type TestApp } from '../support/test-app.js';
 import { ROOT, TAXII, taxiiClient } from '../support/clients/taxii.js';
 import { createCollection } from '../taxii/taxii-support.js';
 import { listAll } from '../intel/objects.helpers.js';
-import { FeedServer } from './feed-server.js';
-import { runNow } from './sources.helpers.js';
+import type { FeedServer } from './feed-server.js';
+import { runNow, withSourceApp } from './sources.helpers.js';
 
 
 const ip = (n: number) => `203.0.113.${n}`;
@@ -29,13 +29,10 @@ describe('source runs of the feed kinds', () => {
 
   beforeAll(async () => {
     upstream = await createTestApp();
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
-    feed = await new FeedServer().start();
   });
+  withSourceApp((app) => ({ t, feed } = app));
   afterAll(async () => {
-    await t.close();
     await upstream.close();
-    await feed.stop();
   });
 
   const { create: source } = sourceFactory(() => t, 'feed');

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import type { RunView, SourceView } from '../../src/sources/dto/source.dto.js';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
-import { createKey } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { createKey, sourceFactory } from '../support/factories.js';
+import type { TestApp } from '../support/test-app.js';
 import { freshCollections } from '../intel/objects.helpers.js';
-import { FeedServer } from './feed-server.js';
+import type { FeedServer } from './feed-server.js';
+import { withSourceApp } from './sources.helpers.js';
 
 /** What a history entry says of who made a change (extensions §14). */
 interface HistoryEntry {
@@ -26,33 +27,26 @@ describe('source fixes', () => {
   let t: TestApp;
   let feed: FeedServer;
 
-  beforeAll(async () => {
-    // The schedule's timer is off (an hour): the tests tick it themselves.
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
-    feed = await new FeedServer().start();
-  });
-  afterAll(async () => {
-    await t.close();
-    await feed.stop();
-  });
+  // The schedule's timer is off (an hour): the tests tick it themselves.
+  withSourceApp((app) => ({ t, feed } = app));
 
   const fresh = freshCollections(() => t, 'fixes');
   const tick = () => t.app.get(SourceRunsService).runDue();
   const view = async (name: string) => {
-    const response = await t.http().get(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey);
+    const response = await t.sources.source(name);
     expect(response.status).toBe(200);
     return { body: response.body as SourceView, etag: response.headers.etag as string };
   };
-  const runs = async (name: string) => (await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey)).body as RunView[];
+  const runs = async (name: string) => (await t.sources.runs(name)).body as RunView[];
+  const sources = sourceFactory(() => t, 'fixes', (path) => feed.url(path));
   async function create(name: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
     const collection = await fresh();
-    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: feed.url(path), intervalSeconds: 3600, ...extra });
-    expect(created.status).toBe(201);
+    await sources.text(collection, path, { name, intervalSeconds: 3600, ...extra });
     return collection;
   }
   async function patch(name: string, body: Record<string, unknown>): Promise<void> {
     const { etag } = await view(name);
-    expect((await t.http().patch(`/intel/sources/${name}`).set('X-Api-Key', t.adminKey).set('If-Match', etag).send(body)).status).toBe(204);
+    expect((await t.sources.update(name, body, etag)).status).toBe(204);
   }
   /** The time `nextRunAt` says, checked to lie between two moments of the test (the database shares this clock). */
   const within = (at: string | null, from: number, to: number) => {
@@ -105,26 +99,26 @@ describe('source fixes', () => {
     await tick();
     expect((await runs('deleted'))[0]).toMatchObject({ outcome: 'ok', added: 1 });
 
-    const deleted = await t.http().delete('/intel/sources/deleted').set('X-Api-Key', writer.key).set('X-Request-Id', 'delete-source-1');
+    const deleted = await t.sources.as(writer.key).remove('deleted').set('X-Request-Id', 'delete-source-1');
     expect(deleted.status).toBe(204);
     expect(deleted.headers['x-request-id']).toBe('delete-source-1');
-    const history = await t.http().get(`/intel/collections/${collection}/objects/history?objectKeyType=IPAddress&objectKey=198.51.100.3`).set('X-Api-Key', t.adminKey);
+    const history = await t.intel.history(collection, '?objectKeyType=IPAddress&objectKey=198.51.100.3');
     expect(history.status).toBe(200);
     const [removal, add] = history.body as HistoryEntry[];
     // The withdrawal is the source's (via source, its name), made by the deleting request.
     expect(removal).toMatchObject({ operation: 'Remove', reason: 'Withdrawn', via: 'source', source: 'deleted', keyID: writer.id, requestID: 'delete-source-1' });
     // The run that added it: scheduled, so no key, and the run's id.
     expect(add).toMatchObject({ operation: 'Add', via: 'source', source: 'deleted', keyID: null, requestID: expect.any(String) });
-    expect((await t.http().get('/intel/sources/deleted').set('X-Api-Key', t.adminKey)).status).toBe(404);
+    expect((await t.sources.source('deleted')).status).toBe(404);
   });
 
   it('DELETE without an X-Request-Id records the id it answers', async () => {
     feed.list('/unnamed.txt', '198.51.100.4\n');
     const collection = await create('unnamed', '/unnamed.txt');
     await tick();
-    const deleted = await t.http().delete('/intel/sources/unnamed').set('X-Api-Key', t.adminKey);
+    const deleted = await t.sources.remove('unnamed');
     expect(deleted.status).toBe(204);
-    const history = await t.http().get(`/intel/collections/${collection}/objects/history?objectKeyType=IPAddress&objectKey=198.51.100.4`).set('X-Api-Key', t.adminKey);
+    const history = await t.intel.history(collection, '?objectKeyType=IPAddress&objectKey=198.51.100.4');
     expect((history.body as HistoryEntry[])[0]).toMatchObject({ operation: 'Remove', reason: 'Withdrawn', via: 'source', source: 'unnamed', requestID: deleted.headers['x-request-id'] });
   });
 });

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
 import { sourceFactory } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
-import { FeedServer } from './feed-server.js';
-import { runNow } from './sources.helpers.js';
+import type { FeedServer } from './feed-server.js';
+import { runNow, withSourceApp } from './sources.helpers.js';
 
 const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n';
 
@@ -21,14 +21,7 @@ describe('source run guards', () => {
   let t: TestApp;
   let feed: FeedServer;
 
-  beforeAll(async () => {
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600', SOURCE_TIMEOUT_SECONDS: '3' });
-    feed = await new FeedServer().start();
-  });
-  afterAll(async () => {
-    await t.close();
-    await feed.stop();
-  });
+  withSourceApp((app) => ({ t, feed } = app), { SOURCE_TIMEOUT_SECONDS: '3' });
 
   const fresh = freshCollections(() => t, 'guards');
   const { text: source } = sourceFactory(() => t, 'guard', (path) => feed.url(path));

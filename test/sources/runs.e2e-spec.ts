@@ -1,15 +1,15 @@
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError } from '../support/clients/api-client.js';
 import { sampleOf, scrape } from '../support/prometheus.js';
 import { freePort } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { sourceFactory } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
 import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
-import { FeedServer } from './feed-server.js';
-import { runNow } from './sources.helpers.js';
+import type { FeedServer } from './feed-server.js';
+import { runNow, withSourceApp } from './sources.helpers.js';
 
 
 const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n';
@@ -22,13 +22,12 @@ describe('source runs', () => {
 
   beforeAll(async () => {
     metricsPort = await freePort();
-    t = await createTestApp({ METRICS_PORT: String(metricsPort), SOURCE_POLL_SECONDS: '3600', SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128', SOURCE_MAX_BYTES: '100000' });
-    feed = await new FeedServer().start();
   });
-  afterAll(async () => {
-    await t.close();
-    await feed.stop();
-  });
+  withSourceApp((app) => ({ t, feed } = app), () => ({
+    METRICS_PORT: String(metricsPort),
+    SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128',
+    SOURCE_MAX_BYTES: '100000',
+  }));
 
   const fresh = freshCollections(() => t, 'runs');
   // The feed server is reached at 127.0.0.2: 127.0.0.1 (what `localhost` names) is denied in this app.

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
-import { FeedServer } from './feed-server.js';
+import type { FeedServer } from './feed-server.js';
+import { withSourceApp } from './sources.helpers.js';
 
 const SECRET = 'auth-key-value-that-must-never-show';
 const PASSWORD = 'basic-password-that-must-never-show';
@@ -14,17 +15,12 @@ describe('/intel/sources', () => {
   let t: TestApp;
   let feed: FeedServer;
 
+  // The schedule is driven by the tests (SourceRunsService.runDue), never by the timer.
+  withSourceApp((app) => ({ t, feed } = app));
   beforeAll(async () => {
-    // The schedule is driven by the tests (SourceRunsService.runDue), never by the timer.
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
-    feed = await new FeedServer().start();
     feed.list('/list.txt', '198.51.100.1\n');
     await createCollection(t, 'crud-a');
     await createCollection(t, 'crud-b');
-  });
-  afterAll(async () => {
-    await t.close();
-    await feed.stop();
   });
 
   const form = (name: string, extra: Record<string, unknown> = {}) => ({ name, collection: 'crud-a', kind: 'text', url: feed.url('/list.txt'), ...extra });

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
 import { sourceFactory } from '../support/factories.js';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
 import { freshCollections } from '../intel/objects.helpers.js';
 import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
-import { FeedServer } from './feed-server.js';
+import type { FeedServer } from './feed-server.js';
+import { withSourceApp } from './sources.helpers.js';
 
 
 /** Address `i` of a large list (distinct for i < 2^24). */
@@ -21,14 +22,7 @@ describe('source runs of large bodies', () => {
   let t: TestApp;
   let feed: FeedServer;
 
-  beforeAll(async () => {
-    t = await createTestApp({ SOURCE_POLL_SECONDS: '3600' });
-    feed = await new FeedServer().start();
-  });
-  afterAll(async () => {
-    await t.close();
-    await feed.stop();
-  });
+  withSourceApp((app) => ({ t, feed } = app));
 
   const fresh = freshCollections(() => t, 'staging');
   const { text: source } = sourceFactory(() => t, 'big', (path) => feed.url(path));

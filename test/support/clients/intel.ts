@@ -45,6 +45,11 @@ export class IntelClient extends SchemaRegistryClient {
     return this.get(`/intel/collections/${collection}/objects${query}`);
   }
 
+  /** `GET …/objects/history`: `query` as written after the path (`?objectKeyType=IPAddress&objectKey=…`). */
+  history(collection: string, query = ''): Test {
+    return this.get(`/intel/collections/${collection}/objects/history${query}`);
+  }
+
   changes(collection: string, query = ''): Test {
     return this.get(`/intel/collections/${collection}/objects/changes${query}`);
   }
