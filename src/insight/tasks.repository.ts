@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { isoMicros } from '../common/sql/timestamps.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
 import { OPEN_FOR_REPORT, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
 
@@ -206,7 +207,7 @@ export class TasksRepository {
     }
     const query = sizeBoundedPage(
       {
-        select: `${TASK_COLUMNS}, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdAt"`,
+        select: `${TASK_COLUMNS}, ${isoMicros('created_at')} AS "createdAt"`,
         from: `FROM insight_task${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`,
         orderBy: 'created_at DESC, id DESC',
         // Stored sizes (compressed, without reading TOAST): an estimate, as sizeBoundedPage expects.

@@ -16,7 +16,7 @@ import type {
   CreateCollectionDto,
   UpdateCollectionDto,
 } from './dto/collection.dto.js';
-import { isoMicros } from './change-records.js';
+import { isoMicros } from '../common/sql/timestamps.js';
 import { IntelErrors } from './intel.errors.js';
 
 /** What other intel services need to know about a collection. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { isoUtc } from '../intel/change-records.js';
+import { isoMicros, isoUtc } from '../common/sql/timestamps.js';
 import type { SightingKind } from './dto/sighting.dto.js';
 import type { SightingItem } from './sighting-items.js';
 
@@ -90,7 +90,7 @@ export interface SightingFilter {
 
 /** Newest first for one key (index sighting_key_newest), from after the position $7/$8 when given. */
 const LIST = `
-  SELECT id::text, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position, ${isoUtc('at')} AS at, kind, source, count::text
+  SELECT id::text, ${isoMicros('at')} AS position, ${isoUtc('at')} AS at, kind, source, count::text
     FROM sighting
    WHERE key_type = $1 AND key_value = $2
      AND ($3::timestamptz IS NULL OR at >= $3) AND ($4::timestamptz IS NULL OR at < $4)

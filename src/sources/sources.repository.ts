@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 import { lastSeenOf } from './source-claims.service.js';
 import type { FeedState } from './source-feeds.js';
 import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
@@ -84,7 +85,7 @@ export interface ClaimSettlement {
 /** The settings that weigh a run's removals only (taken from one form to compare two without them). */
 const GUARDS = (settings: SourceSettings) => ({ removal: settings.removal, maxRemovalRatio: settings.maxRemovalRatio, minItems: settings.minItems });
 
-const TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const TIME = isoUtc;
 
 const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interval_seconds AS "intervalSeconds", s.settings, s.secrets,
   s.version, ${TIME('s.next_run_at')} AS "nextRunAt", s.lease_run_id AS "leaseRunId", ${TIME('s.last_run_at')} AS "lastRunAt",
