@@ -7,8 +7,6 @@ export const FileboxErrors = {
   tooLarge: (maxBytes: number) =>
     new ApiError('RequestEntityTooLarge', `a file may hold at most ${maxBytes} bytes`, { maxBytes }),
   outOfSpace: () => new ApiError('InsufficientStorage', 'the file store is full; nothing of this upload was kept'),
-  notMultipart: () => new ApiError('BadRequest', 'the request body must be multipart/form-data with a boundary'),
-  malformedMultipart: (reason: string) => new ApiError('BadRequest', `malformed multipart body: ${reason}`),
   invalidField: (message: string) => new ApiError('InvalidData', message),
   expectedOneFile: () => new ApiError('InvalidData', 'the form must hold exactly one file field, named "file"'),
   emptyFile: () => new ApiError('InvalidData', 'the file is empty'),
