@@ -1,4 +1,10 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Filebox's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const FILEBOX_ERROR_CODES = registerErrorCodes({ InvalidState: 422, MissingFilePart: 422, InvalidFilePart: 422, InsufficientStorage: 507 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof FILEBOX_ERROR_CODES> {}
+}
 
 export const FileboxErrors = {
   fileNotFound: () => new ApiError('NotFound', 'the file does not exist'),
