@@ -38,16 +38,11 @@ const SHARED = {
 
 /** Files that run SQL (`.query(`) although they are neither repositories nor statement modules, each with why. */
 const RUNS_SQL = {
-  // Wiring and plumbing.
-  'src/admin/cli.ts': "the admin CLI lists the applied migrations from TypeORM's migrations table (wiring, not an area)",
+  // Plumbing.
   'src/common/sql/prepared-statement.ts': 'the runner of named prepared statements: runs the text a repository gives it',
-  'src/health/health.controller.ts': "the readiness probe's `SELECT 1`",
   // Areas no other change of issue 44 touches: not yet moved to a repository (left to keep this change narrow).
-  'src/auth/admin-keys.service.ts': "takes the admin-key advisory lock around the key repository's insert",
   'src/auth/request-limits.service.ts': 'request counting on the hot path, not yet moved to a repository',
   'src/auth/resources.service.ts': 'the resource tree, not yet moved to a repository',
-  'src/auth/tokens.service.ts': 'reads or creates the token secret once at start, not yet moved to a repository',
-  'src/console/console-sessions.service.ts': 'console sessions, not yet moved to a repository',
   'src/filebox/files.service.ts': 'file rows in the upload transaction, not yet moved to a repository',
   'src/filebox/sessions.service.ts': 'upload sessions and parts, not yet moved to a repository',
   'src/filebox/storage-sweep.service.ts': 'holds its session advisory lock on one connection for the sweep; lists the referenced keys',

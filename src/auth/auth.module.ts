@@ -17,6 +17,7 @@ import { RequestLimitsService } from './request-limits.service.js';
 import { ResourcesController } from './resources.controller.js';
 import { ResourcesService } from './resources.service.js';
 import { TokensController } from './tokens.controller.js';
+import { TokenSecretRepository } from './token-secret.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -36,6 +37,7 @@ import { TokensService } from './tokens.service.js';
     ApiKeyCache,
     ApiKeysService,
     AuthService,
+    TokenSecretRepository,
     TokensService,
     ResourcesService,
     RequestLimitsService,
