@@ -71,8 +71,9 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
+  /** The code's status; 500 for a code whose area's `<area>.errors.ts` was never loaded (a bug, never a client's). */
   get status(): number {
-    return ERROR_STATUS[this.code];
+    return (ERROR_STATUS[this.code] as number | undefined) ?? 500;
   }
 }
 
