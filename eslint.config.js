@@ -1,5 +1,6 @@
 // Lint: the boundaries between the folders of src/ (CONTRIBUTING.md, "Lint and boundaries") and a few
 // recommended TypeScript rules. Syntax only, no type information: it runs in seconds.
+import { existsSync, readFileSync } from 'node:fs';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
@@ -60,6 +61,19 @@ const RUNS_SQL = {
   'src/sources/source-claims.service.ts': "a key's claims by source, read by history (sources: split by item 4)",
   'src/taxii/taxii-writes.service.ts': 'TAXII status resources: written, read and pruned (taxii: item 1)',
 };
+
+// The lists name only what is still true: a file that is gone, or runs no SQL any more, leaves its list.
+const here = (path) => new URL(path, import.meta.url);
+for (const file of Object.keys(RUNS_SQL)) {
+  if (!existsSync(here(file)) || !/\.query\s*(?:<[^>]*>)?\(/.test(readFileSync(here(file), 'utf8'))) {
+    throw new Error(`eslint.config.js: ${file} runs no SQL (any more): take it off RUNS_SQL`);
+  }
+}
+for (const [area, files] of Object.entries(SHARED)) {
+  for (const file of Object.keys(files)) {
+    if (!existsSync(here(`src/${area}/${file.replace(/\.js$/, '.ts')}`))) throw new Error(`eslint.config.js: src/${area}/${file} is gone: take it off SHARED`);
+  }
+}
 
 /** Every folder of src/ that `common/` and the pure libraries must not know. */
 const DEPENDENTS = [...AREAS, 'admin', 'app'];
