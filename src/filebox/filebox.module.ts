@@ -5,6 +5,7 @@ import { FileEntity } from './entities/file.entity.js';
 import { UploadPartEntity } from './entities/upload-part.entity.js';
 import { UploadSessionEntity } from './entities/upload-session.entity.js';
 import { FilesController } from './files.controller.js';
+import { BlobReferencesRepository } from './blob-references.repository.js';
 import { FilesService } from './files.service.js';
 import { SessionDigests } from './session-digests.js';
 import { SessionsController } from './sessions.controller.js';
@@ -29,6 +30,7 @@ import { LocalDiskStorage } from './storage/local-disk.storage.js';
     SessionsService,
     SessionDigests,
     StorageSweepService,
+    BlobReferencesRepository,
   ],
   // insight checks task file references through FilesService.exists; health asks it about the storage.
   exports: [FilesService],
