@@ -15,6 +15,7 @@ import { ResourceEntity } from './entities/resource.entity.js';
 import { TokenSecretEntity } from './entities/token-secret.entity.js';
 import { RequestLimitsService } from './request-limits.service.js';
 import { ResourcesController } from './resources.controller.js';
+import { ResourcesRepository } from './resources.repository.js';
 import { ResourcesService } from './resources.service.js';
 import { TokensController } from './tokens.controller.js';
 import { TokenSecretRepository } from './token-secret.repository.js';
@@ -39,6 +40,7 @@ import { TokensService } from './tokens.service.js';
     AuthService,
     TokenSecretRepository,
     TokensService,
+    ResourcesRepository,
     ResourcesService,
     RequestLimitsService,
     AdminKeysService,
