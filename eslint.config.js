@@ -45,7 +45,6 @@ const RUNS_SQL = {
   'src/auth/request-limits.service.ts': 'request counting on the hot path, not yet moved to a repository',
   'src/filebox/files.service.ts': 'file rows in the upload transaction, not yet moved to a repository',
   'src/filebox/sessions.service.ts': 'upload sessions and parts, not yet moved to a repository',
-  'src/schema-registry/schema-registry.service.ts': 'schema rows and versions, not yet moved to a repository',
   // Areas other changes of issue 44 rework (read policy, named parameters, splits): moved there or named again.
   'src/insight/quotas.service.ts': 'quota rows (insight: item 2 moves its statements to named parameters)',
   'src/intel/batch/run-stage.ts': "a batch's temporary staging tables inside its transaction (intel writes)",
