@@ -13,6 +13,7 @@ import { RequestCountEntity } from './entities/request-count.entity.js';
 import { RequestLimitEntity } from './entities/request-limit.entity.js';
 import { ResourceEntity } from './entities/resource.entity.js';
 import { TokenSecretEntity } from './entities/token-secret.entity.js';
+import { RequestCountsRepository } from './request-counts.repository.js';
 import { RequestLimitsService } from './request-limits.service.js';
 import { ResourcesController } from './resources.controller.js';
 import { ResourcesRepository } from './resources.repository.js';
@@ -42,6 +43,7 @@ import { TokensService } from './tokens.service.js';
     TokensService,
     ResourcesRepository,
     ResourcesService,
+    RequestCountsRepository,
     RequestLimitsService,
     AdminKeysService,
     AdminBootstrapService,
