@@ -4,7 +4,7 @@ import { AdminKeysService } from '../auth/admin-keys.service.js';
 import { ApiKeyRepository } from '../auth/api-key.repository.js';
 import { type AppConfig, loadConfigFromEnv } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
-import { runMigrationsExclusively } from '../database/run-migrations.js';
+import { migrationStates, runMigrationsExclusively } from '../database/run-migrations.js';
 import { openAdminDatabase } from '../startup/database-access.js';
 import { failureReason } from '../startup/failure-reason.js';
 
@@ -27,25 +27,6 @@ one the running service uses, or, when the service is stopped, started for the c
 
 const note = (message: string) => process.stderr.write(`${message}\n`);
 const print = (line: string) => process.stdout.write(`${line}\n`);
-
-async function migrationStates(dataSource: DataSource): Promise<{ name: string; state: string }[]> {
-  const runner = dataSource.createQueryRunner();
-  let applied: Set<string>;
-  try {
-    const table = dataSource.options.migrationsTableName ?? 'migrations';
-    applied = (await runner.hasTable(table))
-      ? new Set(((await runner.query(`SELECT name FROM ${table}`)) as { name: string }[]).map((row) => row.name))
-      : new Set();
-  } finally {
-    await runner.release();
-  }
-  const known = dataSource.migrations.map((migration) => migration.name!);
-  return [
-    ...known.map((name) => ({ name, state: applied.has(name) ? 'applied' : 'pending' })),
-    // Applied by a newer version of the service than this one.
-    ...[...applied].filter((name) => !known.includes(name)).map((name) => ({ name, state: 'unknown' })),
-  ];
-}
 
 const COMMANDS: Record<string, (dataSource: DataSource, config: AppConfig) => Promise<void>> = {
   'create-admin-key': async (dataSource, config) => {

@@ -7,6 +7,8 @@ import { NotModified } from '../common/http/result.interceptor.js';
 import { routeTemplate } from '../common/http/route-template.js';
 import { requestLog } from '../common/logging/request-logging.js';
 import { isDatabaseUnavailable } from '../database/connection-failure.js';
+// Every area's error codes in the table before the first answer.
+import './error-codes.js';
 
 /** During an outage every request fails alike: one log line per this interval says so. */
 const OUTAGE_LOG_INTERVAL_MS = 10_000;

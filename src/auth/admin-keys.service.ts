@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, RESOURCE_ACTIONS } from '../common/guard/access.js';
-import { ADMIN_KEY_LOCK } from '../database/advisory-locks.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 
@@ -51,7 +50,7 @@ export class AdminKeysService {
 
   private locked<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [ADMIN_KEY_LOCK]);
+      await this.keys.lockAdminKeys(manager);
       return work(manager);
     });
   }

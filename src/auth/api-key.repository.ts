@@ -5,6 +5,7 @@ import type { ResourceAction } from '../common/guard/access.js';
 import type { SizedRow } from '../common/pagination/page.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ADMIN_KEY_LOCK } from '../database/advisory-locks.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
 /** A key with everything authentication and the key view need, loaded in one statement. */
@@ -151,5 +152,10 @@ export class ApiKeyRepository {
   async existsByHash(manager: EntityManager, keyHash: Buffer): Promise<boolean> {
     const rows: unknown[] = await manager.query(`SELECT 1 FROM auth_api_key WHERE key_hash = $1`, [keyHash]);
     return rows.length > 0;
+  }
+
+  /** Serialises the admin key's bootstrap and creation across instances, to the end of the manager's transaction. */
+  async lockAdminKeys(manager: EntityManager): Promise<void> {
+    await manager.query('SELECT pg_advisory_xact_lock($1)', [ADMIN_KEY_LOCK]);
   }
 }

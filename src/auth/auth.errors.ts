@@ -1,4 +1,10 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Auth's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const AUTH_ERROR_CODES = registerErrorCodes({ ResourceNotFound: 422, InvalidRequestLimit: 422, LimitSetConflict: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof AUTH_ERROR_CODES> {}
+}
 
 export const AuthErrors = {
   unauthorized: (message = 'valid credentials are required') => new ApiError('Unauthorized', message),

@@ -13,10 +13,13 @@ import { RequestCountEntity } from './entities/request-count.entity.js';
 import { RequestLimitEntity } from './entities/request-limit.entity.js';
 import { ResourceEntity } from './entities/resource.entity.js';
 import { TokenSecretEntity } from './entities/token-secret.entity.js';
+import { RequestCountsRepository } from './request-counts.repository.js';
 import { RequestLimitsService } from './request-limits.service.js';
 import { ResourcesController } from './resources.controller.js';
+import { ResourcesRepository } from './resources.repository.js';
 import { ResourcesService } from './resources.service.js';
 import { TokensController } from './tokens.controller.js';
+import { TokenSecretRepository } from './token-secret.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -36,8 +39,11 @@ import { TokensService } from './tokens.service.js';
     ApiKeyCache,
     ApiKeysService,
     AuthService,
+    TokenSecretRepository,
     TokensService,
+    ResourcesRepository,
     ResourcesService,
+    RequestCountsRepository,
     RequestLimitsService,
     AdminKeysService,
     AdminBootstrapService,

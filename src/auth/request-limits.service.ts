@@ -5,7 +5,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { RequestLimitGrant } from '../common/guard/access.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { COUNT_ONE, LEASE_MARGIN_MS, RequestAllowanceLeases } from './request-allowance-leases.js';
+import { LEASE_MARGIN_MS, RequestAllowanceLeases } from './request-allowance-leases.js';
+import { RequestCountsRepository } from './request-counts.repository.js';
 
 export interface LimitDecision {
   allowed: boolean;
@@ -33,6 +34,7 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, Befo
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly counts: RequestCountsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.leases = new RequestAllowanceLeases(dataSource, config.requestLimitLeaseMs);
@@ -81,13 +83,7 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, Befo
   async todayCounts(limitIds: readonly number[]): Promise<Map<number, number>> {
     const deadline = performance.now() + 2 * (this.config.requestLimitLeaseMs + LEASE_MARGIN_MS);
     for (;;) {
-      const rows: { limitId: number; count: number; leaseLeftMs: number | null }[] = await this.dataSource.query(
-        `SELECT limit_id AS "limitId", count,
-                (extract(epoch FROM lease_until - now()) * 1000)::float8 AS "leaseLeftMs"
-           FROM auth_request_count
-          WHERE limit_id = ANY($1::int[]) AND window_start = (now() AT TIME ZONE 'utc')::date`,
-        [limitIds],
-      );
+      const rows = await this.counts.today(limitIds);
       const leaseLeft = Math.max(0, ...rows.map((row) => row.leaseLeftMs ?? 0));
       const waitLeft = deadline - performance.now();
       if (leaseLeft <= 0 || waitLeft <= 0) return new Map(rows.map((row) => [row.limitId, row.count]));
@@ -120,10 +116,7 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, Befo
     try {
       const decision = await this.dataSource.transaction(async (manager: EntityManager) => {
         // Several limits must be counted all or none, so in one transaction, one statement per limit.
-        const decision = await run(async (grant) => {
-          const rows: { count: number }[] = await manager.query(COUNT_ONE, [grant.id, grant.limit]);
-          return rows.length === 1 ? rows[0].count : null;
-        });
+        const decision = await run((grant) => this.counts.countOne(manager, grant.id, grant.limit));
         // Refused: roll back the increments of the limits counted before the exhausted one.
         if (!decision.allowed) throw new Refused(decision);
         return decision;
@@ -137,9 +130,7 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, Befo
 
   /** Drops counters of past windows; called by the housekeeping job. */
   async pruneOldWindows(): Promise<void> {
-    await this.dataSource.query(
-      `DELETE FROM auth_request_count WHERE window_start < (now() AT TIME ZONE 'utc')::date - 1`,
-    );
+    await this.counts.pruneOldWindows();
   }
 }
 

@@ -1,9 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { TokenView } from './dto/token.dto.js';
+import { TokenSecretRepository } from './token-secret.repository.js';
 
 /**
  * Bearer tokens: `<keyId>.<expiresAtSeconds>.<HMAC-SHA256>`, signed with a secret kept in the database so
@@ -15,19 +14,13 @@ export class TokensService implements OnModuleInit {
   private secret: Buffer;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: TokenSecretRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async onModuleInit(): Promise<void> {
     // First instance to start creates the secret; the others (and later restarts) read the same one.
-    await this.dataSource.query(`INSERT INTO auth_token_secret (id, secret) VALUES (1, $1) ON CONFLICT (id) DO NOTHING`, [
-      randomBytes(32),
-    ]);
-    const [{ secret }]: { secret: Buffer }[] = await this.dataSource.query(
-      `SELECT secret FROM auth_token_secret WHERE id = 1`,
-    );
-    this.secret = secret;
+    this.secret = await this.secrets.readOrCreate(randomBytes(32));
   }
 
   issue(keyId: number, keyExpiresAt: Date | null): TokenView {

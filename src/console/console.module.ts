@@ -12,6 +12,7 @@ import { WarninglistsModule } from '../warninglists/warninglists.module.js';
 import { AssetsController, ConsoleNotFoundController } from './assets.controller.js';
 import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleErrorFilter, ConsoleGuard, ConsoleHtmlInterceptor } from './console.guard.js';
+import { ConsoleSessionsRepository } from './console-sessions.repository.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { CollectionsController } from './collections.controller.js';
 import { FilesController } from './files.controller.js';
@@ -51,6 +52,7 @@ import { WarninglistsScreen } from './warninglists.screen.js';
   ],
   providers: [
     ConsoleAnswers,
+    ConsoleSessionsRepository,
     ConsoleSessionsService,
     ConsoleGuard,
     ConsoleErrorFilter,

@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { CreateApiKeyDto } from '../auth/dto/api-key.dto.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { RegisterTaskDto } from '../insight/dto/task.dto.js';
+// Registers SchemaNotFound, the code of the refusal below.
+import '../schema-registry/schema-registry.errors.js';
 import { refusalOf, validatedForm } from './forms.js';
 
 const TASK_FIELDS = { 'params.schemaID': 'schemaID', 'params.objectKeys': 'objectKeys', 'params.fileID': 'fileID' };

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { CommonErrors } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import { formatTag } from '../common/tags/tag.js';
-import { readMultipart, readValue } from '../filebox/multipart.js';
+import { readMultipart, readValue } from '../common/http/multipart.js';
 import { ImportWarninglistQueryDto, UpdateWarninglistDto } from '../warninglists/dto/warninglist.dto.js';
 import { MAX_WARNINGLIST_BYTES } from '../warninglists/warninglist-body.js';
 import { WarninglistsService } from '../warninglists/warninglists.service.js';

@@ -23,3 +23,23 @@ export async function runMigrationsExclusively(dataSource: DataSource): Promise<
     await lock.release();
   }
 }
+
+/** Every migration of this version, applied or pending, and those a newer version applied (`unknown`). */
+export async function migrationStates(dataSource: DataSource): Promise<{ name: string; state: string }[]> {
+  const runner = dataSource.createQueryRunner();
+  let applied: Set<string>;
+  try {
+    const table = dataSource.options.migrationsTableName ?? 'migrations';
+    applied = (await runner.hasTable(table))
+      ? new Set(((await runner.query(`SELECT name FROM ${table}`)) as { name: string }[]).map((row) => row.name))
+      : new Set();
+  } finally {
+    await runner.release();
+  }
+  const known = dataSource.migrations.map((migration) => migration.name!);
+  return [
+    ...known.map((name) => ({ name, state: applied.has(name) ? 'applied' : 'pending' })),
+    // Applied by a newer version of the service than this one.
+    ...[...applied].filter((name) => !known.includes(name)).map((name) => ({ name, state: 'unknown' })),
+  ];
+}

@@ -1,4 +1,10 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Filebox's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const FILEBOX_ERROR_CODES = registerErrorCodes({ InvalidState: 422, MissingFilePart: 422, InvalidFilePart: 422, InsufficientStorage: 507 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof FILEBOX_ERROR_CODES> {}
+}
 
 export const FileboxErrors = {
   fileNotFound: () => new ApiError('NotFound', 'the file does not exist'),
@@ -7,8 +13,6 @@ export const FileboxErrors = {
   tooLarge: (maxBytes: number) =>
     new ApiError('RequestEntityTooLarge', `a file may hold at most ${maxBytes} bytes`, { maxBytes }),
   outOfSpace: () => new ApiError('InsufficientStorage', 'the file store is full; nothing of this upload was kept'),
-  notMultipart: () => new ApiError('BadRequest', 'the request body must be multipart/form-data with a boundary'),
-  malformedMultipart: (reason: string) => new ApiError('BadRequest', `malformed multipart body: ${reason}`),
   invalidField: (message: string) => new ApiError('InvalidData', message),
   expectedOneFile: () => new ApiError('InvalidData', 'the form must hold exactly one file field, named "file"'),
   emptyFile: () => new ApiError('InvalidData', 'the file is empty'),

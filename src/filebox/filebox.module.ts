@@ -5,6 +5,8 @@ import { FileEntity } from './entities/file.entity.js';
 import { UploadPartEntity } from './entities/upload-part.entity.js';
 import { UploadSessionEntity } from './entities/upload-session.entity.js';
 import { FilesController } from './files.controller.js';
+import { BlobReferencesRepository } from './blob-references.repository.js';
+import { FilesRepository } from './files.repository.js';
 import { FilesService } from './files.service.js';
 import { SessionDigests } from './session-digests.js';
 import { SessionsController } from './sessions.controller.js';
@@ -12,6 +14,7 @@ import { SessionsService } from './sessions.service.js';
 import { StorageSweepService } from './storage-sweep.service.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { LocalDiskStorage } from './storage/local-disk.storage.js';
+import { UploadSessionsRepository } from './upload-sessions.repository.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([FileEntity, UploadSessionEntity, UploadPartEntity])],
@@ -25,10 +28,13 @@ import { LocalDiskStorage } from './storage/local-disk.storage.js';
       useFactory: async (config: AppConfig): Promise<FileStorage> =>
         config.fileboxStorage.kind === 's3' ? new (await import('./storage/s3.storage.js')).S3Storage(config) : new LocalDiskStorage(config),
     },
+    FilesRepository,
     FilesService,
+    UploadSessionsRepository,
     SessionsService,
     SessionDigests,
     StorageSweepService,
+    BlobReferencesRepository,
   ],
   // insight checks task file references through FilesService.exists; health asks it about the storage.
   exports: [FilesService],

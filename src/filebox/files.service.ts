@@ -11,8 +11,9 @@ import { ContentMeter, type ContentDigests } from './content-meter.js';
 import { StreamDigests } from './digest-worker.js';
 import type { FileRefView } from './dto/file.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
-import { isUuid } from './ids.js';
-import { readMultipart } from './multipart.js';
+import { FilesRepository } from './files.repository.js';
+import { isUuid } from '../common/validation/uuid.js';
+import { readMultipart } from '../common/http/multipart.js';
 import { resolveRange } from './range.js';
 import { sendRange } from './send-range.js';
 import { BufferPool } from './storage/buffer-pool.js';
@@ -51,6 +52,7 @@ export class FilesService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: FilesRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly events: DomainEvents,
@@ -60,8 +62,7 @@ export class FilesService {
   /** For other modules (insight task parameters and deduplication): the file's SHA-256 (hex), null when no such file exists. */
   async sha256Of(fileId: string): Promise<string | null> {
     if (!isUuid(fileId)) return null;
-    const rows: { sha256: string }[] = await this.dataSource.query(`SELECT encode(sha256, 'hex') AS sha256 FROM filebox_file WHERE id = $1`, [fileId]);
-    return rows[0]?.sha256 ?? null;
+    return (await this.repository.sha256Hex(fileId)) ?? null;
   }
 
   /** A hashing meter that fails with 413 as soon as the configured largest file size is crossed. */
@@ -121,11 +122,7 @@ export class FilesService {
     digests: ContentDigests,
     parts?: PartLayout,
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO filebox_file (id, name, size, md5, sha1, sha256, sha512, part_size, part_keys)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [fileId, name, digests.size, digests.md5, digests.sha1, digests.sha256, digests.sha512, parts?.partSize ?? null, parts?.keys ?? null],
-    );
+    await this.repository.insert(manager, fileId, name, digests, parts);
   }
 
   /** Bytes `start..end` of content laid out as `parts` (or the blob `fileId`), as a stream. */
@@ -176,12 +173,9 @@ export class FilesService {
 
   private async find(fileId: string): Promise<StoredFile> {
     if (!isUuid(fileId)) throw FileboxErrors.fileNotFound();
-    const rows: (Omit<StoredFile, 'size'> & { size: string })[] = await this.dataSource.query(
-      `SELECT id, name, size, sha256, sha512, part_size, part_keys FROM filebox_file WHERE id = $1`,
-      [fileId],
-    );
-    if (rows.length === 0) throw FileboxErrors.fileNotFound();
-    return { ...rows[0], size: Number(rows[0].size) };
+    const row = await this.repository.find(fileId);
+    if (row === undefined) throw FileboxErrors.fileNotFound();
+    return { ...row, size: Number(row.size) };
   }
 }
 

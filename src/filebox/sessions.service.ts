@@ -13,19 +13,15 @@ import type { FileRefView } from './dto/file.dto.js';
 import type { CreateSessionDto, SessionRefView } from './dto/session.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
 import { FilesService } from './files.service.js';
-import { isUuid } from './ids.js';
-import { type FormPart, readMultipart, readValue } from './multipart.js';
+import { isUuid } from '../common/validation/uuid.js';
+import { type FormPart, readMultipart, readValue } from '../common/http/multipart.js';
 import { type PartHasher, SessionDigests } from './session-digests.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
+import { type SessionRow, UploadSessionsRepository } from './upload-sessions.repository.js';
 
 /** Part numbers are stored as PostgreSQL integers. */
 const MAX_PART_NUMBER = 2_147_483_647;
-
-interface SessionRow {
-  part_size: number;
-  file_id: string | null;
-}
 
 /** The three fields of a part form, each checked as soon as it is read. */
 interface PartForm {
@@ -41,6 +37,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: UploadSessionsRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly files: FilesService,
@@ -60,10 +57,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   async create(form: CreateSessionDto): Promise<SessionRefView> {
     const id = randomUUID();
-    await this.dataSource.query(`INSERT INTO filebox_upload_session (id, part_size) VALUES ($1, $2)`, [
-      id,
-      form.partSize,
-    ]);
+    await this.sessions.insert(id, form.partSize);
     return { sessionID: id };
   }
 
@@ -151,10 +145,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     const result = await this.dataSource.transaction(async (manager) => {
       const session = await this.findSession(manager, sessionId, true);
       if (session.file_id !== null) return session.file_id;
-      const parts: { number: number; size: number; storage_key: string }[] = await manager.query(
-        `SELECT number, size, storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number`,
-        [sessionId],
-      );
+      const parts = await this.sessions.parts(manager, sessionId);
       if (parts.length === 0) throw FileboxErrors.missingPart(1);
       parts.forEach((part, index) => {
         if (part.number !== index + 1) throw FileboxErrors.missingPart(index + 1);
@@ -172,12 +163,8 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       }
       digests = { size, ...(await resumed.digests.digests()) };
       await this.files.record(manager, fileId, null, digests, layout);
-      await manager.query(
-        `UPDATE filebox_upload_session SET file_id = $2, last_activity_at = now() WHERE id = $1`,
-        [sessionId, fileId],
-      );
       // The blobs now belong to the file.
-      await manager.query(`DELETE FROM filebox_upload_part WHERE session_id = $1`, [sessionId]);
+      await this.sessions.complete(manager, sessionId, fileId);
       return fileId;
     });
     this.digests.forget(sessionId);
@@ -187,22 +174,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   /** Removes sessions idle for UPLOAD_SESSION_TTL_HOURS with their parts; run by the job, public for tests. */
   async sweepIdleSessions(): Promise<number> {
-    // One statement: the parts' blob keys come back from the same delete that removes their rows.
-    // SKIP LOCKED leaves alone a session that is being completed.
-    const [row]: { sessions: number; keys: string[] }[] = await this.dataSource.query(
-      `WITH idle AS (
-         SELECT id FROM filebox_upload_session
-         WHERE last_activity_at < now() - make_interval(hours => $1)
-         FOR UPDATE SKIP LOCKED
-       ), parts AS (
-         DELETE FROM filebox_upload_part p USING idle WHERE p.session_id = idle.id RETURNING p.storage_key
-       ), sessions AS (
-         DELETE FROM filebox_upload_session s USING idle WHERE s.id = idle.id RETURNING s.id
-       )
-       SELECT (SELECT count(*) FROM sessions)::int AS sessions,
-              ARRAY(SELECT storage_key::text FROM parts) AS keys`,
-      [this.config.uploadSessionTtlHours],
-    );
+    const row = await this.sessions.deleteIdle(this.config.uploadSessionTtlHours);
     await this.discard(row.keys);
     return row.sessions;
   }
@@ -210,12 +182,9 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   /** The session (malformed id → 404), locked until the transaction ends when `lock` is set. */
   private async findSession(manager: EntityManager, sessionId: string, lock: boolean): Promise<SessionRow> {
     if (!isUuid(sessionId)) throw FileboxErrors.sessionNotFound();
-    const rows: SessionRow[] = await manager.query(
-      `SELECT part_size, file_id FROM filebox_upload_session WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-      [sessionId],
-    );
-    if (rows.length === 0) throw FileboxErrors.sessionNotFound();
-    return rows[0];
+    const row = await this.sessions.find(manager, sessionId, lock);
+    if (row === undefined) throw FileboxErrors.sessionNotFound();
+    return row;
   }
 
   /** A session that still takes parts. */
@@ -236,27 +205,13 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   private async commitPart(sessionId: string, number: number, size: number, key: string): Promise<void> {
     const replaced = await this.dataSource.transaction(async (manager) => {
-      // One statement locks the session row (so that a part cannot slip in while the session is being
-      // completed) and records the activity. The upsert below runs after the lock is held, so its snapshot
-      // sees a concurrent upload of the same number that committed first, and retires that blob.
-      const [session]: Pick<SessionRow, 'file_id'>[] = await manager.query(
-        `WITH touched AS (UPDATE filebox_upload_session SET last_activity_at = now() WHERE id = $1 RETURNING file_id)
-         SELECT file_id FROM touched`,
-        [sessionId],
-      );
+      // The session row is locked first (a part cannot slip in while the session is being completed). The
+      // upsert below runs after the lock is held, so its snapshot sees a concurrent upload of the same number
+      // that committed first, and retires that blob.
+      const session = await this.sessions.touch(manager, sessionId);
       if (!session) throw FileboxErrors.sessionNotFound();
       if (session.file_id !== null) throw FileboxErrors.sessionCompleted();
-      const [row]: { replaced: string | null }[] = await manager.query(
-        `WITH previous AS (
-           SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 AND number = $2
-         )
-         INSERT INTO filebox_upload_part (session_id, number, size, storage_key) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (session_id, number)
-           DO UPDATE SET size = EXCLUDED.size, storage_key = EXCLUDED.storage_key, uploaded_at = now()
-         RETURNING (SELECT storage_key::text FROM previous) AS replaced`,
-        [sessionId, number, size, key],
-      );
-      return row.replaced;
+      return this.sessions.upsertPart(manager, sessionId, number, size, key);
     });
     if (replaced !== null) await this.discard([replaced]);
   }

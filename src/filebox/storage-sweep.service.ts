@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SWEEP_LOCK } from '../database/advisory-locks.js';
+import { whileHoldingSessionLock } from '../database/session-lock.js';
+import { BlobReferencesRepository } from './blob-references.repository.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 
 /**
@@ -32,6 +34,7 @@ export class StorageSweepService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly references: BlobReferencesRepository,
     @Inject(FILE_STORAGE) private readonly storage: FileStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -50,43 +53,17 @@ export class StorageSweepService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** One sweep (public for tests, which pass `now` to skip the grace periods); undefined when another instance holds the lock. */
-  async sweep(now = new Date(Date.now())): Promise<SweepResult | undefined> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      const [{ locked }]: { locked: boolean }[] = await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [SWEEP_LOCK]);
-      if (!locked) return undefined;
-      try {
-        const temporaries = await this.storage.sweepTemporaries(new Date(now.getTime() - TEMPORARY_GRACE_MS));
-        let orphans = 0;
-        for await (const keys of this.storage.listBlobs(new Date(now.getTime() - ORPHAN_GRACE_MS))) {
-          for (const key of await this.unreferenced(keys)) {
-            await this.storage.delete(key);
-            orphans++;
-          }
+  sweep(now = new Date(Date.now())): Promise<SweepResult | undefined> {
+    return whileHoldingSessionLock(this.dataSource, SWEEP_LOCK, async () => {
+      const temporaries = await this.storage.sweepTemporaries(new Date(now.getTime() - TEMPORARY_GRACE_MS));
+      let orphans = 0;
+      for await (const keys of this.storage.listBlobs(new Date(now.getTime() - ORPHAN_GRACE_MS))) {
+        for (const key of await this.references.unreferenced(keys)) {
+          await this.storage.delete(key);
+          orphans++;
         }
-        return { temporaries, orphans };
-      } finally {
-        await runner.query('SELECT pg_advisory_unlock($1)', [SWEEP_LOCK]);
       }
-    } finally {
-      await runner.release();
-    }
-  }
-
-  /**
-   * The keys no file or session part refers to. One statement, one snapshot: session completion moves a
-   * session's keys from its part rows to its file row in one transaction, so a key being moved is seen in
-   * one place or the other, never in neither.
-   */
-  private async unreferenced(keys: string[]): Promise<string[]> {
-    const rows: { key: string }[] = await this.dataSource.query(
-      `SELECT k::text AS key FROM unnest($1::uuid[]) AS k
-        WHERE NOT EXISTS (SELECT 1 FROM filebox_file f WHERE f.id = k)
-          AND NOT EXISTS (SELECT 1 FROM filebox_file f WHERE f.part_keys @> ARRAY[k])
-          AND NOT EXISTS (SELECT 1 FROM filebox_upload_part p WHERE p.storage_key = k)`,
-      [keys],
-    );
-    return rows.map((row) => row.key);
+      return { temporaries, orphans };
+    });
   }
 }

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { Public } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
+import { pingDatabase } from '../database/ping.js';
 import { FilesService } from '../filebox/files.service.js';
 
 export class HealthView {
@@ -45,7 +46,7 @@ export class HealthController {
   @ApiErrors({ 503: 'ServiceUnavailable: the database or the file storage (FILEBOX_STORAGE) does not answer.' })
   async ready(): Promise<HealthView> {
     try {
-      await this.dataSource.query('SELECT 1');
+      await pingDatabase(this.dataSource);
     } catch {
       throw new ApiError('ServiceUnavailable', 'the database is not reachable');
     }

@@ -1,4 +1,10 @@
-import { ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Insight's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const INSIGHT_ERROR_CODES = registerErrorCodes({ QuotaNotFound: 404, LeaseLost: 409, TaskNotFound: 422, FileNotFound: 422, InvalidState: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof INSIGHT_ERROR_CODES> {}
+}
 
 export const InsightErrors = {
   /** GET of an unknown (or malformed, hence impossible) task id. */

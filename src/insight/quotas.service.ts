@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { namedParameters } from '../common/sql/named-parameters.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 import type { SchemaIdParamDto } from '../schema-registry/dto/schema.dto.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
@@ -22,12 +23,12 @@ const QUOTA_VIEW = `
          q.max_leased AS "maxLeased",
          json_build_object('minute', ${usedIn('q', 'minute')}, 'hour', ${usedIn('q', 'hour')}, 'day', ${usedIn('q', 'day')},
                            'leased', l.leased) AS used,
-         to_char(GREATEST(
+         ${isoUtc(`GREATEST(
            CASE WHEN q.per_minute <= ${usedIn('q', 'minute')} THEN ${windowStart('minute')} + interval '1 minute' END,
            CASE WHEN q.per_hour <= ${usedIn('q', 'hour')} THEN ${windowStart('hour')} + interval '1 hour' END,
            CASE WHEN q.per_day <= ${usedIn('q', 'day')} THEN ${windowStart('day')} + interval '1 day' END,
            CASE WHEN q.max_leased <= l.leased THEN l.first_end END
-         ) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "nextUnitAt"
+         )`)} AS "nextUnitAt"
     FROM insight_quota q,
          LATERAL (SELECT count(*)::int AS leased, min(lease_expires_at) AS first_end FROM insight_task
                    WHERE schema_id = q.schema_id AND state = 'Pending' AND lease_expires_at > now()) l

@@ -5,6 +5,7 @@ import type { ObjectKey } from '../common/indicators/index.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { attemptLimitSql, endedWithLeaseSql, LEASE_EXPIRED } from './ended-lease.js';
+import { isoMicros } from '../common/sql/timestamps.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
 import type { ReportStanding } from './report-refusal.js';
 import { openForReport, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
@@ -152,7 +153,7 @@ function listingFilters(): string {
 
 const LIST_PAGE = sizeBoundedPage(
   {
-    select: `${TASK_COLUMNS}, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdAt"`,
+    select: `${TASK_COLUMNS}, ${isoMicros('created_at')} AS "createdAt"`,
     from: `FROM insight_task ${listingFilters()}`,
     orderBy: 'created_at DESC, id DESC',
     // Stored sizes (compressed, without reading TOAST): an estimate, as sizeBoundedPage expects.

@@ -19,7 +19,8 @@ import type {
   TaskRegistrationView,
   TaskView,
 } from './dto/task.dto.js';
-import { DEFAULT_RESULT_MAX_AGE_SECONDS, UUID_PATTERN } from './dto/task.dto.js';
+import { UUID_PATTERN } from '../common/validation/uuid.js';
+import { DEFAULT_RESULT_MAX_AGE_SECONDS } from './dto/task.dto.js';
 import { attemptLimit, hasEndedWithLease, isLastLease } from './ended-lease.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';

@@ -16,6 +16,7 @@
  * other but never in the middle of a decision. $1 is the collection id in every fragment.
  */
 
+import { isoUtc } from '../common/sql/timestamps.js';
 import { WRITER_LOCK_CLASS } from '../database/advisory-locks.js';
 import type { WriteOrigin } from './write-origin.js';
 
@@ -35,15 +36,6 @@ export interface RecordedIds {
   firstId: string;
   lastId: string;
 }
-
-/** Milliseconds, ISO 8601 in UTC: the form of `expiresAt` in every view (stored truncated to milliseconds). */
-const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
-/** `expiresAt` of a view from a timestamptz expression (null stays null). */
-export const isoUtc = (timestamp: string) => `to_char(${timestamp} AT TIME ZONE 'UTC', ${ISO_UTC})`;
-
-/** Microseconds, ISO 8601 in UTC: feed times as text (a JS Date would drop the microseconds). */
-export const isoMicros = (timestamp: string) => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** The object view (type, keys, context, expiresAt when set) as jsonb, from a row with the object's columns. */
 export function objectJson(row: string): string {

@@ -17,7 +17,8 @@ import type {
   CreateCollectionDto,
   UpdateCollectionDto,
 } from './dto/collection.dto.js';
-import { isoMicros } from './change-records.js';
+import { isoMicros } from '../common/sql/timestamps.js';
+import { isUuid } from '../common/validation/uuid.js';
 import { IntelErrors } from './intel.errors.js';
 
 /** What other intel services need to know about a collection. */
@@ -107,7 +108,7 @@ export class CollectionsService {
 
   /** The name of the collection with this TAXII id, if any (a malformed id names none). */
   async nameOfTaxiiId(taxiiId: string): Promise<string | undefined> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(taxiiId)) return undefined;
+    if (!isUuid(taxiiId)) return undefined;
     const rows: { name: string }[] = await this.dataSource.query(`SELECT name FROM intel_collection WHERE taxii_id = $1`, [taxiiId]);
     return rows[0]?.name;
   }

@@ -1,4 +1,10 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Collections' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const COLLECTION_ERROR_CODES = registerErrorCodes({ DuplicateCollection: 409 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof COLLECTION_ERROR_CODES> {}
+}
 
 export const IntelErrors = {
   collectionNotFound: (name: string) => new ApiError('NotFound', `collection ${name} does not exist`),

@@ -9,7 +9,8 @@ import type { ChangeOperation, RemoveReason } from './entities/change.entity.js'
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { apiClaimOnInsert, apiClaimOnUpdate } from './api-claim.js';
-import { expiresAt, insertChanges, isoUtc, ORIGIN_PARAMETERS, type OriginPlaceholders, SHARED_WRITER_LOCK } from './change-records.js';
+import { expiresAt, insertChanges, ORIGIN_PARAMETERS, type OriginPlaceholders, SHARED_WRITER_LOCK } from './change-records.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 
 /** The written object's columns, as every write statement returns them. */
 export const WRITTEN_OBJECT = (row: string) =>

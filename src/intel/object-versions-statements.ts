@@ -4,7 +4,7 @@
  * service build, so its raw `pg` baseline runs exactly this statement.
  */
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
-import { isoMicros } from './change-records.js';
+import { isoMicros } from '../common/sql/timestamps.js';
 
 /** Which versions of each object life: every one, or its first, its last, those at given feed times. */
 export type VersionSelector = 'all' | { first: boolean; last: boolean; at: string[] };

@@ -1,4 +1,10 @@
-import { ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Objects', their change feed's and batches' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const OBJECT_ERROR_CODES = registerErrorCodes({ ObjectNotFound: 404, KeySetConflict: 422, CursorOutOfRange: 422, BatchRejected: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof OBJECT_ERROR_CODES> {}
+}
 
 /** Errors of intel objects and their change feed. */
 export const ObjectErrors = {

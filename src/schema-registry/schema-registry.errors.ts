@@ -1,5 +1,11 @@
-import { ApiError } from '../common/errors/api-error.js';
+import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
 import type { SchemaNamespace } from './schema-registry.service.js';
+
+/** The schema registry's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const SCHEMA_REGISTRY_ERROR_CODES = registerErrorCodes({ DuplicateSchema: 409, InvalidSchemaID: 422, SchemaNotFound: 422, SchemaCheckFail: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof SCHEMA_REGISTRY_ERROR_CODES> {}
+}
 
 /** One violation in the wire form of wire-contract §5.2 (PascalCase keys). */
 export interface SchemaViolation {

@@ -5,6 +5,7 @@ import { Metrics } from '../common/metrics/metrics.js';
 import type { AppConfig } from '../config/app-config.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { FULL_REPORT_MAX_CHARS, MAX_REPORTED_VIOLATIONS, SchemaRegistryService } from './schema-registry.service.js';
+import { SchemasRepository } from './schemas.repository.js';
 
 const PHISHING = {
   schemaID: 'phishing-schema',
@@ -34,7 +35,7 @@ function fakeTable(row: { version: number; document: Record<string, unknown> } |
   } as unknown as DataSource;
   // A bus that never connected is never trusted: versions are read from the (fake) table every time.
   const bus = new InvalidationBus({} as AppConfig, dataSource, new Metrics({ metricsPort: 0 } as AppConfig));
-  return { service: new SchemaRegistryService(dataSource, bus, {} as AppConfig), documentReads };
+  return { service: new SchemaRegistryService(dataSource, new SchemasRepository(dataSource), bus, {} as AppConfig), documentReads };
 }
 
 async function errorOf(promise: Promise<unknown>): Promise<ApiError> {

@@ -8,11 +8,11 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf, type SizedRow } from '../common/pagination/page.js';
-import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { SCHEMA_ID_PATTERN, type SchemaCommonView, type SchemaRegistrationView } from './dto/schema.dto.js';
 import { safePattern } from './safe-pattern.js';
+import { SchemasRepository } from './schemas.repository.js';
 import { SchemaRegistryErrors, type SchemaViolation } from './schema-registry.errors.js';
 
 export type SchemaNamespace = 'intel' | 'insight';
@@ -98,6 +98,7 @@ export class SchemaRegistryService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly schemas: SchemasRepository,
     bus: InvalidationBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -106,13 +107,7 @@ export class SchemaRegistryService {
 
   async register(namespace: SchemaNamespace, document: unknown): Promise<SchemaRegistrationView> {
     const checked = this.check(document);
-    // ON CONFLICT keeps a concurrent duplicate registration a clean 409 instead of a constraint error.
-    const rows: unknown[] = await this.dataSource.query(
-      `INSERT INTO schemas (namespace, schema_id, document, version, title) VALUES ($1, $2, $3::json, 1, $4)
-       ON CONFLICT DO NOTHING RETURNING version`,
-      [namespace, checked.schemaId, checked.text, checked.title],
-    );
-    if (rows.length === 0) throw SchemaRegistryErrors.duplicate(checked.schemaId);
+    if (!(await this.schemas.insert(namespace, checked.schemaId, checked))) throw SchemaRegistryErrors.duplicate(checked.schemaId);
     this.remember(namespace, checked.schemaId, 1, checked.validator);
     return { schemaID: checked.schemaId };
   }
@@ -121,22 +116,15 @@ export class SchemaRegistryService {
     const checked = this.check(document);
     if (checked.schemaId !== schemaId) throw SchemaRegistryErrors.schemaIdChanged(schemaId, checked.schemaId);
     const version = await this.dataSource.transaction(async (manager) => {
-      const rows: { version: number; text: string }[] = await manager.query(
-        `SELECT version, document::text AS text FROM schemas WHERE namespace = $1 AND schema_id = $2 FOR UPDATE`,
-        [namespace, schemaId],
-      );
-      if (rows.length === 0) throw SchemaRegistryErrors.notFound(schemaId);
+      const row = await this.schemas.lock(manager, namespace, schemaId);
+      if (row === undefined) throw SchemaRegistryErrors.notFound(schemaId);
       // A replay (the SDK retries PUT on transport errors) of the document already in place succeeds
       // whatever its tag: the caller's intent is fulfilled and nothing changes.
-      if (rows[0].text === checked.text) return undefined;
-      assertTagMatches(ifMatch, rows[0].version);
-      await manager.query(
-        `UPDATE schemas SET document = $3::json, title = $4, version = version + 1, updated_at = now()
-          WHERE namespace = $1 AND schema_id = $2`,
-        [namespace, schemaId, checked.text, checked.title],
-      );
+      if (row.text === checked.text) return undefined;
+      assertTagMatches(ifMatch, row.version);
+      await this.schemas.update(manager, namespace, schemaId, checked);
       await this.versions.publish(manager, `${namespace}/${schemaId}`);
-      return rows[0].version + 1;
+      return row.version + 1;
     });
     if (version === undefined) return;
     this.versions.evictLocally(`${namespace}/${schemaId}`);
@@ -144,33 +132,16 @@ export class SchemaRegistryService {
   }
 
   async view(namespace: SchemaNamespace, schemaId: string): Promise<TaggedResult<Record<string, unknown>>> {
-    const rows: { document: Record<string, unknown>; version: number }[] = await this.dataSource.query(
-      `SELECT document, version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
-      [namespace, schemaId],
-    );
-    if (rows.length === 0) throw SchemaRegistryErrors.notFound(schemaId);
-    return new TaggedResult(rows[0].document, rows[0].version);
+    const row = await this.schemas.document(namespace, schemaId);
+    if (row === undefined) throw SchemaRegistryErrors.notFound(schemaId);
+    return new TaggedResult(row.document, row.version);
   }
 
   async list(namespace: SchemaNamespace, query: PageQueryDto): Promise<PageResult<SchemaCommonView>> {
     const page = pageRequestOf(query);
     // '' sorts before every id: schema_id is COLLATE "C", so the keyset order is plain byte order.
     const after = page.cursor === undefined ? '' : decodeCursor(page.cursor, isSchemaCursor).s;
-    // Titles are free text of any length, so the fetch is bounded by size too (octet_length of text reads
-    // only its header, never the value).
-    const rows: (SchemaCommonView & SizedRow)[] = await this.dataSource.query(
-      `${sizeBoundedPage(
-        {
-          select: 'schema_id AS "schemaID", title',
-          from: 'FROM schemas WHERE namespace = $1 AND schema_id > $2',
-          orderBy: 'schema_id',
-          rowBytes: 'octet_length(schema_id) + octet_length(title)',
-        },
-        '$3',
-        '$4',
-      )} ORDER BY "schemaID"`,
-      [namespace, after, page.limit + 1, this.config.pageMaxBytes],
-    );
+    const rows = await this.schemas.page(namespace, after, page.limit + 1, this.config.pageMaxBytes);
     return keysetPage(rows, page.limit, (row) => encodeCursor({ s: row.schemaID }), ({ schemaID, title }) => ({ schemaID, title }));
   }
 
@@ -179,11 +150,7 @@ export class SchemaRegistryService {
    * one starves the pool under concurrency (every holder waits for a connection none will release).
    */
   async exists(namespace: SchemaNamespace, schemaId: string, manager?: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await (manager ?? this.dataSource).query(
-      `SELECT 1 FROM schemas WHERE namespace = $1 AND schema_id = $2`,
-      [namespace, schemaId],
-    );
-    return rows.length > 0;
+    return this.schemas.exists(namespace, schemaId, manager);
   }
 
   /**
@@ -212,20 +179,11 @@ export class SchemaRegistryService {
    */
   private async currentValidator(namespace: SchemaNamespace, schemaId: string): Promise<Validator> {
     const key = `${namespace}/${schemaId}`;
-    const version = await this.versions.get(key, async () => {
-      const rows: { version: number }[] = await this.dataSource.query(
-        `SELECT version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
-        [namespace, schemaId],
-      );
-      return rows[0]?.version;
-    });
+    const version = await this.versions.get(key, () => this.schemas.version(namespace, schemaId));
     if (version === undefined) throw SchemaRegistryErrors.schemaNotFound(namespace, schemaId);
     const cached = this.validators.get(key);
     if (cached && cached.version >= version) return cached.validator;
-    const [row]: { document: unknown; version: number }[] = await this.dataSource.query(
-      `SELECT document, version FROM schemas WHERE namespace = $1 AND schema_id = $2`,
-      [namespace, schemaId],
-    );
+    const row = (await this.schemas.document(namespace, schemaId))!;
     const validator = this.compile(row.document);
     this.remember(namespace, schemaId, row.version, validator);
     return validator;

@@ -3,7 +3,7 @@ import { KEY_TYPES, type KeyType, normalizeKey, type ObjectKey } from '../common
 import { MAX_INPUT_KEY_LENGTH } from '../common/indicators/object-form.dto.js';
 import { parseDateTime } from '../common/validation/date-time.js';
 import { isUnstorableText } from '../common/validation/json-body.js';
-import { UUID_PATTERN } from '../insight/dto/task.dto.js';
+import { UUID_PATTERN } from '../common/validation/uuid.js';
 import {
   MAX_CLOCK_AHEAD_MS,
   MAX_SIGHTING_COUNT,

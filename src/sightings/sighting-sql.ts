@@ -3,7 +3,7 @@
  * of listings and exports), kept here with the tables they read, in a module that imports nothing but SQL
  * helpers, so that the statements embedding them stay loadable by the bench from the service build.
  */
-import { isoUtc } from '../intel/change-records.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 import type { SightingFilter } from './sighting-filter.js';
 
 /**

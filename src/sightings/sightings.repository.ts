@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { namedParameters } from '../common/sql/named-parameters.js';
-import { isoUtc } from '../intel/change-records.js';
+import { isoMicros, isoUtc } from '../common/sql/timestamps.js';
 import type { SightingKind } from './dto/sighting.dto.js';
 import type { SightingItem } from './sighting-items.js';
 
@@ -113,7 +113,7 @@ const list = LIST_PARAMETERS.$;
 
 /** Newest first for one key (index sighting_key_newest), from after the position `afterTime`/`afterId` when given. */
 const LIST = `
-  SELECT id::text, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS position, ${isoUtc('at')} AS at, kind, source, count::text
+  SELECT id::text, ${isoMicros('at')} AS position, ${isoUtc('at')} AS at, kind, source, count::text
     FROM sighting
    WHERE key_type = ${list.keyType} AND key_value = ${list.keyValue}
      AND (${list.since}::timestamptz IS NULL OR at >= ${list.since}) AND (${list.until}::timestamptz IS NULL OR at < ${list.until})

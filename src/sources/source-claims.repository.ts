@@ -1,3 +1,4 @@
+import { isoUtc } from '../common/sql/timestamps.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -6,7 +7,6 @@ import { namedParameters } from '../common/sql/named-parameters.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
 import { LeaseLost } from './run-failures.js';
 import { lastSeenOf } from './source-claims.service.js';
-import { TIME } from './source-rows.repository.js';
 
 export interface ClaimRow {
   type: string;
@@ -142,7 +142,7 @@ const PAGE_PARAMETERS = namedParameters(['sourceId', 'afterType', 'afterValue', 
 const P = PAGE_PARAMETERS.$;
 
 /** A page of a source's claims by (type, value), after the keyset unless it is null. */
-const CLAIMS_PAGE = `SELECT c.key_type AS type, c.value, ${TIME('c.first_seen_at')} AS "firstSeenAt", ${TIME(lastSeenOf('c', 's'))} AS "lastSeenAt",
+const CLAIMS_PAGE = `SELECT c.key_type AS type, c.value, ${isoUtc('c.first_seen_at')} AS "firstSeenAt", ${isoUtc(lastSeenOf('c', 's'))} AS "lastSeenAt",
          c.missed_runs AS "missedRuns"
     FROM sources_claim c JOIN sources_source s ON s.id = c.source_id
    WHERE c.source_id = ${P.sourceId} AND (${P.afterType}::text IS NULL OR (c.key_type, c.value) > (${P.afterType}::text, ${P.afterValue}::text))

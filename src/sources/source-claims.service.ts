@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
-import { isoUtc } from '../intel/change-records.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 
 /** One source's claim on an object: its first and last listing of any of the object's keys. */
 export interface ObjectSourceClaim {

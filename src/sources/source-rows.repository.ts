@@ -1,3 +1,4 @@
+import { isoUtc } from '../common/sql/timestamps.js';
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -24,13 +25,10 @@ export interface SourceRow extends SourceForm {
   claims: number;
 }
 
-/** A timestamp column as the views show it (UTC, milliseconds). */
-export const TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** The columns of a SourceRow, from `sources_source s`. */
 export const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interval_seconds AS "intervalSeconds", s.settings, s.secrets,
-  s.version, ${TIME('s.next_run_at')} AS "nextRunAt", s.lease_run_id AS "leaseRunId", ${TIME('s.last_run_at')} AS "lastRunAt",
-  ${TIME('s.last_success_at')} AS "lastSuccessAt", s.consecutive_failures AS "consecutiveFailures", s.etag,
+  s.version, ${isoUtc('s.next_run_at')} AS "nextRunAt", s.lease_run_id AS "leaseRunId", ${isoUtc('s.last_run_at')} AS "lastRunAt",
+  ${isoUtc('s.last_success_at')} AS "lastSuccessAt", s.consecutive_failures AS "consecutiveFailures", s.etag,
   s.last_modified AS "lastModified", s.body_digest AS "bodyDigest",
   (SELECT count(*)::int FROM sources_claim c WHERE c.source_id = s.id) AS claims`;
 

@@ -1,9 +1,10 @@
+import { isoUtc } from '../common/sql/timestamps.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import type { FeedState } from './source-feeds.js';
-import { FEED_STATE, SOURCE_COLUMNS, type SourceRow, TIME } from './source-rows.repository.js';
+import { FEED_STATE, SOURCE_COLUMNS, type SourceRow } from './source-rows.repository.js';
 
 export interface RunRow {
   runID: string;
@@ -41,7 +42,7 @@ export interface RunValidators {
   feedState?: FeedState;
 }
 
-const RUN_COLUMNS = `r.id AS "runID", r.trigger, ${TIME('r.started_at')} AS "startedAt", ${TIME('r.finished_at')} AS "finishedAt", r.outcome,
+const RUN_COLUMNS = `r.id AS "runID", r.trigger, ${isoUtc('r.started_at')} AS "startedAt", ${isoUtc('r.finished_at')} AS "finishedAt", r.outcome,
   r.http_status AS "httpStatus", r.bytes::float8 AS bytes, r.items, r.added, r.updated, r.withdrawn, r.rejected, r.rejections, r.error`;
 
 /** Closes the run of a lease taken over (`taken.abandoned`): failed, nothing of it was written. */

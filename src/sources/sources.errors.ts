@@ -1,4 +1,10 @@
-import { ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+
+/** Sources' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const SOURCES_ERROR_CODES = registerErrorCodes({ DuplicateSource: 409, RunInProgress: 409, CollectionNotFound: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof SOURCES_ERROR_CODES> {}
+}
 
 export const SourcesErrors = {
   notFound: (name: string) => CommonErrors.notFound(`source ${name} does not exist`),

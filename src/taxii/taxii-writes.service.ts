@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { isUuid, UUID_SOURCE } from '../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
@@ -16,6 +17,9 @@ import { TaxiiErrors } from './taxii.errors.js';
 
 /** How long a status resource is kept at least (TAXII clients poll it after a POST). */
 const STATUS_RETENTION_HOURS = 24;
+
+/** An indicator's STIX id: its life's uid (lower case, as the service writes it). */
+const INDICATOR_ID = new RegExp(`^indicator--(${UUID_SOURCE})$`);
 
 interface StatusDetail {
   id: string;
@@ -121,7 +125,7 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
 
   /** `GET {root}/status/{id}/`: only for a key that may read or write the collection written to (404 otherwise). */
   async status(principal: Principal, statusId: string) {
-    const rows: StatusRow[] = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(statusId)
+    const rows: StatusRow[] = isUuid(statusId)
       ? await this.dataSource.query(
           `SELECT id, collection, status, request_timestamp AS "requestTimestamp", total_count AS "totalCount",
                   success_count AS "successCount", failure_count AS "failureCount", pending_count AS "pendingCount", successes, failures
@@ -145,7 +149,7 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
   /** `DELETE .../objects/{id}/`: an indicator's object is removed (its last version, revoked); 404 when there is none. */
   async remove(origin: WriteOrigin, taxiiId: string, objectId: string): Promise<void> {
     const collection = await this.feed.collection(taxiiId);
-    const life = /^indicator--([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(objectId)?.[1];
+    const life = INDICATOR_ID.exec(objectId)?.[1];
     if (life === undefined || !(await this.objects.removeLife(origin, collection.name, life))) throw TaxiiErrors.objectNotFound(objectId);
   }
 

@@ -1,5 +1,14 @@
-import { ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii-limits.js';
+
+/**
+ * TAXII's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts).
+ * `StixNotSupported` is an item's failure in a status resource, never a whole answer's.
+ */
+export const TAXII_ERROR_CODES = registerErrorCodes({ StixNotSupported: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof TAXII_ERROR_CODES> {}
+}
 
 export const TaxiiErrors = {
   notAcceptable: () => new ApiError('NotAcceptable', 'the Accept header allows neither application/taxii+json;version=2.1 nor */*'),

@@ -1,5 +1,11 @@
-import { ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
 import type { Warning } from './warninglist-matcher/index.js';
+
+/** Warninglists' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
+export const WARNINGLISTS_ERROR_CODES = registerErrorCodes({ DuplicateWarninglist: 409, UnsupportedListType: 422, Warninglisted: 422 });
+declare module '../common/errors/api-error.js' {
+  interface ErrorStatusTable extends ErrorCodesOf<typeof WARNINGLISTS_ERROR_CODES> {}
+}
 
 export const WarninglistErrors = {
   notFound: (name: string) => new ApiError('NotFound', `no warninglist is named ${JSON.stringify(name)}`),

@@ -1,8 +1,10 @@
 /**
- * The one table of error codes: wire code → HTTP status (wire-contract §5, decisions §5).
- * Every error the service answers with carries one of these codes.
+ * The generic error codes: wire code → HTTP status (wire-contract §5, decisions §5), the ones common/, the
+ * framework's refusals and the wiring answer with. An area's own codes are its own: its `<area>.errors.ts`
+ * registers them with `registerErrorCodes` and merges them into `ErrorStatusTable` (see `src/auth/auth.errors.ts`),
+ * so that this file names no area. Every error the service answers with carries a registered code.
  */
-export const ERROR_STATUS = {
+export const COMMON_ERROR_STATUS = {
   BadRequest: 400,
   InvalidData: 400,
   InvalidPathArgument: 400,
@@ -11,49 +13,51 @@ export const ERROR_STATUS = {
   MissingPermissions: 403,
   Forbidden: 403,
   NotFound: 404,
-  QuotaNotFound: 404,
-  ObjectNotFound: 404,
   MethodNotAllowed: 405,
   NotAcceptable: 406,
   RequestTimeout: 408,
-  DuplicateSchema: 409,
-  DuplicateCollection: 409,
-  LeaseLost: 409,
-  DuplicateWarninglist: 409,
-  DuplicateSource: 409,
-  RunInProgress: 409,
   ResourceModified: 412,
   RequestEntityTooLarge: 413,
   UnsupportedMediaType: 415,
   RangeNotSatisfiable: 416,
   RequestHeaderFieldsTooLarge: 431,
-  ResourceNotFound: 422,
-  InvalidSchemaID: 422,
-  SchemaNotFound: 422,
-  CollectionNotFound: 422,
-  InvalidRequestLimit: 422,
-  LimitSetConflict: 422,
   InvalidKeyFormat: 422,
   InvalidKeySet: 422,
-  KeySetConflict: 422,
-  SchemaCheckFail: 422,
-  CursorOutOfRange: 422,
-  BatchRejected: 422,
-  StixNotSupported: 422,
-  InvalidFilePart: 422,
-  MissingFilePart: 422,
-  FileNotFound: 422,
-  TaskNotFound: 422,
-  InvalidState: 422,
-  UnsupportedListType: 422,
-  Warninglisted: 422,
   LimitExceeded: 429,
   InternalError: 500,
   ServiceUnavailable: 503,
-  InsufficientStorage: 507,
 } as const;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/** A table of codes as `ErrorStatusTable` takes it (code → its status as a literal type). */
+export type ErrorCodesOf<Codes> = { -readonly [Code in keyof Codes]: Codes[Code] };
+
+/**
+ * Every code and its status, as the compiler knows them: the generic ones here, each area's merged in by its
+ * `<area>.errors.ts` (`declare module '../common/errors/api-error.js' { interface ErrorStatusTable extends
+ * ErrorCodesOf<typeof AUTH_ERROR_CODES> {} }`). Two areas that name one code must give it the same status (the compiler
+ * and `registerErrorCodes` refuse otherwise).
+ */
+export interface ErrorStatusTable extends ErrorCodesOf<typeof COMMON_ERROR_STATUS> {}
+
+export type ErrorCode = keyof ErrorStatusTable;
+
+const table: Record<string, number> = { ...COMMON_ERROR_STATUS };
+
+/**
+ * The one table of error codes at run time: the generic ones and every area's registered ones (the whole
+ * table once the areas are loaded; `src/app/error-codes.ts` loads them all).
+ */
+export const ERROR_STATUS: Readonly<ErrorStatusTable> = table as unknown as ErrorStatusTable;
+
+/** Adds an area's codes to the table (from its `<area>.errors.ts`); a code already there keeps its status or throws. */
+export function registerErrorCodes<const Codes extends Record<string, number>>(codes: Codes): Codes {
+  for (const [code, status] of Object.entries(codes)) {
+    const known = table[code];
+    if (known !== undefined && known !== status) throw new Error(`error code ${code} is registered with status ${known}, not ${status}`);
+    table[code] = status;
+  }
+  return codes;
+}
 
 /** A coded error. Areas create these through their `<area>.errors.ts`; the global filter writes them. */
 export class ApiError extends Error {
@@ -67,8 +71,9 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
+  /** The code's status; 500 for a code whose area's `<area>.errors.ts` was never loaded (a bug, never a client's). */
   get status(): number {
-    return ERROR_STATUS[this.code];
+    return (ERROR_STATUS[this.code] as number | undefined) ?? 500;
   }
 }
 

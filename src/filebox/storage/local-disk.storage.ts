@@ -5,6 +5,7 @@ import { access, mkdir, open, opendir, readdir, rename, rm, stat, type FileHandl
 import { join } from 'node:path';
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { LOWER_CASE_UUID_PATTERN } from '../../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { FileboxErrors } from '../filebox.errors.js';
 import type { FileStorage, RangeReader } from './file-storage.js';
@@ -14,7 +15,7 @@ const LIST_PAGE = 1000;
 /** A full disk or an exhausted quota: the client learns it with 507, and the service keeps serving reads. */
 const OUT_OF_SPACE = new Set(['ENOSPC', 'EDQUOT']);
 
-const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const KEY = LOWER_CASE_UUID_PATTERN;
 
 /**
  * decisions §10 default backend: blobs under `DATA_DIR/files/objects/<key>`, written under

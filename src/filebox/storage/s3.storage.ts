@@ -14,6 +14,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import { PassThrough, Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../../common/errors/api-error.js';
+import { LOWER_CASE_UUID_PATTERN } from '../../common/validation/uuid.js';
 import { APP_CONFIG, ConfigError, type AppConfig, type FileboxStorageConfig } from '../../config/app-config.js';
 import type { FileStorage, RangeReader } from './file-storage.js';
 import { BufferPool } from './buffer-pool.js';
@@ -28,7 +29,7 @@ const MAX_MULTIPART_PARTS = 10_000;
 /** Part buffers kept between uploads (one per concurrent direct upload of unknown length). */
 const IDLE_PART_BUFFERS = 4;
 
-const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const KEY = LOWER_CASE_UUID_PATTERN;
 
 /**
  * Bounded waits, so that an endpoint that is down or stalls gives an error, never a hanging request:

@@ -20,7 +20,8 @@ import {
 import { WaitBody } from '../../common/http/long-poll.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 import { InsightObjectFormDto } from './insight-object.dto.js';
-import { TaskParamsView, UUID_PATTERN } from './task.dto.js';
+import { UUID_PATTERN } from '../../common/validation/uuid.js';
+import { TaskParamsView } from './task.dto.js';
 
 export const MAX_TAKE = 1000;
 

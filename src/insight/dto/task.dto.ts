@@ -16,15 +16,13 @@ import {
   ValidateNested,
 } from 'class-validator';
 import type { ObjectKey } from '../../common/indicators/index.js';
+import { UUID_PATTERN } from '../../common/validation/uuid.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 import { TASK_STATES, type TaskState } from '../entities/task.entity.js';
 import { InsightObjectKeyDto, InsightObjectView } from './insight-object.dto.js';
 
 /** The states of a task, as its view and the `state` filter name them. */
 export { TASK_STATES, type TaskState };
-
-/** Canonical hyphenated UUID, any case (the SDK sends lower case; stored and shown in lower case). */
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export class TaskParamsDto {
   @ApiProperty({

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { PreparedObject } from '../object-rules.js';
-import { isoUtc } from '../change-records.js';
+import { isoUtc } from '../../common/sql/timestamps.js';
 import { LIVE_AT_DECISION } from '../object-statements.js';
 
 /** A checked item: the object its form prepared to, or null when it failed its checks. */

@@ -3,7 +3,7 @@
  * from the export's parameters, with their values, in a module that imports nothing but SQL fragments: the
  * bench (row 16) loads them from the service build, so its raw baseline runs exactly these statements.
  */
-import { isoMicros, isoUtc } from '../change-records.js';
+import { isoMicros, isoUtc } from '../../common/sql/timestamps.js';
 import { LIVE } from '../object-statements.js';
 import type { KeyType } from '../../common/indicators/indicators.js';
 import { namedParameters } from '../../common/sql/named-parameters.js';

@@ -5,7 +5,7 @@ import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { SizedRow } from '../../common/pagination/page.js';
 import { sizeBoundedPage } from '../../common/pagination/size-bounded-page.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { isoUtc } from '../change-records.js';
+import { isoUtc } from '../../common/sql/timestamps.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import { LIVE } from '../object-statements.js';
 import type { StoredObject } from '../object-rows.js';

@@ -4,7 +4,7 @@
  * raw `pg` baseline runs exactly this statement.
  */
 import { namedParameters } from '../../common/sql/named-parameters.js';
-import { isoUtc } from '../change-records.js';
+import { isoUtc } from '../../common/sql/timestamps.js';
 import { LIVE } from '../object-statements.js';
 import { sightingSummarySql } from '../../sightings/sighting-sql.js';
 

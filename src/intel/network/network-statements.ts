@@ -5,7 +5,7 @@
  */
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { sizeBoundedPage } from '../../common/pagination/size-bounded-page.js';
-import { isoUtc } from '../change-records.js';
+import { isoUtc } from '../../common/sql/timestamps.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
 
 /**

@@ -1,7 +1,14 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
 import { Readable } from 'node:stream';
-import { FileboxErrors } from './filebox.errors.js';
+import { CommonErrors } from '../errors/api-error.js';
+
+/** The refusals of a multipart body: 400 BadRequest for its framing, 400 InvalidData for a field. */
+const MultipartErrors = {
+  notMultipart: () => CommonErrors.badRequest('the request body must be multipart/form-data with a boundary'),
+  malformed: (reason: string) => CommonErrors.badRequest(`malformed multipart body: ${reason}`),
+  invalidField: (message: string) => CommonErrors.invalidData(message),
+};
 
 /** One part of a multipart/form-data body. */
 export interface FormPart {
@@ -31,7 +38,7 @@ export function readMultipart(
 ): Promise<void> {
   const type = request.headers['content-type'];
   if (typeof type !== 'string' || !/^multipart\/form-data\s*;/i.test(type)) {
-    return Promise.reject(FileboxErrors.notMultipart());
+    return Promise.reject(MultipartErrors.notMultipart());
   }
   let parser: busboy.Busboy;
   try {
@@ -41,7 +48,7 @@ export function readMultipart(
       limits: { parts: maxParts + 1, fieldSize: MAX_PLAIN_VALUE_BYTES, headerPairs: 16 },
     });
   } catch {
-    return Promise.reject(FileboxErrors.notMultipart());
+    return Promise.reject(MultipartErrors.notMultipart());
   }
 
   return new Promise<void>((resolve, reject) => {
@@ -68,7 +75,7 @@ export function readMultipart(
       }
       if (++parts > maxParts) {
         part.content.destroy();
-        fail(FileboxErrors.invalidField(`the form may hold at most ${maxParts} fields`));
+        fail(MultipartErrors.invalidField(`the form may hold at most ${maxParts} fields`));
         return;
       }
       handlers.push(onPart(part).catch(fail));
@@ -83,20 +90,20 @@ export function readMultipart(
     });
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) {
-        fail(FileboxErrors.invalidField(`field ${name} is too long`));
+        fail(MultipartErrors.invalidField(`field ${name} is too long`));
         return;
       }
       accept({ name, filename: undefined, isFile: false, content: Readable.from([Buffer.from(value, 'utf8')]) });
     });
-    parser.on('error', (error: Error) => fail(FileboxErrors.malformedMultipart(error.message)));
+    parser.on('error', (error: Error) => fail(MultipartErrors.malformed(error.message)));
     parser.on('close', () => {
       void Promise.all(handlers).then(() => {
         if (failure === undefined) resolve();
       });
     });
-    request.on('error', () => fail(FileboxErrors.malformedMultipart('the client aborted the request')));
+    request.on('error', () => fail(MultipartErrors.malformed('the client aborted the request')));
     request.on('close', () => {
-      if (!request.complete) fail(FileboxErrors.malformedMultipart('the client aborted the request'));
+      if (!request.complete) fail(MultipartErrors.malformed('the client aborted the request'));
     });
     request.pipe(parser);
   });
@@ -109,7 +116,7 @@ export async function readValue(part: FormPart, maxBytes: number): Promise<strin
   for await (const chunk of part.content as AsyncIterable<Buffer>) {
     length += chunk.length;
     if (length > maxBytes) {
-      throw FileboxErrors.invalidField(`field ${part.name} is too long`);
+      throw MultipartErrors.invalidField(`field ${part.name} is too long`);
     }
     chunks.push(chunk);
   }
