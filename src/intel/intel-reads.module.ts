@@ -10,8 +10,10 @@ import { HistoryRepository } from './history/history.repository.js';
 import { HistoryService } from './history/history.service.js';
 import { IntelModule } from './intel.module.js';
 import { LookupController } from './lookup/lookup.controller.js';
+import { LookupRepository } from './lookup/lookup.repository.js';
 import { LookupService } from './lookup/lookup.service.js';
 import { NetworkController } from './network/network.controller.js';
+import { NetworkRepository } from './network/network.repository.js';
 import { NetworkService } from './network/network.service.js';
 
 /**
@@ -22,7 +24,7 @@ import { NetworkService } from './network/network.service.js';
 @Module({
   imports: [IntelModule, ReadPolicyModule, SightingSummariesModule, SourceClaimsModule],
   controllers: [LookupController, NetworkController, ExportController, HistoryController],
-  providers: [LookupService, NetworkService, ExportRepository, ExportService, HistoryRepository, HistoryService],
+  providers: [LookupRepository, LookupService, NetworkRepository, NetworkService, ExportRepository, ExportService, HistoryRepository, HistoryService],
   // LookupService for sightings (keys a caller may look up) and the web console; HistoryService for the console.
   exports: [LookupService, HistoryService],
 })

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { SightingSummariesRepository } from './sighting-summaries.repository.js';
 import { SightingSummariesService } from './sighting-summaries.service.js';
 
 /**
@@ -7,7 +8,7 @@ import { SightingSummariesService } from './sighting-summaries.service.js';
  * shows summaries: two modules keep the dependency one way.
  */
 @Module({
-  providers: [SightingSummariesService],
+  providers: [SightingSummariesRepository, SightingSummariesService],
   exports: [SightingSummariesService],
 })
 export class SightingSummariesModule {}

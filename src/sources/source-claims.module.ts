@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { SourceClaimsRepository } from './source-claims.repository.js';
 import { SourceClaimsService } from './source-claims.service.js';
 
 /**
@@ -7,7 +8,7 @@ import { SourceClaimsService } from './source-claims.service.js';
  * dependency one way, as SightingSummariesModule does.
  */
 @Module({
-  providers: [SourceClaimsService],
+  providers: [SourceClaimsRepository, SourceClaimsService],
   exports: [SourceClaimsService],
 })
 export class SourceClaimsModule {}

@@ -6,7 +6,7 @@ import type { ObjectKey } from '../common/indicators/indicators.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
 import { LeaseLost } from './run-failures.js';
-import { lastSeenOf } from './source-claims.service.js';
+import type { ObjectSourceClaim } from './source-claims.service.js';
 
 export interface ClaimRow {
   type: string;
@@ -15,6 +15,25 @@ export interface ClaimRow {
   lastSeenAt: string;
   missedRuns: number;
 }
+
+/**
+ * When a claim (row `c` of sources_claim, `s` its source) was last listed. Runs that repeat the previous
+ * body (a 304, or the same normalised objects) count as runs of it (extensions §13) but write no claim row,
+ * so that a million-claim source costs nothing per such run: a snapshot claim no run has missed yet was
+ * listed by the body of the source's last success, whichever run that was (a suspect run is none, and the
+ * claims it listed have their own time), so it was seen then.
+ */
+export const lastSeenOf = (c: string, s: string) =>
+  `CASE WHEN ${c}.missed_runs = 0 AND ${s}.settings->>'mode' = 'snapshot' THEN GREATEST(${c}.last_seen_at, ${s}.last_success_at) ELSE ${c}.last_seen_at END`;
+
+const CLAIMS_OF_PARAMETERS = namedParameters(['collection', 'types', 'values']);
+const C = CLAIMS_OF_PARAMETERS.$;
+
+/** Per source of the collection, the claims of any of the keys (given as two arrays: types, values), by source name. */
+const CLAIMS_OF = `SELECT s.name AS source, ${isoUtc('min(c.first_seen_at)')} AS "firstSeenAt", ${isoUtc(`max(${lastSeenOf('c', 's')})`)} AS "lastSeenAt"
+    FROM sources_claim c JOIN sources_source s ON s.id = c.source_id
+   WHERE s.collection = ${C.collection} AND (c.key_type, c.value) IN (SELECT * FROM unnest(${C.types}::text[], ${C.values}::text[]))
+   GROUP BY s.name ORDER BY s.name`;
 
 /** How a run's claims move (extensions §13 "Runs"). */
 export interface ClaimSettlement {
@@ -156,6 +175,11 @@ const CLAIMS_PAGE = `SELECT c.key_type AS type, c.value, ${isoUtc('c.first_seen_
 @Injectable()
 export class SourceClaimsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The claims of the sources of `collection` on any of `keys`, by source name (provenance). */
+  claimsOf(collection: string, keys: readonly ObjectKey[]): Promise<ObjectSourceClaim[]> {
+    return this.dataSource.query(CLAIMS_OF, CLAIMS_OF_PARAMETERS.values({ collection, types: keys.map((key) => key.type), values: keys.map((key) => key.value) }));
+  }
 
   /**
    * The claims of a run, inside its write's transaction, set-based over the staged body (BatchService's

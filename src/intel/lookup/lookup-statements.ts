@@ -39,6 +39,22 @@ const LOOKUP = `
     LEFT JOIN intel_object o ON a.within AND o.id = f.id
    ORDER BY f.i, f.collection`;
 
+/**
+ * Which of the keys (`types`, `values`) a live object holds in a collection the caller may read (`readsAll`, or
+ * `readable` resource ids): the positions (from 1) of those held. One index probe per key, as LOOKUP's.
+ */
+const HELD_PARAMETERS = namedParameters(['types', 'values', 'readsAll', 'readable']);
+const H = HELD_PARAMETERS.$;
+const HELD = `
+  SELECT q.i FROM unnest(${H.types}::text[], ${H.values}::text[]) WITH ORDINALITY AS q(type, value, i)
+   WHERE EXISTS (SELECT FROM intel_object_key k
+                   JOIN intel_collection c ON c.id = k.collection_id
+                   JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
+                  WHERE k.key_type = q.type AND k.value = q.value AND (${H.readsAll} OR c.resource_id = ANY(${H.readable}::int[])))`;
+
+/** The held keys' statement and its parameters. */
+export const HELD_STATEMENT = { text: HELD, parameters: HELD_PARAMETERS } as const;
+
 /** The statement and its parameters by name ($1 to $6 above, in that order). */
 export const LOOKUP_STATEMENT = {
   text: LOOKUP,

@@ -1,34 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
-import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
-import { type StoredObject, storedObject } from '../object-rows.js';
+import { storedObject } from '../object-rows.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
-import type { ListSet } from '../../warninglists/warninglist-matcher/index.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
-import { LOOKUP_STATEMENT } from './lookup-statements.js';
-import { LIVE } from '../object-statements.js';
-
-/**
- * Which of the keys ($1 types, $2 values) a live object holds in a collection the caller may read ($3 all,
- * or $4 resource ids): the positions (from 1) of those held. One index probe per key, as LOOKUP's.
- */
-const HELD = `
-  SELECT q.i FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
-   WHERE EXISTS (SELECT FROM intel_object_key k
-                   JOIN intel_collection c ON c.id = k.collection_id
-                   JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
-                  WHERE k.key_type = q.type AND k.value = q.value AND ($3 OR c.resource_id = ANY($4::int[])))`;
+import { LookupRepository } from './lookup.repository.js';
 
 @Injectable()
 export class LookupService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: LookupRepository,
   ) {}
 
   /**
@@ -37,8 +21,7 @@ export class LookupService {
    */
   async heldKeys(policy: ReadPolicy, keys: readonly ObjectKey[]): Promise<boolean[]> {
     if (keys.length === 0) return [];
-    const { readsAll, readable } = policy.scope;
-    const rows: { i: string }[] = await this.dataSource.query(HELD, [keys.map((key) => key.type), keys.map((key) => key.value), readsAll, readable]);
+    const rows = await this.repository.held(keys, policy.scope);
     const held = keys.map(() => false);
     for (const { i } of rows) held[Number(i) - 1] = true;
     return held;
@@ -60,22 +43,9 @@ export class LookupService {
       if (!error && !distinct.has(id)) distinct.set(id, distinct.size + 1);
     }
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
-    const { readsAll, readable } = policy.scope;
     // The lists are read beside the lookup statement (both read committed state).
-    const [rows, listed]: [({ i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject)[], ListSet] = await Promise.all([
-      keys.length === 0
-        ? []
-        : this.dataSource.query(
-            LOOKUP_STATEMENT.text,
-            LOOKUP_STATEMENT.parameters.values({
-              types: keys.map(([type]) => type),
-              values: keys.map(([, value]) => value),
-              readsAll,
-              readable,
-              collections: query.collections ?? null,
-              maxBytes: this.config.pageMaxBytes,
-            }),
-          ),
+    const [rows, listed] = await Promise.all([
+      keys.length === 0 ? [] : this.repository.lookup(keys, policy.scope, query.collections ?? null, this.config.pageMaxBytes),
       policy.listSet(),
     ]);
     const matches = new Map<number, LookupMatchView[]>();

@@ -1,17 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError, CommonErrors } from '../../common/errors/api-error.js';
 import { normalizeKey } from '../../common/indicators/indicators.js';
 import { afterIdCursor, afterIdFromCursor } from '../../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf, type SizedRow } from '../../common/pagination/page.js';
+import { keysetPage, type PageResult, pageRequestOf } from '../../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
-import { type StoredObject, storedObject } from '../object-rows.js';
+import { storedObject } from '../object-rows.js';
 import type { NetworkQueryDto } from './network.dto.js';
+import { NetworkRepository } from './network.repository.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
-import { networkSearch } from './network-statements.js';
 
 /** An IP address or CIDR network normalised as a key of that type is; 400 InvalidQueryArgument otherwise. */
 function networkArgument(name: string, value: string): string {
@@ -28,7 +26,7 @@ function networkArgument(name: string, value: string): string {
 @Injectable()
 export class NetworkService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: NetworkRepository,
     private readonly collections: CollectionsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -42,11 +40,7 @@ export class NetworkService {
     const mode = query.within !== undefined ? 'within' : 'contains';
     const network = networkArgument(mode, (query.within ?? query.contains)!);
     const afterId = afterIdFromCursor(request.cursor);
-    const search = networkSearch(mode, policy);
-    const rows: (StoredObject & SizedRow & { position: string })[] = await this.dataSource.query(
-      search.text,
-      search.parameters.values({ collectionId: collection.id, network, afterId, limit: request.limit + 1, maxBytes: this.config.pageMaxBytes, ...policy.values() }),
-    );
+    const rows = await this.repository.search(mode, policy, { collectionId: collection.id, network, afterId, limit: request.limit + 1, maxBytes: this.config.pageMaxBytes });
     return keysetPage(rows, request.limit, (row) => afterIdCursor(Number(row.position)), storedObject);
   }
 }
