@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../support/processes.js';
+import { COMPILE_CACHE, freePort } from '../support/processes.js';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -38,7 +38,7 @@ export class ServiceProcess {
   async restart(): Promise<void> {
     // Only what the service needs: no setting of the developer's environment leaks in.
     // No metrics listener: its fixed default port would collide between services of parallel test files.
-    const env = { PATH: process.env.PATH ?? '', METRICS_PORT: '0', ...this.settings, PORT: String(this.port), ADMIN_API_KEY: this.adminKey };
+    const env = { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: COMPILE_CACHE, METRICS_PORT: '0', ...this.settings, PORT: String(this.port), ADMIN_API_KEY: this.adminKey };
     const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.output = '';

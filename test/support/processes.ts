@@ -16,12 +16,20 @@ export interface Finished {
 }
 
 /**
+ * Node's on-disk code cache for the children (NODE_COMPILE_CACHE): every child compiles the same dist/ and
+ * node_modules, a few dozen times a run; with the cache only the first does (a quarter of a start's CPU). It
+ * changes nothing a child does, only how fast its JavaScript loads. One folder per user in the temporary
+ * directory, shared by the runs (Node keys its entries by file and content).
+ */
+export const COMPILE_CACHE = join(tmpdir(), `ids-node-compile-cache-${process.getuid?.() ?? 'user'}`);
+
+/**
  * Environment of a child: the caller's settings only, on top of PATH and the like (no inherited service
  * settings). Metrics are off unless asked for: processes running side by side cannot all have port 9464.
  */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { PATH, HOME, TMPDIR, LANG } = process.env;
-  return { PATH, HOME, TMPDIR, LANG, NODE_ENV: 'production', METRICS_PORT: '0', ...env };
+  return { PATH, HOME, TMPDIR, LANG, NODE_COMPILE_CACHE: COMPILE_CACHE, NODE_ENV: 'production', METRICS_PORT: '0', ...env };
 }
 
 /** Runs `node dist/<entry> ...args` to its end. */
