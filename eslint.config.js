@@ -13,7 +13,23 @@ import tseslint from 'typescript-eslint';
  * together: `app/` with `app.module.ts`, `main.ts`, `configure-app.ts`, and the admin CLI (`admin/`), which
  * builds its few services by hand outside Nest.
  */
-const AREAS = ['audit', 'auth', 'console', 'extensions', 'filebox', 'health', 'insight', 'intel', 'read-policy', 'schema-registry', 'sightings', 'sources', 'startup', 'taxii', 'warninglists'];
+const AREAS = [
+  'audit',
+  'auth',
+  'console',
+  'extensions',
+  'filebox',
+  'health',
+  'insight',
+  'intel',
+  'read-policy',
+  'schema-registry',
+  'sightings',
+  'sources',
+  'startup',
+  'taxii',
+  'warninglists',
+];
 
 /** Folders inside an area that only the area itself imports, whatever their files' names. */
 const INTERNAL = { filebox: ['storage'], console: ['views'], intel: ['export', 'network'] };
@@ -46,7 +62,8 @@ const RUNS_SQL = {
   // the SQL and the steps around it are one argument, written in one place.
   'src/intel/batch/run-stage.ts': "a batch's temporary staging tables, created, filled and read inside its transaction",
   'src/intel/change-sequencer.ts': 'the sequencer\'s passes under its lock (CONTRIBUTING, "The change feed"): the lock and the numbering are one argument',
-  'src/sightings/sighting-rollup.service.ts': 'holds its session advisory lock on one connection for the roll-up (whileHoldingSessionLock in src/database would do: next)',
+  'src/sightings/sighting-rollup.service.ts':
+    'holds its session advisory lock on one connection for the roll-up (whileHoldingSessionLock in src/database would do: next)',
   // Left for a repository of their own (next): services whose reads are still inline.
   'src/insight/quotas.service.ts': 'quota rows: three short named statements (a QuotasRepository next)',
   'src/intel/collections.service.ts': 'collection rows and their cache (a CollectionsRepository next)',
@@ -95,8 +112,11 @@ const areaBoundary = (area) => ({
       {
         patterns: [
           {
-            regex: `^(?:\\.\\./)+(?:${AREAS.filter((other) => other !== area).map(privateOf).join('|')})`,
-            message: "Another area's tables, queries and internal files are its own: import its module, services, DTOs or errors (or name the file in SHARED with why).",
+            regex: `^(?:\\.\\./)+(?:${AREAS.filter((other) => other !== area)
+              .map(privateOf)
+              .join('|')})`,
+            message:
+              "Another area's tables, queries and internal files are its own: import its module, services, DTOs or errors (or name the file in SHARED with why).",
           },
         ],
       },
@@ -133,7 +153,8 @@ export default defineConfig(
         'error',
         {
           selector: "CallExpression[callee.type='MemberExpression'][callee.property.name='query']",
-          message: 'SQL runs in a repository (`*.repository.ts`) or a statement module (`*-statements.ts`): move it there, or name the file in RUNS_SQL with its reason.',
+          message:
+            'SQL runs in a repository (`*.repository.ts`) or a statement module (`*-statements.ts`): move it there, or name the file in RUNS_SQL with its reason.',
         },
       ],
     },
@@ -141,10 +162,7 @@ export default defineConfig(
   {
     files: ['src/common/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ regex: into(DEPENDENTS), message: 'common/ is shared by every area and knows none of them.' }] },
-      ],
+      'no-restricted-imports': ['error', { patterns: [{ regex: into(DEPENDENTS), message: 'common/ is shared by every area and knows none of them.' }] }],
     },
   },
   {

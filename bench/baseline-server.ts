@@ -109,8 +109,7 @@ const server = createServer((request, response) => {
   if (request.method === 'GET' && url === '/health/live') work = json(response, 200, HEALTH_BODY);
   else if ((request.method === 'PUT' || request.method === 'POST') && url.startsWith('/upload')) {
     work = upload(request, response, url.startsWith('/upload-hashed'));
-  }
-  else if (request.method === 'GET' && url.startsWith('/files/')) work = download(request, response, url.slice('/files/'.length));
+  } else if (request.method === 'GET' && url.startsWith('/files/')) work = download(request, response, url.slice('/files/'.length));
   else work = json(response, 404, '{"code":"NotFound"}');
   if (work) {
     work.catch((error: unknown) => {

@@ -25,16 +25,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { Api } from './lib/api.js';
+import { baselineFilesDir, startBaselineServer, startFloorServer, startS3Server, type FloorKind } from './lib/baseline.js';
 import { ClusterCpu } from './lib/cpu.js';
-import { baselineFilesDir, type FloorKind, startBaselineServer, startFloorServer, startS3Server } from './lib/baseline.js';
-import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
+import { poolFor, provideDatabase, type BenchDatabase } from './lib/database.js';
 import type { ChildServer } from './lib/processes.js';
 import { summariseProfiles } from './lib/profile.js';
-import { BenchS3 } from './lib/s3.js';
 import { cpuPerUnitTable, markdownTable, sqlPerRequest, textTable } from './lib/report.js';
-import { failedRow, MeasurementError, type RowContext, type RowModule, type RowResult, skippedRow } from './lib/row.js';
+import { failedRow, MeasurementError, skippedRow, type RowContext, type RowModule, type RowResult } from './lib/row.js';
+import { BenchS3 } from './lib/s3.js';
 import { FULL, QUICK } from './lib/scale.js';
-import { type ServiceHandle, startService } from './lib/service.js';
+import { startService, type ServiceHandle } from './lib/service.js';
 import { SqlStats } from './lib/sql-stats.js';
 import { ALL_ROWS } from './rows/index.js';
 import { loadServiceStatements, SERVICE_SETTINGS } from './rows/service-statements.js';
@@ -109,13 +109,11 @@ function parseOptions(argv: string[]): Options {
       const storage = value();
       if (storage !== 'local' && storage !== 's3') throw new Error('--storage must be local or s3');
       options.storage = storage;
-    }
-    else if (arg === '--floor') {
+    } else if (arg === '--floor') {
       const floor = value();
       if (floor !== 'express' && floor !== 'nest') throw new Error('--floor must be express or nest');
       options.floor = floor;
-    }
-    else if (arg === '--scale') options.scale = true;
+    } else if (arg === '--scale') options.scale = true;
     else if (arg === '--sizes') options.sizes = value();
     else if (arg === '--service-env') {
       for (const pair of value().split(/\s+/).filter(Boolean)) {
@@ -123,9 +121,10 @@ function parseOptions(argv: string[]): Options {
         if (split < 1) throw new Error(`--service-env takes NAME=value pairs, got ${pair}`);
         options.serviceEnv[pair.slice(0, split)] = pair.slice(split + 1);
       }
-    }
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--floor nest|express] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n');
+    } else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(
+        'usage: node bench/.build/run.js [--quick] [--rows 1,3a] [--service-dir dist] [--out file] [--markdown] [--keep] [--profile] [--service-node-args "--trace-gc"] [--storage local|s3] [--floor nest|express] [--service-env "LOG_LEVEL=silent METRICS_PORT=0"] | --scale [--sizes 10k,100k,1M,10M]\n',
+      );
       process.exit(0);
     } else throw new Error(`unknown option ${arg}`);
   }
@@ -217,11 +216,7 @@ async function main(): Promise<number> {
       runDir,
       repoRoot: options.repoRoot,
       extraEnv: { ...s3?.serviceEnv(), ...options.serviceEnv },
-      nodeArgs: [
-        ...startFlags(options.serviceDir),
-        ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-        ...options.serviceNodeArgs,
-      ],
+      nodeArgs: [...startFlags(options.serviceDir), ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...options.serviceNodeArgs],
     });
     log(`service pid ${service.server.child.pid} at ${service.url}`);
     await db.grantBaseline();

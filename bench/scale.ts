@@ -14,10 +14,10 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { Api } from './lib/api.js';
-import { type BenchDatabase, poolFor, provideDatabase } from './lib/database.js';
-import { type ServiceHandle, startService } from './lib/service.js';
+import { poolFor, provideDatabase, type BenchDatabase } from './lib/database.js';
+import { startService, type ServiceHandle } from './lib/service.js';
 import { benchSchema } from './rows/intel-setup.js';
-import { numberSeeded, type SeedObject, type Seeder, seedObjects, type SeedTarget, seedTarget } from './rows/seed.js';
+import { numberSeeded, seedObjects, seedTarget, type Seeder, type SeedObject, type SeedTarget } from './rows/seed.js';
 import { loadServiceStatements } from './rows/service-statements.js';
 
 const SAMPLES = 30;
@@ -102,11 +102,17 @@ function chart(results: SizeResult[]): string {
   const y = (ms: number) => top + (1 - ms / yMax) * (h - top - bottom);
   const lines = series.map(([key, label, color], i) => {
     const points = results.map((r) => `${x(r.objects).toFixed(1)},${y(r[key]).toFixed(1)}`).join(' ');
-    return `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points}"/>` +
-      `<text x="${w - right + 15}" y="${top + 20 + i * 22}" fill="${color}" font-size="13">${label}</text>`;
+    return (
+      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points}"/>` +
+      `<text x="${w - right + 15}" y="${top + 20 + i * 22}" fill="${color}" font-size="13">${label}</text>`
+    );
   });
-  const ticks = results.map((r) => `<text x="${x(r.objects)}" y="${h - bottom + 20}" font-size="12" text-anchor="middle">${r.objects.toLocaleString('en')}</text>`);
-  const yTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => `<text x="${left - 8}" y="${y(f * yMax) + 4}" font-size="12" text-anchor="end">${(f * yMax).toFixed(1)}</text>`);
+  const ticks = results.map(
+    (r) => `<text x="${x(r.objects)}" y="${h - bottom + 20}" font-size="12" text-anchor="middle">${r.objects.toLocaleString('en')}</text>`,
+  );
+  const yTicks = [0, 0.25, 0.5, 0.75, 1].map(
+    (f) => `<text x="${left - 8}" y="${y(f * yMax) + 4}" font-size="12" text-anchor="end">${(f * yMax).toFixed(1)}</text>`,
+  );
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif">
 <rect width="100%" height="100%" fill="white"/>
 <line x1="${left}" y1="${h - bottom}" x2="${w - right}" y2="${h - bottom}" stroke="black"/>
@@ -118,7 +124,10 @@ ${[...lines, ...ticks, ...yTicks].join('\n')}
 }
 
 export async function runScale(options: { serviceDir: string; repoRoot: string; sizes?: string }): Promise<number> {
-  const sizes = (options.sizes ?? '10k,100k,1M').split(',').map(parseSize).sort((a, b) => a - b);
+  const sizes = (options.sizes ?? '10k,100k,1M')
+    .split(',')
+    .map(parseSize)
+    .sort((a, b) => a - b);
   const log = (message: string) => process.stderr.write(`[scale ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
   const runDir = await mkdtemp(join(os.tmpdir(), 'ids-scale-'));
   let db: BenchDatabase | undefined;
@@ -191,12 +200,16 @@ export async function runScale(options: { serviceDir: string; repoRoot: string; 
     const table = [
       '| objects | add (ms) | first page (ms) | feed tail page (ms) | lookup 1 key (ms) | page into unseen burst (ms) | listing buffers per page: first / into burst | bytes per object |',
       '|---|---|---|---|---|---|---|---|',
-      ...results.map((r) =>
-        `| ${r.objects.toLocaleString('en')} | ${r.addMs.toFixed(2)} | ${r.firstPageMs.toFixed(2)} | ${r.feedTailMs.toFixed(2)} | ${r.lookupMs.toFixed(2)} | ${r.unseenPageMs.toFixed(2)} | ${r.firstPageBuffers} / ${r.unseenPageBuffers} | ${r.bytesPerObject} |`,
+      ...results.map(
+        (r) =>
+          `| ${r.objects.toLocaleString('en')} | ${r.addMs.toFixed(2)} | ${r.firstPageMs.toFixed(2)} | ${r.feedTailMs.toFixed(2)} | ${r.lookupMs.toFixed(2)} | ${r.unseenPageMs.toFixed(2)} | ${r.firstPageBuffers} / ${r.unseenPageBuffers} | ${r.bytesPerObject} |`,
       ),
     ].join('\n');
     process.stdout.write(`${table}\n`);
-    await writeFile(join(options.repoRoot, 'bench', 'scale-results.json'), JSON.stringify({ date: new Date().toISOString(), loadavg: os.loadavg(), results }, null, 2));
+    await writeFile(
+      join(options.repoRoot, 'bench', 'scale-results.json'),
+      JSON.stringify({ date: new Date().toISOString(), loadavg: os.loadavg(), results }, null, 2),
+    );
     await writeFile(join(options.repoRoot, 'bench', 'scale.svg'), chart(results));
     return 0;
   } finally {

@@ -19,7 +19,10 @@ function sourceDigest() {
     .map((name) => join('src', String(name)))
     .filter((path) => statSync(join(root, path)).isFile());
   for (const path of [...files.sort(), 'tsconfig.json', 'tsconfig.build.json']) {
-    hash.update(`${path}\0`).update(readFileSync(join(root, path))).update('\0');
+    hash
+      .update(`${path}\0`)
+      .update(readFileSync(join(root, path)))
+      .update('\0');
   }
   return hash.digest('hex');
 }

@@ -1,9 +1,9 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
-import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { sendErrorBody } from './common/errors/error-body.js';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
 import { ERROR_STATUS, type ErrorCode } from './common/errors/api-error.js';
+import { sendErrorBody } from './common/errors/error-body.js';
 import { createOpenApiDocument } from './common/http/openapi-document.js';
 import { securityHeaders } from './common/http/security-headers.js';
 import { applyServerLimits } from './common/http/server-limits.js';
@@ -17,10 +17,9 @@ import { BATCH_ROUTE, batchBodyReader } from './intel/batch/batch-body.js';
 import { IMPORT_ROUTE, importBodyReader } from './intel/import/import-body.js';
 import { STIX_BUNDLE_ROUTE } from './taxii/stix-bundle.controller.js';
 import { boundedBodyReader, taxiiRequestReader } from './taxii/taxii-http.js';
-import { TaxiiErrors } from './taxii/taxii.errors.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii/taxii-limits.js';
-import { WARNINGLIST_IMPORT_ROUTE, WARNINGLISTS_ROUTE, warninglistImportReader, warninglistJsonReader } from './warninglists/warninglist-body.js';
-
+import { TaxiiErrors } from './taxii/taxii.errors.js';
+import { WARNINGLIST_IMPORT_ROUTE, warninglistImportReader, warninglistJsonReader, WARNINGLISTS_ROUTE } from './warninglists/warninglist-body.js';
 
 /** The HTTP setup shared by main.ts and the end-to-end tests, so both serve the same application. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
@@ -42,7 +41,10 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // Warninglists: bodies up to 64 MiB (a million entries), a MISP document as bytes (its SHA-256).
   app.use(WARNINGLIST_IMPORT_ROUTE, warninglistImportReader());
   app.use(WARNINGLISTS_ROUTE, warninglistJsonReader());
-  app.use(STIX_BUNDLE_ROUTE, boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())));
+  app.use(
+    STIX_BUNDLE_ROUTE,
+    boundedBodyReader(TAXII_MAX_CONTENT_LENGTH, (response) => sendErrorBody(response, TaxiiErrors.tooLarge())),
+  );
   app.useBodyParser('json', { limit: `${JSON_BODY_LIMIT_MIB}mb`, type: ['application/json', 'application/*+json'] });
   applyServerLimits(app.getHttpServer() as Server, config.server);
   answerParserErrorsWithJson(app.getHttpServer() as Server);
@@ -63,7 +65,7 @@ const CLIENT_ERRORS: Record<string, { code: ErrorCode; reason: string; message: 
   ERR_HTTP_REQUEST_TIMEOUT: {
     code: 'RequestTimeout',
     reason: 'Request Timeout',
-    message: 'the request did not arrive within the server\'s time limit',
+    message: "the request did not arrive within the server's time limit",
   },
 };
 const NOT_HTTP = { code: 'BadRequest', reason: 'Bad Request', message: 'the request is not valid HTTP/1.1' } as const;

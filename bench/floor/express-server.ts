@@ -15,7 +15,7 @@
  * Usage: node express-server.js --database-url <url> --pool-size <n> --service-dir <service build>; prints `LISTENING <port>`.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { add, announce, complete, type ObjectBody, pool, take, type TaskBody } from './work.js';
+import { add, announce, complete, pool, take, type ObjectBody, type TaskBody } from './work.js';
 
 const app = express();
 // The service's two Express settings (src/configure-app.ts).

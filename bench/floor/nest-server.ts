@@ -49,4 +49,11 @@ app.disable('x-powered-by');
 app.set('etag', false);
 await app.listen(0, '127.0.0.1');
 announce((app.getHttpServer() as Server).address());
-process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => pool.end())
+      .then(() => process.exit(0)),
+);

@@ -1,28 +1,26 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ChildServer, spawnNode } from './processes.js';
+import { spawnNode, type ChildServer } from './processes.js';
 
 /**
  * Starts bench/baseline-server.js (the raw node:http baselines, and row 7's digest floor through the
  * service build's digest worker) and waits for its port.
  */
-export async function startBaselineServer(options: {
-  benchDir: string;
-  runDir: string;
-  repoRoot: string;
-  serviceDir: string;
-}): Promise<ChildServer> {
+export async function startBaselineServer(options: { benchDir: string; runDir: string; repoRoot: string; serviceDir: string }): Promise<ChildServer> {
   const dir = join(options.runDir, 'baseline-files');
   await mkdir(dir, { recursive: true });
   const digestWorker = join(options.serviceDir, 'filebox', 'digest-worker.js');
-  return startListening('baseline server', join(options.benchDir, 'baseline-server.js'), ['--dir', dir, '--digest-worker', digestWorker], 'baseline.log', options);
+  return startListening(
+    'baseline server',
+    join(options.benchDir, 'baseline-server.js'),
+    ['--dir', dir, '--digest-worker', digestWorker],
+    'baseline.log',
+    options,
+  );
 }
 
 /** Starts bench/s3-server.js (s3rver with one bucket) for `--storage s3` and waits for its port. */
-export async function startS3Server(
-  options: { benchDir: string; runDir: string; repoRoot: string },
-  bucket: string,
-): Promise<ChildServer> {
+export async function startS3Server(options: { benchDir: string; runDir: string; repoRoot: string }, bucket: string): Promise<ChildServer> {
   const dir = join(options.runDir, 's3-data');
   await mkdir(dir, { recursive: true });
   return startListening('S3 server', join(options.benchDir, 's3-server.js'), ['--dir', dir, '--bucket', bucket], 's3-server.log', options);

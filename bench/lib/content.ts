@@ -56,9 +56,7 @@ export function multipart(fields: MultipartField[]): { contentType: string; body
   for (const field of fields) {
     const disposition = `form-data; name="${field.name}"${field.filename !== undefined ? `; filename="${field.filename}"` : ''}`;
     chunks.push(
-      Buffer.from(
-        `--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\nContent-Type: ${field.contentType ?? 'application/octet-stream'}\r\n\r\n`,
-      ),
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\nContent-Type: ${field.contentType ?? 'application/octet-stream'}\r\n\r\n`),
       field.data,
       Buffer.from('\r\n'),
     );

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { type ProcessProbe, ticksPerSecond } from './memory.js';
+import { ticksPerSecond, type ProcessProbe } from './memory.js';
 
 /** CPU seconds used so far by a PostgreSQL cluster: the postmaster, its live children and its reaped ones. */
 export class ClusterCpu {

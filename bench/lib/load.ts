@@ -1,6 +1,6 @@
-import autocannon from 'autocannon';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
 import type pg from 'pg';
 import { LatencyRecorder } from './latency.js';
 
@@ -18,11 +18,7 @@ export interface LoadOutcome {
 }
 
 export function failureCount(outcome: LoadOutcome): number {
-  return (
-    Object.values(outcome.failures.statuses).reduce((sum, count) => sum + count, 0) +
-    outcome.failures.errors +
-    outcome.failures.timeouts
-  );
+  return Object.values(outcome.failures.statuses).reduce((sum, count) => sum + count, 0) + outcome.failures.errors + outcome.failures.timeouts;
 }
 
 export interface HttpLoadOptions {

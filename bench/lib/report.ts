@@ -86,11 +86,9 @@ export function textTable(rows: RowResult[]): string {
 /** The same table in Markdown, for BENCHMARKS.md. */
 export function markdownTable(rows: RowResult[]): string {
   const escape = (value: string) => value.replace(/\|/g, '\\|');
-  return [
-    `| ${HEADERS.join(' | ')} |`,
-    `|${HEADERS.map(() => '---').join('|')}|`,
-    ...rows.map((row) => `| ${cells(row).map(escape).join(' | ')} |`),
-  ].join('\n');
+  return [`| ${HEADERS.join(' | ')} |`, `|${HEADERS.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${cells(row).map(escape).join(' | ')} |`)].join(
+    '\n',
+  );
 }
 
 /** Per row, the statements each side ran per request (pg_stat_statements), heaviest first. */

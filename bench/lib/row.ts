@@ -1,16 +1,16 @@
 import type pg from 'pg';
+import type { ServiceStatements } from '../rows/service-statements.js';
 import type { Api } from './api.js';
-import { addCpu, cpuDelta, type CpuPerUnit, type CpuSnapshot, cpuSnapshot, type CpuSources, perUnit } from './cpu.js';
+import { addCpu, cpuDelta, cpuSnapshot, perUnit, type CpuPerUnit, type CpuSnapshot, type CpuSources } from './cpu.js';
 import type { BenchDatabase } from './database.js';
-import { failureCount, type LoadOutcome } from './load.js';
 import { LatencyRecorder } from './latency.js';
-import { type MemoryFigures, MemoryWindow, type ProcessProbe } from './memory.js';
+import { failureCount, type LoadOutcome } from './load.js';
+import { MemoryWindow, type MemoryFigures, type ProcessProbe } from './memory.js';
 import type { ChildServer } from './processes.js';
 import type { BenchS3 } from './s3.js';
 import type { Scale } from './scale.js';
 import type { ServiceHandle } from './service.js';
 import type { SqlFigures, SqlStats } from './sql-stats.js';
-import type { ServiceStatements } from '../rows/service-statements.js';
 
 /** One side of a row (the service path, or its baseline), all rounds together. */
 export interface SideResult {

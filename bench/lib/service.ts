@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { serviceSettingsEnv } from '../rows/service-statements.js';
-import { type ChildServer, spawnNode, waitForHttp } from './processes.js';
+import { spawnNode, waitForHttp, type ChildServer } from './processes.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -55,15 +55,7 @@ export async function startService(options: {
     ...serviceSettingsEnv(),
     ...options.extraEnv,
   };
-  const server = spawnNode(
-    'service',
-    join(options.serviceDir, 'main.js'),
-    [],
-    env,
-    join(options.runDir, 'service.log'),
-    options.repoRoot,
-    options.nodeArgs,
-  );
+  const server = spawnNode('service', join(options.serviceDir, 'main.js'), [], env, join(options.runDir, 'service.log'), options.repoRoot, options.nodeArgs);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(server, `${url}/health/ready`, 120_000);

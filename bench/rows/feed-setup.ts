@@ -134,9 +134,7 @@ async function keysetWalkRow(ctx: RowContext, row: RowModule['rows'][number], fe
       step: async ({ index, client }) => {
         const statement = walkSpec.statement(position[index]);
         const { rows } = await client.query(statement.text, statement.values);
-        const positions = rows
-          .filter((row: { position: string | null }) => row.position !== null)
-          .map((row: { position: string }) => Number(row.position));
+        const positions = rows.filter((row: { position: string | null }) => row.position !== null).map((row: { position: string }) => Number(row.position));
         position[index] = walkSpec.nextPosition(positions);
       },
     });

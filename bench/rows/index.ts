@@ -25,4 +25,29 @@ import { row22 } from './row22-warninglists.js';
 import { row23 } from './row23-fenced-queue.js';
 
 /** Every row of the suite, in the order they run (and appear in the table). */
-export const ALL_ROWS: RowModule[] = [row1, row2, row3, row3c, row3d, row4, row5, row6, row7, row8, row9, row10, row11, row12, row13and14, row15, row16, row17, row18, row19, row20, row21, row22, row23];
+export const ALL_ROWS: RowModule[] = [
+  row1,
+  row2,
+  row3,
+  row3c,
+  row3d,
+  row4,
+  row5,
+  row6,
+  row7,
+  row8,
+  row9,
+  row10,
+  row11,
+  row12,
+  row13and14,
+  row15,
+  row16,
+  row17,
+  row18,
+  row19,
+  row20,
+  row21,
+  row22,
+  row23,
+];

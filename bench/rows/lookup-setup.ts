@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { httpLoad, type LoadOutcome } from '../lib/load.js';
 import { compare, type RowContext } from '../lib/row.js';
-import { SEED_CONTEXT, type SeedObject, seededCollection } from './seed.js';
+import { SEED_CONTEXT, seededCollection, type SeedObject } from './seed.js';
 
 /** The IPv4 address `offset` addresses after `base` (dotted). */
 function ipv4(base: number, offset: number): string {
@@ -54,10 +54,10 @@ export async function seededLookup(ctx: RowContext): Promise<LookupData> {
   const sets = 4;
   const half = Math.floor(scale.lookupKeys / 2);
   const present = (
-    await ctx.setupPool.query(
-      `SELECT key_type AS type, value FROM intel_object_key WHERE collection_id = ANY($1::int[]) ORDER BY random() LIMIT $2`,
-      [ids, sets * half],
-    )
+    await ctx.setupPool.query(`SELECT key_type AS type, value FROM intel_object_key WHERE collection_id = ANY($1::int[]) ORDER BY random() LIMIT $2`, [
+      ids,
+      sets * half,
+    ])
   ).rows as { type: string; value: string }[];
   if (present.length < sets * half) throw new Error(`sampled ${present.length} stored keys, ${sets * half} needed`);
   const absent = (n: number) => {

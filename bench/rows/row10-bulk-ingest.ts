@@ -50,8 +50,7 @@ function batchObjects(prefix: string, batch: number, size: number, contextBytes:
 export function batchAdds(
   target: { baseUrl: string; path: string; headers: Record<string, string> },
   load: { clients: number; size: number; contextBytes: number; prefix: string; nextBatch: () => number; incomplete: () => void } & (
-    | { seconds: number; amount?: undefined }
-    | { amount: number; seconds?: undefined }
+    { seconds: number; amount?: undefined } | { amount: number; seconds?: undefined }
   ),
 ) {
   return httpLoad({
@@ -68,7 +67,9 @@ export function batchAdds(
         path: target.path,
         setupRequest: (request) => ({
           ...request,
-          body: `[${batchObjects(load.prefix, load.nextBatch(), load.size, load.contextBytes).map((object) => object.body).join(',')}]`,
+          body: `[${batchObjects(load.prefix, load.nextBatch(), load.size, load.contextBytes)
+            .map((object) => object.body)
+            .join(',')}]`,
         }),
         onResponse: (status, body) => {
           if (status === 200 && (JSON.parse(body) as { added: number }).added !== load.size) load.incomplete();
@@ -100,7 +101,15 @@ export const row10: RowModule = {
     const post = (seconds: number) =>
       batchAdds(
         { baseUrl: ctx.service.url, path: `/intel/collections/${served.name}/objects/batch`, headers },
-        { clients: scale.batchClients, size, contextBytes: scale.contextBytes, prefix: `${ctx.runId}b`, seconds, nextBatch: () => servedBatches++, incomplete: () => incomplete++ },
+        {
+          clients: scale.batchClients,
+          size,
+          contextBytes: scale.contextBytes,
+          prefix: `${ctx.runId}b`,
+          seconds,
+          nextBatch: () => servedBatches++,
+          incomplete: () => incomplete++,
+        },
       );
 
     const raw = (seconds: number) =>

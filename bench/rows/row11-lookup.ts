@@ -57,7 +57,12 @@ export const row11: RowModule = {
           );
         },
       });
-    const measured = await compareReads(ctx, { service: `POST /intel/lookup (${scale.lookupKeys} keys)`, baseline: 'raw pg: same lookup statement' }, served, raw);
+    const measured = await compareReads(
+      ctx,
+      { service: `POST /intel/lookup (${scale.lookupKeys} keys)`, baseline: 'raw pg: same lookup statement' },
+      served,
+      raw,
+    );
     if (wrong > 0) throw new Error(`${wrong} lookups did not answer every key, or missed a stored one`);
     const p50 = measured.service.p50Ms ?? Infinity;
     return [

@@ -20,7 +20,7 @@ function get(url: string, headers: Record<string, string>, signal?: AbortSignal)
       response.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         const link = response.headers.link;
-        resolve({ status: response.statusCode ?? 0, link: Array.isArray(link) ? link.join(", ") : link, body: text ? JSON.parse(text) : undefined });
+        resolve({ status: response.statusCode ?? 0, link: Array.isArray(link) ? link.join(', ') : link, body: text ? JSON.parse(text) : undefined });
       });
       response.on('error', reject);
     });

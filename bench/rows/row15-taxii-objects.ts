@@ -16,8 +16,9 @@ const NEXT = /"next":"([A-Za-z0-9_-]+)"/;
 export const row15 = keysetWalkModule(ROW, 'GET /taxii2/api/collections/{collection_id}/objects', async (ctx, feed) => {
   const { scale } = ctx;
   const limit = scale.pageLimit;
-  const [{ taxii_id: taxiiId }] = (await ctx.setupPool.query(`SELECT taxii_id FROM intel_collection WHERE id = $1`, [feed.collectionId]))
-    .rows as { taxii_id: string }[];
+  const [{ taxii_id: taxiiId }] = (await ctx.setupPool.query(`SELECT taxii_id FROM intel_collection WHERE id = $1`, [feed.collectionId])).rows as {
+    taxii_id: string;
+  }[];
   const objectsPath = `/taxii2/api/collections/${taxiiId}/objects/`;
   // As the service reads a page: about limit / 2 + 1 positions, the page ending after limit / 2 of them.
   const rowsPerPage = Math.ceil(limit / 2) + 1;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { httpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowContext, type RowModule } from '../lib/row.js';
-import { SEED_CONTEXT, type SeedObject, seededCollection } from './seed.js';
+import { SEED_CONTEXT, seededCollection, type SeedObject } from './seed.js';
 
 const ROW = {
   id: '16',
@@ -14,7 +14,11 @@ const ROW = {
 const TARGET_304_P50_MS = 5;
 
 /** Object `g` of the exported collection: a domain name. */
-export const domainObject = (g: number): SeedObject => ({ type: 'DomainName', key: { type: 'DomainName', value: `host${g}.export.example` }, contextJson: SEED_CONTEXT });
+export const domainObject = (g: number): SeedObject => ({
+  type: 'DomainName',
+  key: { type: 'DomainName', value: `host${g}.export.example` },
+  contextJson: SEED_CONTEXT,
+});
 
 /** Newlines of a body, counted as it streams (the bench holds none of it). */
 function countLines(chunk: Buffer): number {

@@ -69,7 +69,12 @@ export const row17: RowModule = {
         amount,
         `/intel/collections/${imported.name}/import?format=text`,
         { 'Content-Type': 'text/plain; charset=utf-8', 'X-Import-Context': JSON.stringify(CONTEXT) },
-        () => Buffer.from(batchOf('t', importRequests++).map((item) => `The sample ${item.text} today.`).join('\n')),
+        () =>
+          Buffer.from(
+            batchOf('t', importRequests++)
+              .map((item) => `The sample ${item.text} today.`)
+              .join('\n'),
+          ),
         (parsed) => (parsed as { report: { added: number } }).report.added,
       );
     const baseline = (amount: number) =>

@@ -5,7 +5,12 @@ import { objectAdds } from './row3-object-add.js';
 import { batchAdds } from './row10-bulk-ingest.js';
 
 const ADDS = { id: '19a', title: 'audited writes: row 3a (new objects) with auditing on, against AUDIT=off', unit: 'objects/s', target: { minRatio: 0.9 } };
-const BATCHES = { id: '19b', title: 'audited writes: row 10 (batches of new objects) with auditing on, against AUDIT=off', unit: 'objects/s', target: { minRatio: 0.9 } };
+const BATCHES = {
+  id: '19b',
+  title: 'audited writes: row 10 (batches of new objects) with auditing on, against AUDIT=off',
+  unit: 'objects/s',
+  target: { minRatio: 0.9 },
+};
 
 /**
  * Row 19: what the audit trail costs writes. The loads of rows 3a and 10, run against the measured service
@@ -15,7 +20,12 @@ const BATCHES = { id: '19b', title: 'audited writes: row 10 (batches of new obje
  */
 export const row19: RowModule = {
   rows: [ADDS, BATCHES],
-  requires: [ROUTES.registerCollection, 'POST /intel/collections/{collection_id}/objects', 'POST /intel/collections/{collection_id}/objects/batch', 'GET /auth/audit'],
+  requires: [
+    ROUTES.registerCollection,
+    'POST /intel/collections/{collection_id}/objects',
+    'POST /intel/collections/{collection_id}/objects/batch',
+    'GET /auth/audit',
+  ],
   async run(ctx: RowContext) {
     const { scale } = ctx;
     const unaudited = await ctx.startServiceVariant('audit-off', { AUDIT: 'off' });
@@ -36,7 +46,15 @@ export const row19: RowModule = {
       const batch = (side: (typeof sides)[number], seconds: number) =>
         batchAdds(
           { baseUrl: side.url, path: `/intel/collections/${side.name}/objects/batch`, headers: side.headers },
-          { clients: scale.batchClients, size: scale.batchItems, contextBytes: scale.contextBytes, prefix: `${side.prefix}b`, seconds, nextBatch: () => side.batches++, incomplete: () => incomplete++ },
+          {
+            clients: scale.batchClients,
+            size: scale.batchItems,
+            contextBytes: scale.contextBytes,
+            prefix: `${side.prefix}b`,
+            seconds,
+            nextBatch: () => side.batches++,
+            incomplete: () => incomplete++,
+          },
         );
       const common = { rounds: scale.rounds, serviceProbe: ctx.service.server.probe, baselineProbe: unaudited.server.probe, cpu: ctx.cpu };
       const adds = await compare({

@@ -60,7 +60,12 @@ function side(label: string, units: number, elapsedS: number, requests: number, 
  */
 export const row20: RowModule = {
   rows: [ROW20, ROW20B, ROW20C],
-  requires: ['POST /intel/sources', 'POST /intel/sources/{name}/runs', 'GET /intel/sources/{name}/runs', 'POST /intel/collections/{collection_id}/objects/batch'],
+  requires: [
+    'POST /intel/sources',
+    'POST /intel/sources/{name}/runs',
+    'GET /intel/sources/{name}/runs',
+    'POST /intel/collections/{collection_id}/objects/batch',
+  ],
   async run(ctx: RowContext) {
     // --quick: 5,000 lines (enough for the bench's own test); ROW20_LINES sets another quick size to measure a change with.
     const lines = ctx.scale.quick ? Number(process.env.ROW20_LINES ?? 5_000) : 1_000_000;
@@ -112,7 +117,8 @@ export const row20: RowModule = {
       if (first.log.added !== lines || (await records()) !== lines) throw new Error(`the first run added ${first.log.added} of ${lines} lines`);
       let incomplete = 0;
       let sent = 0;
-      const objects = (from: number, to: number) => JSON.stringify([...range(from, to)].map((i) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: address(i) }], context: CONTEXT })));
+      const objects = (from: number, to: number) =>
+        JSON.stringify([...range(from, to)].map((i) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: address(i) }], context: CONTEXT })));
       const baseline = await sequentialHttpLoad({
         baseUrl: instance.url,
         amount: Math.ceil(lines / BATCH),
@@ -133,15 +139,20 @@ export const row20: RowModule = {
       });
       if (incomplete > 0 || baseline.requests !== Math.ceil(lines / BATCH)) throw new Error(`${incomplete} batches did not add all their objects`);
       const firstSide = side(`source run: first, ${lines} lines (snapshot, text)`, lines, first.elapsedS, 1, memory);
-      const row20 = finishRow(ROW20, { service: firstSide, baseline: side(`POST …/objects/batch, ${BATCH} objects a request, one at a time`, lines, baseline.elapsedS, baseline.requests) }, [
-        `one run of ${lines} lines against ${baseline.requests} batch requests of the same objects into a collection of their own; RSS growth over the run ${memory.growthMiB.toFixed(1)} MiB`,
-      ]);
+      const row20 = finishRow(
+        ROW20,
+        { service: firstSide, baseline: side(`POST …/objects/batch, ${BATCH} objects a request, one at a time`, lines, baseline.elapsedS, baseline.requests) },
+        [
+          `one run of ${lines} lines against ${baseline.requests} batch requests of the same objects into a collection of their own; RSS growth over the run ${memory.growthMiB.toFixed(1)} MiB`,
+        ],
+      );
 
       // 20b: the same body again.
       const before = await records();
       const again = await run();
       const repeatRecords = (await records()) - before;
-      if (again.log.outcome !== 'unchanged' || repeatRecords !== 0) throw new Error(`the same body again: outcome ${again.log.outcome}, ${repeatRecords} change records`);
+      if (again.log.outcome !== 'unchanged' || repeatRecords !== 0)
+        throw new Error(`the same body again: outcome ${again.log.outcome}, ${repeatRecords} change records`);
       const firstAgain = side('source run: first', lines, first.elapsedS, 1);
       const row20b = finishRow(ROW20B, { service: side('source run: the same body again', lines, again.elapsedS, 1), baseline: firstAgain }, [
         `${(again.elapsedS / first.elapsedS).toFixed(2)} of the first run's time; outcome unchanged, ${repeatRecords} change records`,
@@ -149,15 +160,19 @@ export const row20: RowModule = {
 
       // 20c: 1 % of the lines replaced by new ones.
       const replaced = lines / 100;
-      body = listOf((function* () {
-        yield* range(replaced, lines);
-        yield* range(lines, lines + replaced);
-      })());
+      body = listOf(
+        (function* () {
+          yield* range(replaced, lines);
+          yield* range(lines, lines + replaced);
+        })(),
+      );
       const beforeChange = await records();
       const changed = await run();
       const changeRecords = (await records()) - beforeChange;
       if (changed.log.added !== replaced || changed.log.withdrawn !== replaced || changeRecords !== 2 * replaced) {
-        throw new Error(`1 % replaced: added ${changed.log.added}, withdrawn ${changed.log.withdrawn}, ${changeRecords} change records (expected ${replaced}, ${replaced}, ${2 * replaced})`);
+        throw new Error(
+          `1 % replaced: added ${changed.log.added}, withdrawn ${changed.log.withdrawn}, ${changeRecords} change records (expected ${replaced}, ${replaced}, ${2 * replaced})`,
+        );
       }
       const row20c = finishRow(ROW20C, { service: side('source run: 1 % of the lines replaced', lines, changed.elapsedS, 1), baseline: firstAgain }, [
         `${(changed.elapsedS / first.elapsedS).toFixed(2)} of the first run's time; ${changeRecords} change records = ${replaced} Add + ${replaced} Remove (Withdrawn)`,

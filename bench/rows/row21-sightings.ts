@@ -97,7 +97,15 @@ async function sightingIngest(ctx: RowContext) {
   const ingest = (amount: number) =>
     batchAdds(
       { baseUrl: ctx.service.url, path: `/intel/collections/${served.name}/objects/batch`, headers },
-      { clients: scale.batchClients, size: BATCH, contextBytes: scale.contextBytes, prefix: `${ctx.runId}s`, amount, nextBatch: () => objectBatches++, incomplete: () => incomplete++ },
+      {
+        clients: scale.batchClients,
+        size: BATCH,
+        contextBytes: scale.contextBytes,
+        prefix: `${ctx.runId}s`,
+        amount,
+        nextBatch: () => objectBatches++,
+        incomplete: () => incomplete++,
+      },
     );
   const units = (outcome: LoadOutcome) => ({ outcome, units: outcome.requests * BATCH });
   const measured = await compare({

@@ -6,7 +6,12 @@ import { lookupLoad, seededLookup } from './lookup-setup.js';
 import { domainObject, exportLines } from './row16-export.js';
 import { seededCollection } from './seed.js';
 
-const LOOKUP = { id: '22a', title: 'lookup of 1,000 keys, 20 enabled warninglists (1,000,000 entries) vs no list', unit: 'lookups/s', target: { minRatio: 0.8 } };
+const LOOKUP = {
+  id: '22a',
+  title: 'lookup of 1,000 keys, 20 enabled warninglists (1,000,000 entries) vs no list',
+  unit: 'lookups/s',
+  target: { minRatio: 0.8 },
+};
 const EXPORT = { id: '22b', title: 'export of row 16 with those warninglists vs no list', unit: 'objects/s', target: { minRatio: 0.8 } };
 /** §17's absolute target for `check` of CHECK_VALUES values, reported in the notes of 22a. */
 const CHECK_TARGET_S = 2;
@@ -32,7 +37,11 @@ function benchLists(runId: string, exportCount: number, share: number): { name: 
     lists.push({ name: `b22-${runId}-host${l}`, kind: 'hostname', entries });
   }
   for (let l = 0; l < 6; l++) {
-    lists.push({ name: `b22-${runId}-cidr${l}`, kind: 'cidr', entries: range(50_000, (i) => (i % 2 === 0 ? ipv4(((11 + l) << 24) + i) : `${ipv4(((30 + l) << 24) + i * 256)}/24`)) });
+    lists.push({
+      name: `b22-${runId}-cidr${l}`,
+      kind: 'cidr',
+      entries: range(50_000, (i) => (i % 2 === 0 ? ipv4(((11 + l) << 24) + i) : `${ipv4(((30 + l) << 24) + i * 256)}/24`)),
+    });
   }
   for (let l = 0; l < 4; l++) {
     lists.push({ name: `b22-${runId}-values${l}`, kind: 'values', entries: range(50_000, (i) => createHash('md5').update(`b22 ${l} ${i}`).digest('hex')) });
@@ -61,8 +70,10 @@ export const row22: RowModule = {
     const share = scale.quick ? 0.01 : 1;
     const checkValues = CHECK_VALUES * share;
     const lists = benchLists(ctx.runId, count, share);
-    const values = Array.from({ length: checkValues }, (_, i) =>
-      [`n${i}.l${i % 8}.bench22.example`, ipv4((11 << 24) + i), `https://h${i}.s0x${i}q.example/p`, createHash('md5').update(`c${i}`).digest('hex')][i % 4],
+    const values = Array.from(
+      { length: checkValues },
+      (_, i) =>
+        [`n${i}.l${i % 8}.bench22.example`, ipv4((11 << 24) + i), `https://h${i}.s0x${i}q.example/p`, createHash('md5').update(`c${i}`).digest('hex')][i % 4],
     );
     const lookup = await seededLookup(ctx);
     const collection = await seededCollection(ctx, 'export22', 0, count, domainObject);

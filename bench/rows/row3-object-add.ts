@@ -98,29 +98,34 @@ export const row3: RowModule = {
 
     // The service resolves the collection and the schema version from invalidated in-process caches
     // (no statement per request), so the baseline resolves its collection once, here.
-    const rawAdd = (n: number) => async ({ client }: { client: import('pg').PoolClient }) => {
-      const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
-      // The service's own statements under its names, prepared as it prepares them (ObjectsRepository), with
-      // the values its parameter builders give.
-      const { OBJECT_STATEMENTS, findHitsParameters, WRITE_PARAMETERS } = ctx.statements.objects;
-      const key = { type: 'DomainName', value: object.value };
-      const hits = await client.query({ ...OBJECT_STATEMENTS.findHits, values: findHitsParameters(directId, [key], object.contextJson, { at: null, ttlSeconds: null }) });
-      if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
-      // A new object: one autocommitted statement (ObjectsService.add → ObjectsRepository.writeAsDecided).
-      const written = await client.query({
-        ...OBJECT_STATEMENTS.insert,
-        values: WRITE_PARAMETERS.insert.values({
-          collectionId: directId,
-          type: 'DomainName',
-          keys: object.keysJson,
-          context: object.contextJson,
-          expiresAt: null,
-          ttlSeconds: null,
-          ...RAW_WRITE_ORIGIN,
-        }),
-      });
-      if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
-    };
+    const rawAdd =
+      (n: number) =>
+      async ({ client }: { client: import('pg').PoolClient }) => {
+        const object = benchObject(`${ctx.runId}r`, n, scale.contextBytes);
+        // The service's own statements under its names, prepared as it prepares them (ObjectsRepository), with
+        // the values its parameter builders give.
+        const { OBJECT_STATEMENTS, findHitsParameters, WRITE_PARAMETERS } = ctx.statements.objects;
+        const key = { type: 'DomainName', value: object.value };
+        const hits = await client.query({
+          ...OBJECT_STATEMENTS.findHits,
+          values: findHitsParameters(directId, [key], object.contextJson, { at: null, ttlSeconds: null }),
+        });
+        if (hits.rowCount !== 0) return; // an identical re-send: the service answers from this pre-check too
+        // A new object: one autocommitted statement (ObjectsService.add → ObjectsRepository.writeAsDecided).
+        const written = await client.query({
+          ...OBJECT_STATEMENTS.insert,
+          values: WRITE_PARAMETERS.insert.values({
+            collectionId: directId,
+            type: 'DomainName',
+            keys: object.keysJson,
+            context: object.contextJson,
+            expiresAt: null,
+            ttlSeconds: null,
+            ...RAW_WRITE_ORIGIN,
+          }),
+        });
+        if (written.rowCount !== 1) throw new Error(`object ${object.value} was not written`);
+      };
     const raw = (seconds: number, pick: () => number) =>
       dbLoad({ pool: ctx.baselinePool, concurrency: scale.connections, durationS: seconds, step: (worker) => rawAdd(pick())(worker) });
 

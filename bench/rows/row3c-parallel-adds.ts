@@ -1,5 +1,5 @@
 import { dbLoad } from '../lib/load.js';
-import { compare, finishRow, floorSide, type RowContext, type RowModule, timedPhases } from '../lib/row.js';
+import { compare, finishRow, floorSide, timedPhases, type RowContext, type RowModule } from '../lib/row.js';
 import { createCollection, numberPending, ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject, objectAdds } from './row3-object-add.js';
 
@@ -11,7 +11,7 @@ const ROW = {
 };
 const FLOOR = {
   id: '3cf',
-  title: 'stack floor of 3c: the bare framework + pg running the service\'s add statements, one collection',
+  title: "stack floor of 3c: the bare framework + pg running the service's add statements, one collection",
   unit: 'objects/s',
   target: {},
 };
@@ -65,8 +65,7 @@ export const row3c: RowModule = {
     const postTo = (baseUrl: string, path: string, prefix: string, seconds: number, pick: () => number) =>
       objectAdds({ baseUrl, path, headers }, { connections: scale.connections, contextBytes: scale.contextBytes, prefix, seconds, pick });
     const post = (seconds: number) => postTo(ctx.service.url, `/intel/collections/${served.name}/objects`, `${ctx.runId}p`, seconds, () => servedNext++);
-    const floorPost = (seconds: number) =>
-      postTo(ctx.floorServer.url, `/intel/collections/${floorId}/objects`, `${ctx.runId}g`, seconds, () => floorNext++);
+    const floorPost = (seconds: number) => postTo(ctx.floorServer.url, `/intel/collections/${floorId}/objects`, `${ctx.runId}g`, seconds, () => floorNext++);
     const raw = (seconds: number) =>
       dbLoad({
         pool: ctx.baselinePool,
@@ -76,7 +75,11 @@ export const row3c: RowModule = {
           const n = directNext++;
           const object = benchObject(`${ctx.runId}q`, n, scale.contextBytes);
           // Prepared, like the service's own statements of a single add.
-          await client.query({ name: 'bench_unserialised_insert', text: RAW_UNSERIALISED_INSERT, values: [directId, 'DomainName', object.keysJson, object.contextJson, n + 1] });
+          await client.query({
+            name: 'bench_unserialised_insert',
+            text: RAW_UNSERIALISED_INSERT,
+            values: [directId, 'DomainName', object.keysJson, object.contextJson, n + 1],
+          });
         },
       });
     const result = await compare({

@@ -1,5 +1,5 @@
 import { dbLoad } from '../lib/load.js';
-import { compare, finishRow, type RowContext, type RowModule, timedPhases } from '../lib/row.js';
+import { compare, finishRow, timedPhases, type RowContext, type RowModule } from '../lib/row.js';
 import { numberPending, ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject, cycledObject, objectAdds } from './row3-object-add.js';
 import { ROW_3C_THROUGHPUT } from './row3c-parallel-adds.js';
@@ -32,9 +32,15 @@ export const row3d: RowModule = {
     const { served, direct, directId, headers } = await writeTargets(ctx, 'upd', ['Read', 'Write']);
     const objects = scale.updateObjects;
     const prefix = { served: `${ctx.runId}u`, direct: `${ctx.runId}v` };
-    for (const [collection, name] of [[served.name, prefix.served], [direct.name, prefix.direct]]) {
+    for (const [collection, name] of [
+      [served.name, prefix.served],
+      [direct.name, prefix.direct],
+    ]) {
       for (let first = 0; first < objects; first += SEED_BATCH) {
-        const items = Array.from({ length: Math.min(SEED_BATCH, objects - first) }, (_, i) => JSON.parse(benchObject(name, first + i, scale.contextBytes).body) as unknown);
+        const items = Array.from(
+          { length: Math.min(SEED_BATCH, objects - first) },
+          (_, i) => JSON.parse(benchObject(name, first + i, scale.contextBytes).body) as unknown,
+        );
         await ctx.admin.request('POST', `/intel/collections/${collection}/objects/batch`, { json: items, expect: [200] });
       }
     }
@@ -46,7 +52,11 @@ export const row3d: RowModule = {
         { baseUrl: ctx.service.url, path: `/intel/collections/${served.name}/objects`, headers },
         { connections: scale.connections, contextBytes: scale.contextBytes, prefix: prefix.served, seconds, pick: () => servedNext++, cycle: objects },
       );
-    const { OBJECT_STATEMENTS: { findHits, update }, findHitsParameters, WRITE_PARAMETERS } = ctx.statements.objects;
+    const {
+      OBJECT_STATEMENTS: { findHits, update },
+      findHitsParameters,
+      WRITE_PARAMETERS,
+    } = ctx.statements.objects;
     const raw = (seconds: number) =>
       dbLoad({
         pool: ctx.baselinePool,

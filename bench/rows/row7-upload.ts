@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Content, fileShell, MiB, partShell, ReusedForms } from '../lib/content.js';
-import { type LoadOutcome, type SequentialRequest, sequentialHttpLoad, stepLoad } from '../lib/load.js';
-import { compare, finishRow, type Phase, type RowContext, type RowModule, skippedRow } from '../lib/row.js';
+import { sequentialHttpLoad, stepLoad, type LoadOutcome, type SequentialRequest } from '../lib/load.js';
+import { compare, finishRow, skippedRow, type Phase, type RowContext, type RowModule } from '../lib/row.js';
 import { RESOURCE } from './intel-setup.js';
 
 const DIRECT = {
@@ -12,13 +12,13 @@ const DIRECT = {
 };
 const DIRECT_FLOOR = {
   id: '7af',
-  title: 'digest floor of row 7a: the raw server hashing each body through the service build\'s digest worker',
+  title: "digest floor of row 7a: the raw server hashing each body through the service build's digest worker",
   unit: 'MiB/s',
   target: {},
 };
 const SESSION_FLOOR = {
   id: '7bf',
-  title: 'digest floor of row 7b: the raw server hashing each part body through the service build\'s digest worker',
+  title: "digest floor of row 7b: the raw server hashing each part body through the service build's digest worker",
   unit: 'MiB/s',
   target: {},
 };
@@ -175,9 +175,7 @@ export const row7: RowModule = {
     };
 
     // Every connection sends its files one after another from its own reused buffer, on both sides.
-    const directForms = Array.from({ length: scale.directConnections }, () =>
-      new ReusedForms(content, scale.directFileBytes, fileShell(DIRECT_FILENAME)),
-    );
+    const directForms = Array.from({ length: scale.directConnections }, () => new ReusedForms(content, scale.directFileBytes, fileShell(DIRECT_FILENAME)));
     const direct = (baseUrl: string, path: string, files: number, bytes: number, headers: Record<string, string>) =>
       sequentialHttpLoad({
         baseUrl,
@@ -201,8 +199,7 @@ export const row7: RowModule = {
           await ctx.s3!.upload(Readable.from([content.fill(directBuffers[worker]!, 0, take(bytes), bytes).subarray(0, bytes)]));
         },
       });
-    const directBaseline = (files: number, bytes: number) =>
-      ctx.s3 ? directS3(files, bytes) : direct(ctx.baselineServer.url, '/upload', files, bytes, {});
+    const directBaseline = (files: number, bytes: number) => (ctx.s3 ? directS3(files, bytes) : direct(ctx.baselineServer.url, '/upload', files, bytes, {}));
     const directMiB = (files: number) => (files * scale.directFileBytes) / MiB;
     const half = Math.ceil(scale.directFiles / 2);
     const directMeasured = await compare({
@@ -270,7 +267,10 @@ export const row7: RowModule = {
     }));
     const floorNote = 'local disk only: on S3 the baseline is the SDK, not this server';
     return [
-      finishRow(DIRECT, directMeasured, [`${2 * half} files of ${scale.directFileBytes / MiB} MiB per side in 2 rounds, ${scale.directConnections} at a time`, ...storageNote(ctx)]),
+      finishRow(DIRECT, directMeasured, [
+        `${2 * half} files of ${scale.directFileBytes / MiB} MiB per side in 2 rounds, ${scale.directConnections} at a time`,
+        ...storageNote(ctx),
+      ]),
       directFloor ? finishRow(DIRECT_FLOOR, directFloor, [`${2 * half} files per side in 2 rounds`]) : skippedRow(DIRECT_FLOOR, floorNote),
       finishRow(SESSION, sessionMeasured, [`${size / MiB} MiB in ${parts} parts of ${scale.partBytes / MiB} MiB, one connection`, ...storageNote(ctx)]),
       sessionFloor ? finishRow(SESSION_FLOOR, sessionFloor, [`${parts} parts per side`]) : skippedRow(SESSION_FLOOR, floorNote),

@@ -1,11 +1,10 @@
-import type autocannon from 'autocannon';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { MiB } from '../lib/content.js';
+import type autocannon from 'autocannon';
+import { MiB, type Content } from '../lib/content.js';
 import { httpLoad, stepLoad } from '../lib/load.js';
 import { compare, finishRow, type RowModule } from '../lib/row.js';
-import { contentOf, fileboxToken, storageNote, type UploadedFile, uploadSession } from './row7-upload.js';
-import type { Content } from '../lib/content.js';
+import { contentOf, fileboxToken, storageNote, uploadSession, type UploadedFile } from './row7-upload.js';
 
 const ROW = { id: '8', title: 'ranged download of 1 GiB in 50 MiB ranges', unit: 'MiB/s', target: { minRatio: 0.8 } };
 
@@ -72,8 +71,7 @@ export const row8: RowModule = {
         },
       });
     };
-    const baselineLoad = (passes: number) =>
-      ctx.s3 ? s3Load(passes) : load(ctx.baselineServer.url, `/files/${baselineName}`, {}, passes);
+    const baselineLoad = (passes: number) => (ctx.s3 ? s3Load(passes) : load(ctx.baselineServer.url, `/files/${baselineName}`, {}, passes));
     const mib = (passes: number) => (passes * size) / MiB;
     const servicePath = `/filebox/files/${file.fileId}/content`;
     const measured = await compare({

@@ -42,7 +42,15 @@ function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
   return {
     inserts,
     updates: [],
-    changes: inserts.map((insert) => ({ operation: 'Add', type: insert.type, keys: insert.keys, contextJson: insert.contextJson, expiry: none, uid: insert.uid, addedAt: null })),
+    changes: inserts.map((insert) => ({
+      operation: 'Add',
+      type: insert.type,
+      keys: insert.keys,
+      contextJson: insert.contextJson,
+      expiry: none,
+      uid: insert.uid,
+      addedAt: null,
+    })),
   };
 }
 

@@ -1,5 +1,5 @@
-import type autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type autocannon from 'autocannon';
 import { httpLoad, type LoadOutcome } from '../lib/load.js';
 import type { RowContext } from '../lib/row.js';
 
@@ -31,10 +31,9 @@ export async function seedTasks(ctx: RowContext, schemaId: string, count: number
 
 /** Pending tasks, of one schema when given. */
 export async function pendingCount(ctx: RowContext, schemaId?: string): Promise<number> {
-  const { rows } = await ctx.setupPool.query(
-    `SELECT count(*)::int AS n FROM insight_task WHERE state = 'Pending' AND ($1::text IS NULL OR schema_id = $1)`,
-    [schemaId ?? null],
-  );
+  const { rows } = await ctx.setupPool.query(`SELECT count(*)::int AS n FROM insight_task WHERE state = 'Pending' AND ($1::text IS NULL OR schema_id = $1)`, [
+    schemaId ?? null,
+  ]);
   return (rows[0] as { n: number }).n;
 }
 

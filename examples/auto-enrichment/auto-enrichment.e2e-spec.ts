@@ -6,7 +6,6 @@ import { registerSchema } from '../../test/insight/insight-support.js';
 import { createCollection } from '../../test/intel/objects.helpers.js';
 import { eventually } from '../../test/support/eventually.js';
 import { createTestApp, type TestApp } from '../../test/support/test-app.js';
-
 import { AutoEnrichment } from './auto-enrichment.module.js';
 
 const EXAMPLE = 'examples/auto-enrichment/auto-enrichment.module.ts';
@@ -28,8 +27,7 @@ describe('examples/auto-enrichment', () => {
     await t.close();
   });
 
-  const add = (collection: string, body: object) =>
-    t.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', t.adminKey).send(body);
+  const add = (collection: string, body: object) => t.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', t.adminKey).send(body);
   const queued = async () =>
     (await t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send({ limit: 100 })).body as {
       params: { schemaID: string; objectKeys?: { type: string; value: string }[] };
@@ -109,8 +107,6 @@ describe('examples/auto-enrichment', () => {
   it('a start names a missing extension file; the example refuses to start without its settings', async () => {
     expect(() => loadConfig({ EXTENSIONS: 'examples/nothing-here.js' })).toThrow(ConfigError);
     const services = [t.app.get(DomainEvents), t.app.get(TasksService)] as const;
-    expect(() => new AutoEnrichment({ EXT_AUTO_ENRICHMENT_SCHEMA: 'verdict' }, ...services)).toThrow(
-      'EXT_AUTO_ENRICHMENT_COLLECTIONS is required',
-    );
+    expect(() => new AutoEnrichment({ EXT_AUTO_ENRICHMENT_SCHEMA: 'verdict' }, ...services)).toThrow('EXT_AUTO_ENRICHMENT_COLLECTIONS is required');
   });
 });

@@ -7,13 +7,7 @@
  *   EXT_AUTO_ENRICHMENT_SCHEMA=verdict                 (the insight schema the tasks ask for)
  */
 import { Inject, Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
-import {
-  DomainEvents,
-  EXTENSION_SETTINGS,
-  type ExtensionSettings,
-  type ObjectChangedEvent,
-  TasksService,
-} from 'intel-data-service/extensions';
+import { DomainEvents, EXTENSION_SETTINGS, type ExtensionSettings, type ObjectChangedEvent, TasksService } from 'intel-data-service/extensions';
 
 /** Its own settings, checked when the service starts: a missing one stops the start with a clear message. */
 function required(settings: ExtensionSettings, name: string): string {
@@ -33,7 +27,11 @@ export class AutoEnrichment implements OnModuleInit {
     private readonly events: DomainEvents,
     private readonly tasks: TasksService,
   ) {
-    this.collections = new Set(required(settings, 'EXT_AUTO_ENRICHMENT_COLLECTIONS').split(',').map((name) => name.trim()));
+    this.collections = new Set(
+      required(settings, 'EXT_AUTO_ENRICHMENT_COLLECTIONS')
+        .split(',')
+        .map((name) => name.trim()),
+    );
     this.schemaID = required(settings, 'EXT_AUTO_ENRICHMENT_SCHEMA');
   }
 
@@ -46,9 +44,7 @@ export class AutoEnrichment implements OnModuleInit {
   async enrich({ collection, object }: ObjectChangedEvent): Promise<void> {
     if (!this.collections.has(collection)) return;
     // Insight keys have no IPNetwork: a network cannot be enriched as a task object.
-    const objectKeys = object.keys.filter(
-      (key): key is { type: Exclude<typeof key.type, 'IPNetwork'>; value: string } => key.type !== 'IPNetwork',
-    );
+    const objectKeys = object.keys.filter((key): key is { type: Exclude<typeof key.type, 'IPNetwork'>; value: string } => key.type !== 'IPNetwork');
     if (objectKeys.length === 0) return;
     const { taskID } = await this.tasks.register({ params: { schemaID: this.schemaID, objectKeys } });
     this.logger.log(`task ${taskID} enriches ${objectKeys[0].type} ${objectKeys[0].value} of ${collection}`);

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { AdminKeysService } from '../auth/admin-keys.service.js';
 import { ApiKeyRepository } from '../auth/api-key.repository.js';
-import { type AppConfig, loadConfigFromEnv } from '../config/app-config.js';
+import { loadConfigFromEnv, type AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { migrationStates, runMigrationsExclusively } from '../database/run-migrations.js';
 import { openAdminDatabase } from '../startup/database-access.js';
@@ -32,9 +32,7 @@ const COMMANDS: Record<string, (dataSource: DataSource, config: AppConfig) => Pr
   'create-admin-key': async (dataSource, config) => {
     // A database the service never started on has no tables yet: bring it up to date as a start would.
     for (const name of await runMigrationsExclusively(dataSource)) note(`applied migration ${name}`);
-    const { id, key } = await new AdminKeysService(dataSource, new ApiKeyRepository(config, dataSource)).create(
-      'admin (npm run admin -- create-admin-key)',
-    );
+    const { id, key } = await new AdminKeysService(dataSource, new ApiKeyRepository(config, dataSource)).create('admin (npm run admin -- create-admin-key)');
     note(`Created admin key ${id}. It is shown only this once:`);
     print(key);
   },

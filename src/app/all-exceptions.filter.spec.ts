@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ArgumentsHost, BadRequestException, Logger, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
-import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { ApiError } from '../common/errors/api-error.js';
+import { AllExceptionsFilter } from './all-exceptions.filter.js';
 
 interface Written {
   status?: number;

@@ -38,9 +38,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (log) {
         log.error({ err: exception }, `${request.method} ${routeTemplate(request)} failed`);
       } else {
-        this.logger.error(
-          `${request.method} ${request.path}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
-        );
+        this.logger.error(`${request.method} ${request.path}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
       }
     }
     const answer = error ?? new ApiError('InternalError', 'internal error');

@@ -1,7 +1,7 @@
 import type { ResourcesService } from '../auth/resources.service.js';
 import { CommonErrors } from '../common/errors/api-error.js';
-import { BUILTIN_RESOURCES, childrenActionOf, type Principal, type ResourceNode, type RouteAction } from '../common/guard/access.js';
 import type { ChildNameResolver, ResourceRef } from '../common/guard/access.decorators.js';
+import { BUILTIN_RESOURCES, childrenActionOf, type Principal, type ResourceNode, type RouteAction } from '../common/guard/access.js';
 
 /** The instance of a resolver class named by a route's rule (the guard gets it from Nest's container). */
 export type ResolverOf = (type: abstract new (...args: never[]) => ChildNameResolver) => ChildNameResolver;

@@ -1,6 +1,6 @@
+import type { AccessRequest } from '../common/guard/access.js';
 import { plainAddress } from '../common/http/client-address.js';
 import { routeTemplate } from '../common/http/route-template.js';
-import type { AccessRequest } from '../common/guard/access.js';
 import { requestIdOf } from '../common/logging/request-logging.js';
 
 /** One audited request, as stored. Nothing here comes from a body or a header other than the request id. */

@@ -16,8 +16,7 @@ interface AuditCursor {
 function isAuditCursor(value: unknown): value is AuditCursor {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length !== 2) return false;
   const { t, i } = value as Record<string, unknown>;
-  return typeof t === 'string' && !Number.isNaN(Date.parse(t)) && /^\d{4}-\d{2}-\d{2}T/.test(t)
-    && typeof i === 'string' && /^[1-9]\d{0,18}$/.test(i);
+  return typeof t === 'string' && !Number.isNaN(Date.parse(t)) && /^\d{4}-\d{2}-\d{2}T/.test(t) && typeof i === 'string' && /^[1-9]\d{0,18}$/.test(i);
 }
 
 @Injectable()

@@ -6,12 +6,10 @@ import { ApiKeyRepository } from './api-key.repository.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 
 /** decisions §1: the admin key holds every action on the four top-level resources. */
-const ADMIN_PERMISSIONS = [
-  BUILTIN_RESOURCES.auth,
-  BUILTIN_RESOURCES.intel,
-  BUILTIN_RESOURCES.insight,
-  BUILTIN_RESOURCES.filebox,
-].map((resource) => ({ resourceId: resource.id, actions: [...RESOURCE_ACTIONS] }));
+const ADMIN_PERMISSIONS = [BUILTIN_RESOURCES.auth, BUILTIN_RESOURCES.intel, BUILTIN_RESOURCES.insight, BUILTIN_RESOURCES.filebox].map((resource) => ({
+  resourceId: resource.id,
+  actions: [...RESOURCE_ACTIONS],
+}));
 
 /** Admin keys: the configured one, the first one of an empty database, and new ones made by an operator. */
 @Injectable()

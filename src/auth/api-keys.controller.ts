@@ -4,14 +4,7 @@ import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiKeysService } from './api-keys.service.js';
-import {
-  ApiKeyIdParamDto,
-  ApiKeyRegistrationView,
-  ApiKeyUsageView,
-  ApiKeyView,
-  CreateApiKeyDto,
-  ListApiKeysQueryDto,
-} from './dto/api-key.dto.js';
+import { ApiKeyIdParamDto, ApiKeyRegistrationView, ApiKeyUsageView, ApiKeyView, CreateApiKeyDto, ListApiKeysQueryDto } from './dto/api-key.dto.js';
 
 @ApiTags('auth')
 @Controller('auth/keys')
@@ -62,7 +55,7 @@ export class ApiKeysController {
     summary: "Get a key's request counts today",
     description:
       'For each request limit of the key (as in `requestLimits`), the requests counted against it today (UTC) ' +
-      'and those left. The counts are exact once the key\'s requests have been answered: the service may wait ' +
+      "and those left. The counts are exact once the key's requests have been answered: the service may wait " +
       'up to about a second for instances to give back units they reserved for the key and did not use.',
   })
   @ApiOkResponse({ type: ApiKeyUsageView })

@@ -7,14 +7,7 @@ import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
-import type {
-  ApiKeyIdParamDto,
-  ApiKeyRegistrationView,
-  ApiKeyUsageView,
-  ApiKeyView,
-  CreateApiKeyDto,
-  ListApiKeysQueryDto,
-} from './dto/api-key.dto.js';
+import type { ApiKeyIdParamDto, ApiKeyRegistrationView, ApiKeyUsageView, ApiKeyView, CreateApiKeyDto, ListApiKeysQueryDto } from './dto/api-key.dto.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 import { RequestLimitsService, secondsUntilUtcMidnight } from './request-limits.service.js';
 import { ResourcesService } from './resources.service.js';
@@ -75,9 +68,7 @@ export class ApiKeysService {
         throw AuthErrors.invalidRequestLimit(`limit must be between 1 and ${MAX_LIMIT_VALUE}`);
       }
       if (!covers(newKey, nodes.get(id)!, limit.target.action)) {
-        throw AuthErrors.invalidRequestLimit(
-          `the key's permissions do not cover ${limit.target.action} on resource ${id}, so a limit on it means nothing`,
-        );
+        throw AuthErrors.invalidRequestLimit(`the key's permissions do not cover ${limit.target.action} on resource ${id}, so a limit on it means nothing`);
       }
     }
 
@@ -89,10 +80,12 @@ export class ApiKeysService {
         allowedNetworks: form.allowedNetworks ?? null,
         description: form.description ?? null,
         expiresAt,
-        permissions: [...granted].filter(([, actions]) => actions.size > 0).map(([resourceId, actions]) => ({
-          resourceId,
-          actions: [...actions],
-        })),
+        permissions: [...granted]
+          .filter(([, actions]) => actions.size > 0)
+          .map(([resourceId, actions]) => ({
+            resourceId,
+            actions: [...actions],
+          })),
         limits: limitsForm.map((limit) => ({
           resourceId: limit.target.resource.id,
           action: limit.target.action,

@@ -23,16 +23,7 @@ import { TokenSecretRepository } from './token-secret.repository.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([
-      ApiKeyEntity,
-      PermissionEntity,
-      RequestLimitEntity,
-      RequestCountEntity,
-      ResourceEntity,
-      TokenSecretEntity,
-    ]),
-  ],
+  imports: [TypeOrmModule.forFeature([ApiKeyEntity, PermissionEntity, RequestLimitEntity, RequestCountEntity, ResourceEntity, TokenSecretEntity])],
   controllers: [ApiKeysController, ResourcesController, TokensController],
   providers: [
     ApiKeyRepository,

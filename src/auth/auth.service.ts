@@ -38,11 +38,7 @@ export class AuthService {
    * Anything missing, malformed, expired or revoked is 401, as is a key used from outside its allowed
    * networks (`address`: the client's, see TRUST_PROXY), with the same answer as for an unknown key.
    */
-  async authenticate(
-    headers: IncomingHttpHeaders,
-    address: string | undefined,
-    schemes: CredentialSchemes = 'standard',
-  ): Promise<Principal> {
+  async authenticate(headers: IncomingHttpHeaders, address: string | undefined, schemes: CredentialSchemes = 'standard'): Promise<Principal> {
     const authorization = schemes === 'api-key-only' ? undefined : headers.authorization;
     const apiKey = headers['x-api-key'];
     let record: ApiKeyRecord | undefined;
@@ -79,12 +75,7 @@ export class AuthService {
   }
 
   private async principalOf(record: ApiKeyRecord | undefined, address: string | undefined): Promise<Principal> {
-    if (
-      !record ||
-      record.revokedAt ||
-      (record.expiresAt && record.expiresAt.getTime() <= Date.now()) ||
-      !this.allowedFrom(record, address)
-    ) {
+    if (!record || record.revokedAt || (record.expiresAt && record.expiresAt.getTime() <= Date.now()) || !this.allowedFrom(record, address)) {
       throw AuthErrors.unauthorized('the API key is unknown, revoked or expired');
     }
     await this.touch(record, plainAddress(address) ?? null);
@@ -138,8 +129,6 @@ function basicPassword(credentials: string): string | undefined {
 }
 
 function toPrincipal(record: ApiKeyRecord): Principal {
-  const permissions = new Map<number, Set<ResourceAction>>(
-    record.permissions.map((permission) => [permission.resourceId, new Set(permission.actions)]),
-  );
+  const permissions = new Map<number, Set<ResourceAction>>(record.permissions.map((permission) => [permission.resourceId, new Set(permission.actions)]));
   return new Principal(record.id, permissions, record.limits, record.expiresAt);
 }

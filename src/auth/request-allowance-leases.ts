@@ -1,5 +1,5 @@
-import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
@@ -38,8 +38,7 @@ export const LEASE_MARGIN_MS = 250;
  * Units granted ahead of use when the counter holds `count` and `$2` requests wait: up to `$5`
  * (MOST_AHEAD, or 0 to grant none), at most 1/AHEAD_FRACTION of what the waiting requests leave.
  */
-const aheadAt = (count: string) =>
-  `CASE WHEN $3::int - ${count} >= $2::int THEN least($5::int, ($3::int - ${count} - $2::int) / ${AHEAD_FRACTION}) ELSE 0 END`;
+const aheadAt = (count: string) => `CASE WHEN $3::int - ${count} >= $2::int THEN least($5::int, ($3::int - ${count} - $2::int) / ${AHEAD_FRACTION}) ELSE 0 END`;
 /** Units one grant adds when the counter holds `count`: the waiting requests that fit, plus those ahead. */
 const grantAt = (count: string) => `least($2::int, $3::int - ${count}) + ${aheadAt(count)}`;
 
@@ -81,10 +80,7 @@ const LEASE_LEFT = `
   SELECT (extract(epoch FROM lease_until - now()) * 1000)::float8 AS ms FROM auth_request_count
   WHERE limit_id = $1 AND window_start = (now() AT TIME ZONE 'utc')::date`;
 
-const GRANT_PREPARED = new PreparedStatement<{ before: number; after: number; window: string; msToMidnight: number }>(
-  'auth_grant_requests',
-  GRANT,
-);
+const GRANT_PREPARED = new PreparedStatement<{ before: number; after: number; window: string; msToMidnight: number }>('auth_grant_requests', GRANT);
 const GIVE_BACK_PREPARED = new PreparedStatement<never>('auth_give_back_requests', GIVE_BACK);
 const LEASE_LEFT_PREPARED = new PreparedStatement<{ ms: number | null }>('auth_request_lease_left', LEASE_LEFT);
 
@@ -275,12 +271,15 @@ export class RequestAllowanceLeases {
       return;
     }
     state.blocks.push(block);
-    setTimeout(() => {
-      const index = state.blocks.indexOf(block);
-      if (index < 0) return; // spent or given back already
-      state.blocks.splice(index, 1);
-      this.giveBack(limitId, block);
-    }, Math.max(0, block.expiresAt - performance.now())).unref();
+    setTimeout(
+      () => {
+        const index = state.blocks.indexOf(block);
+        if (index < 0) return; // spent or given back already
+        state.blocks.splice(index, 1);
+        this.giveBack(limitId, block);
+      },
+      Math.max(0, block.expiresAt - performance.now()),
+    ).unref();
   }
 
   private giveBackAll(limitId: number, state: LimitState): void {

@@ -41,9 +41,7 @@ export class RequestLimitsService implements OnModuleInit, OnModuleDestroy, Befo
   }
 
   onModuleInit(): void {
-    this.stopPruning = schedulePeriodicJob('RequestCountPruning', this.config.jobIntervalSeconds, () =>
-      this.pruneOldWindows(),
-    );
+    this.stopPruning = schedulePeriodicJob('RequestCountPruning', this.config.jobIntervalSeconds, () => this.pruneOldWindows());
   }
 
   onModuleDestroy(): void {

@@ -14,10 +14,7 @@ export class ResourcesRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async childId(parentId: number, name: string): Promise<number | undefined> {
-    const rows: { id: number }[] = await this.dataSource.query(`SELECT id FROM auth_resource WHERE parent_id = $1 AND name = $2`, [
-      parentId,
-      name,
-    ]);
+    const rows: { id: number }[] = await this.dataSource.query(`SELECT id FROM auth_resource WHERE parent_id = $1 AND name = $2`, [parentId, name]);
     return rows[0]?.id;
   }
 
@@ -36,10 +33,7 @@ export class ResourcesRepository {
   }
 
   async insertChild(manager: EntityManager, parentId: number, name: string): Promise<number> {
-    const [{ id }]: { id: number }[] = await manager.query(`INSERT INTO auth_resource (name, parent_id) VALUES ($1, $2) RETURNING id`, [
-      name,
-      parentId,
-    ]);
+    const [{ id }]: { id: number }[] = await manager.query(`INSERT INTO auth_resource (name, parent_id) VALUES ($1, $2) RETURNING id`, [name, parentId]);
     return id;
   }
 

@@ -16,8 +16,8 @@ export class TokensController {
     summary: 'Exchange an API key for a bearer token',
     description:
       'Takes the key in `X-Api-Key` (a bearer token cannot make another token) and returns a token to send as ' +
-      '`Authorization: Bearer <accessToken>`, valid for `expiresIn` seconds and never beyond the key\'s own ' +
-      'expiry. The token carries the key\'s permissions as they are at each request, so a revoked key\'s tokens stop ' +
+      "`Authorization: Bearer <accessToken>`, valid for `expiresIn` seconds and never beyond the key's own " +
+      "expiry. The token carries the key's permissions as they are at each request, so a revoked key's tokens stop " +
       'working at once. When a request answers 401, get a new token and repeat. Needs no permission and is not ' +
       'counted against request limits.',
   })

@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
 import { resolve } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
 import { ConfigError, loadConfig } from './app-config.js';
 
 describe('loadConfig (decisions §1)', () => {
@@ -42,7 +42,13 @@ describe('loadConfig (decisions §1)', () => {
       auditRetentionDays: 365,
       trustProxy: [],
       sightings: { rawDays: 7, retentionDays: 365 },
-      sources: { timeoutSeconds: 300, maxBytes: 268435456, denyNetworks: ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'], leaseSeconds: 120, pollSeconds: 10 },
+      sources: {
+        timeoutSeconds: 300,
+        maxBytes: 268435456,
+        denyNetworks: ['169.254.0.0/16', 'fe80::/10', 'fd00:ec2::254/128'],
+        leaseSeconds: 120,
+        pollSeconds: 10,
+      },
     });
   });
 
@@ -166,19 +172,13 @@ describe('loadConfig (decisions §1)', () => {
     });
   });
 
-  it.each([
-    ['s3:/bucket'],
-    ['s3://'],
-    ['s3://Bucket'],
-    ['s3://ab'],
-    ['s3://bucket//x'],
-    ['s3://bucket/../x'],
-    ['gcs://bucket'],
-    ['/var/files'],
-  ])('refuses FILEBOX_STORAGE=%p with a one-line message', (value) => {
-    expect(() => loadConfig({ FILEBOX_STORAGE: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ FILEBOX_STORAGE: value })).toThrow(/FILEBOX_STORAGE/);
-  });
+  it.each([['s3:/bucket'], ['s3://'], ['s3://Bucket'], ['s3://ab'], ['s3://bucket//x'], ['s3://bucket/../x'], ['gcs://bucket'], ['/var/files']])(
+    'refuses FILEBOX_STORAGE=%p with a one-line message',
+    (value) => {
+      expect(() => loadConfig({ FILEBOX_STORAGE: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ FILEBOX_STORAGE: value })).toThrow(/FILEBOX_STORAGE/);
+    },
+  );
 
   it('refuses half a pair of S3 keys and an endpoint that is not a URL', () => {
     expect(() => loadConfig({ FILEBOX_STORAGE: 's3://bucket', AWS_ACCESS_KEY_ID: 'id' })).toThrow(ConfigError);
@@ -265,8 +265,6 @@ describe('loadConfig (decisions §1)', () => {
   });
 
   it('refuses raw sightings kept longer than anything', () => {
-    expect(() => loadConfig({ SIGHTING_RAW_DAYS: '30', SIGHTING_RETENTION_DAYS: '10' })).toThrow(
-      /SIGHTING_RAW_DAYS must not exceed SIGHTING_RETENTION_DAYS/,
-    );
+    expect(() => loadConfig({ SIGHTING_RAW_DAYS: '30', SIGHTING_RETENTION_DAYS: '10' })).toThrow(/SIGHTING_RAW_DAYS must not exceed SIGHTING_RETENTION_DAYS/);
   });
 });

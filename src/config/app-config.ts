@@ -309,10 +309,7 @@ function fileboxStorage(env: Env): FileboxStorageConfig {
     prefix: prefix === '' ? '' : `${prefix}/`,
     endpoint,
     region: optionalString(env, 'AWS_REGION') ?? optionalString(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
-    credentials:
-      accessKeyId && secretAccessKey
-        ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) }
-        : undefined,
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : undefined,
   };
 }
 

@@ -20,7 +20,10 @@ export class ConsoleAnswers {
 
   async html(request: ConsoleRequest, response: Response, status: number, body: Html | Screen, created?: object): Promise<void> {
     await this.audited(request, status, created);
-    response.status(status).type('text/html; charset=utf-8').send((body instanceof Screen ? page(request, body) : body).text);
+    response
+      .status(status)
+      .type('text/html; charset=utf-8')
+      .send((body instanceof Screen ? page(request, body) : body).text);
   }
 
   form(request: ConsoleRequest, response: Response, answer: FormAnswer): Promise<void> {

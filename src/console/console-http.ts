@@ -1,8 +1,8 @@
 import { SetMetadata } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ApiError } from '../common/errors/api-error.js';
-import type { AccessRequest, RouteAction } from '../common/guard/access.js';
 import type { ResourceRef } from '../common/guard/access.decorators.js';
+import type { AccessRequest, RouteAction } from '../common/guard/access.js';
 import type { ConsoleSession } from './console-sessions.service.js';
 
 export const COOKIE_NAME = 'console_session';
@@ -23,8 +23,7 @@ export const CONSOLE_ACCESS = 'console-access';
 export const ConsoleOpen = () => SetMetadata(CONSOLE_OPEN, true);
 
 /** The permission an API route of the same data requires, checked by the same rule (required-access.ts). */
-export const ConsoleAccess = (resource: ResourceRef, action: RouteAction) =>
-  SetMetadata(CONSOLE_ACCESS, { resource, action });
+export const ConsoleAccess = (resource: ResourceRef, action: RouteAction) => SetMetadata(CONSOLE_ACCESS, { resource, action });
 
 const CSP = [
   "default-src 'self'",
@@ -67,10 +66,7 @@ export function sessionCookieOf(request: Request): string | undefined {
 }
 
 export function setSessionCookie(response: Response, value: string, maxAgeSeconds: number): void {
-  response.setHeader(
-    'Set-Cookie',
-    `${COOKIE_NAME}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Strict`,
-  );
+  response.setHeader('Set-Cookie', `${COOKIE_NAME}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Strict`);
 }
 
 export function clearSessionCookie(response: Response): void {
@@ -121,12 +117,7 @@ export function readForm(request: Request): Promise<URLSearchParams> {
       if (size > MAX_FORM_BYTES) {
         tooLarge = true;
         chunks.length = 0;
-        reject(
-          new ApiError(
-            'RequestEntityTooLarge',
-            `the form is larger than ${MAX_FORM_BYTES / 1024 / 1024} MiB: split a long paste into parts`,
-          ),
-        );
+        reject(new ApiError('RequestEntityTooLarge', `the form is larger than ${MAX_FORM_BYTES / 1024 / 1024} MiB: split a long paste into parts`));
         return;
       }
       chunks.push(chunk);

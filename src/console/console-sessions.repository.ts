@@ -47,9 +47,6 @@ export class ConsoleSessionsRepository {
 
   /** Ended sessions: past their end or idle longer than `idleMinutes`. */
   async deleteEnded(idleMinutes: number): Promise<void> {
-    await this.dataSource.query(
-      `DELETE FROM console_session WHERE expires_at <= now() OR last_seen_at <= now() - make_interval(mins => $1)`,
-      [idleMinutes],
-    );
+    await this.dataSource.query(`DELETE FROM console_session WHERE expires_at <= now() OR last_seen_at <= now() - make_interval(mins => $1)`, [idleMinutes]);
   }
 }

@@ -77,10 +77,7 @@ export class ConsoleGuard implements CanActivate {
       throw new SignInRequired();
     }
     request.consoleSession = session;
-    const rule = this.reflector.getAllAndOverride<{ resource: ResourceRef; action: RouteAction } | undefined>(
-      CONSOLE_ACCESS,
-      targets,
-    );
+    const rule = this.reflector.getAllAndOverride<{ resource: ResourceRef; action: RouteAction } | undefined>(CONSOLE_ACCESS, targets);
     if (rule) {
       const resource = await requiredAccessOf(this.resources, request.principal, rule.resource, rule.action, request.params, (type) =>
         this.moduleRef.get(type, { strict: false }),

@@ -36,7 +36,18 @@ import { WarninglistsScreen } from './warninglists.screen.js';
  * services, acting as the signed-in key, so every permission rule is the API's own.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IntelModule, IntelReadsModule, ReadPolicyModule, InsightModule, FileboxModule, SightingsModule, SourcesModule, WarninglistsModule],
+  imports: [
+    AuditModule,
+    AuthModule,
+    IntelModule,
+    IntelReadsModule,
+    ReadPolicyModule,
+    InsightModule,
+    FileboxModule,
+    SightingsModule,
+    SourcesModule,
+    WarninglistsModule,
+  ],
   // The catch-all 404 last: Express matches routes in registration order.
   controllers: [
     SessionController,

@@ -23,5 +23,8 @@ export function keyOfLine(line: string): ObjectKey {
 
 /** The non-empty lines of a paste. */
 export function linesOf(text: string): string[] {
-  return text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }

@@ -59,7 +59,10 @@ export class SessionScreen {
         return actions.length === 0 ? [] : [{ path: resourcePath(nodes, node), actions }];
       }),
       limits: principal.limits.map((limit) => ({
-        path: resourcePath(nodes, nodes.find((node) => node.id === limit.resourceId)),
+        path: resourcePath(
+          nodes,
+          nodes.find((node) => node.id === limit.resourceId),
+        ),
         action: limit.action,
         limit: limit.limit,
       })),

@@ -28,7 +28,15 @@ export class SourcesScreen {
     const cursor = cursorParam(query);
     const { body } = await this.sources.view(name);
     const runs = await this.sources.runs(name, { cursor, limit: PAGE_SIZE });
-    return sourceView({ source: body, runs: runs.items, canRun: canRun(principal), paged: cursor !== undefined, next: nextCursor(runs), message, now: Date.now() });
+    return sourceView({
+      source: body,
+      runs: runs.items,
+      canRun: canRun(principal),
+      paged: cursor !== undefined,
+      next: nextCursor(runs),
+      message,
+      now: Date.now(),
+    });
   }
 
   /** A run now, as `POST /intel/sources/{name}/runs`; while one runs, the source's page says so (409). */

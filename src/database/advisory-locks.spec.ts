@@ -1,7 +1,7 @@
-import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
 import * as locks from './advisory-locks.js';
 
 const INT4_MAX = 2 ** 31 - 1;

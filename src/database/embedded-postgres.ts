@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { StartupError } from '../common/startup-error.js';
 import type { PgSettings } from './embedded-tuning.js';
-import { type PostgresBinaries, postgresBinaries } from './postgres-binaries.js';
+import { postgresBinaries, type PostgresBinaries } from './postgres-binaries.js';
 import { firstDirectoryClosedTo, postgresSystemUser, type SystemUser } from './postgres-user.js';
 
 export interface EmbeddedOptions {
@@ -45,7 +45,10 @@ async function freePort(): Promise<number> {
 
 /** The most telling line of PostgreSQL's output: its first FATAL/ERROR line, else its last line. */
 function reasonIn(output: string): string {
-  const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return lines.find((line) => /\b(FATAL|ERROR|PANIC):/.test(line)) ?? lines.at(-1) ?? 'no output';
 }
 
@@ -183,14 +186,7 @@ async function initialise(
   try {
     const child = spawnAs(
       binaries.initdb,
-      [
-        `--pgdata=${directory}`,
-        '--auth=scram-sha-256',
-        '--username=postgres',
-        `--pwfile=${passwordFile}`,
-        '--encoding=UTF8',
-        '--lc-messages=C',
-      ],
+      [`--pgdata=${directory}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${passwordFile}`, '--encoding=UTF8', '--lc-messages=C'],
       dirname(directory),
       runAs,
     );
@@ -212,12 +208,7 @@ async function initialise(
 }
 
 /** Starts the server; resolves once it accepts connections, fails with its own reason if it exits first. */
-async function startServer(
-  binaries: PostgresBinaries,
-  args: string[],
-  runAs: SystemUser | undefined,
-  log: (message: string) => void,
-): Promise<ChildProcess> {
+async function startServer(binaries: PostgresBinaries, args: string[], runAs: SystemUser | undefined, log: (message: string) => void): Promise<ChildProcess> {
   const child = spawnAs(binaries.postgres, args, dirname(args[1]), runAs);
   child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
 import os from 'node:os';
+import { describe, expect, it } from '@jest/globals';
 import { tunedSettings, visibleMemoryBytes } from './embedded-tuning.js';
 
 const GiB = 1024 ** 3;
@@ -17,7 +17,13 @@ describe('embedded PostgreSQL tuning', () => {
     // A small container: floors keep PostgreSQL usable.
     expect(tunedSettings(1 * GiB)).toMatchObject({ shared_buffers: '256MB', work_mem: '4MB', maintenance_work_mem: '64MB', max_wal_size: '1024MB' });
     // A large host: caps keep single settings sane.
-    expect(tunedSettings(512 * GiB)).toMatchObject({ shared_buffers: '8192MB', effective_cache_size: '98304MB', work_mem: '64MB', maintenance_work_mem: '2048MB', max_wal_size: '16384MB' });
+    expect(tunedSettings(512 * GiB)).toMatchObject({
+      shared_buffers: '8192MB',
+      effective_cache_size: '98304MB',
+      work_mem: '64MB',
+      maintenance_work_mem: '2048MB',
+      max_wal_size: '16384MB',
+    });
   });
 
   it('sees no more memory than the machine has', () => {

@@ -6,11 +6,7 @@ import type { DataSource, EntityManager } from 'typeorm';
  * `work` gets that connection's manager (its statements run there, outside any transaction). For the
  * periodic jobs one instance at a time runs (the file store's sweep; the sighting roll-up has the same shape).
  */
-export async function whileHoldingSessionLock<T>(
-  dataSource: DataSource,
-  key: number,
-  work: (manager: EntityManager) => Promise<T>,
-): Promise<T | undefined> {
+export async function whileHoldingSessionLock<T>(dataSource: DataSource, key: number, work: (manager: EntityManager) => Promise<T>): Promise<T | undefined> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {

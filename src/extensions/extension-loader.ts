@@ -1,5 +1,5 @@
-import type { DynamicModule, Type } from '@nestjs/common';
 import { pathToFileURL } from 'node:url';
+import type { DynamicModule, Type } from '@nestjs/common';
 
 /** The settings an extension reads: every `EXT_*` variable of the service's environment. */
 export const EXTENSION_SETTINGS = Symbol('EXTENSION_SETTINGS');

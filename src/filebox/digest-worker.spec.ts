@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
 import { StreamDigests } from './digest-worker.js';
 
 const MiB = 1024 * 1024;

@@ -193,26 +193,23 @@ class DigestPool {
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.on(
-      'message',
-      (message: { id: number; slot?: ArrayBuffer; digests?: Uint8Array[]; parked?: boolean }) => {
-        if (message.slot) {
-          if (this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
-          // Also a slot of a discarded stream: it counted against SLOTS_IN_FLIGHT until now.
-          this.inFlight--;
-          this.wakeWaiting();
-        }
-        const state = this.streams.get(message.id);
-        if (!state) return;
-        if (message.slot) {
-          state.inFlight--;
-          wake(state);
-        } else if (message.digests || message.parked) {
-          if (message.digests) this.streams.delete(message.id);
-          state.finished?.resolve(message.digests && toDigests(message.digests));
-        }
-      },
-    );
+    worker.on('message', (message: { id: number; slot?: ArrayBuffer; digests?: Uint8Array[]; parked?: boolean }) => {
+      if (message.slot) {
+        if (this.spare.length < SPARE_SLOTS) this.spare.push(message.slot);
+        // Also a slot of a discarded stream: it counted against SLOTS_IN_FLIGHT until now.
+        this.inFlight--;
+        this.wakeWaiting();
+      }
+      const state = this.streams.get(message.id);
+      if (!state) return;
+      if (message.slot) {
+        state.inFlight--;
+        wake(state);
+      } else if (message.digests || message.parked) {
+        if (message.digests) this.streams.delete(message.id);
+        state.finished?.resolve(message.digests && toDigests(message.digests));
+      }
+    });
     const fail = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = undefined;

@@ -1,25 +1,9 @@
 import { Controller, Get, Head, Headers, HttpCode, Param, Put, Req, Res } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiConsumes,
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiOkResponse,
-  ApiOperation,
-  ApiPartialContentResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiPartialContentResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
-import {
-  FILE_CONTENT,
-  FILE_UPLOAD_FORM,
-  FileRefView,
-  HEAD_CONTENT_HEADERS,
-  RANGE_CONTENT_HEADERS,
-  REPRESENTATION_HEADERS,
-} from './dto/file.dto.js';
+import { FILE_CONTENT, FILE_UPLOAD_FORM, FileRefView, HEAD_CONTENT_HEADERS, RANGE_CONTENT_HEADERS, REPRESENTATION_HEADERS } from './dto/file.dto.js';
 import { FilesService } from './files.service.js';
 
 @ApiTags('filebox')
@@ -35,7 +19,7 @@ export class FilesController {
     summary: 'Upload a file in one request',
     description:
       'Stores the content of the multipart field `file` (its file name is kept, last path segment only) and returns ' +
-      'the new file\'s id. The content is streamed to storage, never held in memory; the service records its size ' +
+      "the new file's id. The content is streamed to storage, never held in memory; the service records its size " +
       'and MD5, SHA-1, SHA-256 and SHA-512 digests. Any size up to `FILEBOX_MAX_FILE_BYTES` (1 GiB by default) is ' +
       'accepted; for large files or unreliable links, upload in parts through a session instead.',
   })
@@ -90,11 +74,7 @@ export class FilesController {
       headers: { 'Content-Range': { description: '`bytes */<total>`.', schema: { type: 'string' } } },
     },
   })
-  download(
-    @Param('fileID') fileId: string,
-    @Headers('range') range: string | undefined,
-    @Res() response: Response,
-  ): Promise<void> {
+  download(@Param('fileID') fileId: string, @Headers('range') range: string | undefined, @Res() response: Response): Promise<void> {
     return this.files.download(fileId, range, response);
   }
 }

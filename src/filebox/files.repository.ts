@@ -40,10 +40,9 @@ export class FilesRepository {
   }
 
   async find(fileId: string): Promise<FileRow | undefined> {
-    const rows: FileRow[] = await this.dataSource.query(
-      `SELECT id, name, size, sha256, sha512, part_size, part_keys FROM filebox_file WHERE id = $1`,
-      [fileId],
-    );
+    const rows: FileRow[] = await this.dataSource.query(`SELECT id, name, size, sha256, sha512, part_size, part_keys FROM filebox_file WHERE id = $1`, [
+      fileId,
+    ]);
     return rows[0];
   }
 }

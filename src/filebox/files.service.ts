@@ -115,13 +115,7 @@ export class FilesService {
    * Inserts the metadata of content already in storage: the blob keyed by `fileId`, or (session
    * completion) the part blobs of `parts`. The file exists, for every instance, from this commit on.
    */
-  async record(
-    manager: EntityManager,
-    fileId: string,
-    name: string | null,
-    digests: ContentDigests,
-    parts?: PartLayout,
-  ): Promise<void> {
+  async record(manager: EntityManager, fileId: string, name: string | null, digests: ContentDigests, parts?: PartLayout): Promise<void> {
     await this.repository.insert(manager, fileId, name, digests, parts);
   }
 
@@ -193,10 +187,7 @@ function setRepresentationHeaders(response: Response, file: StoredFile): void {
   response.setHeader('Accept-Ranges', 'bytes');
   // Files never change: the content digest is a strong tag.
   setTag(response, `"${file.sha256.toString('hex')}"`);
-  response.setHeader(
-    'Repr-Digest',
-    `sha-256=:${file.sha256.toString('base64')}:, sha-512=:${file.sha512.toString('base64')}:`,
-  );
+  response.setHeader('Repr-Digest', `sha-256=:${file.sha256.toString('base64')}:, sha-512=:${file.sha512.toString('base64')}:`);
   if (file.name) response.setHeader('Content-Disposition', `attachment; filename*=UTF-8''${rfc5987(file.name)}`);
 }
 

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { RangeReader } from './storage/file-storage.js';
 import type { BufferPool } from './storage/buffer-pool.js';
+import type { RangeReader } from './storage/file-storage.js';
 
 /** Chunks of one download in flight at a time: one being read while the socket sends the others. */
 const RING = 4;
@@ -17,12 +17,7 @@ const RING = 4;
  * when the response is finished or the client is gone; rejects with a storage error (the response is then
  * cut short by the caller).
  */
-export async function sendRange(
-  reader: RangeReader,
-  response: ServerResponse,
-  buffers: BufferPool,
-  sent: (bytes: number) => void,
-): Promise<void> {
+export async function sendRange(reader: RangeReader, response: ServerResponse, buffers: BufferPool, sent: (bytes: number) => void): Promise<void> {
   let inFlight = 0;
   let gone = false;
   let wake: (() => void) | undefined;

@@ -17,7 +17,7 @@ const PartUpload = () =>
       description:
         'Uploads part `number` (1, 2, ...) of a session as multipart fields `number`, `partSize` (the length of this ' +
         'part, as a decimal string) and `filePart` (its content). Every part but the last must be exactly the ' +
-        'session\'s `partSize` bytes; the last may be shorter. Parts may arrive in any order and in parallel; ' +
+        "session's `partSize` bytes; the last may be shorter. Parts may arrive in any order and in parallel; " +
         'uploading a number again replaces that part, so a failed part is simply sent again. PUT and POST do the same.',
     }),
     ApiConsumes('multipart/form-data'),

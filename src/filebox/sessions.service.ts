@@ -103,9 +103,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
             return;
           }
           default:
-            throw FileboxErrors.invalidField(
-              `unexpected field ${JSON.stringify(part.name ?? '')}: a part form holds number, partSize and filePart`,
-            );
+            throw FileboxErrors.invalidField(`unexpected field ${JSON.stringify(part.name ?? '')}: a part form holds number, partSize and filePart`);
         }
       };
       // busboy hands over each field as it reaches it, before the handler of the one before has read its

@@ -19,10 +19,9 @@ export class UploadSessionsRepository {
 
   /** The session, locked until the transaction ends when `lock` is set. */
   async find(manager: EntityManager, sessionId: string, lock: boolean): Promise<SessionRow | undefined> {
-    const rows: SessionRow[] = await manager.query(
-      `SELECT part_size, file_id FROM filebox_upload_session WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-      [sessionId],
-    );
+    const rows: SessionRow[] = await manager.query(`SELECT part_size, file_id FROM filebox_upload_session WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [
+      sessionId,
+    ]);
     return rows[0];
   }
 

@@ -5,7 +5,10 @@ import { all, cut, indicatorArb } from './arbitraries.spec-helpers.js';
 import { parseCsv, streamCsv } from './csv.js';
 
 const quote = (cell: string) => (/[",\r\n]/.test(cell) || cell.trim() !== cell ? `"${cell.replace(/"/g, '""')}"` : cell);
-const TYPE_NAMES = { MD5Hash: 'md5', SHA1Hash: 'SHA1Hash', SHA256Hash: 'sha256', DomainName: 'hostname', IPAddress: 'ip-dst', URL: 'url' } as Record<string, string>;
+const TYPE_NAMES = { MD5Hash: 'md5', SHA1Hash: 'SHA1Hash', SHA256Hash: 'sha256', DomainName: 'hostname', IPAddress: 'ip-dst', URL: 'url' } as Record<
+  string,
+  string
+>;
 
 describe('CSV', () => {
   it('reads the rows of named columns back: keys normalised, non-empty context cells copied', () => {
@@ -18,7 +21,11 @@ describe('CSV', () => {
           records: rows.map(([key, note], index) => ({
             kind: 'form',
             line: index + 2,
-            form: { type: key.type === 'MD5Hash' || key.type === 'SHA1Hash' || key.type === 'SHA256Hash' ? 'File' : key.type, keys: [normalizeKey(key)], context: { feed: 'x', ...(note !== '' && { note }) } },
+            form: {
+              type: key.type === 'MD5Hash' || key.type === 'SHA1Hash' || key.type === 'SHA256Hash' ? 'File' : key.type,
+              keys: [normalizeKey(key)],
+              context: { feed: 'x', ...(note !== '' && { note }) },
+            },
           })),
         });
       }),
@@ -55,7 +62,12 @@ describe('CSV', () => {
         },
         {
           kind: 'rejected',
-          rejection: { line: 3, value: 'abc', reason: 'unknown key type "mutex"', unchecked: { type: 'mutex', keys: [{ type: 'mutex', value: 'abc' }], context: {} } },
+          rejection: {
+            line: 3,
+            value: 'abc',
+            reason: 'unknown key type "mutex"',
+            unchecked: { type: 'mutex', keys: [{ type: 'mutex', value: 'abc' }], context: {} },
+          },
         },
       ],
     });

@@ -1,8 +1,8 @@
 import { CsvError, parse as parseStream } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { inferObjectType, KEY_TYPES, type KeyType, type ObjectKey } from '../common/indicators/indicators.js';
-import { type Chunks, decodedRecords, textOf } from './chunks.js';
-import { failure, type FormatFailure, type FormatRecord, formOf, normalized, type Rejection } from './forms.js';
+import { decodedRecords, textOf, type Chunks } from './chunks.js';
+import { failure, formOf, normalized, type FormatFailure, type FormatRecord, type Rejection } from './forms.js';
 import { valueRecords } from './text.js';
 
 /**
@@ -128,7 +128,10 @@ export function parseCsv(text: string, options: CsvOptions): { ok: true; records
   let header: string[] = [];
   let rows: Row[];
   try {
-    rows = parseSync(withoutPreamble(text, options), parserOptions(options, (names) => (header = names))) as unknown as Row[];
+    rows = parseSync(
+      withoutPreamble(text, options),
+      parserOptions(options, (names) => (header = names)),
+    ) as unknown as Row[];
   } catch (error) {
     return { ok: false, failure: malformed(error) };
   }

@@ -45,9 +45,7 @@ export const failure = (code: FormatFailureCode, message: string, extra: Omit<Fo
 
 /** A record of a streamed format: a form, a rejected item, or (last) the failure that ended the input. */
 export type FormatRecord =
-  | { kind: 'form'; line: number; form: ObjectForm }
-  | { kind: 'rejected'; rejection: Rejection }
-  | { kind: 'failed'; failure: FormatFailure };
+  { kind: 'form'; line: number; form: ObjectForm } | { kind: 'rejected'; rejection: Rejection } | { kind: 'failed'; failure: FormatFailure };
 
 /** A format read whole: its forms and rejections, or why it cannot be read. */
 export type Parsed<T = ObjectForm> = { ok: true; forms: T[]; rejected: Rejection[] } | { ok: false; failure: FormatFailure };

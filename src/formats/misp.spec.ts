@@ -4,7 +4,14 @@ import { normalizeKey } from '../common/indicators/indicators.js';
 import { parseMispEvent, parseMispManifest } from './misp.js';
 
 const sha256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
-const attribute = (type: string, value: string, extra: Record<string, unknown> = {}) => ({ uuid: `uuid-${type}`, type, category: 'Network activity', value, to_ids: true, ...extra });
+const attribute = (type: string, value: string, extra: Record<string, unknown> = {}) => ({
+  uuid: `uuid-${type}`,
+  type,
+  category: 'Network activity',
+  value,
+  to_ids: true,
+  ...extra,
+});
 
 /** A CIRCL-style feed event: attributes of several types, one not for detection, one deleted, an object. */
 const event = {
@@ -26,7 +33,10 @@ const event = {
       attribute('email-src', 'phish@evil-example.com'),
       attribute('sha1', 'not-a-hash'),
     ],
-    Object: [{ name: 'file', Attribute: [attribute('sha1', 'da39a3ee5e6b4b0d3255bfef95601890afd80709', { category: 'Payload delivery' })] }, { name: 'domain-ip', deleted: true, Attribute: [attribute('domain', 'old.evil-example.com')] }],
+    Object: [
+      { name: 'file', Attribute: [attribute('sha1', 'da39a3ee5e6b4b0d3255bfef95601890afd80709', { category: 'Payload delivery' })] },
+      { name: 'domain-ip', deleted: true, Attribute: [attribute('domain', 'old.evil-example.com')] },
+    ],
   },
 };
 
@@ -83,7 +93,15 @@ describe('MISP feeds', () => {
 
   it('never throws, and gives only keys in their stored form', () => {
     const attributes = fc.array(
-      fc.record({ type: fc.constantFrom('ip-dst', 'domain|ip', 'filename|md5', 'url', 'ip-src|port', 'text'), value: fc.string(), to_ids: fc.anything(), deleted: fc.anything() }, { requiredKeys: [] }),
+      fc.record(
+        {
+          type: fc.constantFrom('ip-dst', 'domain|ip', 'filename|md5', 'url', 'ip-src|port', 'text'),
+          value: fc.string(),
+          to_ids: fc.anything(),
+          deleted: fc.anything(),
+        },
+        { requiredKeys: [] },
+      ),
     );
     fc.assert(
       fc.property(fc.anything(), attributes, fc.anything(), (Event, Attribute, Object) => {

@@ -1,5 +1,5 @@
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
-import { failure, type FormatFailure, formOf, isPlainObject, normalized, type ObjectForm, type Rejection } from './forms.js';
+import { failure, formOf, isPlainObject, normalized, type FormatFailure, type ObjectForm, type Rejection } from './forms.js';
 
 /**
  * MISP feeds (a source of kind `misp`): the feed's `manifest.json` (`parseMispManifest`) and one event file

@@ -17,7 +17,13 @@ describe('NDJSON', () => {
   it('never throws, and streams the same records however the body is cut', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.oneof(indicatorArb.map((key) => JSON.stringify({ cidr: key.value, sblid: 'SBL1' })), fc.string({ maxLength: 20 }), fc.jsonValue().map((value) => JSON.stringify(value)))),
+        fc.array(
+          fc.oneof(
+            indicatorArb.map((key) => JSON.stringify({ cidr: key.value, sblid: 'SBL1' })),
+            fc.string({ maxLength: 20 }),
+            fc.jsonValue().map((value) => JSON.stringify(value)),
+          ),
+        ),
         fc.array(fc.nat()),
         fc.boolean(),
         async (lines, places, bytes) => {
@@ -38,9 +44,17 @@ describe('NDJSON', () => {
       '{"type":"metadata","timestamp":1767225600,"size":2,"records":2}',
     ].join('\n');
     expect(await all(streamNdjson(drop, { valueField: 'cidr', contextFields: ['sblid', 'constructor', 'toString'], context: { feed: 'drop' } }))).toEqual([
-      { kind: 'form', line: 1, form: { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '1.10.16.0/20' }], context: { feed: 'drop', sblid: 'SBL256894' } } },
+      {
+        kind: 'form',
+        line: 1,
+        form: { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '1.10.16.0/20' }], context: { feed: 'drop', sblid: 'SBL256894' } },
+      },
       { kind: 'rejected', rejection: { line: 2, value: 'not json', reason: 'the line is not valid JSON' } },
-      { kind: 'form', line: 3, form: { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '2001:db8::/32' }], context: { feed: 'drop', sblid: 'SBL1', constructor: 'x' } } },
+      {
+        kind: 'form',
+        line: 3,
+        form: { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '2001:db8::/32' }], context: { feed: 'drop', sblid: 'SBL1', constructor: 'x' } },
+      },
     ]);
   });
 

@@ -1,5 +1,5 @@
-import { type Chunks, decodedRecords, linesOf } from './chunks.js';
-import { failure, type FormatRecord, isPlainObject } from './forms.js';
+import { decodedRecords, linesOf, type Chunks } from './chunks.js';
+import { failure, isPlainObject, type FormatRecord } from './forms.js';
 import { valueRecords } from './text.js';
 
 /**

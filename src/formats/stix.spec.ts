@@ -18,20 +18,33 @@ describe('STIX documents', () => {
         const object = { type: inferObjectType([key]), keys: [normalizeKey(key)], context };
         const time = '2026-01-01T00:00:00.000Z';
         const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time });
-        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object)])).toEqual([{ kind: 'carried' }, { kind: 'form', form: object, sco: false }, { kind: 'carried' }]);
+        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object)])).toEqual([
+          { kind: 'carried' },
+          { kind: 'form', form: object, sco: false },
+          { kind: 'carried' },
+        ]);
       }),
     );
   });
 
   it('refuses the body as a whole by code, and objects it cannot store one by one', () => {
     expect(parseStixDocument('{', 10)).toEqual({ ok: false, failure: { code: 'NotJson', message: 'the body is not valid JSON' } });
-    expect(parseStixDocument('{"objects": []}', 10)).toEqual({ ok: false, failure: { code: 'NoItems', message: 'the body has no "objects"', member: 'objects' } });
+    expect(parseStixDocument('{"objects": []}', 10)).toEqual({
+      ok: false,
+      failure: { code: 'NoItems', message: 'the body has no "objects"', member: 'objects' },
+    });
     expect(parseStixDocument('{"objects": [1, 2]}', 1)).toMatchObject({ ok: false, failure: { code: 'TooManyItems' } });
     const lone = { type: 'domain-name', spec_version: '2.1', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'evil-example.com' };
     expect(
       stixItems([
         { type: 'relationship', id: 'relationship--44298a74-ba52-4f0c-87a3-1824e67d7fad' },
-        { type: 'indicator', id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad', pattern_type: 'stix', pattern: "[ipv4-addr:value = '198.51.100.7']", revoked: true },
+        {
+          type: 'indicator',
+          id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad',
+          pattern_type: 'stix',
+          pattern: "[ipv4-addr:value = '198.51.100.7']",
+          revoked: true,
+        },
         lone,
       ]),
     ).toEqual([
@@ -58,13 +71,27 @@ describe('TAXII envelopes and the items a source takes from them', () => {
       envelope: { objects: [{ type: 'x' }], more: true, next: 'n1' },
     });
     expect(parseTaxiiEnvelope('<html>')).toMatchObject({ ok: false, failure: { code: 'NotJson' } });
-    for (const body of ['[]', '"objects"', '{"title": "Not Found", "http_status": "404"}', '{"objects": {}}', '{"objects": [1]}', '{"more": "yes"}', '{"more": true, "next": ""}']) {
+    for (const body of [
+      '[]',
+      '"objects"',
+      '{"title": "Not Found", "http_status": "404"}',
+      '{"objects": {}}',
+      '{"objects": [1]}',
+      '{"more": "yes"}',
+      '{"more": true, "next": ""}',
+    ]) {
       expect(parseTaxiiEnvelope(body)).toMatchObject({ ok: false, failure: { code: 'NotTaxii' } });
     }
   });
 
   it('an indicator is a form with its keys normalised under the source context; revoked or past valid_until it ends its keys; others are skipped', () => {
-    const indicator = { type: 'indicator', id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad', pattern_type: 'stix', pattern: "[domain-name:value = 'Evil-Example.COM']", name: 'n' };
+    const indicator = {
+      type: 'indicator',
+      id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad',
+      pattern_type: 'stix',
+      pattern: "[domain-name:value = 'Evil-Example.COM']",
+      name: 'n',
+    };
     expect(taxiiItem(indicator, { feed: 'p', name: 'kept' }, now)).toEqual({
       kind: 'form',
       form: { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil-example.com' }], context: { feed: 'p', name: 'n' } },
@@ -72,12 +99,21 @@ describe('TAXII envelopes and the items a source takes from them', () => {
     const ended = { kind: 'withdrawn', keys: [{ type: 'DomainName', value: 'evil-example.com' }] };
     expect(taxiiItem({ ...indicator, revoked: true }, {}, now)).toEqual(ended);
     expect(taxiiItem({ ...indicator, valid_until: '2026-05-31T23:59:59.999999Z' }, {}, now)).toEqual(ended);
-    expect(taxiiItem({ ...indicator, valid_until: '2026-06-02T00:00:00Z' }, {}, now)).toMatchObject({ kind: 'form', form: { expiresAt: '2026-06-02T00:00:00Z' } });
+    expect(taxiiItem({ ...indicator, valid_until: '2026-06-02T00:00:00Z' }, {}, now)).toMatchObject({
+      kind: 'form',
+      form: { expiresAt: '2026-06-02T00:00:00Z' },
+    });
     // Unreadable: refused, neither written nor ending its keys (revoked still ends them).
-    expect(taxiiItem({ ...indicator, valid_until: 'next tuesday' }, {}, now)).toEqual({ kind: 'refused', id: indicator.id, reason: 'valid_until is not a timestamp' });
+    expect(taxiiItem({ ...indicator, valid_until: 'next tuesday' }, {}, now)).toEqual({
+      kind: 'refused',
+      id: indicator.id,
+      reason: 'valid_until is not a timestamp',
+    });
     expect(taxiiItem({ ...indicator, revoked: true, valid_until: 'next tuesday' }, {}, now)).toEqual(ended);
     expect(taxiiItem({ ...indicator, pattern: "[process:name = 'x']" }, {}, now)).toMatchObject({ kind: 'refused', id: indicator.id });
     expect(taxiiItem({ ...indicator, pattern: "[process:name = 'x']", revoked: true }, {}, now)).toEqual({ kind: 'withdrawn', keys: [] });
-    expect(taxiiItem({ type: 'domain-name', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'a.example' }, {}, now)).toEqual({ kind: 'skipped' });
+    expect(taxiiItem({ type: 'domain-name', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'a.example' }, {}, now)).toEqual({
+      kind: 'skipped',
+    });
   });
 });

@@ -2,7 +2,7 @@ import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from '../stix/stix-ids.js';
 import { parsePattern, PatternRefused } from '../stix/stix-pattern.js';
 import { fromStix } from '../stix/stix-projection.js';
-import { failure, type FormatFailure, isPlainObject, normalized, type ObjectForm } from './forms.js';
+import { failure, isPlainObject, normalized, type FormatFailure, type ObjectForm } from './forms.js';
 
 /**
  * STIX 2.1 documents in: a TAXII envelope or a STIX bundle file (`parseStixDocument`), and its objects as
@@ -11,7 +11,11 @@ import { failure, type FormatFailure, isPlainObject, normalized, type ObjectForm
  */
 
 /** The `objects` (or another member) of an envelope or bundle: `NotJson`, `NoItems` when missing or empty, `TooManyItems` above `maxObjects`. */
-export function parseStixDocument(text: string, maxObjects: number, member = 'objects'): { ok: true; objects: unknown[] } | { ok: false; failure: FormatFailure } {
+export function parseStixDocument(
+  text: string,
+  maxObjects: number,
+  member = 'objects',
+): { ok: true; objects: unknown[] } | { ok: false; failure: FormatFailure } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -95,10 +99,7 @@ export function parseTaxiiEnvelope(text: string): { ok: true; envelope: TaxiiEnv
  * object: observables travel with their indicators, relationships and reports are not stored).
  */
 export type TaxiiItem =
-  | { kind: 'form'; form: ObjectForm }
-  | { kind: 'withdrawn'; keys: ObjectKey[] }
-  | { kind: 'refused'; id: string; reason: string }
-  | { kind: 'skipped' };
+  { kind: 'form'; form: ObjectForm } | { kind: 'withdrawn'; keys: ObjectKey[] } | { kind: 'refused'; id: string; reason: string } | { kind: 'skipped' };
 
 export function taxiiItem(object: unknown, context: Record<string, unknown>, now: Date): TaxiiItem {
   if (!isPlainObject(object) || object.type !== 'indicator') return { kind: 'skipped' };

@@ -4,7 +4,10 @@ import { normalizeKey } from '../common/indicators/indicators.js';
 import { all, cut, defang, indicatorArb } from './arbitraries.spec-helpers.js';
 import { extractAll, extractIndicators, NO_INDICATOR, refang, streamTextList } from './text.js';
 
-const keys = (text: string) => extractIndicators(text).map((key) => `${key.type} ${key.value}`).sort();
+const keys = (text: string) =>
+  extractIndicators(text)
+    .map((key) => `${key.type} ${key.value}`)
+    .sort();
 
 describe('free-text extraction', () => {
   it('refangs the usual forms, but not a dot between spaces', () => {
@@ -117,10 +120,20 @@ describe('indicator lists', () => {
 
   it('gives the same records however the body is cut, and fails on bytes that are not UTF-8', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(indicatorArb.map((key) => key.value), fc.string({ unit: 'grapheme', maxLength: 20 }))), fc.array(fc.nat()), fc.boolean(), async (lines, places, bytes) => {
-        const text = lines.join('\n');
-        expect(await all(streamTextList(cut(text, places, bytes), context))).toEqual(await all(streamTextList(text, context)));
-      }),
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            indicatorArb.map((key) => key.value),
+            fc.string({ unit: 'grapheme', maxLength: 20 }),
+          ),
+        ),
+        fc.array(fc.nat()),
+        fc.boolean(),
+        async (lines, places, bytes) => {
+          const text = lines.join('\n');
+          expect(await all(streamTextList(cut(text, places, bytes), context))).toEqual(await all(streamTextList(text, context)));
+        },
+      ),
       { numRuns: 50 },
     );
     const records = await all(streamTextList([Buffer.from('1.2.3.4\n'), Buffer.from([0xff, 0x0a])], context));

@@ -1,8 +1,8 @@
 import { extractDomains, extractIPv6s, extractMD5s, extractSHA1s, extractSHA256s, extractSHA512s, extractURLs } from 'ioc-extractor';
 import { parse as parseDomain } from 'tldts';
-import { type KeyType, normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
-import { type Chunks, decodedRecords, linesOf } from './chunks.js';
-import { type FormatRecord, formOf, type ObjectForm } from './forms.js';
+import { normalizeKey, type KeyType, type ObjectKey } from '../common/indicators/indicators.js';
+import { decodedRecords, linesOf, type Chunks } from './chunks.js';
+import { formOf, type FormatRecord, type ObjectForm } from './forms.js';
 
 /**
  * Text formats: free text (a report, an e-mail: every indicator in it, the import's `format=text`) and
@@ -132,7 +132,15 @@ export function extractAll(input: string): ObjectKey[] {
   // Hosts of URLs are not listed again. The remaining expressions only see the words that can match
   // (whitespace never belongs to an indicator): the library's domain and IPv6 ones cost the most per character.
   let words = text.replace(ANY_URL, ' ').replace(VERSION, ' ').split(/\s+/);
-  const networks = new Set(take('IPNetwork', words.filter((word) => word.includes('/')).join(' ').match(NETWORK) ?? []));
+  const networks = new Set(
+    take(
+      'IPNetwork',
+      words
+        .filter((word) => word.includes('/'))
+        .join(' ')
+        .match(NETWORK) ?? [],
+    ),
+  );
   // A network's address is not also an address.
   if (networks.size > 0) words = words.map((word) => (word.includes('/') ? word.replace(NETWORK, (match) => (networks.has(match) ? ' ' : match)) : word));
   const dotted = words.filter((word) => word.includes('.')).join(' ');

@@ -26,8 +26,7 @@ export class HealthController {
   @ApiOperation({
     summary: 'Liveness',
     description:
-      'Answers 200 while the process serves HTTP, without touching the database: restart the instance when it ' +
-      'stops answering. Needs no credentials.',
+      'Answers 200 while the process serves HTTP, without touching the database: restart the instance when it ' + 'stops answering. Needs no credentials.',
   })
   @ApiOkResponse({ type: HealthView })
   live(): HealthView {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { heartbeatRefusal, type ReportRefusal, reportRefusal, type ReportStanding } from './report-refusal.js';
+import { heartbeatRefusal, reportRefusal, type ReportRefusal, type ReportStanding } from './report-refusal.js';
 
 const DIGEST = 'aa';
 const OTHER = 'bb';
@@ -26,7 +26,12 @@ describe('reportRefusal: why a fenced completion or failure changed nothing', ()
     ['earlier token whose attempt reported nothing (its lease ran out)', standing({ current: false, earlier: true }), true, 'leaseLost'],
     ['a token the task never had', standing({ current: false }), true, 'leaseLost'],
     ['a token the task never had, task ended', standing({ open: false, current: false }), true, 'leaseLost'],
-    ["an earlier token is judged by the earlier attempt's report, not the current one's", standing({ current: false, currentReport: DIGEST }), true, 'leaseLost'],
+    [
+      "an earlier token is judged by the earlier attempt's report, not the current one's",
+      standing({ current: false, currentReport: DIGEST }),
+      true,
+      'leaseLost',
+    ],
     ["the current token is judged by the current attempt's report, not an earlier one's", standing({ earlierReport: DIGEST }), true, 'invalidState'],
   ];
 

@@ -40,7 +40,7 @@ export class TaskQueueController {
     summary: 'Report a task completed',
     description:
       'For executors: stores `result` `{type, keys, context}` for a task taken at least once and still `Pending` ' +
-      '(even if its lease ran out): keys are normalised and the result is validated against the task\'s insight ' +
+      "(even if its lease ran out): keys are normalised and the result is validated against the task's insight " +
       'schema, then the task is `Completed`. The first report wins; a later one is 422 `InvalidState`. With ' +
       '`leaseToken`, only the current attempt may report (409 `LeaseLost` otherwise, also once the task ended); ' +
       'without it, the report is refused (409 `LeaseLost`) while another key holds a live lease. Replaying the ' +
@@ -62,9 +62,9 @@ export class TaskQueueController {
   @ApiOperation({
     summary: 'Report a task failed',
     description:
-      'For executors: marks a task taken at least once and still `Pending` as `Failed` with the executor\'s own ' +
+      "For executors: marks a task taken at least once and still `Pending` as `Failed` with the executor's own " +
       '`error` `{code, message}` (the service does not define these codes). The first report wins; a later one is ' +
-      "422 `InvalidState`. `error.kind`: `permanent` (default) fails the task; `transient` puts it back after a " +
+      '422 `InvalidState`. `error.kind`: `permanent` (default) fails the task; `transient` puts it back after a ' +
       'back-off of min(TASK_RETRY_MAX_SECONDS, TASK_RETRY_BASE_SECONDS × 2^(attempt−1)) × [0.5, 1] until its ' +
       'attempts are used (then `Failed` `AttemptsExhausted`); `rateLimited` (with `retryAfterSeconds`) puts it back ' +
       'and holds every task of its schema that long, no attempt used. A cancelled task fails `Cancelled` whatever ' +
@@ -88,7 +88,7 @@ export class TaskQueueController {
     description:
       "For executors: the attempt's lease now runs `extendSeconds` (1 to 3600, default TASK_LEASE_SECONDS) from now, " +
       'but never past its take + TASK_MAX_LEASE_SECONDS (the answer shows the capped end). `progress` `{percent, ' +
-      "message}` shows in the task view. The current token after its lease ran out, nobody having taken the task since, " +
+      'message}` shows in the task view. The current token after its lease ran out, nobody having taken the task since, ' +
       'revives the lease. `cancelRequested: true`: stop and report a failure (the task ends `Cancelled`). Send one ' +
       'about every third of the lease: while more than half of it is left, a heartbeat without progress writes nothing.',
   })

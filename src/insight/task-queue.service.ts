@@ -7,14 +7,7 @@ import { Metrics } from '../common/metrics/metrics.js';
 import { normalizeKeySet } from '../common/indicators/index.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import type {
-  CompleteTaskDto,
-  FailTaskDto,
-  HeartbeatDto,
-  HeartbeatView,
-  TakeTasksDto,
-  TaskQueueItemView,
-} from './dto/task-queue.dto.js';
+import type { CompleteTaskDto, FailTaskDto, HeartbeatDto, HeartbeatView, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
 import type { TaskResult } from './entities/task.entity.js';
 import { InsightErrors } from './insight.errors.js';
 import { heartbeatRefusal, type ReportRefusal, reportRefusal } from './report-refusal.js';
@@ -78,12 +71,7 @@ export class TaskQueueService {
     const { rows } = await this.announcer.pollQueue(
       { waitSeconds, gone, ready: ({ rows }) => rows.length > 0, changesAt: ({ takeableAt }) => takeableAt },
       async () => {
-        const { taken, failed } = await this.tasks.take(
-          limit,
-          this.config.taskMaxDeliveries,
-          this.config.taskLeaseSeconds,
-          taker,
-        );
+        const { taken, failed } = await this.tasks.take(limit, this.config.taskMaxDeliveries, this.config.taskLeaseSeconds, taker);
         for (const { id, error } of failed) this.announcer.failed(id, error);
         // Only a waiting take needs to know when the next lease ends; a plain one stays one statement.
         const inMs = taken.length === 0 && waitSeconds > 0 ? await this.tasks.nextTakeableInMs(this.config.taskMaxDeliveries) : null;

@@ -46,7 +46,7 @@ export class TasksController {
       'its last delivery counts as Failed). A page is a bare array; the next page, when there is one, is in ' +
       '`Link: <...>; rel="next"` and keeps the filter. A task registered while you page appears on a new first ' +
       'page, not on later pages. No total count is given. `errorCode` keeps the failed tasks with that code (dead ' +
-      'letters: `AttemptsExhausted`, `DeliveryLimitExceeded`, `Cancelled`, or an executor\'s own), `schemaID` the tasks of one schema.',
+      "letters: `AttemptsExhausted`, `DeliveryLimitExceeded`, `Cancelled`, or an executor's own), `schemaID` the tasks of one schema.",
   })
   @ApiOkResponse({ type: [TaskView], headers: LINK_HEADER, description: 'A page; the next page is in `Link: rel="next"`.' })
   @ApiErrors({ 400: 'InvalidQueryArgument: an unknown state, a malformed errorCode, schemaID, cursor or limit.' })
@@ -60,7 +60,7 @@ export class TasksController {
     summary: 'Get a task',
     description:
       'Returns the task with its `params` and `state`: `Pending` (waiting or being executed), `Completed` with the ' +
-      'normalised `result`, or `Failed` with the executor\'s `error` `{code, message}`; a task whose leases ran out ' +
+      "normalised `result`, or `Failed` with the executor's `error` `{code, message}`; a task whose leases ran out " +
       '`TASK_MAX_DELIVERIES` times fails with code `DeliveryLimitExceeded`. Poll it until the state is final, or pass `wait` (0 to 60 seconds): a Pending task then holds the ' +
       'request until it is Completed or Failed (on any instance) or the wait runs out. A task cancelled while leased ' +
       'shows `cancelRequested: true`, a running attempt its last heartbeat `progress`; `attempts=true` adds every ' +

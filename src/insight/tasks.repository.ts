@@ -65,7 +65,14 @@ export interface TaskRow extends TaskParamsRow {
   progress: { percent?: number; message?: string } | null;
   attemptLog: LoggedAttempt[];
   /** The current attempt (takenAt null: none). */
-  current: { executor: string | null; keyID: number | null; takenAt: Date | null; endedAt: Date | null; outcome: string | null; error: { code: string; message: string } | null };
+  current: {
+    executor: string | null;
+    keyID: number | null;
+    takenAt: Date | null;
+    endedAt: Date | null;
+    outcome: string | null;
+    error: { code: string; message: string } | null;
+  };
   /** The last lease has run out (judged by the database clock, like every lease decision). */
   leaseExpired: boolean;
   leaseExpiresAt: Date | null;
@@ -105,7 +112,6 @@ export interface QueueRow extends TaskParamsRow {
   leaseExpiresAt: Date;
   leaseToken: string;
 }
-
 
 export interface FailedReport {
   id: string;
@@ -223,10 +229,7 @@ export class TasksRepository {
   }
 
   async find(id: string): Promise<TaskRow | undefined> {
-    const rows: TaskRow[] = await this.dataSource.query(
-      `SELECT ${TASK_COLUMNS} FROM insight_task WHERE id = ${ID.$.id}`,
-      ID.values({ id }),
-    );
+    const rows: TaskRow[] = await this.dataSource.query(`SELECT ${TASK_COLUMNS} FROM insight_task WHERE id = ${ID.$.id}`, ID.values({ id }));
     return rows[0];
   }
 
@@ -356,7 +359,14 @@ export class TasksRepository {
   ): Promise<{ accepted: boolean; leaseExpiresAt: Date | null; cancelRequested: boolean; written: boolean } | undefined> {
     const rows = await this.dataSource.query(
       TASK_STATEMENTS.heartbeat,
-      TASK_STATEMENTS.heartbeatParameters.values({ id, maxDeliveries, tokenHash, extendSeconds, maxLeaseSeconds, progress: progress && JSON.stringify(progress) }),
+      TASK_STATEMENTS.heartbeatParameters.values({
+        id,
+        maxDeliveries,
+        tokenHash,
+        extendSeconds,
+        maxLeaseSeconds,
+        progress: progress && JSON.stringify(progress),
+      }),
     );
     return rows[0];
   }

@@ -31,17 +31,15 @@ const isoOf = (time: string | Date | null) => (time === null ? null : new Date(t
 
 /** Every attempt, oldest first: those the log keeps, then the current one (its outcome read from the row). */
 function attemptsOf(row: TaskRow): TaskAttemptView[] {
-  const attempts = row.attemptLog.map(
-    (entry): TaskAttemptView => ({
-      attempt: entry.attempt,
-      executor: entry.executor,
-      keyID: entry.keyID,
-      takenAt: isoOf(entry.takenAt)!,
-      endedAt: isoOf(entry.endedAt),
-      outcome: entry.outcome as TaskAttemptView['outcome'],
-      error: entry.error,
-    }),
-  );
+  const attempts = row.attemptLog.map((entry): TaskAttemptView => ({
+    attempt: entry.attempt,
+    executor: entry.executor,
+    keyID: entry.keyID,
+    takenAt: isoOf(entry.takenAt)!,
+    endedAt: isoOf(entry.endedAt),
+    outcome: entry.outcome as TaskAttemptView['outcome'],
+    error: entry.error,
+  }));
   const { current } = row;
   if (current.takenAt === null) return attempts;
   const ranOut = current.outcome === null && row.leaseExpired;
@@ -70,7 +68,9 @@ const DEDUPE_RUNS = 3;
  */
 function contentHash(schemaId: string, keys: ObjectKey[] | null, fileSha256: string | null): Buffer {
   const sorted = (keys ?? []).map((key) => [key.type, key.value]).sort((x, y) => (x.join('\u0000') < y.join('\u0000') ? -1 : 1));
-  return createHash('sha256').update(JSON.stringify([schemaId, sorted, fileSha256])).digest();
+  return createHash('sha256')
+    .update(JSON.stringify([schemaId, sorted, fileSha256]))
+    .digest();
 }
 
 /** The `params` of the task view and of queue items: absent parts are omitted, never null. */
@@ -97,23 +97,14 @@ export class TasksService {
    * Checks in order: keys (format, then set), schema, file; nothing is stored unless all pass. With
    * `dedupe`, an identical task is answered instead (status 200 through `response`).
    */
-  async register(
-    { params, priority, maxAttempts, dedupe = 'none', maxAgeSeconds }: RegisterTaskDto,
-    response?: Response,
-  ): Promise<TaskRegistrationView> {
+  async register({ params, priority, maxAttempts, dedupe = 'none', maxAgeSeconds }: RegisterTaskDto, response?: Response): Promise<TaskRegistrationView> {
     const { schemaID, objectKeys, fileID } = params;
     if (objectKeys === undefined && fileID === undefined) throw InsightErrors.nothingToEnrich();
     if (maxAgeSeconds !== undefined && dedupe !== 'result') throw InsightErrors.maxAgeWithoutResult();
     // `objectKeys: []` beside a file means "no keys" (the SDK may send it); alone it is an empty key set.
-    const keys =
-      objectKeys !== undefined && (objectKeys.length > 0 || fileID === undefined)
-        ? normalizeKeySet(inferObjectType(objectKeys), objectKeys)
-        : null;
+    const keys = objectKeys !== undefined && (objectKeys.length > 0 || fileID === undefined) ? normalizeKeySet(inferObjectType(objectKeys), objectKeys) : null;
     const fileId = fileID?.toLowerCase() ?? null;
-    const [schemaExists, fileSha256] = await Promise.all([
-      this.schemas.exists('insight', schemaID),
-      fileId === null ? null : this.fileSha256(fileId),
-    ]);
+    const [schemaExists, fileSha256] = await Promise.all([this.schemas.exists('insight', schemaID), fileId === null ? null : this.fileSha256(fileId)]);
     if (!schemaExists) throw SchemaRegistryErrors.schemaNotFound('insight', schemaID);
     const task: NewTask = {
       schemaId: schemaID,
@@ -182,7 +173,12 @@ export class TasksService {
       this.config.pageMaxBytes,
       this.config.taskMaxDeliveries,
     );
-    return keysetPage(rows, page.limit, (row) => encodeCursor({ t: row.createdAt, i: row.id }), (row) => this.viewOf(row));
+    return keysetPage(
+      rows,
+      page.limit,
+      (row) => encodeCursor({ t: row.createdAt, i: row.id }),
+      (row) => this.viewOf(row),
+    );
   }
 
   /**

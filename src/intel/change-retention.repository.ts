@@ -25,10 +25,7 @@ export class ChangeRetentionRepository {
     return this.dataSource.transaction(async (manager) => {
       // One pruner at a time across instances: two concurrent runs would lock collections in different
       // orders (a deadlock) and do the same work twice. A run that finds the lock taken simply skips.
-      const [{ locked }]: { locked: boolean }[] = await manager.query(
-        'SELECT pg_try_advisory_xact_lock($1) AS locked',
-        [PRUNE_LOCK],
-      );
+      const [{ locked }]: { locked: boolean }[] = await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [PRUNE_LOCK]);
       if (!locked) return undefined;
       // Pruning moves pruned_seq on the collection rows the sequencer moves last_seq on; one after the
       // other, their multi-row updates cannot lock those rows in opposite orders (a deadlock).

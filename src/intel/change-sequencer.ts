@@ -12,7 +12,6 @@ export const FEED_TOPIC = 'feed';
 /** Records numbered per statement at most: a backlog is numbered in short transactions. */
 const PASS_ROWS = 10_000;
 
-
 /**
  * The least time between two positions of a collection's feed. Positions are also times (`seq_at`, a TAXII
  * `date_added`): strictly increasing per collection, and two microseconds apart so that what a standard feed
@@ -164,9 +163,7 @@ export class ChangeSequencer implements OnModuleInit, OnModuleDestroy {
 
   /** The periodic check: a pass only if some record is waiting (a look at the partial index). */
   async numberLeftovers(): Promise<void> {
-    const [{ pending }]: { pending: boolean }[] = await this.dataSource.query(
-      'SELECT EXISTS (SELECT 1 FROM intel_change WHERE seq IS NULL) AS pending',
-    );
+    const [{ pending }]: { pending: boolean }[] = await this.dataSource.query('SELECT EXISTS (SELECT 1 FROM intel_change WHERE seq IS NULL) AS pending');
     if (pending) await this.settled();
   }
 

@@ -25,13 +25,7 @@ interface ChangesCursor {
 function isChangesCursor(value: unknown): value is ChangesCursor {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const { c, s, ...rest } = value as Record<string, unknown>;
-  return (
-    Object.keys(rest).length === 0 &&
-    Number.isSafeInteger(c) &&
-    (c as number) >= 1 &&
-    Number.isSafeInteger(s) &&
-    (s as number) >= 0
-  );
+  return Object.keys(rest).length === 0 && Number.isSafeInteger(c) && (c as number) >= 1 && Number.isSafeInteger(s) && (s as number) >= 0;
 }
 
 export function encodeChangesCursor(collectionId: number, seq: number): string {

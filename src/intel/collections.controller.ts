@@ -1,31 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiHeader,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';
-import {
-  ETAG_HEADER,
-  IF_MATCH_HEADER,
-  LINK_HEADER,
-  SCHEMA_DOCUMENT_OPENAPI,
-} from '../schema-registry/dto/schema.dto.js';
+import { ETAG_HEADER, IF_MATCH_HEADER, LINK_HEADER, SCHEMA_DOCUMENT_OPENAPI } from '../schema-registry/dto/schema.dto.js';
 import { CollectionsService } from './collections.service.js';
-import {
-  CollectionNameParamDto,
-  CollectionRegistrationView,
-  CollectionView,
-  CreateCollectionDto,
-  UpdateCollectionDto,
-} from './dto/collection.dto.js';
+import { CollectionNameParamDto, CollectionRegistrationView, CollectionView, CreateCollectionDto, UpdateCollectionDto } from './dto/collection.dto.js';
 
 const COLLECTION = { parent: 'intel', param: 'collectionName' } as const;
 
@@ -74,7 +56,7 @@ export class CollectionsController {
   @ApiOperation({
     summary: 'Get a collection',
     description:
-      'Returns `{name, schemaID}` with the collection\'s version in `ETag`; send it in `If-Match` to change the ' +
+      "Returns `{name, schemaID}` with the collection's version in `ETag`; send it in `If-Match` to change the " +
       'schema. A key that may read every collection gets 404 for an unknown name; any other key gets 403, so names ' +
       'do not leak.',
   })
@@ -90,7 +72,7 @@ export class CollectionsController {
   @ApiOperation({
     summary: "Get a collection's schema",
     description:
-      'Returns the document of the schema the collection currently uses, as registered, with the schema\'s ' +
+      "Returns the document of the schema the collection currently uses, as registered, with the schema's " +
       'version in `ETag`: what every object written now is validated against.',
   })
   @ApiOkResponse({ schema: SCHEMA_DOCUMENT_OPENAPI, headers: ETAG_HEADER, description: "The schema's document and tag." })
@@ -107,7 +89,7 @@ export class CollectionsController {
     summary: "Change a collection's schema",
     description:
       'Moves the collection to another intel schema (`{"schemaID": ...}`); objects already stored are not ' +
-      're-validated, later writes are. Send the collection\'s `ETag` in `If-Match` (missing: 400, stale: 412, re-read ' +
+      "re-validated, later writes are. Send the collection's `ETag` in `If-Match` (missing: 400, stale: 412, re-read " +
       'and repeat). `{}` or the current schema changes nothing and keeps the tag. Checks run in this order: 404, ' +
       '412, 422.',
   })

@@ -11,12 +11,7 @@ import { InvalidatedCache } from '../database/invalidated-cache.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import type {
-  CollectionRegistrationView,
-  CollectionView,
-  CreateCollectionDto,
-  UpdateCollectionDto,
-} from './dto/collection.dto.js';
+import type { CollectionRegistrationView, CollectionView, CreateCollectionDto, UpdateCollectionDto } from './dto/collection.dto.js';
 import { isoMicros } from '../common/sql/timestamps.js';
 import { isUuid } from '../common/validation/uuid.js';
 import { IntelErrors } from './intel.errors.js';
@@ -81,10 +76,12 @@ export class CollectionsService {
       await this.dataSource.transaction(async (manager) => {
         if (!(await this.schemas.exists('intel', form.schemaID, manager))) throw SchemaRegistryErrors.schemaNotFound('intel', form.schemaID);
         const resource = await this.resources.createChild(manager, 'intel', form.name);
-        await manager.query(
-          `INSERT INTO intel_collection (name, schema_id, version, resource_id, object_ttl_seconds) VALUES ($1, $2, 1, $3, $4)`,
-          [form.name, form.schemaID, resource.id, form.objectTTLSeconds ?? null],
-        );
+        await manager.query(`INSERT INTO intel_collection (name, schema_id, version, resource_id, object_ttl_seconds) VALUES ($1, $2, 1, $3, $4)`, [
+          form.name,
+          form.schemaID,
+          resource.id,
+          form.objectTTLSeconds ?? null,
+        ]);
       });
     } catch (error) {
       // No pre-check for the name: the unique indexes decide, so a concurrent race ends the same way.
@@ -192,6 +189,11 @@ export class CollectionsService {
         WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
       [afterId, readsAll, readable, page.limit + 1],
     );
-    return keysetPage(rows, page.limit, (row) => afterIdCursor(row.id), ({ name, schemaID, ttl }) => collectionView(name, schemaID, ttl));
+    return keysetPage(
+      rows,
+      page.limit,
+      (row) => afterIdCursor(row.id),
+      ({ name, schemaID, ttl }) => collectionView(name, schemaID, ttl),
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+import { ApiError, registerErrorCodes, type ErrorCodesOf } from '../common/errors/api-error.js';
 
 /** Collections' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
 export const COLLECTION_ERROR_CODES = registerErrorCodes({ DuplicateCollection: 409 });

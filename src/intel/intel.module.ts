@@ -30,9 +30,29 @@ import { ReadPolicyModule } from '../read-policy/read-policy.module.js';
 @Module({
   // AuthModule for ResourcesService: every collection gets its own auth resource; WarninglistsModule for the
   // lists that refuse writes; ReadPolicyModule for the listing's read policy. The other reads are IntelReadsModule's.
-  imports: [TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]), SchemaRegistryModule, AuthModule, WarninglistsModule, ReadPolicyModule],
+  imports: [
+    TypeOrmModule.forFeature([CollectionEntity, ObjectEntity, ObjectKeyEntity, ChangeEntity]),
+    SchemaRegistryModule,
+    AuthModule,
+    WarninglistsModule,
+    ReadPolicyModule,
+  ],
   controllers: [SchemasController, CollectionsController, ObjectsController, BatchController, ImportController],
-  providers: [CollectionsService, ObjectVersionsService, ObjectsRepository, ObjectExpiryRepository, ObjectFeedRepository, ChangeRetentionRepository, ObjectsService, ChangeSequencer, ChangesService, BatchRepository, BatchService, ExpiryService, ImportService],
+  providers: [
+    CollectionsService,
+    ObjectVersionsService,
+    ObjectsRepository,
+    ObjectExpiryRepository,
+    ObjectFeedRepository,
+    ChangeRetentionRepository,
+    ObjectsService,
+    ChangeSequencer,
+    ChangesService,
+    BatchRepository,
+    BatchService,
+    ExpiryService,
+    ImportService,
+  ],
   // For extensions (src/extensions/index.ts); BatchService and ObjectVersionsService for the standard feeds (taxii);
   // ChangesService for the web console (src/console), which reads the feed; ChangeSequencer for IntelReadsModule's exports.
   exports: [CollectionsService, ObjectsService, BatchService, ObjectVersionsService, ChangesService, ChangeSequencer],

@@ -87,9 +87,7 @@ export class ObjectExpiryRepository {
     return this.dataSource.transaction(async (manager) => {
       // One expiry job at a time across instances (the pruner's pattern): two would only queue on the
       // same collection locks. Exactly-once does not rest on it: a removed object cannot be removed again.
-      const [{ locked }]: { locked: boolean }[] = await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        EXPIRY_LOCK,
-      ]);
+      const [{ locked }]: { locked: boolean }[] = await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [EXPIRY_LOCK]);
       if (!locked) return undefined;
       const due: { id: number; name: string }[] = await manager.query(
         `SELECT c.id, c.name FROM intel_collection c

@@ -40,7 +40,12 @@ export class ObjectFeedRepository {
    * Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq.
    */
   changesAfter(collectionId: number, afterSeq: number, limit: number) {
-    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>('changesAfter', collectionId, afterSeq, limit);
+    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>(
+      'changesAfter',
+      collectionId,
+      afterSeq,
+      limit,
+    );
   }
 
   /**
@@ -72,11 +77,10 @@ export class ObjectFeedRepository {
     const runner = numbering?.manager ?? this.dataSource;
     const p = FEED_STATEMENTS.parameters.with(policy.parameterNames);
     const conditions = policy.conditions('intel_object', p.$);
-    const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] =
-      await runner.query(
-        numbering || conditions ? feedPageStatement(page, numbering?.ctes, conditions) : FEED_STATEMENTS[page],
-        p.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes, ...policy.values() }),
-      );
+    const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] = await runner.query(
+      numbering || conditions ? feedPageStatement(page, numbering?.ctes, conditions) : FEED_STATEMENTS[page],
+      p.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes, ...policy.values() }),
+    );
     return {
       lastSeq: Number(rows[0].lastSeq),
       prunedSeq: Number(rows[0].prunedSeq),

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import { addOutcome, planAdd, prepareObject } from './object-rules.js';
 import type { KeyHit } from './object-rows.js';
+import { addOutcome, planAdd, prepareObject } from './object-rules.js';
 
 const MD5 = 'a'.repeat(32);
 const OTHER_MD5 = 'b'.repeat(32);
@@ -71,7 +71,15 @@ describe('planAdd (decisions §7)', () => {
       hits: [hit([md5()], false)],
       expected: {
         outcome: 'Updated',
-        write: { kind: 'update', objectId: '7', keys: [md5()], newKeys: [], context: '{"a":2}', expiry: { at: null, ttlSeconds: null }, decidedOnKeys: [md5()] },
+        write: {
+          kind: 'update',
+          objectId: '7',
+          keys: [md5()],
+          newKeys: [],
+          context: '{"a":2}',
+          expiry: { at: null, ttlSeconds: null },
+          decidedOnKeys: [md5()],
+        },
       },
     },
     {

@@ -5,16 +5,15 @@
  * bench/floor/) loads them from the service build, so its raw `pg` baselines run exactly these statements
  * and cannot drift from them.
  */
-import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
-import { namedParameters } from '../common/sql/named-parameters.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
-import { apiClaimOnInsert, apiClaimOnUpdate } from './api-claim.js';
-import { expiresAt, insertChanges, ORIGIN_PARAMETERS, type OriginPlaceholders, SHARED_WRITER_LOCK } from './change-records.js';
+import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
+import { apiClaimOnInsert, apiClaimOnUpdate } from './api-claim.js';
+import { expiresAt, insertChanges, ORIGIN_PARAMETERS, SHARED_WRITER_LOCK, type OriginPlaceholders } from './change-records.js';
+import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /** The written object's columns, as every write statement returns them. */
-export const WRITTEN_OBJECT = (row: string) =>
-  `${row}.type, ${row}.keys, ${row}.context, ${isoUtc(`${row}.expires_at`)} AS "expiresAt"`;
+export const WRITTEN_OBJECT = (row: string) => `${row}.type, ${row}.keys, ${row}.context, ${isoUtc(`${row}.expires_at`)} AS "expiresAt"`;
 
 /** Live objects only: an expired one is gone from every read at once, before the expiry job removes it. */
 export const LIVE = (row: string) => `(${row}.expires_at IS NULL OR ${row}.expires_at > now())`;
@@ -59,9 +58,7 @@ export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM unnest($2::text[], $3:
  */
 export const WRITE_PARAMETERS = {
   insert: namedParameters(['collectionId', 'type', 'keys', 'context', 'expiresAt', 'ttlSeconds', ...ORIGIN_PARAMETERS]),
-  update: namedParameters([
-    'collectionId', 'objectId', 'keys', 'context', 'newKeys', 'expiresAt', 'ttlSeconds', 'decidedOnKeys', ...ORIGIN_PARAMETERS,
-  ]),
+  update: namedParameters(['collectionId', 'objectId', 'keys', 'context', 'newKeys', 'expiresAt', 'ttlSeconds', 'decidedOnKeys', ...ORIGIN_PARAMETERS]),
   remove: namedParameters(['collectionId', 'keyType', 'keyValue', 'uid', ...ORIGIN_PARAMETERS]),
 };
 
@@ -173,14 +170,7 @@ export function findHitsParameters(
   context: string | null,
   expiry: { at: string | null; ttlSeconds: number | null } | null,
 ): unknown[] {
-  return [
-    collectionId,
-    keys.map((key) => key.type),
-    keys.map((key) => key.value),
-    context,
-    expiry !== null && expiry.ttlSeconds === null,
-    expiry?.at ?? null,
-  ];
+  return [collectionId, keys.map((key) => key.type), keys.map((key) => key.value), context, expiry !== null && expiry.ttlSeconds === null, expiry?.at ?? null];
 }
 
 /**
@@ -215,26 +205,28 @@ export const OBJECT_STATEMENTS = {
  * explicit deletes.
  */
 const FEED_PAGES = {
-  listPage: (conditions: string) => sizeBoundedPage(
-    {
-      select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
-      from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}${conditions}`,
-      orderBy: 'collection_id, id',
-      rowBytes: 'row_bytes',
-    },
-    '$3',
-    '$4',
-  ),
-  changesAfter: () => sizeBoundedPage(
-    {
-      select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
-      from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
-      orderBy: 'seq',
-      rowBytes: 'row_bytes',
-    },
-    '$3',
-    '$4',
-  ),
+  listPage: (conditions: string) =>
+    sizeBoundedPage(
+      {
+        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
+        from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}${conditions}`,
+        orderBy: 'collection_id, id',
+        rowBytes: 'row_bytes',
+      },
+      '$3',
+      '$4',
+    ),
+  changesAfter: () =>
+    sizeBoundedPage(
+      {
+        select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+        from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
+        orderBy: 'seq',
+        rowBytes: 'row_bytes',
+      },
+      '$3',
+      '$4',
+    ),
 };
 export type FeedPage = keyof typeof FEED_PAGES;
 

@@ -63,18 +63,16 @@ export class ObjectVersionsService {
       lastSeq: Number(rows[0].lastSeq),
       pending: rows[0].pending,
       full: found.length === query.limit || found.some((row) => row.pageFull),
-      rows: found.map(
-        (row): ObjectVersionRow => ({
-          position: Number(row.position),
-          at: row.at,
-          nextMicrosecond: row.nextMicrosecond,
-          operation: row.operation,
-          reason: row.operation === 'Remove' ? (row.reason ?? 'Deleted') : null,
-          object: storedObject(row.object),
-          uid: row.uid,
-          addedAt: row.addedAt,
-        }),
-      ),
+      rows: found.map((row): ObjectVersionRow => ({
+        position: Number(row.position),
+        at: row.at,
+        nextMicrosecond: row.nextMicrosecond,
+        operation: row.operation,
+        reason: row.operation === 'Remove' ? (row.reason ?? 'Deleted') : null,
+        object: storedObject(row.object),
+        uid: row.uid,
+        addedAt: row.addedAt,
+      })),
     };
   }
 }

@@ -39,12 +39,12 @@ export class ObjectsController {
     description:
       'Writes `{type, keys, context}`. Key values are normalised first (hashes lower case, domain names in ' +
       'lower-case ASCII without a trailing dot, URLs and IP addresses in canonical form), then the whole object is ' +
-      'validated against the collection\'s current schema. When the keys name an object already stored, its ' +
+      "validated against the collection's current schema. When the keys name an object already stored, its " +
       'context is replaced and the new keys are added to it (an `Update` change); otherwise a new object is stored ' +
       '(`Add`). Keys naming two objects, or a key whose type the object has with another value, are 422 ' +
-        '`KeySetConflict`. Sending an object exactly as stored ' +
+      '`KeySetConflict`. Sending an object exactly as stored ' +
       'writes nothing and makes no change record. Optional `expiresAt` (in the future) sets when the object ' +
-      'expires; without it the collection\'s `objectTTLSeconds` applies from this write (each add then moves the ' +
+      "expires; without it the collection's `objectTTLSeconds` applies from this write (each add then moves the " +
       'expiry: an `Update`). An expired object is gone: adding its keys again creates it anew (`Add`).',
   })
   @ApiNoContentResponse({ description: 'Stored (or already stored as sent).' })

@@ -85,7 +85,10 @@ export class ObjectsService {
       for (let decision = 1; decision <= DECISIONS_UNDER_LOCK; decision++) {
         const current = await this.repository.findHits(manager, collection.id, keys, contextJson, object.expiry);
         removed.push(...(await this.expireHits(manager, origin, collection.id, current)));
-        const write = planAdd(object, current.filter((hit) => !hit.expired));
+        const write = planAdd(
+          object,
+          current.filter((hit) => !hit.expired),
+        );
         if (write === null) return { outcome: addOutcome(write), written: removed };
         const change = await this.repository.write(manager, origin, collection.id, write);
         if (change) return { outcome: addOutcome(write), written: [...removed, change] };
@@ -110,7 +113,14 @@ export class ObjectsService {
   ): Promise<WrittenChange[]> {
     const expired = hits.filter((hit) => hit.expired);
     if (expired.length === 0) return [];
-    return this.expiry.expire(manager, origin, collectionId, expired.map((hit) => hit.id), expired.length, expired[0].decidedAt);
+    return this.expiry.expire(
+      manager,
+      origin,
+      collectionId,
+      expired.map((hit) => hit.id),
+      expired.length,
+      expired[0].decidedAt,
+    );
   }
 
   /**
@@ -187,12 +197,6 @@ export class ObjectsService {
       page.cursor === undefined
         ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq) }
         : undefined;
-    return keysetPage(
-      rows,
-      page.limit,
-      (row) => afterIdCursor(Number(row.position)),
-      storedObject,
-      related,
-    );
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), storedObject, related);
   }
 }

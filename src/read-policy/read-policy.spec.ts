@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES, Principal } from '../common/guard/access.js';
-import { type ActiveList, CompiledEntries, type ListAction, ListSet } from '../warninglists/warninglist-matcher/index.js';
-import { NO_FILTERS, type ReadFilters, ReadPolicy, readScopeOf, UNFILTERED } from './read-policy.js';
+import { CompiledEntries, ListSet, type ActiveList, type ListAction } from '../warninglists/warninglist-matcher/index.js';
+import { NO_FILTERS, ReadPolicy, readScopeOf, UNFILTERED, type ReadFilters } from './read-policy.js';
 
 const list = (name: string, action: ListAction, entries: string[]): ActiveList => ({
   name,
@@ -75,7 +75,9 @@ describe('ReadPolicy', () => {
     await policy.exclusion();
     await policy.withWarninglists('ignore').exclusion();
     expect(await policy.withWarninglists('apply').exclusion()).toBeDefined();
-    expect(await policy.warningsOf({ type: 'IPAddress', value: '8.8.8.8' })).toEqual([{ list: 'dns', entry: '8.8.8.8', action: 'excludeFromExport', match: 'exact' }]);
+    expect(await policy.warningsOf({ type: 'IPAddress', value: '8.8.8.8' })).toEqual([
+      { list: 'dns', entry: '8.8.8.8', action: 'excludeFromExport', match: 'exact' },
+    ]);
     expect(reads.count).toBe(1);
   });
 });
@@ -86,7 +88,16 @@ describe('readScopeOf', () => {
 
   it.each<[string, [number, string[]][], boolean, number[]]>([
     ['ReadChildren on intel reads every collection', [[BUILTIN_RESOURCES.intel.id, ['ReadChildren']]], true, []],
-    ['Read on collections reads those', [[41, ['Read']], [42, ['Read', 'Write']], [43, ['Write']]], false, [41, 42]],
+    [
+      'Read on collections reads those',
+      [
+        [41, ['Read']],
+        [42, ['Read', 'Write']],
+        [43, ['Write']],
+      ],
+      false,
+      [41, 42],
+    ],
     ['no permission reads nothing', [], false, []],
   ])('%s', (_name, permissions, readsAll, readable) => {
     expect(readScopeOf(principal(permissions))).toEqual({ readsAll, readable });

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+import { ApiError, registerErrorCodes, type ErrorCodesOf } from '../common/errors/api-error.js';
 import type { SchemaNamespace } from './schema-registry.service.js';
 
 /** The schema registry's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
@@ -27,8 +27,7 @@ export const SchemaRegistryErrors = {
   notFound: (schemaId: string) => new ApiError('NotFound', `schema ${schemaId} does not exist`),
   schemaIdChanged: (pathId: string, bodyId: string) =>
     new ApiError('InvalidSchemaID', `the schemaID of a schema cannot change: path ${pathId}, body ${bodyId}`),
-  schemaNotFound: (namespace: SchemaNamespace, schemaId: string) =>
-    new ApiError('SchemaNotFound', `${namespace} schema ${schemaId} does not exist`),
+  schemaNotFound: (namespace: SchemaNamespace, schemaId: string) => new ApiError('SchemaNotFound', `${namespace} schema ${schemaId} does not exist`),
   /**
    * `violations` may be the first ones of `errorCount`; the details then say how many there were. When the
    * object was too large for a full report (`complete` false) only the first violation is known.

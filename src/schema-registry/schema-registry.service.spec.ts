@@ -51,9 +51,7 @@ async function errorOf(promise: Promise<unknown>): Promise<ApiError> {
 describe('SchemaRegistryService.validate', () => {
   it('accepts a matching object', async () => {
     const { service } = fakeTable({ version: 1, document: PHISHING });
-    await expect(
-      service.validate('intel', 'phishing-schema', { type: 'DomainName', keys: [], context: { size: 10, label: 'x' } }),
-    ).resolves.toBeUndefined();
+    await expect(service.validate('intel', 'phishing-schema', { type: 'DomainName', keys: [], context: { size: 10, label: 'x' } })).resolves.toBeUndefined();
   });
 
   it('answers 422 SchemaNotFound for an absent schema', async () => {
@@ -64,9 +62,7 @@ describe('SchemaRegistryService.validate', () => {
 
   it('reports every violation in the wire form, the first one also at the top of the details', async () => {
     const { service } = fakeTable({ version: 1, document: PHISHING });
-    const error = await errorOf(
-      service.validate('intel', 'phishing-schema', { type: 'URL', keys: [], context: { size: 3 } }),
-    );
+    const error = await errorOf(service.validate('intel', 'phishing-schema', { type: 'URL', keys: [], context: { size: 3 } }));
     expect(error.code).toBe('SchemaCheckFail');
     const violations = [
       {
@@ -92,9 +88,7 @@ describe('SchemaRegistryService.validate', () => {
     const document = { schemaID: 'strings', properties: { context: { properties: { a: { items: { type: 'string' } } } } } };
     const { service } = fakeTable({ version: 1, document });
     const items = MAX_REPORTED_VIOLATIONS * 3;
-    const error = await errorOf(
-      service.validate('intel', 'strings', { type: 'URL', keys: [], context: { a: Array.from({ length: items }, (_, i) => i) } }),
-    );
+    const error = await errorOf(service.validate('intel', 'strings', { type: 'URL', keys: [], context: { a: Array.from({ length: items }, (_, i) => i) } }));
     const details = error.details as { errors: { InstanceLocation: string }[]; errorCount: number; InstanceLocation: string };
     expect(error.code).toBe('SchemaCheckFail');
     expect(details.errors).toHaveLength(MAX_REPORTED_VIOLATIONS);
@@ -104,9 +98,7 @@ describe('SchemaRegistryService.validate', () => {
     expect(error.message).toContain(`and ${items - 1} more violations`);
 
     // At the cap exactly, nothing is left out and no count is added.
-    const atCap = await errorOf(
-      service.validate('intel', 'strings', { context: { a: Array.from({ length: MAX_REPORTED_VIOLATIONS }, (_, i) => i) } }),
-    );
+    const atCap = await errorOf(service.validate('intel', 'strings', { context: { a: Array.from({ length: MAX_REPORTED_VIOLATIONS }, (_, i) => i) } }));
     expect((atCap.details as { errors: unknown[] }).errors).toHaveLength(MAX_REPORTED_VIOLATIONS);
     expect(atCap.details).not.toHaveProperty('errorCount');
   });
@@ -116,9 +108,7 @@ describe('SchemaRegistryService.validate', () => {
     const { service } = fakeTable({ version: 1, document });
     // Far more wrong items than fit under the full-report size: collecting them all is what must not happen.
     const items = FULL_REPORT_MAX_CHARS;
-    const error = await errorOf(
-      service.validate('intel', 'strings', { type: 'URL', keys: [], context: { a: Array.from({ length: items }, () => 1) } }),
-    );
+    const error = await errorOf(service.validate('intel', 'strings', { type: 'URL', keys: [], context: { a: Array.from({ length: items }, () => 1) } }));
     expect(error.code).toBe('SchemaCheckFail');
     expect(error.details).toEqual({
       AbsoluteKeywordLocation: 'strings#/properties/context/properties/a/items/type',
@@ -134,9 +124,7 @@ describe('SchemaRegistryService.validate', () => {
       complete: false,
     });
     // A valid instance of the same size passes.
-    await expect(
-      service.validate('intel', 'strings', { context: { a: Array.from({ length: items }, () => 'x') } }),
-    ).resolves.toBeUndefined();
+    await expect(service.validate('intel', 'strings', { context: { a: Array.from({ length: items }, () => 'x') } })).resolves.toBeUndefined();
   });
 
   it('compiles once per version and uses a new version as soon as the table has it', async () => {

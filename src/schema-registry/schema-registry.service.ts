@@ -67,12 +67,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function isSchemaCursor(value: unknown): value is { s: string } {
-  return (
-    isPlainObject(value) &&
-    Object.keys(value).length === 1 &&
-    typeof value.s === 'string' &&
-    SCHEMA_ID_PATTERN.test(value.s)
-  );
+  return isPlainObject(value) && Object.keys(value).length === 1 && typeof value.s === 'string' && SCHEMA_ID_PATTERN.test(value.s);
 }
 
 /** Ajv's `schemaPath` is already a URI fragment (`#/properties/...`): prefixing the schema id makes it absolute. */
@@ -142,7 +137,12 @@ export class SchemaRegistryService {
     // '' sorts before every id: schema_id is COLLATE "C", so the keyset order is plain byte order.
     const after = page.cursor === undefined ? '' : decodeCursor(page.cursor, isSchemaCursor).s;
     const rows = await this.schemas.page(namespace, after, page.limit + 1, this.config.pageMaxBytes);
-    return keysetPage(rows, page.limit, (row) => encodeCursor({ s: row.schemaID }), ({ schemaID, title }) => ({ schemaID, title }));
+    return keysetPage(
+      rows,
+      page.limit,
+      (row) => encodeCursor({ s: row.schemaID }),
+      ({ schemaID, title }) => ({ schemaID, title }),
+    );
   }
 
   /**
@@ -200,9 +200,7 @@ export class SchemaRegistryService {
     if (!isPlainObject(document)) throw SchemaRegistryErrors.invalidDocument('the schema document must be a JSON object');
     const schemaId = document.schemaID;
     if (typeof schemaId !== 'string' || !SCHEMA_ID_PATTERN.test(schemaId)) {
-      throw SchemaRegistryErrors.invalidDocument(
-        `schemaID must be a string matching ${SCHEMA_ID_PATTERN.source} (URL-safe, at most 128 characters)`,
-      );
+      throw SchemaRegistryErrors.invalidDocument(`schemaID must be a string matching ${SCHEMA_ID_PATTERN.source} (URL-safe, at most 128 characters)`);
     }
     if (Object.hasOwn(document, '$schema') && document.$schema !== DRAFT_2020_12) {
       throw SchemaRegistryErrors.invalidDocument(`$schema, when given, must be ${DRAFT_2020_12}`);

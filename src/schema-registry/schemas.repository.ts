@@ -83,10 +83,7 @@ export class SchemasRepository {
 
   /** Inside a transaction, pass its manager (see SchemaRegistryService.exists). */
   async exists(namespace: SchemaNamespace, schemaId: string, manager?: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await (manager ?? this.dataSource).query(`SELECT 1 FROM schemas WHERE namespace = $1 AND schema_id = $2`, [
-      namespace,
-      schemaId,
-    ]);
+    const rows: unknown[] = await (manager ?? this.dataSource).query(`SELECT 1 FROM schemas WHERE namespace = $1 AND schema_id = $2`, [namespace, schemaId]);
     return rows.length > 0;
   }
 }

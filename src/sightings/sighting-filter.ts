@@ -37,4 +37,3 @@ export function sightingFilterOf(query: SightingFilterQueryDto): SightingFilter 
 }
 
 export const isFiltered = (filter: SightingFilter) => filter.sightedSince !== null || filter.excludeFalsePositives;
-

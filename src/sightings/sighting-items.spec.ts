@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { KEY_TYPES } from '../common/indicators/indicators.js';
 import { MAX_INPUT_KEY_LENGTH } from '../common/indicators/object-form.dto.js';
 import { MAX_SIGHTING_COUNT, MAX_SOURCE_LENGTH } from './dto/sighting.dto.js';
-import { type ItemRules, parseSightingItem, type SightingItem } from './sighting-items.js';
+import { parseSightingItem, type ItemRules, type SightingItem } from './sighting-items.js';
 
 const NOW = new Date('2030-06-01T12:00:00.000Z');
 const RULES: ItemRules = { defaultSource: 'key-42', now: NOW, retentionDays: 30 };
@@ -23,7 +23,15 @@ describe('parseSightingItem: accepted items and their defaults', () => {
     ],
     [
       'objectKeyType and objectKey, every field given; the key normalised, the id lower case',
-      { objectKeyType: 'MD5Hash', objectKey: 'D41D8CD98F00B204E9800998ECF8427E', kind: 'falsePositive', source: 's', at: '2030-06-01T11:00:00+01:00', count: 7, id: ID },
+      {
+        objectKeyType: 'MD5Hash',
+        objectKey: 'D41D8CD98F00B204E9800998ECF8427E',
+        kind: 'falsePositive',
+        source: 's',
+        at: '2030-06-01T11:00:00+01:00',
+        count: 7,
+        id: ID,
+      },
       {
         key: { type: 'MD5Hash', value: 'd41d8cd98f00b204e9800998ecf8427e' },
         kind: 'falsePositive',
@@ -121,7 +129,13 @@ describe('parseSightingItem: every refusal', () => {
 
   it('checks in order: the naming, the key, kind, source, count, id, then at', () => {
     const everythingWrong = { type: 'DomainName', value: 'example.com', kind: 'x', source: '', count: 0, id: 'x', at: 'x' };
-    const fixes: [string, unknown][] = [['kind', 'sighting'], ['source', 's'], ['count', 1], ['id', ID], ['at', NOW.toISOString()]];
+    const fixes: [string, unknown][] = [
+      ['kind', 'sighting'],
+      ['source', 's'],
+      ['count', 1],
+      ['id', ID],
+      ['at', NOW.toISOString()],
+    ];
     const item: Record<string, unknown> = { ...everythingWrong };
     const seen: string[] = [];
     for (const [field, fixed] of fixes) {

@@ -1,16 +1,10 @@
 import { ApiError } from '../common/errors/api-error.js';
-import { KEY_TYPES, type KeyType, normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
+import { KEY_TYPES, normalizeKey, type KeyType, type ObjectKey } from '../common/indicators/indicators.js';
 import { MAX_INPUT_KEY_LENGTH } from '../common/indicators/object-form.dto.js';
 import { parseDateTime } from '../common/validation/date-time.js';
 import { isUnstorableText } from '../common/validation/json-body.js';
 import { UUID_PATTERN } from '../common/validation/uuid.js';
-import {
-  MAX_CLOCK_AHEAD_MS,
-  MAX_SIGHTING_COUNT,
-  MAX_SOURCE_LENGTH,
-  SIGHTING_KINDS,
-  type SightingKind,
-} from './dto/sighting.dto.js';
+import { MAX_CLOCK_AHEAD_MS, MAX_SIGHTING_COUNT, MAX_SOURCE_LENGTH, SIGHTING_KINDS, type SightingKind } from './dto/sighting.dto.js';
 
 /** A sighting item as it is stored. */
 export interface SightingItem {

@@ -10,17 +10,7 @@ import type { SightingItem } from './sighting-items.js';
  * RECORD's parameters: one array per column (`keyTypes` to `clientIds`, one element per item), `positions`
  * the items' indexes, `shard` the tally's row this request adds into.
  */
-const RECORD_PARAMETERS = namedParameters([
-  'keyTypes',
-  'keyValues',
-  'kinds',
-  'sources',
-  'ats',
-  'counts',
-  'clientIds',
-  'positions',
-  'shard',
-]);
+const RECORD_PARAMETERS = namedParameters(['keyTypes', 'keyValues', 'kinds', 'sources', 'ats', 'counts', 'clientIds', 'positions', 'shard']);
 const record = RECORD_PARAMETERS.$;
 
 /**

@@ -7,12 +7,7 @@ import { parseDateTime } from '../common/validation/date-time.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
-import {
-  type ListSightingsQueryDto,
-  MAX_SIGHTING_ITEMS,
-  type SightingResultView,
-  type SightingView,
-} from './dto/sighting.dto.js';
+import { type ListSightingsQueryDto, MAX_SIGHTING_ITEMS, type SightingResultView, type SightingView } from './dto/sighting.dto.js';
 import { parseSightingItem, type SightingItem } from './sighting-items.js';
 import { SightingErrors } from './sightings.errors.js';
 import { type SightingRow, SightingsRepository } from './sightings.repository.js';
@@ -42,7 +37,10 @@ export class SightingsService {
     const parsed = body.map((raw) => parseSightingItem(raw, rules));
     const results: SightingResultView[] = parsed.map((item) => ('invalid' in item ? { status: 'Invalid', reason: item.invalid } : { status: 'Unknown' }));
     const valid = parsed.flatMap((item, index) => ('invalid' in item ? [] : [{ item, index }]));
-    const held = await this.lookups.heldKeys(this.policies.of(principal), valid.map(({ item }) => item.key));
+    const held = await this.lookups.heldKeys(
+      this.policies.of(principal),
+      valid.map(({ item }) => item.key),
+    );
     const ids = new Set<string>();
     const batch: { item: SightingItem; index: number }[] = [];
     valid.forEach((entry, position) => {

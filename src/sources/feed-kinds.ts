@@ -1,6 +1,6 @@
-import type { SourceKind } from './source-form.js';
-import type { FeedRequest, FeedResult } from './source-feeds.js';
 import { readMispFeed } from './misp-feed.js';
+import type { FeedRequest, FeedResult } from './source-feeds.js';
+import type { SourceKind } from './source-form.js';
 import { readTaxiiCollection } from './taxii-client.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import { type FormatFailure, type FormatRecord, keyId } from '../formats/forms.js';
+import { keyId, type FormatFailure, type FormatRecord } from '../formats/forms.js';
 import { parseMispEvent, parseMispManifest } from '../formats/misp.js';
+import { RunBytes, type FeedRequest, type FeedResult, type FeedState } from './source-feeds.js';
 import { FetchFailure } from './source-fetch.js';
-import { type FeedRequest, type FeedResult, type FeedState, RunBytes } from './source-feeds.js';
 
 /** An event uuid as a file name of the feed's folder (no `/`, no `..`). */
 const EVENT_NAME = /^[0-9A-Za-z-]{1,64}$/;
@@ -22,7 +22,10 @@ export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
   const { settings, last } = request;
   const folder = settings.url.endsWith('/') ? settings.url : `${settings.url}/`;
   const bytes = new RunBytes(request.limits.maxBytes);
-  const manifest = await request.policy.get({ url: new URL('manifest.json', folder).href, headers: request.headers, etag: last?.etag, lastModified: last?.lastModified }, request.stop);
+  const manifest = await request.policy.get(
+    { url: new URL('manifest.json', folder).href, headers: request.headers, etag: last?.etag, lastModified: last?.lastModified },
+    request.stop,
+  );
   if (manifest.notModified) return manifest;
   const text = await bytes.text(manifest.body, manifest.bytes, manifest.httpStatus);
   const parsed = text.ok ? parseMispManifest(text.text) : text;
@@ -69,12 +72,21 @@ export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
         form.keys.forEach((key) => keys.add(keyId(key)));
         yield { kind: 'form', line: ++line, form };
       }
-      for (const { value, reason } of event.event.rejected) yield { kind: 'rejected', rejection: { line: ++line, value, reason: `event ${entry.uuid}: ${reason}` } };
+      for (const { value, reason } of event.event.rejected)
+        yield { kind: 'rejected', rejection: { line: ++line, value, reason: `event ${entry.uuid}: ${reason}` } };
       events[entry.uuid] = { timestamp: entry.timestamp, keys: [...keys] };
     }
     const current = new Set(Object.values(events).flatMap((event) => event.keys));
     end.withdrawn = [...candidates].filter(([id]) => !current.has(id)).map(([, key]) => key);
     end.state = { events };
   }
-  return { notModified: false, httpStatus: manifest.httpStatus, etag: manifest.etag, lastModified: manifest.lastModified, records: records(), bytes: () => bytes.count, end };
+  return {
+    notModified: false,
+    httpStatus: manifest.httpStatus,
+    etag: manifest.etag,
+    lastModified: manifest.lastModified,
+    records: records(),
+    bytes: () => bytes.count,
+    end,
+  };
 }

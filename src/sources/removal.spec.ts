@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { endsWithThisMiss, isSuspect, missesToEnd, type Removal, tooFewItems } from './removal.js';
+import { endsWithThisMiss, isSuspect, missesToEnd, tooFewItems, type Removal } from './removal.js';
 
 describe('what a run does to a claim it does not see again', () => {
   // [policy, misses before this run, ends with this miss]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { LeaseLost, RunFailure } from './run-failures.js';
-import { closingOf, failureOf, type Fetched, isRepeat, type Outcome, type Settlement, settledOutcome, type StagedBody, unchangedCount } from './run-outcome.js';
+import { closingOf, failureOf, isRepeat, settledOutcome, unchangedCount, type Fetched, type Outcome, type Settlement, type StagedBody } from './run-outcome.js';
 import { FetchFailure } from './source-fetch.js';
 
 const body = (repeat: boolean, forms = 3): StagedBody => ({ digest: 'd1', forms, repeat });
@@ -36,10 +36,16 @@ describe('what the close of a run writes on the source', () => {
       null,
       { suspect: false, validators: { etag: '"v2"', lastModified: 'Sun, 29 Nov 2026 00:00:00 GMT', bodyDigest: 'd1' } },
     ],
-    ['a repeat keeps them too (the validators may be new)', { body: body(true), suspect: false }, fetched200, null, {
-      suspect: false,
-      validators: { etag: '"v2"', lastModified: 'Sun, 29 Nov 2026 00:00:00 GMT', bodyDigest: 'd1' },
-    }],
+    [
+      'a repeat keeps them too (the validators may be new)',
+      { body: body(true), suspect: false },
+      fetched200,
+      null,
+      {
+        suspect: false,
+        validators: { etag: '"v2"', lastModified: 'Sun, 29 Nov 2026 00:00:00 GMT', bodyDigest: 'd1' },
+      },
+    ],
     [
       "a feed kind's body keeps its state as well",
       { body: body(false), suspect: false },
@@ -61,7 +67,7 @@ describe('the failure an error is for a run', () => {
   // [case, error, httpStatus of the fetch, failure]
   const table: [string, unknown, number | null, ReturnType<typeof failureOf>][] = [
     [
-      "a failed fetch: its own status and Retry-After",
+      'a failed fetch: its own status and Retry-After',
       new FetchFailure('HttpStatus', 'status 503', 503, 120),
       null,
       { error: { code: 'HttpStatus', message: 'status 503' }, httpStatus: 503, retryAfterSeconds: 120 },

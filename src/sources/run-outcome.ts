@@ -1,8 +1,8 @@
 import type { StagedRun } from '../intel/batch/batch.service.js';
-import { FetchFailure } from './source-fetch.js';
-import type { FeedState } from './source-feeds.js';
-import type { RunValidators } from './source-runs.repository.js';
 import { LeaseLost, RunFailure } from './run-failures.js';
+import type { FeedState } from './source-feeds.js';
+import { FetchFailure } from './source-fetch.js';
+import type { RunValidators } from './source-runs.repository.js';
 
 /**
  * The rules that turn what a run found into its outcome (extensions §13 "Runs", "Conditional GET",

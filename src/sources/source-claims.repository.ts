@@ -147,7 +147,9 @@ const COUNT_WITHDRAWN = `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS h
 const WITHDRAW_PARAMETERS = namedParameters(['sourceId', 'types', 'values', 'collection']);
 const W = WITHDRAW_PARAMETERS.$;
 
-const WITHDRAW = (ended: string) => `WITH gone AS (DELETE FROM sources_claim WHERE source_id = ${W.sourceId} AND ${LISTED(W.types, W.values)} RETURNING key_type, value)
+const WITHDRAW = (
+  ended: string,
+) => `WITH gone AS (DELETE FROM sources_claim WHERE source_id = ${W.sourceId} AND ${LISTED(W.types, W.values)} RETURNING key_type, value)
   INSERT INTO ${ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', W.sourceId, W.collection)}`;
 
 const DELETE_PARAMETERS = namedParameters(['sourceId', 'collection']);
@@ -178,7 +180,10 @@ export class SourceClaimsRepository {
 
   /** The claims of the sources of `collection` on any of `keys`, by source name (provenance). */
   claimsOf(collection: string, keys: readonly ObjectKey[]): Promise<ObjectSourceClaim[]> {
-    return this.dataSource.query(CLAIMS_OF, CLAIMS_OF_PARAMETERS.values({ collection, types: keys.map((key) => key.type), values: keys.map((key) => key.value) }));
+    return this.dataSource.query(
+      CLAIMS_OF,
+      CLAIMS_OF_PARAMETERS.values({ collection, types: keys.map((key) => key.type), values: keys.map((key) => key.value) }),
+    );
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import type { SourcesConfig } from '../config/app-config.js';
 import { NotUtf8, textOf } from '../formats/chunks.js';
 import { failure, type FormatFailure, type FormatRecord } from '../formats/forms.js';
-import type { SourcesConfig } from '../config/app-config.js';
 import { FetchFailure, type OutboundPolicy } from './source-fetch.js';
 import type { SourceSettings } from './source-form.js';
 
@@ -59,7 +59,11 @@ export class RunBytes {
   constructor(private readonly max: number) {}
 
   /** The body as text, or its failure (not UTF-8). */
-  async text(body: AsyncIterable<Uint8Array>, bytes: () => number, httpStatus: number): Promise<{ ok: true; text: string } | { ok: false; failure: FormatFailure }> {
+  async text(
+    body: AsyncIterable<Uint8Array>,
+    bytes: () => number,
+    httpStatus: number,
+  ): Promise<{ ok: true; text: string } | { ok: false; failure: FormatFailure }> {
     const parts: string[] = [];
     const before = this.total;
     try {

@@ -22,7 +22,15 @@ describe('parseSourceForm', () => {
       kind: 'text',
       enabled: true,
       intervalSeconds: 3600,
-      settings: { url: 'https://feed.example/list.txt', mode: 'snapshot', removal: { policy: 'remove' }, context: {}, headerNames: [], maxRemovalRatio: 0.5, minItems: 1 },
+      settings: {
+        url: 'https://feed.example/list.txt',
+        mode: 'snapshot',
+        removal: { policy: 'remove' },
+        context: {},
+        headerNames: [],
+        maxRemovalRatio: 0.5,
+        minItems: 1,
+      },
       secrets: { headers: {} },
     });
   });
@@ -52,7 +60,11 @@ describe('parseSourceForm', () => {
       denied,
     );
     const changed = parseSourceForm({ intervalSeconds: 600, basicAuth: { username: 'v' } }, denied, current);
-    expect(changed).toMatchObject({ intervalSeconds: 600, settings: { valueColumn: 'ioc', username: 'v', headerNames: ['Auth-Key'] }, secrets: { headers: { 'Auth-Key': 'k' }, password: 'p' } });
+    expect(changed).toMatchObject({
+      intervalSeconds: 600,
+      settings: { valueColumn: 'ioc', username: 'v', headerNames: ['Auth-Key'] },
+      secrets: { headers: { 'Auth-Key': 'k' }, password: 'p' },
+    });
     const cleared = parseSourceForm({ headers: null, basicAuth: null }, denied, current);
     expect(cleared.secrets).toEqual({ headers: {} });
     expect(cleared.settings.username).toBeUndefined();

@@ -13,7 +13,21 @@ export const SOURCE_NAME_PATTERN = /^[a-z0-9._-]{1,128}$/;
 const MIN_INTERVAL = 60;
 const MAX_INTERVAL = 604_800;
 /** The members a form may have, per kind beyond the common ones. */
-const COMMON = ['name', 'collection', 'kind', 'url', 'enabled', 'intervalSeconds', 'mode', 'removal', 'context', 'headers', 'basicAuth', 'maxRemovalRatio', 'minItems'];
+const COMMON = [
+  'name',
+  'collection',
+  'kind',
+  'url',
+  'enabled',
+  'intervalSeconds',
+  'mode',
+  'removal',
+  'context',
+  'headers',
+  'basicAuth',
+  'maxRemovalRatio',
+  'minItems',
+];
 const PER_KIND: Record<SourceKind, string[]> = {
   text: [],
   csv: ['valueColumn', 'typeColumn', 'contextColumns', 'delimiter', 'skipLines'],
@@ -147,7 +161,8 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
   let removal = before?.removal ?? { policy: 'remove' as RemovalPolicy };
   if (body.removal !== undefined) {
     const raw = body.removal;
-    if (!isObject(raw) || !REMOVAL_POLICIES.includes(raw.policy as RemovalPolicy)) throw invalid('removal.policy', `must be one of ${REMOVAL_POLICIES.join(', ')}`);
+    if (!isObject(raw) || !REMOVAL_POLICIES.includes(raw.policy as RemovalPolicy))
+      throw invalid('removal.policy', `must be one of ${REMOVAL_POLICIES.join(', ')}`);
     const extra = Object.keys(raw).find((member) => member !== 'policy' && member !== 'runs');
     if (extra !== undefined) throw invalid(`removal.${extra}`, 'is not a member of removal');
     if (raw.policy === 'afterMissedRuns') {
@@ -184,7 +199,8 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     if (!isObject(raw)) throw invalid('basicAuth', 'must be {username, password}');
     const extra = Object.keys(raw).find((member) => member !== 'username' && member !== 'password');
     if (extra !== undefined) throw invalid(`basicAuth.${extra}`, 'is not a member of basicAuth');
-    if (typeof raw.username !== 'string' || raw.username === '' || raw.username.includes(':')) throw invalid('basicAuth.username', 'must be a non-empty string without ":"');
+    if (typeof raw.username !== 'string' || raw.username === '' || raw.username.includes(':'))
+      throw invalid('basicAuth.username', 'must be a non-empty string without ":"');
     username = raw.username;
     // A username alone keeps the stored password (it is write-only); `null` clears it.
     if (raw.password === null) password = undefined;
@@ -213,7 +229,8 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     if (typeColumn !== undefined) settings.typeColumn = typeColumn;
     settings.contextColumns = names(body, 'contextColumns') ?? before?.contextColumns ?? [];
     const delimiter = body.delimiter ?? before?.delimiter ?? ',';
-    if (typeof delimiter !== 'string' || delimiter.length !== 1 || /["\r\n]/.test(delimiter)) throw invalid('delimiter', 'must be one character, not a quote or a line break');
+    if (typeof delimiter !== 'string' || delimiter.length !== 1 || /["\r\n]/.test(delimiter))
+      throw invalid('delimiter', 'must be one character, not a quote or a line break');
     settings.delimiter = delimiter;
     settings.skipLines = integer(body, 'skipLines', 0, 1000) ?? before?.skipLines ?? 0;
   } else if (kind === 'ndjson') {

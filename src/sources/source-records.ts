@@ -1,5 +1,5 @@
-import { streamCsv } from '../formats/csv.js';
 import type { Chunks } from '../formats/chunks.js';
+import { streamCsv } from '../formats/csv.js';
 import { failure, type FormatRecord } from '../formats/forms.js';
 import { streamNdjson } from '../formats/ndjson.js';
 import { streamTextList } from '../formats/text.js';
@@ -20,7 +20,12 @@ const SNIFFED = 1024;
  * 200 would otherwise give its links and host names as indicators. It fails the run (`HtmlPage`) before a
  * line is parsed.
  */
-export async function* recordsOf(kind: SourceKind, settings: SourceSettings, body: AsyncIterable<Uint8Array>, contentType: string | null): AsyncGenerator<FormatRecord> {
+export async function* recordsOf(
+  kind: SourceKind,
+  settings: SourceSettings,
+  body: AsyncIterable<Uint8Array>,
+  contentType: string | null,
+): AsyncGenerator<FormatRecord> {
   if (contentType !== null && HTML_TYPE.test(contentType)) {
     yield { kind: 'failed', failure: failure('HtmlPage', `the server answered ${contentType.trim()}, an HTML page, not a ${kind} list`) };
     return;

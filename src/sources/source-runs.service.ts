@@ -179,7 +179,11 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       // A feed kind (taxii21, misp) reads only what is new upstream and says itself which claims end; it is
       // never a repeat of its previous body, and its withdrawals are known once its records are read.
       const feed = !fetched.notModified && 'records' in fetched ? fetched.end : null;
-      const records = fetched.notModified ? null : 'records' in fetched ? fetched.records : recordsOf(source.kind, source.settings, fetched.body, fetched.headers.get('content-type'));
+      const records = fetched.notModified
+        ? null
+        : 'records' in fetched
+          ? fetched.records
+          : recordsOf(source.kind, source.settings, fetched.body, fetched.headers.get('content-type'));
       const origin = sourceOrigin(source.name, lease?.runID ?? `test:${source.name}`, lease?.keyID ?? null);
       // What the settlement decides inside the transaction, for the close and then the outcome (run-outcome.ts).
       const decided: { settlement: Settlement | null } = { settlement: null };

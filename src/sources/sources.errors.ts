@@ -1,4 +1,4 @@
-import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, registerErrorCodes, type ErrorCodesOf } from '../common/errors/api-error.js';
 
 /** Sources' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
 export const SOURCES_ERROR_CODES = registerErrorCodes({ DuplicateSource: 409, RunInProgress: 409, CollectionNotFound: 422 });

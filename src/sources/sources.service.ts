@@ -66,8 +66,12 @@ function runView(row: RunRow): RunView {
 }
 
 const isRunCursor = (value: unknown): value is { t: string; i: string } =>
-  typeof value === 'object' && value !== null && typeof (value as { t: unknown }).t === 'string' && typeof (value as { i: unknown }).i === 'string' &&
-  !Number.isNaN(Date.parse((value as { t: string }).t)) && /^[0-9a-f-]{36}$/.test((value as { i: string }).i);
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as { t: unknown }).t === 'string' &&
+  typeof (value as { i: unknown }).i === 'string' &&
+  !Number.isNaN(Date.parse((value as { t: string }).t)) &&
+  /^[0-9a-f-]{36}$/.test((value as { i: string }).i);
 
 const isClaimCursor = (value: unknown): value is { k: string; v: string } =>
   typeof value === 'object' && value !== null && typeof (value as { k: unknown }).k === 'string' && typeof (value as { v: unknown }).v === 'string';
@@ -179,7 +183,12 @@ export class SourcesService implements ChildNameResolver {
     const page = pageRequestOf(query);
     const after = page.cursor === undefined ? null : decodeCursor(page.cursor, isClaimCursor);
     const rows = await this.claimRows.claims(row.id, after && { type: after.k, value: after.v }, page.limit + 1);
-    return keysetPage(rows, page.limit, (claim) => encodeCursor({ k: claim.type, v: claim.value }), (claim) => ({ ...claim }));
+    return keysetPage(
+      rows,
+      page.limit,
+      (claim) => encodeCursor({ k: claim.type, v: claim.value }),
+      (claim) => ({ ...claim }),
+    );
   }
 
   /** 422 CollectionNotFound for a form naming no collection. */

@@ -1,8 +1,8 @@
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import { failure, type FormatRecord, keyId } from '../formats/forms.js';
-import { parseTaxiiEnvelope, type TaxiiEnvelope, taxiiItem } from '../formats/stix.js';
+import { failure, keyId, type FormatRecord } from '../formats/forms.js';
+import { parseTaxiiEnvelope, taxiiItem, type TaxiiEnvelope } from '../formats/stix.js';
+import { RunBytes, type FeedRequest, type FeedResult } from './source-feeds.js';
 import { FetchFailure } from './source-fetch.js';
-import { type FeedRequest, type FeedResult, RunBytes } from './source-feeds.js';
 
 const TAXII_MEDIA_TYPE = 'application/taxii+json;version=2.1';
 /** What a page may be served as: TAXII's own media type, or plain JSON as some servers write it. */
@@ -40,7 +40,11 @@ export async function readTaxiiCollection(request: FeedRequest): Promise<FeedRes
     if (!JSON_MEDIA_TYPES.has(mediaType)) {
       // Read no further: leaving the loop cancels the response.
       for await (const _chunk of fetched.body) break;
-      return { httpStatus, ok: false, record: { kind: 'failed', failure: failure('NotTaxii', `the server answered ${mediaType || 'a body without Content-Type'}, not a TAXII 2.1 envelope`) } };
+      return {
+        httpStatus,
+        ok: false,
+        record: { kind: 'failed', failure: failure('NotTaxii', `the server answered ${mediaType || 'a body without Content-Type'}, not a TAXII 2.1 envelope`) },
+      };
     }
     const text = await bytes.text(fetched.body, fetched.bytes, httpStatus);
     if (!text.ok) return { httpStatus, ok: false, record: { kind: 'failed', failure: text.failure } };
@@ -60,7 +64,7 @@ export async function readTaxiiCollection(request: FeedRequest): Promise<FeedRes
     const nexts = new Set<string>();
     let index = 0;
     let after = since;
-    for (let page = first; ; ) {
+    for (let page = first; ;) {
       if (!page.ok) {
         yield page.record;
         return;
@@ -91,7 +95,11 @@ export async function readTaxiiCollection(request: FeedRequest): Promise<FeedRes
       } else {
         // `more` without `next`: the server pages by time only.
         if (page.dateAddedLast === null || page.dateAddedLast === after) {
-          throw new FetchFailure('PagingLoop', 'the server answered more: true without next, and its X-TAXII-Date-Added-Last does not advance', page.httpStatus);
+          throw new FetchFailure(
+            'PagingLoop',
+            'the server answered more: true without next, and its X-TAXII-Date-Added-Last does not advance',
+            page.httpStatus,
+          );
         }
         after = page.dateAddedLast;
         page = await fetchPage({ added_after: after });

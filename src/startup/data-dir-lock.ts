@@ -11,10 +11,7 @@ export class DataDirInUse extends StartupError {
     readonly dataDir: string,
     readonly pid: number,
   ) {
-    super(
-      `DATA_DIR ${dataDir} is in use by another running instance (pid ${pid}): stop it, or give this one its ` +
-        'own DATA_DIR or a DATABASE_URL',
-    );
+    super(`DATA_DIR ${dataDir} is in use by another running instance (pid ${pid}): stop it, or give this one its ` + 'own DATA_DIR or a DATABASE_URL');
   }
 }
 

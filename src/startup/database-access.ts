@@ -55,9 +55,7 @@ async function startEmbedded(config: AppConfig, log: (message: string) => void):
 
 /** The service's database: DATABASE_URL, or the embedded PostgreSQL of DATA_DIR, which the service runs. */
 export function openServiceDatabase(config: AppConfig, log: (message: string) => void): Promise<DatabaseAccess> {
-  return config.databaseUrl !== undefined
-    ? external(config.databaseUrl, config.databaseWaitSeconds)
-    : startEmbedded(config, log);
+  return config.databaseUrl !== undefined ? external(config.databaseUrl, config.databaseWaitSeconds) : startEmbedded(config, log);
 }
 
 /**

@@ -4,7 +4,7 @@ import { formatPattern, parsePattern, PatternRefused, patternString } from './st
 
 describe('STIX patterns', () => {
   it('escapes exactly the quote and the backslash', () => {
-    expect(patternString("a'b\\c\"d")).toBe("'a\\'b\\\\c\"d'");
+    expect(patternString('a\'b\\c"d')).toBe("'a\\'b\\\\c\"d'");
   });
 
   it('parses what it formats, for any value', () => {

@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from './stix-ids.js';
-import {
-  CONTEXT_EXTENSION_DEFINITION,
-  fromStix,
-  type ObjectVersion,
-  SERVICE_IDENTITY,
-  toIndicator,
-  toSco,
-} from './stix-projection.js';
+import { CONTEXT_EXTENSION_DEFINITION, fromStix, SERVICE_IDENTITY, toIndicator, toSco, type ObjectVersion } from './stix-projection.js';
 
 /**
  * UUIDv5 computed here by hand (RFC 9562 §5.5: SHA-1 of namespace bytes + name, version and variant bits
@@ -16,7 +9,9 @@ import {
  */
 function uuidV5(name: string): string {
   const namespace = Buffer.from('00abedb4aa42466c9c01fed23315a9b7', 'hex');
-  const hash = createHash('sha1').update(Buffer.concat([namespace, Buffer.from(name, 'utf8')])).digest();
+  const hash = createHash('sha1')
+    .update(Buffer.concat([namespace, Buffer.from(name, 'utf8')]))
+    .digest();
   hash[6] = (hash[6] & 0x0f) | 0x50;
   hash[8] = (hash[8] & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');
@@ -45,10 +40,8 @@ describe('SCO ids (UUIDv5 over the canonical JSON of the id-contributing propert
       id: `domain-name--${uuidV5('{"value":"example.com"}')}`,
       value: 'example.com',
     });
-    const url = "http://example.com/a'b\\c?q=\"x\"";
-    expect(toSco({ type: 'URL', keys: [{ type: 'URL', value: url }] }).id).toBe(
-      `url--${uuidV5('{"value":"http://example.com/a\'b\\\\c?q=\\"x\\""}')}`,
-    );
+    const url = 'http://example.com/a\'b\\c?q="x"';
+    expect(toSco({ type: 'URL', keys: [{ type: 'URL', value: url }] }).id).toBe(`url--${uuidV5('{"value":"http://example.com/a\'b\\\\c?q=\\"x\\""}')}`);
     expect(toSco({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: '198.51.100.7' }] })).toMatchObject({
       type: 'ipv4-addr',
       id: `ipv4-addr--${uuidV5('{"value":"198.51.100.7"}')}`,
@@ -86,12 +79,16 @@ describe('SCO ids (UUIDv5 over the canonical JSON of the id-contributing propert
       { type: 'SHA256Hash' as const, value: SHA256 },
     ];
     expect(toSco({ type: 'File', keys: withoutMd5 }).id).toBe(`file--${uuidV5(`{"hashes":{"SHA-1":"${SHA1}"}}`)}`);
-    expect(toSco({ type: 'File', keys: [{ type: 'SHA256Hash', value: SHA256 }, { type: 'SHA512Hash', value: SHA512 }] }).id).toBe(
-      `file--${uuidV5(`{"hashes":{"SHA-256":"${SHA256}"}}`)}`,
-    );
-    expect(toSco({ type: 'File', keys: [{ type: 'SHA512Hash', value: SHA512 }] }).id).toBe(
-      `file--${uuidV5(`{"hashes":{"SHA-512":"${SHA512}"}}`)}`,
-    );
+    expect(
+      toSco({
+        type: 'File',
+        keys: [
+          { type: 'SHA256Hash', value: SHA256 },
+          { type: 'SHA512Hash', value: SHA512 },
+        ],
+      }).id,
+    ).toBe(`file--${uuidV5(`{"hashes":{"SHA-256":"${SHA256}"}}`)}`);
+    expect(toSco({ type: 'File', keys: [{ type: 'SHA512Hash', value: SHA512 }] }).id).toBe(`file--${uuidV5(`{"hashes":{"SHA-512":"${SHA512}"}}`)}`);
   });
 });
 
@@ -153,7 +150,12 @@ describe('indicators', () => {
     expect(deleted).not.toHaveProperty('valid_until');
     const expired = toIndicator(
       version(
-        { type: 'DomainName', keys: [{ type: 'DomainName', value: 'example.com' }], context: { indicator_types: ['evil'] }, expiresAt: '2026-11-25T11:00:00.000Z' },
+        {
+          type: 'DomainName',
+          keys: [{ type: 'DomainName', value: 'example.com' }],
+          context: { indicator_types: ['evil'] },
+          expiresAt: '2026-11-25T11:00:00.000Z',
+        },
         { removal: 'Expired' },
       ),
     );
@@ -204,7 +206,14 @@ describe('fromStix (writes)', () => {
     });
     expect(imported).toEqual({
       kind: 'object',
-      form: { type: 'DomainName', keys: [{ type: 'DomainName', value: 'Example.COM' }, { type: 'DomainName', value: 'example.com' }], context: { name: 'bad', labels: ['x'] } },
+      form: {
+        type: 'DomainName',
+        keys: [
+          { type: 'DomainName', value: 'Example.COM' },
+          { type: 'DomainName', value: 'example.com' },
+        ],
+        context: { name: 'bad', labels: ['x'] },
+      },
       sco: false,
     });
   });

@@ -57,9 +57,7 @@ export const CONTEXT_EXTENSION_DEFINITION: StixObject = {
   created: SERVICE_OBJECTS_CREATED,
   modified: SERVICE_OBJECTS_CREATED,
   name: 'Intelligence Data Service object context',
-  description:
-    "The context of the indicator's object as stored in its collection: a JSON object that satisfies the " +
-    "collection's schema.",
+  description: "The context of the indicator's object as stored in its collection: a JSON object that satisfies the " + "collection's schema.",
   schema: 'The property "context" holds a JSON object; its shape is the JSON Schema of the collection the indicator comes from.',
   version: '1.0.0',
   extension_types: ['property-extension'],
@@ -181,8 +179,7 @@ function fromSco(sco: Record<string, unknown>): StixImport {
     return formOf(keys, {}, true);
   }
   if (typeof sco.value !== 'string') return refused(`a ${String(sco.type)} needs a string value`);
-  const type: KeyType =
-    sco.type === 'domain-name' ? 'DomainName' : sco.type === 'url' ? 'URL' : sco.value.includes('/') ? 'IPNetwork' : 'IPAddress';
+  const type: KeyType = sco.type === 'domain-name' ? 'DomainName' : sco.type === 'url' ? 'URL' : sco.value.includes('/') ? 'IPNetwork' : 'IPAddress';
   return formOf([{ type, value: sco.value }], {}, true);
 }
 

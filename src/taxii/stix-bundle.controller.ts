@@ -30,7 +30,10 @@ export class StixBundleController {
       'the bundle, or whose keys are stored already, is `Unchanged`.',
   })
   @ApiConsumes(...STIX_BUNDLE_TYPES)
-  @ApiBody({ description: 'A STIX 2.1 bundle.', schema: { type: 'object', required: ['objects'], properties: { type: { type: 'string' }, objects: { type: 'array', items: { type: 'object' } } } } })
+  @ApiBody({
+    description: 'A STIX 2.1 bundle.',
+    schema: { type: 'object', required: ['objects'], properties: { type: { type: 'string' }, objects: { type: 'array', items: { type: 'object' } } } },
+  })
   @ApiOkResponse({ type: BatchReportView, description: 'The report: counts and one entry per bundle object, in order.' })
   @ApiErrors({
     400: 'InvalidData: the body is not JSON or has no objects.',

@@ -61,7 +61,11 @@ export class StixImportService {
       }
     }
     if (forms.length > 0) {
-      const report = await this.batch.applyItems(origin, collectionName, forms.map((entry) => entry.form));
+      const report = await this.batch.applyItems(
+        origin,
+        collectionName,
+        forms.map((entry) => entry.form),
+      );
       report.items.forEach((outcome, at) => (results[forms[at].index] = { ...outcome, index: forms[at].index }));
     }
     const items = results as BatchItemView[];

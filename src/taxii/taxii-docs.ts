@@ -3,7 +3,7 @@ import { ApiExtension, ApiExtraModels, ApiProduces, ApiQuery, ApiTags } from '@n
 import { AcceptsBasicCredentials } from '../common/guard/access.decorators.js';
 import { ERROR_BODY_EXTENSION } from '../common/http/openapi-document.js';
 import { TaxiiErrorBody } from './dto/taxii.dto.js';
-import { TaxiiErrorFilter, TAXII_MEDIA_TYPE, TaxiiMediaInterceptor } from './taxii-http.js';
+import { TAXII_MEDIA_TYPE, TaxiiErrorFilter, TaxiiMediaInterceptor } from './taxii-http.js';
 import { TAXII_DEFAULT_LIMIT, TAXII_MAX_LIMIT } from './taxii-limits.js';
 
 /**

@@ -60,8 +60,7 @@ function passes(served: Served, filter: WalkFilter): boolean {
   );
 }
 
-const isAfter = (served: Served, position: WalkPosition) =>
-  served.seq > position.seq || (served.seq === position.seq && served.part > position.part);
+const isAfter = (served: Served, position: WalkPosition) => served.seq > position.seq || (served.seq === position.seq && served.part > position.part);
 
 /**
  * Collections, objects, versions and manifests of TAXII 2.1 over the intel collections, read through the

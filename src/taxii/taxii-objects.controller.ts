@@ -73,11 +73,19 @@ export class TaxiiObjectsController {
 
   @Get('objects/:object_id')
   @RequirePermission(COLLECTION, 'Read')
-  @ApiOperation({ summary: 'A TAXII object', description: 'The versions of one object (the last by default) as an envelope, with the filters of the objects route.' })
+  @ApiOperation({
+    summary: 'A TAXII object',
+    description: 'The versions of one object (the last by default) as an envelope, with the filters of the objects route.',
+  })
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
   @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or no version of the object matches.' })
-  object(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
+  object(
+    @Principal() principal: PrincipalType,
+    @Param('collection_id') id: string,
+    @Param('object_id') objectId: string,
+    @TaxiiQuery() query: URLSearchParams,
+  ) {
     return this.feed.object(this.policies.of(principal), id, objectId, query);
   }
 
@@ -99,7 +107,12 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('versions')
   @ApiOkResponse({ type: VersionsView, headers: DATE_ADDED_HEADERS })
   @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or the object has no version.' })
-  versions(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
+  versions(
+    @Principal() principal: PrincipalType,
+    @Param('collection_id') id: string,
+    @Param('object_id') objectId: string,
+    @TaxiiQuery() query: URLSearchParams,
+  ) {
     return this.feed.objectVersions(this.policies.of(principal), id, objectId, query);
   }
 

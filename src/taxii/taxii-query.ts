@@ -67,11 +67,13 @@ function versionsOf(query: URLSearchParams): VersionFilter {
   const values = listOf(query, 'match[version]', /^(?:first|last|all|\d{4}-.+Z)$/);
   if (values === undefined) return { first: false, last: true, at: [] };
   if (values.includes('all')) return 'all';
-  const at = values.filter((value) => value !== 'first' && value !== 'last').map((value) => {
-    const time = microsecondTimestamp(value);
-    if (time === undefined) throw TaxiiErrors.invalidQuery(`match[version]: "${value}" is not a timestamp`);
-    return time;
-  });
+  const at = values
+    .filter((value) => value !== 'first' && value !== 'last')
+    .map((value) => {
+      const time = microsecondTimestamp(value);
+      if (time === undefined) throw TaxiiErrors.invalidQuery(`match[version]: "${value}" is not a timestamp`);
+      return time;
+    });
   return { first: values.includes('first'), last: values.includes('last'), at };
 }
 
@@ -124,16 +126,26 @@ function isNextToken(value: unknown): value is NextToken {
   const versions = filter?.versions as VersionFilter | undefined;
   return (
     typeof token.c === 'string' &&
-    Number.isSafeInteger(token.s) && token.s! >= 0 &&
+    Number.isSafeInteger(token.s) &&
+    token.s! >= 0 &&
     (token.p === 0 || token.p === 1) &&
-    Number.isSafeInteger(token.l) && token.l! >= 1 && token.l! <= TAXII_MAX_LIMIT &&
-    typeof filter === 'object' && filter !== null &&
+    Number.isSafeInteger(token.l) &&
+    token.l! >= 1 &&
+    token.l! <= TAXII_MAX_LIMIT &&
+    typeof filter === 'object' &&
+    filter !== null &&
     (filter.addedAfter === undefined || (typeof filter.addedAfter === 'string' && microsecondTimestamp(filter.addedAfter) === filter.addedAfter)) &&
-    isStringList(filter.types) && isStringList(filter.ids) && isStringList(filter.specVersions) &&
+    isStringList(filter.types) &&
+    isStringList(filter.ids) &&
+    isStringList(filter.specVersions) &&
     (filter.warninglists === undefined || filter.warninglists === 'ignore') &&
     (versions === 'all' ||
-      (typeof versions === 'object' && versions !== null && typeof versions.first === 'boolean' && typeof versions.last === 'boolean' &&
-        Array.isArray(versions.at) && versions.at.every((at) => typeof at === 'string' && microsecondTimestamp(at) === at)))
+      (typeof versions === 'object' &&
+        versions !== null &&
+        typeof versions.first === 'boolean' &&
+        typeof versions.last === 'boolean' &&
+        Array.isArray(versions.at) &&
+        versions.at.every((at) => typeof at === 'string' && microsecondTimestamp(at) === at)))
   );
 }
 

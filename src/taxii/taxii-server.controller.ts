@@ -30,7 +30,12 @@ export class TaxiiServerController {
   @ApiOkResponse({ type: DiscoveryView })
   @ApiErrors(NOT_ACCEPTABLE)
   discovery() {
-    return { title: 'Intelligence Data Service', description: 'The intel collections as TAXII 2.1 collections of STIX 2.1 objects.', default: TAXII_API_ROOT, api_roots: [TAXII_API_ROOT] };
+    return {
+      title: 'Intelligence Data Service',
+      description: 'The intel collections as TAXII 2.1 collections of STIX 2.1 objects.',
+      default: TAXII_API_ROOT,
+      api_roots: [TAXII_API_ROOT],
+    };
   }
 
   @Get('api')
@@ -39,7 +44,12 @@ export class TaxiiServerController {
   @ApiOkResponse({ type: ApiRootView })
   @ApiErrors(NOT_ACCEPTABLE)
   apiRoot() {
-    return { title: 'Intel collections', description: 'One TAXII collection per intel collection.', versions: [TAXII_MEDIA_TYPE], max_content_length: TAXII_MAX_CONTENT_LENGTH };
+    return {
+      title: 'Intel collections',
+      description: 'One TAXII collection per intel collection.',
+      versions: [TAXII_MEDIA_TYPE],
+      max_content_length: TAXII_MAX_CONTENT_LENGTH,
+    };
   }
 
   @Get('api/collections')

@@ -117,8 +117,18 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
     await this.dataSource.query(
       `INSERT INTO taxii_status (id, collection, status, request_timestamp, total_count, success_count, failure_count, pending_count, successes, failures)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [row.id, row.collection, row.status, row.requestTimestamp, row.totalCount, row.successCount, row.failureCount, row.pendingCount,
-        JSON.stringify(successes), JSON.stringify(failures)],
+      [
+        row.id,
+        row.collection,
+        row.status,
+        row.requestTimestamp,
+        row.totalCount,
+        row.successCount,
+        row.failureCount,
+        row.pendingCount,
+        JSON.stringify(successes),
+        JSON.stringify(failures),
+      ],
     );
     return new TaxiiResult(statusView(row), {}, 202);
   }

@@ -1,4 +1,4 @@
-import { ApiError, CommonErrors, type ErrorCodesOf, registerErrorCodes } from '../common/errors/api-error.js';
+import { ApiError, CommonErrors, registerErrorCodes, type ErrorCodesOf } from '../common/errors/api-error.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii-limits.js';
 
 /**

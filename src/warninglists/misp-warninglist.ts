@@ -45,7 +45,11 @@ const KEY_TYPES_OF_ATTRIBUTE: Record<string, KeyType[]> = {
 
 /** A MISP list name made URL-friendly: lowercase, other characters as `-`, at most 128. */
 export function friendlyName(name: string): string {
-  const friendly = name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128);
+  const friendly = name
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 128);
   return friendly === '' ? 'misp-warninglist' : friendly;
 }
 
@@ -59,7 +63,8 @@ export function readMispDocument(document: unknown, bytes: string): MispList {
   if (kind === undefined) throw WarninglistErrors.badDocument('`type` must be one of string, substring, hostname, cidr, regex');
   if (!Array.isArray(list)) throw WarninglistErrors.badDocument('`list` must be an array');
   if (description !== undefined && typeof description !== 'string') throw WarninglistErrors.badDocument('`description` must be a string');
-  if (version !== undefined && typeof version !== 'number' && typeof version !== 'string') throw WarninglistErrors.badDocument('`version` must be a number or string');
+  if (version !== undefined && typeof version !== 'number' && typeof version !== 'string')
+    throw WarninglistErrors.badDocument('`version` must be a number or string');
   if (attributes !== undefined && (!Array.isArray(attributes) || !attributes.every((entry) => typeof entry === 'string'))) {
     throw WarninglistErrors.badDocument('`matching_attributes` must be an array of strings');
   }

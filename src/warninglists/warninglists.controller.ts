@@ -49,7 +49,10 @@ export class WarninglistsController {
 
   @Get()
   @RequirePermission('intel', 'Read')
-  @ApiOperation({ summary: 'List the warninglists', description: 'Every list with its settings and entry count (not its entries), in creation order; a bare array.' })
+  @ApiOperation({
+    summary: 'List the warninglists',
+    description: 'Every list with its settings and entry count (not its entries), in creation order; a bare array.',
+  })
   @ApiOkResponse({ type: [WarninglistView] })
   list() {
     return this.lists.list();
@@ -62,7 +65,7 @@ export class WarninglistsController {
     description:
       'Takes a document as the misp-warninglists project publishes it (`name`, `version`, `description`, `type` ' +
       '`string|substring|hostname|cidr`, `matching_attributes`, `list`). Creates the list (`name` from the query, ' +
-      'default the document\'s name made URL-friendly; `action` default `annotate`; `enabled` default true), or ' +
+      "default the document's name made URL-friendly; `action` default `annotate`; `enabled` default true), or " +
       'replaces the entries, kind, version and description of the list of that name and keeps its other settings. ' +
       '`matching_attributes` give the key types. The view shows the `version` and a SHA-256 of the document.',
   })
@@ -106,7 +109,10 @@ export class WarninglistsController {
 
   @Get(':name/entries')
   @RequirePermission('intel', 'Read')
-  @ApiOperation({ summary: "Page a warninglist's entries", description: 'The entries as stored (normalised), in list order; a bare array, the next page in `Link: rel="next"`.' })
+  @ApiOperation({
+    summary: "Page a warninglist's entries",
+    description: 'The entries as stored (normalised), in list order; a bare array, the next page in `Link: rel="next"`.',
+  })
   @ApiOkResponse({ type: [String], headers: LINK_HEADER })
   @ApiErrors({ 400: 'InvalidPathArgument: a malformed name. InvalidQueryArgument: a malformed cursor or limit.', ...NOT_FOUND })
   entries(@Param() params: WarninglistNameParamDto, @Query() query: EntriesQueryDto) {
@@ -125,7 +131,13 @@ export class WarninglistsController {
   })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Replaced.' })
-  @ApiErrors({ 400: `BadRequest: If-Match missing. ${ENTRIES_ERRORS} A \`name\` other than the path's is InvalidData too.`, ...NOT_FOUND, 412: 'ResourceModified: the tag is stale.', 413: TOO_MANY, 422: UNSUPPORTED_KIND })
+  @ApiErrors({
+    400: `BadRequest: If-Match missing. ${ENTRIES_ERRORS} A \`name\` other than the path's is InvalidData too.`,
+    ...NOT_FOUND,
+    412: 'ResourceModified: the tag is stale.',
+    413: TOO_MANY,
+    422: UNSUPPORTED_KIND,
+  })
   replace(@Param() params: WarninglistNameParamDto, @IfMatch() ifMatch: string, @Body() form: ReplaceWarninglistDto) {
     return this.lists.replace(params.name, ifMatch, form);
   }
@@ -141,7 +153,11 @@ export class WarninglistsController {
   })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Changed (or nothing to change).' })
-  @ApiErrors({ 400: 'BadRequest: If-Match missing. InvalidData: a malformed body, or keyTypes the kind cannot match.', ...NOT_FOUND, 412: 'ResourceModified: the tag is stale.' })
+  @ApiErrors({
+    400: 'BadRequest: If-Match missing. InvalidData: a malformed body, or keyTypes the kind cannot match.',
+    ...NOT_FOUND,
+    412: 'ResourceModified: the tag is stale.',
+  })
   update(@Param() params: WarninglistNameParamDto, @IfMatch() ifMatch: string, @Body() form: UpdateWarninglistDto) {
     return this.lists.update(params.name, ifMatch, form);
   }

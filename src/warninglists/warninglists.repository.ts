@@ -165,10 +165,7 @@ export class WarninglistsRepository {
         ENTRIES_REPLACED.values({ listId: id, entries }),
       );
     }
-    await manager.query(
-      UPDATE,
-      UPDATE_PARAMETERS.values({ id, ...record, entriesChanged: entries !== undefined, entryCount: entries?.length ?? null }),
-    );
+    await manager.query(UPDATE, UPDATE_PARAMETERS.values({ id, ...record, entriesChanged: entries !== undefined, entryCount: entries?.length ?? null }));
   }
 
   async delete(manager: EntityManager, name: string): Promise<boolean> {

@@ -91,7 +91,12 @@ export class WarninglistsService {
     const page = pageRequestOf(query);
     const row = await this.find(name);
     const rows = await this.repository.entriesPage(row.id, afterIdFromCursor(page.cursor), page.limit + 1);
-    return keysetPage(rows, page.limit, (entry) => afterIdCursor(entry.position), (entry) => entry.value);
+    return keysetPage(
+      rows,
+      page.limit,
+      (entry) => afterIdCursor(entry.position),
+      (entry) => entry.value,
+    );
   }
 
   /**
@@ -128,7 +133,9 @@ export class WarninglistsService {
         sha256: row.sha256,
       };
       const same =
-        record.description === row.description && record.action === row.action && record.enabled === row.enabled &&
+        record.description === row.description &&
+        record.action === row.action &&
+        record.enabled === row.enabled &&
         JSON.stringify(record.keyTypes) === JSON.stringify(row.keyTypes);
       if (!same) await this.repository.update(manager, row.id, record);
     });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { dataDir, type RunningService, startService } from '../support/processes.js';
+import { dataDir, startService, type RunningService } from '../support/processes.js';
 import { createDatabase } from '../support/test-app.js';
 
 /** The real process, so that its whole log output (stdout, stderr) can be searched too. */
@@ -31,7 +31,10 @@ describe('audit entries keep no secret, body or context', () => {
     const created = await call('/auth/keys', {
       method: 'POST',
       headers: { 'X-Api-Key': adminKey },
-      body: JSON.stringify({ permissions: [{ resource: { id: 2 }, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] }], description: descriptionMarker }),
+      body: JSON.stringify({
+        permissions: [{ resource: { id: 2 }, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] }],
+        description: descriptionMarker,
+      }),
     });
     expect(created.status).toBe(201);
     const key = (await created.json()) as { id: number; key: string };
@@ -41,10 +44,22 @@ describe('audit entries keep no secret, body or context', () => {
     expect((await call('/intel/collections', { method: 'POST', headers: bearer, body: JSON.stringify({ name: 'c1', schemaID: 'plain' }) })).status).toBe(201);
     const object = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret-free.example' }], context: { note: contextMarker } };
     expect((await call('/intel/collections/c1/objects', { method: 'POST', headers: bearer, body: JSON.stringify(object) })).status).toBe(204);
-    expect((await call('/intel/collections/c1/objects', { method: 'POST', headers: { 'X-Api-Key': key.key }, body: JSON.stringify({ ...object, context: { note: `${contextMarker}-2` } }) })).status).toBe(204);
+    expect(
+      (
+        await call('/intel/collections/c1/objects', {
+          method: 'POST',
+          headers: { 'X-Api-Key': key.key },
+          body: JSON.stringify({ ...object, context: { note: `${contextMarker}-2` } }),
+        })
+      ).status,
+    ).toBe(204);
     // Refused, with the secrets in the request all the same.
-    expect((await call('/intel/collections/c1/objects', { method: 'POST', headers: { 'X-Api-Key': `${key.key}x` }, body: JSON.stringify(object) })).status).toBe(401);
-    expect((await call('/auth/keys', { method: 'POST', headers: bearer, body: JSON.stringify({ permissions: [], description: descriptionMarker }) })).status).toBe(403);
+    expect(
+      (await call('/intel/collections/c1/objects', { method: 'POST', headers: { 'X-Api-Key': `${key.key}x` }, body: JSON.stringify(object) })).status,
+    ).toBe(401);
+    expect(
+      (await call('/auth/keys', { method: 'POST', headers: bearer, body: JSON.stringify({ permissions: [], description: descriptionMarker }) })).status,
+    ).toBe(403);
     expect((await call(`/intel/collections/c1/objects`, { headers: bearer })).status).toBe(200);
 
     const secrets = [key.key, token, token.split('.').at(-1)!, contextMarker, descriptionMarker, adminKey];

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AuditService } from '../../src/audit/audit.service.js';
 import type { ErrorCode } from '../../src/common/errors/api-error.js';
 import { boundary, multipartBody, openSession, sdkPartFields, send } from '../filebox/filebox.helpers.js';
+import { expectError, type ErrorAnswer } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { type ErrorAnswer, expectError } from '../support/clients/api-client.js';
 
 interface Entry {
   id: number;
@@ -68,7 +68,9 @@ describe('audit trail', () => {
 
     // auth: key generation and revocation
     let id = rid();
-    const created = await admin('post', '/auth/keys', id).send({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] }).expect(201);
+    const created = await admin('post', '/auth/keys', id)
+      .send({ permissions: [{ resource: { id: 2 }, actions: ['Read'] }] })
+      .expect(201);
     const newKeyId = (created.body as { id: number }).id;
     expectEntry(id, { method: 'POST', route: '/auth/keys', target: `auth/${newKeyId}`, status: 201, keyID: adminId });
     id = rid();
@@ -140,7 +142,11 @@ describe('audit trail', () => {
     expect(part.status).toBe(204);
     expectEntry(id, { route: '/filebox/sessions/:sessionID/parts', target: `filebox/${sessionId}`, status: 204 });
     id = rid();
-    const completed = await send(t, { method: 'POST', path: `/filebox/sessions/${sessionId}/completed`, headers: withId({ Authorization: `Bearer ${token}` }, id) });
+    const completed = await send(t, {
+      method: 'POST',
+      path: `/filebox/sessions/${sessionId}/completed`,
+      headers: withId({ Authorization: `Bearer ${token}` }, id),
+    });
     expect(completed.status).toBe(201);
     expectEntry(id, { route: '/filebox/sessions/:sessionID/completed', target: `filebox/${sessionId}`, status: 201 });
 
@@ -160,14 +166,56 @@ describe('audit trail', () => {
     const reader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
     const cases: [string, () => Promise<ErrorAnswer>, number, ErrorCode, number | null][] = [
       ['no-key', () => t.http().post('/intel/collections/c1/objects').set('X-Request-Id', 'r-no-key').send(domain('x.example')), 401, 'Unauthorized', null],
-      ['bad-key', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', 'nope').set('X-Request-Id', 'r-bad-key').send(domain('x.example')), 401, 'Unauthorized', null],
-      ['forbidden', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-forbidden').send(domain('x.example')), 403, 'MissingPermissions', reader.id],
-      ['invalid', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-invalid').send({ type: 'DomainName' }), 400, 'InvalidData', adminId],
-      ['missing', () => t.http().post('/intel/collections/nope/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-missing').send(domain('x.example')), 404, 'NotFound', adminId],
-      ['unprocessable', () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-unprocessable').send(domain('not a domain')), 422, 'InvalidKeyFormat', adminId],
-      ['key-form', () => t.http().post('/auth/keys').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-key-form').send({ permissions: [] }), 403, 'MissingPermissions', reader.id],
+      [
+        'bad-key',
+        () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', 'nope').set('X-Request-Id', 'r-bad-key').send(domain('x.example')),
+        401,
+        'Unauthorized',
+        null,
+      ],
+      [
+        'forbidden',
+        () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-forbidden').send(domain('x.example')),
+        403,
+        'MissingPermissions',
+        reader.id,
+      ],
+      [
+        'invalid',
+        () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-invalid').send({ type: 'DomainName' }),
+        400,
+        'InvalidData',
+        adminId,
+      ],
+      [
+        'missing',
+        () => t.http().post('/intel/collections/nope/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-missing').send(domain('x.example')),
+        404,
+        'NotFound',
+        adminId,
+      ],
+      [
+        'unprocessable',
+        () => t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'r-unprocessable').send(domain('not a domain')),
+        422,
+        'InvalidKeyFormat',
+        adminId,
+      ],
+      [
+        'key-form',
+        () => t.http().post('/auth/keys').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-key-form').send({ permissions: [] }),
+        403,
+        'MissingPermissions',
+        reader.id,
+      ],
       // U+0000 in a path parameter: PostgreSQL text cannot hold it, the entry keeps a replacement character.
-      ['nul', () => t.http().post('/intel/collections/a%00b/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-nul').send(domain('x.example')), 403, 'MissingPermissions', reader.id],
+      [
+        'nul',
+        () => t.http().post('/intel/collections/a%00b/objects').set('X-Api-Key', reader.key).set('X-Request-Id', 'r-nul').send(domain('x.example')),
+        403,
+        'MissingPermissions',
+        reader.id,
+      ],
     ];
     for (const [name, call, status, code, keyID] of cases) {
       expectError(await call(), code);
@@ -203,12 +251,23 @@ describe('audit trail', () => {
     // Entries of these two request ids are refused by the table.
     await t.db.query(`ALTER TABLE audit_entry ADD CONSTRAINT refuse_some CHECK (request_id NOT IN ('unstorable-1', 'unstorable-2')) NOT VALID`);
     try {
-      const write = await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'unstorable-1').send(domain('unaudited.example'));
+      const write = await t
+        .http()
+        .post('/intel/collections/c1/objects')
+        .set('X-Api-Key', t.adminKey)
+        .set('X-Request-Id', 'unstorable-1')
+        .send(domain('unaudited.example'));
       expectError(write, 'InternalError');
       const refused = await t.http().post('/intel/collections/c1/objects').set('X-Request-Id', 'unstorable-2').send(domain('unaudited.example'));
       expectError(refused, 'Unauthorized');
       // Requests after them are recorded as usual.
-      await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', t.adminKey).set('X-Request-Id', 'storable-3').send(domain('audited.example')).expect(204);
+      await t
+        .http()
+        .post('/intel/collections/c1/objects')
+        .set('X-Api-Key', t.adminKey)
+        .set('X-Request-Id', 'storable-3')
+        .send(domain('audited.example'))
+        .expect(204);
     } finally {
       await t.db.query('ALTER TABLE audit_entry DROP CONSTRAINT refuse_some');
     }
@@ -220,7 +279,12 @@ describe('audit trail', () => {
     const writer = await createKey(t, { permissions: [{ resource: 2, actions: ['WriteChildren'] }] });
     const before = new Date().toISOString();
     for (let index = 0; index < 5; index++) {
-      await t.http().post('/intel/collections/c1/objects').set('X-Api-Key', writer.key).send(domain(`page${index}.example`)).expect(204);
+      await t
+        .http()
+        .post('/intel/collections/c1/objects')
+        .set('X-Api-Key', writer.key)
+        .send(domain(`page${index}.example`))
+        .expect(204);
     }
     await t.http().delete('/intel/collections/c1/objects?objectKeyType=DomainName&objectKey=page0.example').set('X-Api-Key', writer.key).expect(204);
     const after = new Date(Date.now() + 1).toISOString();
@@ -255,7 +319,17 @@ describe('audit trail', () => {
     expect(window.length).toBe(6);
     expect(await allEntries(`&until=${encodeURIComponent(before)}&keyID=${writer.id}`)).toEqual([]);
 
-    for (const query of ['keyID=0', 'keyID=x', 'action=POST', 'action=post%20/x', 'since=yesterday', 'until=2030-13-01T00:00:00Z', 'cursor=%%%', 'cursor=e30', 'limit=0']) {
+    for (const query of [
+      'keyID=0',
+      'keyID=x',
+      'action=POST',
+      'action=post%20/x',
+      'since=yesterday',
+      'until=2030-13-01T00:00:00Z',
+      'cursor=%%%',
+      'cursor=e30',
+      'limit=0',
+    ]) {
       expectError(await t.http().get(`/auth/audit?${query}`).set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
     }
     // A cursor of one listing continues it, also with other filters (it is a position, not a page number).
@@ -270,7 +344,14 @@ describe('audit trail', () => {
     const authWriter = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }] });
     const intelAll = await createKey(t, { permissions: [{ resource: 2, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] }] });
     expect((await t.http().get('/auth/audit').set('X-Api-Key', authReader.key)).status).toBe(200);
-    expect((await t.http().get('/auth/audit').set('Authorization', `Bearer ${await tokenFor(t, authReader.key)}`)).status).toBe(200);
+    expect(
+      (
+        await t
+          .http()
+          .get('/auth/audit')
+          .set('Authorization', `Bearer ${await tokenFor(t, authReader.key)}`)
+      ).status,
+    ).toBe(200);
     expectError(await t.http().get('/auth/audit').set('X-Api-Key', authWriter.key), 'MissingPermissions');
     expectError(await t.http().get('/auth/audit').set('X-Api-Key', intelAll.key), 'MissingPermissions');
     expectError(await t.http().get('/auth/audit'), 'Unauthorized');

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
+import { eventually } from '../support/eventually.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
-import { eventually } from '../support/eventually.js';
 
 /** Two instances of one deployment: key caches never outlive a revocation made through the other. */
 describe('several instances on one database', () => {
@@ -17,8 +17,7 @@ describe('several instances on one database', () => {
   });
   afterAll(() => closeInstances([a, b]));
 
-  const readResources = (app: TestApp, header: [string, string]) =>
-    app.http().get('/auth/resources').set(header[0], header[1]);
+  const readResources = (app: TestApp, header: [string, string]) => app.http().get('/auth/resources').set(header[0], header[1]);
 
   it('accepts on one instance a token issued by the other', async () => {
     const { key } = await createKey(a, { permissions: [{ resource: 1, actions: ['Read'] }] });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 interface KeyView {
   id: number;
@@ -107,7 +107,13 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
     expectError(refused, 'Unauthorized');
     const rows = await direct.db.query('SELECT key_id, status, address FROM audit_entry WHERE request_id = $1', ['net-refused']);
     expect(rows.rows).toEqual([{ key_id: null, status: 401, address: '127.0.0.1' }]);
-    const proxiedWrite = await proxied.http().post('/intel/collections').set('X-Api-Key', key).set('X-Forwarded-For', '203.0.113.5').set('X-Request-Id', 'net-proxied').send({});
+    const proxiedWrite = await proxied
+      .http()
+      .post('/intel/collections')
+      .set('X-Api-Key', key)
+      .set('X-Forwarded-For', '203.0.113.5')
+      .set('X-Request-Id', 'net-proxied')
+      .send({});
     expectError(proxiedWrite, 'MissingPermissions');
     const proxiedRows = await direct.db.query('SELECT status, address FROM audit_entry WHERE request_id = $1', ['net-proxied']);
     expect(proxiedRows.rows).toEqual([{ status: 403, address: '203.0.113.5' }]);
@@ -125,9 +131,12 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
     expectError(await createForm({ permissions: [], allowedNetworks }), 'InvalidData');
   });
 
-  it('counts today\'s requests per limit exactly, for concurrent requests through two instances', async () => {
+  it("counts today's requests per limit exactly, for concurrent requests through two instances", async () => {
     const key = await createKey(direct, {
-      permissions: [{ resource: 2, actions: ['ReadChildren', 'WriteChildren'] }, { resource: 1, actions: ['Read'] }],
+      permissions: [
+        { resource: 2, actions: ['ReadChildren', 'WriteChildren'] },
+        { resource: 1, actions: ['Read'] },
+      ],
       limits: [
         { resource: 2, action: 'ReadChildren', limit: 1000 },
         { resource: 1, action: 'Read', limit: 50 },
@@ -155,7 +164,10 @@ describe('key hygiene: prefix, last address, allowed networks, usage', () => {
     // The usage route itself counts under Read on auth when the caller is this key.
     for (const app of [direct, proxied]) {
       const counts = await usage(app);
-      expect(counts.requestLimits.map((limit) => [limit.used, limit.remaining])).toEqual([[90, 910], [0, 50]]);
+      expect(counts.requestLimits.map((limit) => [limit.used, limit.remaining])).toEqual([
+        [90, 910],
+        [0, 50],
+      ]);
     }
     const own = await direct.http().get(`/auth/keys/${key.id}/usage`).set('X-Api-Key', key.key);
     expect(own.status).toBe(200);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { expectError } from '../support/clients/auth.js';
 import { createKey, tokenFor } from '../support/factories.js';
@@ -89,15 +89,11 @@ describe('API keys (/auth/keys)', () => {
       expect(listed.text).not.toContain(key);
       const { rows } = await db.query('SELECT * FROM auth_api_key WHERE id = $1', [id]);
       expect(rows).toHaveLength(1);
-      const stored = JSON.stringify(rows[0], (_k, value) =>
-        value && value.type === 'Buffer' ? Buffer.from(value.data).toString('latin1') : value,
-      );
+      const stored = JSON.stringify(rows[0], (_k, value) => (value && value.type === 'Buffer' ? Buffer.from(value.data).toString('latin1') : value));
       expect(stored).not.toContain(key);
       expect(Buffer.from(rows[0].key_hash).equals(createHash('sha256').update(key).digest())).toBe(true);
       // No column of any auth table holds the value.
-      const { rows: dump } = await db.query(
-        `SELECT string_agg(t::text, '|') AS all FROM (SELECT * FROM auth_api_key) t`,
-      );
+      const { rows: dump } = await db.query(`SELECT string_agg(t::text, '|') AS all FROM (SELECT * FROM auth_api_key) t`);
       expect(dump[0].all).not.toContain(key);
       // The value works as a credential.
       expect((await t.auth.as(key).keys()).status).toBe(200);
@@ -154,10 +150,7 @@ describe('API keys (/auth/keys)', () => {
           requestLimits: [{ target: { resource: { id: 1 }, action: 'Read' }, limit: '5', period: 'Day' }],
         },
       ],
-      [
-        'a limit without target',
-        { permissions: [{ resource: { id: 1 }, actions: ['Read'] }], requestLimits: [{ limit: 5, period: 'Day' }] },
-      ],
+      ['a limit without target', { permissions: [{ resource: { id: 1 }, actions: ['Read'] }], requestLimits: [{ limit: 5, period: 'Day' }] }],
       ['an unknown field', { permissions: [], scopes: ['all'] }],
     ])('refuses %s with 400 InvalidData', async (_name, body) => {
       const response = await t.auth.createKey(body);
@@ -209,7 +202,7 @@ describe('API keys (/auth/keys)', () => {
       );
     });
 
-    it('accepts a limit on a child covered through the parent\'s *Children action', async () => {
+    it("accepts a limit on a child covered through the parent's *Children action", async () => {
       const response = await t.auth.createKey({
         permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }],
         requestLimits: [{ target: { resource: { id: 5 }, action: 'Read' }, limit: 5, period: 'Day' }],
@@ -262,14 +255,9 @@ describe('API keys (/auth/keys)', () => {
         // Read on tasks (5) is held through ReadChildren on insight (3).
         expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['Read'] }] })).status).toBe(201);
         // ReadChildren on insight itself is held directly.
-        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] })).status).toBe(
-          201,
-        );
+        expect((await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['ReadChildren'] }] })).status).toBe(201);
         // ReadChildren on tasks would reach tasks' children: not held.
-        expectError(
-          await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }),
-          'Forbidden',
-        );
+        expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 5 }, actions: ['ReadChildren'] }] }), 'Forbidden');
         // Read on insight itself is not held (ReadChildren covers only the children).
         expectError(await t.auth.as(caller.key).createKey({ permissions: [{ resource: { id: 3 }, actions: ['Read'] }] }), 'Forbidden');
         // Write on tasks is not held either.
@@ -386,7 +374,12 @@ describe('API keys (/auth/keys)', () => {
     });
 
     it('needs Read on auth: 403 MissingPermissions otherwise, 401 without credentials', async () => {
-      const writer = await createKey(t, { permissions: [{ resource: 1, actions: ['Write'] }, { resource: 2, actions: ['Read'] }] });
+      const writer = await createKey(t, {
+        permissions: [
+          { resource: 1, actions: ['Write'] },
+          { resource: 2, actions: ['Read'] },
+        ],
+      });
       expectError(await t.auth.as(writer.key).keys(), 'MissingPermissions');
       expectError(await t.http().get('/auth/keys'), 'Unauthorized');
     });
@@ -421,10 +414,14 @@ describe('API keys (/auth/keys)', () => {
       expectError(await t.auth.as(key).keys(), 'Unauthorized');
       expectError(await t.auth.as(key).get('/auth/token'), 'Unauthorized');
 
-      const { rows: [{ revoked_at: firstRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
+      const {
+        rows: [{ revoked_at: firstRevokedAt }],
+      } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
       const again = await t.auth.revoke(id);
       expect(again.status).toBe(204);
-      const { rows: [{ revoked_at: secondRevokedAt }] } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
+      const {
+        rows: [{ revoked_at: secondRevokedAt }],
+      } = await db.query('SELECT revoked_at FROM auth_api_key WHERE id = $1', [id]);
       expect(secondRevokedAt).toEqual(firstRevokedAt);
     });
 
@@ -439,12 +436,9 @@ describe('API keys (/auth/keys)', () => {
       expectError(await t.auth.revoke(9999999999), 'NotFound');
     });
 
-    it.each(['abc', '0', '-1', '1.5', '01', '1e3', '%20', '99999999999999999999'])(
-      'refuses the malformed id %p with 400 InvalidPathArgument',
-      async (id) => {
-        expectError(await t.auth.revoke(id), 'InvalidPathArgument');
-      },
-    );
+    it.each(['abc', '0', '-1', '1.5', '01', '1e3', '%20', '99999999999999999999'])('refuses the malformed id %p with 400 InvalidPathArgument', async (id) => {
+      expectError(await t.auth.revoke(id), 'InvalidPathArgument');
+    });
 
     it('needs Write on auth: 403 MissingPermissions for a reader, 401 without credentials', async () => {
       const victim = await createKey(t, { permissions: [] });

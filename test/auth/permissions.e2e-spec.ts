@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ResourceAction } from '../../src/common/guard/access.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const AUTH = 1;
 const INTEL = 2;
@@ -22,8 +22,7 @@ describe('the permission rule with child resources', () => {
   let collectionId: number;
   let otherCollectionId: number;
 
-  const keyWith = async (permissions: { resource: number; actions: ResourceAction[] }[]) =>
-    (await createKey(t, { permissions })).key;
+  const keyWith = async (permissions: { resource: number; actions: ResourceAction[] }[]) => (await createKey(t, { permissions })).key;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -88,8 +87,7 @@ describe('the permission rule with child resources', () => {
     });
 
     it('Write on the collection by the same rule (PATCH): WriteChildren on intel passes the guard, ReadChildren does not', async () => {
-      const patch = (key: string) =>
-        t.http().patch('/intel/collections/perm-coll').set('X-Api-Key', key).set('If-Match', '"0"').send({});
+      const patch = (key: string) => t.http().patch('/intel/collections/perm-coll').set('X-Api-Key', key).set('If-Match', '"0"').send({});
       const writer = await patch(await keyWith([{ resource: INTEL, actions: ['WriteChildren'] }]));
       expect([204, 412]).toContain(writer.status);
       expectError(await patch(await keyWith([{ resource: INTEL, actions: ['ReadChildren'] }])), 'MissingPermissions');
@@ -141,10 +139,13 @@ describe('the permission rule with child resources', () => {
       ['WriteChildren on insight', [{ resource: INSIGHT, actions: ['WriteChildren'] }]],
       ['Write on task-queue (a sibling)', [{ resource: TASK_QUEUE, actions: ['Write'] }]],
       ['ReadChildren on intel', [{ resource: INTEL, actions: ['ReadChildren'] }]],
-      ['everything on auth and filebox', [
-        { resource: AUTH, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] },
-        { resource: FILEBOX, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] },
-      ]],
+      [
+        'everything on auth and filebox',
+        [
+          { resource: AUTH, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] },
+          { resource: FILEBOX, actions: ['Read', 'Write', 'ReadChildren', 'WriteChildren'] },
+        ],
+      ],
     ])('%s → 403 MissingPermissions', async (_name, permissions) => {
       expectError(await view(await keyWith(permissions)), 'MissingPermissions');
     });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { ResourceAction } from '../../src/common/guard/access.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const AUTH = 1;
 const INTEL = 2;
@@ -32,10 +32,8 @@ describe('request limits', () => {
     await t.close();
   });
 
-  const limitedKey = (
-    permissions: { resource: number; actions: ResourceAction[] }[],
-    limits: { resource: number; action: ResourceAction; limit: number }[],
-  ) => createKey(t, { permissions, limits });
+  const limitedKey = (permissions: { resource: number; actions: ResourceAction[] }[], limits: { resource: number; action: ResourceAction; limit: number }[]) =>
+    createKey(t, { permissions, limits });
 
   /** The stored counters of a key's limits for today, by `resource/action`. */
   async function countersOf(keyId: number): Promise<Record<string, number>> {
@@ -144,15 +142,13 @@ describe('request limits', () => {
       return condition();
     }
 
-    const readLimited = (limit: number) =>
-      limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit }]);
+    const readLimited = (limit: number) => limitedKey([{ resource: AUTH, actions: ['Read'] }], [{ resource: AUTH, action: 'Read', limit }]);
     const counted = async (keyId: number) => (await countersOf(keyId))[`${AUTH}/Read`];
     /** Whether units were ever granted ahead of use on the key's counter (the grant records a lease). */
     async function leaseRecorded(keyId: number): Promise<boolean> {
-      const { rows } = await db.query(
-        `SELECT c.lease_until FROM auth_request_count c JOIN auth_request_limit l ON l.id = c.limit_id WHERE l.key_id = $1`,
-        [keyId],
-      );
+      const { rows } = await db.query(`SELECT c.lease_until FROM auth_request_count c JOIN auth_request_limit l ON l.id = c.limit_id WHERE l.key_id = $1`, [
+        keyId,
+      ]);
       return rows.length === 1 && rows[0].lease_until !== null;
     }
 
@@ -199,7 +195,7 @@ describe('request limits', () => {
       }
     });
 
-    it('units not spent within the lease are given back: visible in the other instance\'s RateLimit-Remaining', async () => {
+    it("units not spent within the lease are given back: visible in the other instance's RateLimit-Remaining", async () => {
       const other = await createTestApp({}, t);
       try {
         const limit = 1000;
@@ -251,8 +247,7 @@ describe('request limits', () => {
 
   it('a refused request is not executed', async () => {
     const writer = await limitedKey([{ resource: INTEL, actions: ['Write'] }], [{ resource: INTEL, action: 'Write', limit: 1 }]);
-    const register = (schemaID: string) =>
-      t.http().post('/intel/schemas').set('X-Api-Key', writer.key).send({ schemaID, type: 'object' });
+    const register = (schemaID: string) => t.http().post('/intel/schemas').set('X-Api-Key', writer.key).send({ schemaID, type: 'object' });
     expect((await register('refused-a')).status).toBe(201);
     expectLimitExceeded(await register('refused-b'));
     expectError(await t.http().get('/intel/schemas/refused-b').set('X-Api-Key', t.adminKey), 'NotFound');
@@ -270,10 +265,7 @@ describe('request limits', () => {
   });
 
   it('counts only requests whose target the limit names', async () => {
-    const { id, key } = await limitedKey(
-      [{ resource: INTEL, actions: ['Read', 'Write'] }],
-      [{ resource: INTEL, action: 'Read', limit: 1 }],
-    );
+    const { id, key } = await limitedKey([{ resource: INTEL, actions: ['Read', 'Write'] }], [{ resource: INTEL, action: 'Read', limit: 1 }]);
     for (const schemaID of ['named-a', 'named-b']) {
       const write = await t.http().post('/intel/schemas').set('X-Api-Key', key).send({ schemaID, type: 'object' });
       expect(write.status).toBe(201);
@@ -288,10 +280,7 @@ describe('request limits', () => {
   });
 
   it("a limit on the parent's ReadChildren counts requests to a child (a collection under intel)", async () => {
-    const { id, key } = await limitedKey(
-      [{ resource: INTEL, actions: ['ReadChildren'] }],
-      [{ resource: INTEL, action: 'ReadChildren', limit: 2 }],
-    );
+    const { id, key } = await limitedKey([{ resource: INTEL, actions: ['ReadChildren'] }], [{ resource: INTEL, action: 'ReadChildren', limit: 2 }]);
     const view = () => t.http().get('/intel/collections/limited').set('X-Api-Key', key);
     expect((await view()).status).toBe(200);
     const second = await view();
@@ -302,10 +291,7 @@ describe('request limits', () => {
   });
 
   it("a limit on the parent's ReadChildren counts GET /insight/tasks/{id} (tasks under insight)", async () => {
-    const { key } = await limitedKey(
-      [{ resource: 3, actions: ['ReadChildren'] }],
-      [{ resource: 3, action: 'ReadChildren', limit: 1 }],
-    );
+    const { key } = await limitedKey([{ resource: 3, actions: ['ReadChildren'] }], [{ resource: 3, action: 'ReadChildren', limit: 1 }]);
     const view = () => t.http().get('/insight/tasks/00000000-0000-4000-8000-000000000000').set('X-Api-Key', key);
     const first = await view();
     expect(first.status).toBe(404);

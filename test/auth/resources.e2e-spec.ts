@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 describe('resources (GET /auth/resources)', () => {
   let t: TestApp;
@@ -54,7 +54,7 @@ describe('resources (GET /auth/resources)', () => {
     expect(parseLinks(second.headers.link).next).toBeUndefined();
   });
 
-  it('lists a child resource added under intel (a collection\'s resource)', async () => {
+  it("lists a child resource added under intel (a collection's resource)", async () => {
     const { rows } = await t.db.query(`INSERT INTO auth_resource (name, parent_id) VALUES ('some-collection', 2) RETURNING id`);
     const response = await list('?parentID=2');
     expect(response.status).toBe(200);
@@ -66,12 +66,9 @@ describe('resources (GET /auth/resources)', () => {
     expectError(await list('?parentID=9999999999'), 'ResourceNotFound');
   });
 
-  it.each(['abc', '0', '-1', '1.5', '', '1&parentID=2', '%20'])(
-    'a malformed parentID %p → 400 InvalidQueryArgument',
-    async (value) => {
-      expectError(await list(`?parentID=${value}`), 'InvalidQueryArgument');
-    },
-  );
+  it.each(['abc', '0', '-1', '1.5', '', '1&parentID=2', '%20'])('a malformed parentID %p → 400 InvalidQueryArgument', async (value) => {
+    expectError(await list(`?parentID=${value}`), 'InvalidQueryArgument');
+  });
 
   it('the spec name parent_id is not the wire name → 400 InvalidQueryArgument', async () => {
     expectError(await list('?parent_id=3'), 'InvalidQueryArgument');

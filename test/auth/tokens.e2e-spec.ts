@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,12 +24,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
   it('issues {accessToken, tokenType: "Bearer", expiresIn: int} for a valid key, as the SDK asks for it', async () => {
     const { key } = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
     // Exactly the SDK's token request: X-Api-Key, X-Api-Version, User-Agent; no Accept, no body.
-    const response = await t
-      .http()
-      .get('/auth/token')
-      .set('X-Api-Key', key)
-      .set('X-Api-Version', '1')
-      .set('User-Agent', 'cybsi-cloud-client/v1.1.4');
+    const response = await t.http().get('/auth/token').set('X-Api-Key', key).set('X-Api-Version', '1').set('User-Agent', 'cybsi-cloud-client/v1.1.4');
     expect(response.status).toBe(200);
     expect(Object.keys(response.body).sort()).toEqual(['accessToken', 'expiresIn', 'tokenType']);
     expect(response.body.tokenType).toBe('Bearer');
@@ -40,7 +35,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
     expect(response.body.expiresIn).toBeLessThanOrEqual(3600);
   });
 
-  it('lets the token authenticate other endpoints with the key\'s permissions', async () => {
+  it("lets the token authenticate other endpoints with the key's permissions", async () => {
     const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
     const token = await tokenFor(t, reader.key);
     const response = await readKeys({ bearer: token });
@@ -99,12 +94,9 @@ describe('tokens (GET /auth/token) and credentials', () => {
     expectError(await readKeys({ bearer: `${token}x` }), 'Unauthorized');
   });
 
-  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc'])(
-    'an Authorization header %p → 401 Unauthorized',
-    async (header) => {
-      expectError(await t.http().get('/auth/keys').set('Authorization', header), 'Unauthorized');
-    },
-  );
+  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc'])('an Authorization header %p → 401 Unauthorized', async (header) => {
+    expectError(await t.http().get('/auth/keys').set('Authorization', header), 'Unauthorized');
+  });
 
   it('revoking a key invalidates its tokens at once', async () => {
     const reader = await createKey(t, { permissions: [{ resource: 1, actions: ['Read'] }] });
@@ -161,7 +153,7 @@ describe('tokens (GET /auth/token) and credentials', () => {
       expect((await short.http().get('/auth/keys').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
     });
 
-    it('tokens are bound to the database secret: another app\'s token is refused', async () => {
+    it("tokens are bound to the database secret: another app's token is refused", async () => {
       const foreign = await tokenFor(short, short.adminKey);
       expectError(await readKeys({ bearer: foreign }), 'Unauthorized');
     });

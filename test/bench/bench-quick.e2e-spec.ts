@@ -6,7 +6,6 @@
 // module that drifted) fails its row, and so this test; so does a build whose statement modules the bench
 // cannot load, or whose batch statement no longer seeds (bench/rows/seed.ts). It asserts nothing about timings: those belong to
 // the full `npm run bench` on a quiet machine (BENCHMARKS.md).
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -14,6 +13,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 
 const run = promisify(execFile);
 // Jest runs from the repository root (its config sits there).
@@ -23,7 +23,47 @@ const repoRoot = resolve(process.cwd());
 /** The service build under test: dist/ (what `npm test` just built), or BENCH_SERVICE_DIR. */
 const serviceDir = resolve(process.env.BENCH_SERVICE_DIR ?? join(repoRoot, 'dist'));
 
-const ROW_IDS = ['1', '2', '2f', '3a', '3af', '3b', '3bf', '3c', '3cf', '3d', '4', '5', '6', '6f', '7a', '7af', '7b', '7bf', '8', '9', '10', '11', '12', '13', '14', '15', '16', '17', '18', '19a', '19b', '20', '20b', '20c', '21a', '21b', '22a', '22b', '23'];
+const ROW_IDS = [
+  '1',
+  '2',
+  '2f',
+  '3a',
+  '3af',
+  '3b',
+  '3bf',
+  '3c',
+  '3cf',
+  '3d',
+  '4',
+  '5',
+  '6',
+  '6f',
+  '7a',
+  '7af',
+  '7b',
+  '7bf',
+  '8',
+  '9',
+  '10',
+  '11',
+  '12',
+  '13',
+  '14',
+  '15',
+  '16',
+  '17',
+  '18',
+  '19a',
+  '19b',
+  '20',
+  '20b',
+  '20c',
+  '21a',
+  '21b',
+  '22a',
+  '22b',
+  '23',
+];
 
 interface Side {
   label: string;

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 function nested(depth: number): string {
@@ -10,17 +10,9 @@ describe('hostile input shared by every area', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
-    const schema = await t
-      .http()
-      .post('/intel/schemas')
-      .set('X-Api-Key', t.adminKey)
-      .send({ schemaID: 'deep', type: 'object' });
+    const schema = await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).send({ schemaID: 'deep', type: 'object' });
     expect(schema.status).toBe(201);
-    const collection = await t
-      .http()
-      .post('/intel/collections')
-      .set('X-Api-Key', t.adminKey)
-      .send({ name: 'deep', schemaID: 'deep' });
+    const collection = await t.http().post('/intel/collections').set('X-Api-Key', t.adminKey).send({ name: 'deep', schemaID: 'deep' });
     expect(collection.status).toBe(201);
   });
   afterAll(async () => {
@@ -29,8 +21,11 @@ describe('hostile input shared by every area', () => {
 
   it.each([
     ['POST', '/intel/schemas', (inner: string) => `{"schemaID":"x","properties":${inner}}`],
-    ['POST', '/intel/collections/deep/objects', (inner: string) =>
-      `{"type":"DomainName","keys":[{"type":"DomainName","value":"a.example"}],"context":${inner}}`],
+    [
+      'POST',
+      '/intel/collections/deep/objects',
+      (inner: string) => `{"type":"DomainName","keys":[{"type":"DomainName","value":"a.example"}],"context":${inner}}`,
+    ],
     ['POST', '/auth/keys', (inner: string) => `{"permissions":[],"description":${inner}}`],
   ])('%s %s refuses a body nested deeper than 256 levels with 400 InvalidData', async (method, path, body) => {
     const response = await t
@@ -67,12 +62,7 @@ describe('hostile input shared by every area', () => {
   });
 
   it.each(['GET', 'PATCH'])('%s of a collection name holding U+0000 is a 4xx JSON error, not a 500', async (method) => {
-    const response = await t
-      .http()
-      [method.toLowerCase() as 'get']('/intel/collections/a%00b')
-      .set('X-Api-Key', t.adminKey)
-      .set('If-Match', '"1"')
-      .send({});
+    const response = await t.http()[method.toLowerCase() as 'get']('/intel/collections/a%00b').set('X-Api-Key', t.adminKey).set('If-Match', '"1"').send({});
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('InvalidPathArgument');
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 describe('common HTTP behaviour', () => {
   let t: TestApp;
@@ -20,12 +20,7 @@ describe('common HTTP behaviour', () => {
     });
 
     it('answers malformed JSON with a JSON 400', async () => {
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'application/json')
-        .send('{"permissions": [');
+      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('{"permissions": [');
       expect(response.status).toBe(400);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
       expect(response.body.code).toBe('InvalidData');
@@ -40,12 +35,7 @@ describe('common HTTP behaviour', () => {
 
     it('answers a JSON body above 16 MiB with a JSON 413 RequestEntityTooLarge', async () => {
       const big = JSON.stringify({ description: 'x'.repeat(16 * 1024 * 1024 + 10), permissions: [] });
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'application/json')
-        .send(big);
+      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(big);
       expectError(response, 'RequestEntityTooLarge');
     });
 
@@ -75,11 +65,7 @@ describe('common HTTP behaviour', () => {
     });
 
     it('refuses wrong types with 400 InvalidData and field details', async () => {
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .send({ permissions: 'all', description: 5 });
+      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).send({ permissions: 'all', description: 5 });
       expectError(response, 'InvalidData');
       const fields = (response.body.details.errors as { field: string }[]).map((error) => error.field);
       expect(fields).toEqual(expect.arrayContaining(['permissions', 'description']));
@@ -98,12 +84,7 @@ describe('common HTTP behaviour', () => {
     });
 
     it('refuses a body sent as text/plain with 400 InvalidData', async () => {
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'text/plain')
-        .send('{"permissions":[]}');
+      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('{"permissions":[]}');
       expectError(response, 'InvalidData');
     });
 
@@ -147,9 +128,7 @@ describe('common HTTP behaviour', () => {
   describe('X-Api-Version', () => {
     it('accepts 1 and a missing header', async () => {
       expect((await t.http().get('/auth/resources').set('X-Api-Key', t.adminKey)).status).toBe(200);
-      expect((await t.http().get('/auth/resources').set('X-Api-Key', t.adminKey).set('X-Api-Version', '1')).status).toBe(
-        200,
-      );
+      expect((await t.http().get('/auth/resources').set('X-Api-Key', t.adminKey).set('X-Api-Version', '1')).status).toBe(200);
       const token = await t.http().get('/auth/token').set('X-Api-Key', t.adminKey).set('X-Api-Version', '1');
       expect(token.status).toBe(200);
     });
@@ -181,19 +160,10 @@ describe('common HTTP behaviour', () => {
     it('GET /openapi.json is an OpenAPI 3 document listing the auth paths', async () => {
       const response = await t.http().get('/openapi.json');
       expect(response.status).toBe(200);
-      const document = typeof response.body === 'object' && response.body !== null && 'openapi' in response.body
-        ? response.body
-        : JSON.parse(response.text);
+      const document = typeof response.body === 'object' && response.body !== null && 'openapi' in response.body ? response.body : JSON.parse(response.text);
       expect(document.openapi).toMatch(/^3\./);
       expect(Object.keys(document.paths)).toEqual(
-        expect.arrayContaining([
-          '/auth/keys',
-          '/auth/keys/{api_key_id}/revoked',
-          '/auth/resources',
-          '/auth/token',
-          '/health/live',
-          '/health/ready',
-        ]),
+        expect.arrayContaining(['/auth/keys', '/auth/keys/{api_key_id}/revoked', '/auth/resources', '/auth/token', '/health/live', '/health/ready']),
       );
       expect(document.paths['/auth/keys'].post).toBeDefined();
       expect(document.paths['/auth/keys'].get).toBeDefined();

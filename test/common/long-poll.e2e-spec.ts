@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { registerSchema, registerTask } from '../insight/insight-support.js';
 import { createCollection, listAll } from '../intel/objects.helpers.js';
-import { cursorOf, parseLinks } from '../support/factories.js';
-import { closeInstances, createInstances, createTestApp, type TestApp } from '../support/test-app.js';
 import { expectError } from '../support/clients/api-client.js';
 import { eventually } from '../support/eventually.js';
+import { cursorOf, parseLinks } from '../support/factories.js';
+import { closeInstances, createInstances, createTestApp, type TestApp } from '../support/test-app.js';
 
 const waitersOf = (t: TestApp) => t.app.get(InvalidationBus).waiters;
 
@@ -27,8 +27,7 @@ describe('long-poll (wait)', () => {
 
   const feed = (t: TestApp, cursor: string, query = '') =>
     t.http().get(`/intel/collections/polled/objects/changes?cursor=${cursor}${query}`).set('X-Api-Key', t.adminKey);
-  const add = (t: TestApp, name: string) =>
-    t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(domain(name));
+  const add = (t: TestApp, name: string) => t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(domain(name));
   const takeWaiting = (t: TestApp, limit: number, wait: number) =>
     t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send({ limit, wait });
 
@@ -73,11 +72,7 @@ describe('long-poll (wait)', () => {
       expectError(response, 'InvalidQueryArgument');
     }
     for (const bad of [61, -1, 1.5, '5', true, [1]]) {
-      const response = await a
-        .http()
-        .post('/insight/task-queue/executing-tasks')
-        .set('X-Api-Key', a.adminKey)
-        .send({ limit: 1, wait: bad });
+      const response = await a.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', a.adminKey).send({ limit: 1, wait: bad });
       expectError(response, 'InvalidData');
     }
     // Nothing was taken by the refused requests.
@@ -147,7 +142,11 @@ describe('long-poll (wait)', () => {
   it('a task view with wait answers when the task finishes on the other instance', async () => {
     while ((await takeWaiting(a, 1000, 0)).body.length > 0);
     const id = await registerTask(a);
-    const view = a.http().get(`/insight/tasks/${id}?wait=30`).set('X-Api-Key', a.adminKey).then((response) => response);
+    const view = a
+      .http()
+      .get(`/insight/tasks/${id}?wait=30`)
+      .set('X-Api-Key', a.adminKey)
+      .then((response) => response);
     await eventually(() => waitersOf(a) === 1);
     expect((await takeWaiting(b, 1, 0)).body).toHaveLength(1);
     const failed = await b
@@ -168,8 +167,7 @@ describe('long-poll: leases and shutdown', () => {
     try {
       await registerSchema(t);
       const id = await registerTask(t);
-      const take = (wait: number) =>
-        t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send({ limit: 1, wait });
+      const take = (wait: number) => t.http().post('/insight/task-queue/executing-tasks').set('X-Api-Key', t.adminKey).send({ limit: 1, wait });
       expect((await take(0)).body).toHaveLength(1);
       const again = await take(20);
       expect((again.body as { id: string }[]).map((item) => item.id)).toEqual([id]);

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { fetchOpenApi, type OpenApiDocument, type Operation } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -31,11 +31,11 @@ async function redoclyLint(document: string): Promise<{ errors: number; warnings
     await writeFile(join(dir, 'openapi.json'), document);
     await writeFile(join(dir, 'redocly.yaml'), 'extends:\n  - recommended\n');
     const cli = createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
-    const run = promisify(execFile)(
-      process.execPath,
-      [cli, 'lint', 'openapi.json', '--config', 'redocly.yaml', '--format', 'json'],
-      { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }, maxBuffer: 64 << 20 },
-    );
+    const run = promisify(execFile)(process.execPath, [cli, 'lint', 'openapi.json', '--config', 'redocly.yaml', '--format', 'json'], {
+      cwd: dir,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      maxBuffer: 64 << 20,
+    });
     // The CLI exits 1 when it finds errors; its report is on stdout either way.
     const { stdout } = await run.catch((error: { stdout?: string; stderr?: string }) => {
       if (!error.stdout) throw new Error(`redocly lint failed without a report: ${error.stderr}`);
@@ -128,9 +128,7 @@ describe('OpenAPI document: conventions every operation follows', () => {
   });
 
   it('documents 413 on every operation that takes a JSON body', () => {
-    const missing = operations
-      .filter(([, op]) => op.requestBody?.content['application/json'] && !op.responses['413'])
-      .map(([name]) => name);
+    const missing = operations.filter(([, op]) => op.requestBody?.content['application/json'] && !op.responses['413']).map(([name]) => name);
     expect(missing).toEqual([]);
     expect(operations.find(([name]) => name === 'POST /intel/collections')![1].responses['413']).toBeDefined();
   });

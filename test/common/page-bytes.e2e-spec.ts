@@ -18,7 +18,7 @@ interface Walked {
  */
 async function walk(t: TestApp, path: string, cap = CAP): Promise<Walked> {
   const walked: Walked = { items: [], pages: [] };
-  for (let next: string | undefined = path; next !== undefined; ) {
+  for (let next: string | undefined = path; next !== undefined;) {
     const response = await t.http().get(next).set('X-Api-Key', t.adminKey).buffer(true);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -87,7 +87,11 @@ describe('pages bounded in bytes as well as in items', () => {
     let pending = [...added];
     let requests = 0;
     while (pending.length > 0 && requests++ < 30) {
-      const response = await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: pending.map((value) => ({ type: 'MD5Hash', value })) });
+      const response = await t
+        .http()
+        .post('/intel/lookup')
+        .set('X-Api-Key', t.adminKey)
+        .send({ keys: pending.map((value) => ({ type: 'MD5Hash', value })) });
       expect(response.status).toBe(200);
       const entries = response.body as Entry[];
       expect(entries.map((entry) => entry.key.value)).toEqual(pending);
@@ -96,7 +100,12 @@ describe('pages bounded in bytes as well as in items', () => {
       const cut = answered === -1 ? entries.length : answered;
       expect(cut).toBeGreaterThanOrEqual(1);
       for (const entry of entries.slice(cut)) {
-        expect(entry).toEqual({ key: entry.key, error: { code: 'RequestEntityTooLarge', message: expect.stringContaining('another request') }, matches: [], warnings: [] });
+        expect(entry).toEqual({
+          key: entry.key,
+          error: { code: 'RequestEntityTooLarge', message: expect.stringContaining('another request') },
+          matches: [],
+          warnings: [],
+        });
       }
       for (const entry of entries.slice(0, cut)) {
         expect(entry.matches.map((match) => [match.collection, keyOf(match.object)])).toEqual([['big', entry.key.value]]);
@@ -115,7 +124,11 @@ describe('pages bounded in bytes as well as in items', () => {
 
   it('bounds the schema list too (titles are free text)', async () => {
     for (const id of ['t1', 't2', 't3', 't4', 't5']) {
-      const response = await t.http().post('/insight/schemas').set('X-Api-Key', t.adminKey).send({ schemaID: id, title: id.repeat(MiB / 2) });
+      const response = await t
+        .http()
+        .post('/insight/schemas')
+        .set('X-Api-Key', t.adminKey)
+        .send({ schemaID: id, title: id.repeat(MiB / 2) });
       expect(response.status).toBe(201);
     }
     const walked = await walk(t, '/insight/schemas?limit=1000');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -39,11 +39,13 @@ describe('cursor pagination', () => {
       expect(response.status).toBe(200);
       expect(Array.isArray(response.body)).toBe(true);
       sizes.push(response.body.length);
-      seen.push(...(response.body as { id: number; revoked: boolean; description: string }[]).map((key) => {
-        expect(key.revoked).toBe(false);
-        expect(key.description.toLowerCase()).toContain('paged key');
-        return key.id;
-      }));
+      seen.push(
+        ...(response.body as { id: number; revoked: boolean; description: string }[]).map((key) => {
+          expect(key.revoked).toBe(false);
+          expect(key.description.toLowerCase()).toContain('paged key');
+          return key.id;
+        }),
+      );
       const next: string | undefined = parseLinks(response.headers.link).next;
       if (next !== undefined) {
         // Path-absolute, with limit, filters and an opaque URL-safe cursor.
@@ -90,12 +92,9 @@ describe('cursor pagination', () => {
     expect((await get('/auth/keys?limit=0001')).status).toBe(200);
   });
 
-  it.each(['0', '-1', 'abc', '1.5', '', '1e2', '0x10', '3&limit=4', ' 3'])(
-    'refuses limit=%p with 400 InvalidQueryArgument',
-    async (limit) => {
-      expectError(await get(`/auth/keys?limit=${limit}`), 'InvalidQueryArgument');
-    },
-  );
+  it.each(['0', '-1', 'abc', '1.5', '', '1e2', '0x10', '3&limit=4', ' 3'])('refuses limit=%p with 400 InvalidQueryArgument', async (limit) => {
+    expectError(await get(`/auth/keys?limit=${limit}`), 'InvalidQueryArgument');
+  });
 
   it('refuses limit as a nested object with 400 InvalidQueryArgument', async () => {
     expectError(await get('/auth/keys?limit[a]=1'), 'InvalidQueryArgument');

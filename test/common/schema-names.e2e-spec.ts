@@ -1,7 +1,7 @@
-import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { download, uploadFile } from '../filebox/filebox.helpers.js';
-import { fetchOpenApi, type OpenApiDocument } from '../support/openapi.js';
 import { tokenFor } from '../support/factories.js';
+import { fetchOpenApi, type OpenApiDocument } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -33,7 +33,10 @@ describe('security response headers', () => {
 
   it('are on the answer of every operation of the OpenAPI document, with and without credentials', async () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => ({ method, path: path.replace(/\{[^}]+\}/g, (name) => (name === '{collectionName}' || name === '{collection_id}' ? 'c1' : 'x1')) })),
+      Object.keys(methods).map((method) => ({
+        method,
+        path: path.replace(/\{[^}]+\}/g, (name) => (name === '{collectionName}' || name === '{collection_id}' ? 'c1' : 'x1')),
+      })),
     );
     expect(operations.length).toBeGreaterThan(25);
     for (const { method, path } of operations) {
@@ -51,7 +54,11 @@ describe('security response headers', () => {
     const read = await t.http().get('/intel/collections/c1').set('X-Api-Key', t.adminKey);
     expect(read.status).toBe(200);
     expect(read.headers['cache-control']).toBe('private, no-cache');
-    const again = await t.http().get('/intel/collections/c1').set('X-Api-Key', t.adminKey).set('If-None-Match', read.headers.etag as string);
+    const again = await t
+      .http()
+      .get('/intel/collections/c1')
+      .set('X-Api-Key', t.adminKey)
+      .set('If-None-Match', read.headers.etag as string);
     expect(again.status).toBe(304);
     expectSecurityHeaders('304', again.headers as Headers);
     expect(again.headers.etag).toBe(read.headers.etag);

@@ -33,17 +33,22 @@ describe('text the database cannot store', () => {
     ['POST', '/auth/keys', { permissions: [], description: '\u0000' }, '/description'],
     ['POST', '/auth/keys', { permissions: [], description: 'half \ud800 a pair' }, '/description'],
     ['POST', '/intel/collections/nul/objects', { type: 'URL', keys: [{ type: 'URL', value: 'http://a.example/\u0000' }] }, '/keys/0/value'],
-    ['POST', '/intel/collections/nul/objects', { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { 'k\u0000': 1 } }, '/context/k\u0000'],
-    ['POST', '/insight/tasks', { params: { schemaID: 'verdict', objectKeys: [{ type: 'URL', value: 'http://b.example/\u0000' }] } }, '/params/objectKeys/0/value'],
+    [
+      'POST',
+      '/intel/collections/nul/objects',
+      { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { 'k\u0000': 1 } },
+      '/context/k\u0000',
+    ],
+    [
+      'POST',
+      '/insight/tasks',
+      { params: { schemaID: 'verdict', objectKeys: [{ type: 'URL', value: 'http://b.example/\u0000' }] } },
+      '/params/objectKeys/0/value',
+    ],
     ['PATCH', '/intel/collections/nul', { schemaID: 'any\u0000' }, '/schemaID'],
   ])('%s %s refuses U+0000 or a lone surrogate in the body with 400 InvalidData and stores nothing', async (method, path, body, pointer) => {
     const before = await counts();
-    const response = await t
-      .http()
-      [method.toLowerCase() as 'post'](path)
-      .set('X-Api-Key', t.adminKey)
-      .set('If-Match', '"1"')
-      .send(body);
+    const response = await t.http()[method.toLowerCase() as 'post'](path).set('X-Api-Key', t.adminKey).set('If-Match', '"1"').send(body);
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'InvalidData', details: { InstanceLocation: pointer } });
     expect(await counts()).toEqual(before);

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { complete, registerSchema, take } from '../insight/insight-support.js';
 import { createCollection, sizeSchema } from '../intel/objects.helpers.js';
-import { type BrowserSession, expectAccessible, HOSTILE, launchBrowser, openSession, signedInAs, signIn, withScreenshot } from '../support/browser.js';
+import { expectAccessible, HOSTILE, launchBrowser, openSession, signedInAs, signIn, withScreenshot, type BrowserSession } from '../support/browser.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -102,8 +102,19 @@ describe('console screens', () => {
   it("shows an object's history: who, when, via, what changed", async () => {
     const writer = await createKey(t, { permissions: [{ resource: await collectionResource('feeds'), actions: ['Read', 'Write'] }] });
     const form = (context: Record<string, unknown>) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'storied.example' }], context });
-    await t.http().post('/intel/collections/feeds/objects').set('X-Api-Key', writer.key).set('X-Request-Id', 'console-history-1').send(form({ a: 1 })).expect(204);
-    await t.http().post('/intel/collections/feeds/objects/batch').set('X-Api-Key', writer.key).send([form({ a: 1, [HOSTILE]: 2 })]).expect(200);
+    await t
+      .http()
+      .post('/intel/collections/feeds/objects')
+      .set('X-Api-Key', writer.key)
+      .set('X-Request-Id', 'console-history-1')
+      .send(form({ a: 1 }))
+      .expect(204);
+    await t
+      .http()
+      .post('/intel/collections/feeds/objects/batch')
+      .set('X-Api-Key', writer.key)
+      .send([form({ a: 1, [HOSTILE]: 2 })])
+      .expect(200);
     await asKey(t.adminKey, 'object-history', async (page) => {
       await page.goto('/console/collections/feeds/object?type=DomainName&value=storied.example');
       await page.getByRole('heading', { name: 'History' }).waitFor();
@@ -165,7 +176,7 @@ describe('console screens', () => {
 
   it('shows a limited key only what it may read', async () => {
     const reader = await createKey(t, {
-      permissions: [{ resource: (await collectionResource('feeds')), actions: ['Read'] }],
+      permissions: [{ resource: await collectionResource('feeds'), actions: ['Read'] }],
     });
     await asKey(reader.key, 'limited', async (page) => {
       await page.goto('/console/collections');
@@ -182,10 +193,7 @@ describe('console screens', () => {
       await page.getByRole('heading', { name: '1 known, 1 unknown' }).waitFor();
       expect(await page.getByLabel(/Unknown indicators/).inputValue()).toBe('hidden.example');
       // Revoking must not be offered to, nor accepted from, a key without Write on auth.
-      const revoke = await page.evaluate(
-        (target) => fetch(target, { method: 'POST' }).then((response) => response.status),
-        '/console/keys/1/revoke',
-      );
+      const revoke = await page.evaluate((target) => fetch(target, { method: 'POST' }).then((response) => response.status), '/console/keys/1/revoke');
       expect(revoke).toBe(403);
     });
   });

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { ConsoleSessionsService } from '../../src/console/console-sessions.service.js';
-import { createKey } from '../support/factories.js';
 import { axeViolations, launchBrowser, openSession, signIn, withScreenshot } from '../support/browser.js';
+import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /** The page's globals, inside `page.evaluate` (the project compiles without the DOM library). */
@@ -211,10 +211,18 @@ describe('console sessions', () => {
     const cookie = await cookieFor(t, t.adminKey);
     const id = cookie.split('=')[1].split('.')[0];
     expect((await t.http().get('/console/lookup').set('Cookie', cookie)).status).toBe(200);
-    const looked = await t.http().post('/console/lookup').set('Cookie', cookie).set('Sec-Fetch-Site', 'same-origin').type('form').send({ indicators: 'a[.]example' });
+    const looked = await t
+      .http()
+      .post('/console/lookup')
+      .set('Cookie', cookie)
+      .set('Sec-Fetch-Site', 'same-origin')
+      .type('form')
+      .send({ indicators: 'a[.]example' });
     expect([looked.status, looked.text.includes('0 known, 1 unknown')]).toEqual([200, true]);
     // Console writes reach the audit trail with the session's key, stored before the answer.
-    const { rows: [session] } = await t.db.query(`SELECT key_id FROM console_session WHERE id = $1`, [id]);
+    const {
+      rows: [session],
+    } = await t.db.query(`SELECT key_id FROM console_session WHERE id = $1`, [id]);
     const { rows: audited } = await t.db.query(`SELECT key_id, status FROM audit_entry WHERE method = 'POST' AND route = '/console/lookup'`);
     expect(audited).toContainEqual({ key_id: session.key_id, status: 200 });
     const huge = 'x'.repeat(3 * 1024 * 1024);

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { createCollection } from '../intel/objects.helpers.js';
 import { FeedServer } from '../sources/feed-server.js';
-import { type BrowserSession, expectAccessible, HOSTILE, launchBrowser, signedInAs, signIn, withScreenshot } from '../support/browser.js';
+import { expectAccessible, HOSTILE, launchBrowser, signedInAs, signIn, withScreenshot, type BrowserSession } from '../support/browser.js';
 import { eventually } from '../support/eventually.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -47,7 +47,12 @@ describe('console: Sources and Warninglists screens', () => {
       ['slow', 'feeds', '/slow.txt'],
       ['hidden-src', 'secret', '/list.txt'],
     ]) {
-      await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: feed.url(path) }).expect(201);
+      await t
+        .http()
+        .post('/intel/sources')
+        .set('X-Api-Key', t.adminKey)
+        .send({ name, collection, kind: 'text', url: feed.url(path) })
+        .expect(201);
     }
   });
 
@@ -61,10 +66,19 @@ describe('console: Sources and Warninglists screens', () => {
   const asKey = (key: string, name: string, steps: (page: Page, session: BrowserSession) => Promise<void>) => signedInAs(browser, t.url, key, name, steps);
 
   const cellsOf = (page: Page, table: string, row: string) =>
-    page.getByRole('table', { name: table }).getByRole('row', { name: new RegExp(`^${row} `) }).getByRole('cell').allTextContents();
+    page
+      .getByRole('table', { name: table })
+      .getByRole('row', { name: new RegExp(`^${row} `) })
+      .getByRole('cell')
+      .allTextContents();
 
   const listView = async (name: string) =>
-    (await t.http().get(`/intel/warninglists/${name}`).set('X-Api-Key', t.adminKey).expect(200)).body as { action: string; enabled: boolean; description: string; version: string };
+    (await t.http().get(`/intel/warninglists/${name}`).set('X-Api-Key', t.adminKey).expect(200)).body as {
+      action: string;
+      enabled: boolean;
+      description: string;
+      version: string;
+    };
 
   it('lists the sources with state, runs and claims, runs one now and shows its run log; a second run while one runs is refused', async () => {
     await asKey(t.adminKey, 'sources', async (page) => {
@@ -106,8 +120,20 @@ describe('console: Sources and Warninglists screens', () => {
       });
       // A manual run does not move the next scheduled run: a new source stays due now.
       await page.goto('/console/sources');
-      expect((await cellsOf(page, 'Sources, in creation order', 'urlhaus')).slice(2, 7)).toEqual(['ok', expect.stringMatching(/ UTC$/), expect.stringMatching(/ UTC$/), 'due now', '2']);
-      expect((await cellsOf(page, 'Sources, in creation order', 'slow')).slice(2, 7)).toEqual(['ok', expect.stringMatching(/ UTC$/), expect.stringMatching(/ UTC$/), 'due now', '1']);
+      expect((await cellsOf(page, 'Sources, in creation order', 'urlhaus')).slice(2, 7)).toEqual([
+        'ok',
+        expect.stringMatching(/ UTC$/),
+        expect.stringMatching(/ UTC$/),
+        'due now',
+        '2',
+      ]);
+      expect((await cellsOf(page, 'Sources, in creation order', 'slow')).slice(2, 7)).toEqual([
+        'ok',
+        expect.stringMatching(/ UTC$/),
+        expect.stringMatching(/ UTC$/),
+        'due now',
+        '1',
+      ]);
     });
   });
 
@@ -148,7 +174,12 @@ describe('console: Sources and Warninglists screens', () => {
       await page.getByRole('button', { name: 'Disable public-dns-resolvers' }).click();
       await page.getByRole('button', { name: 'Enable public-dns-resolvers' }).waitFor();
       expect((await listView('public-dns-resolvers')).enabled).toBe(false);
-      const check = await t.http().post('/intel/warninglists/check').set('X-Api-Key', t.adminKey).send({ values: ['8.8.8.8'] }).expect(200);
+      const check = await t
+        .http()
+        .post('/intel/warninglists/check')
+        .set('X-Api-Key', t.adminKey)
+        .send({ values: ['8.8.8.8'] })
+        .expect(200);
       expect(check.body[0].warnings.map((warning: { list: string }) => warning.list)).not.toContain('public-dns-resolvers');
       await page.getByRole('button', { name: 'Enable public-dns-resolvers' }).click();
       await page.getByRole('button', { name: 'Disable public-dns-resolvers' }).waitFor();
@@ -161,7 +192,9 @@ describe('console: Sources and Warninglists screens', () => {
       expect(await page.getByLabel('Action of special-purpose-networks', { exact: true }).inputValue()).toBe('rejectOnIngest');
 
       // Refused: a regex list (422), then a name the API refuses (under its field, the settings kept).
-      await page.getByLabel(/MISP warninglist file/).setInputFiles({ name: 'list.json', mimeType: 'application/json', buffer: Buffer.from(mispDocument({ type: 'regex' })) });
+      await page
+        .getByLabel(/MISP warninglist file/)
+        .setInputFiles({ name: 'list.json', mimeType: 'application/json', buffer: Buffer.from(mispDocument({ type: 'regex' })) });
       await page.getByRole('button', { name: 'Import' }).click();
       await page.getByRole('alert').filter({ hasText: 'regex' }).waitFor();
       await page.getByLabel(/MISP warninglist file/).setInputFiles({ name: 'list.json', mimeType: 'application/json', buffer: Buffer.from(mispDocument()) });
@@ -202,7 +235,9 @@ describe('console: Sources and Warninglists screens', () => {
       await expectAccessible(page);
       const refused = await page.evaluate(
         (target) =>
-          fetch(target, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'enabled=false' }).then((response) => response.status),
+          fetch(target, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'enabled=false' }).then(
+            (response) => response.status,
+          ),
         '/console/warninglists/special-purpose-networks',
       );
       expect(refused).toBe(403);
@@ -224,7 +259,9 @@ describe('console: Sources and Warninglists screens', () => {
       await page.getByRole('button', { name: 'Enable public-dns-resolvers' }).waitFor();
       await page.getByRole('button', { name: 'Enable public-dns-resolvers' }).click();
       await page.getByRole('button', { name: 'Disable public-dns-resolvers' }).waitFor();
-      await page.getByLabel(/MISP warninglist file/).setInputFiles({ name: 'list.json', mimeType: 'application/json', buffer: Buffer.from(mispDocument({ name: 'No JS list' })) });
+      await page
+        .getByLabel(/MISP warninglist file/)
+        .setInputFiles({ name: 'list.json', mimeType: 'application/json', buffer: Buffer.from(mispDocument({ name: 'No JS list' })) });
       await page.getByRole('button', { name: 'Import' }).click();
       await page.getByRole('heading', { name: 'Warninglist no-js-list' }).waitFor();
     });

@@ -4,7 +4,7 @@ import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { completeAs, executorKey, failAs, fleetTake, heartbeatAs } from '../insight/executor-support.js';
 import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from '../insight/insight-support.js';
 import { createCollection } from '../intel/objects.helpers.js';
-import { type BrowserSession, expectAccessible, HOSTILE, launchBrowser, signedInAs, signIn, withScreenshot } from '../support/browser.js';
+import { expectAccessible, HOSTILE, launchBrowser, signedInAs, signIn, withScreenshot, type BrowserSession } from '../support/browser.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -31,7 +31,14 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
       { type: 'DomainName', keys: [{ type: 'DomainName', value: 'seen.example' }], context: {} },
       { type: 'DomainName', keys: [{ type: 'DomainName', value: 'quiet.example' }], context: {} },
       { type: 'DomainName', keys: [{ type: 'DomainName', value: 'www.warned.example' }], context: {} },
-      { type: 'File', keys: [{ type: 'MD5Hash', value: MD5 }, { type: 'SHA256Hash', value: SHA256 }], context: {} },
+      {
+        type: 'File',
+        keys: [
+          { type: 'MD5Hash', value: MD5 },
+          { type: 'SHA256Hash', value: SHA256 },
+        ],
+        context: {},
+      },
     ];
     const batch = await t.http().post('/intel/collections/sighted/objects/batch').set('X-Api-Key', t.adminKey).send(objects);
     expect(batch.body.added).toBe(objects.length);
@@ -47,7 +54,8 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
   const asKey = (key: string, name: string, steps: (page: Page, session: BrowserSession) => Promise<void>) => signedInAs(browser, t.url, key, name, steps);
 
   const attemptRows = (page: Page) => page.getByRole('table', { name: 'Attempts, oldest first' }).locator('tbody tr');
-  const cellsOf = async (page: Page, row: number) => page.getByRole('table', { name: 'Attempts, oldest first' }).locator('tbody tr').nth(row).locator('td').allTextContents();
+  const cellsOf = async (page: Page, row: number) =>
+    page.getByRole('table', { name: 'Attempts, oldest first' }).locator('tbody tr').nth(row).locator('td').allTextContents();
 
   it("shows a leased task's attempt and progress; cancel asks its executor to stop, retry puts it back with its attempts kept", async () => {
     const id = await registerTask(t, domainParams('leased.example'));
@@ -118,7 +126,12 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
       expect(answer.status()).toBe(422);
       await page.getByRole('alert').filter({ hasText: 'cannot be cancelled' }).waitFor();
       await page.getByRole('heading', { name: 'Result' }).waitFor();
-      expect(await page.getByRole('button').filter({ hasText: /Cancel task|Retry task/ }).count()).toBe(0);
+      expect(
+        await page
+          .getByRole('button')
+          .filter({ hasText: /Cancel task|Retry task/ })
+          .count(),
+      ).toBe(0);
       await expectAccessible(page);
       expect((await viewTask(t, finishing)).state).toBe('Completed');
 
@@ -139,7 +152,12 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
     await asKey(reader.key, 'task-reader', async (page) => {
       await page.goto(`/console/tasks/${id}`);
       await page.getByRole('heading', { name: 'Attempts' }).waitFor();
-      expect(await page.getByRole('button').filter({ hasText: /Cancel task|Retry task/ }).count()).toBe(0);
+      expect(
+        await page
+          .getByRole('button')
+          .filter({ hasText: /Cancel task|Retry task/ })
+          .count(),
+      ).toBe(0);
       const status = await page.evaluate((target) => fetch(target, { method: 'POST' }).then((response) => response.status), `/console/tasks/${id}/cancel`);
       expect(status).toBe(403);
     });
@@ -186,7 +204,9 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
       expect(await row('www.warned.example')).toEqual(['Never sighted.', 'benign-hosts: warned.example (subdomain, annotate)']);
       const warned = page.getByRole('table', { name: 'Unknown indicators on warninglists' }).locator('tbody tr');
       expect(await warned.count()).toBe(2);
-      expect(await warned.filter({ hasText: '8.8.8.8' }).locator('td').last().textContent()).toBe('public-dns-resolvers: 8.8.8.8/32 (contained, excludeFromExport)');
+      expect(await warned.filter({ hasText: '8.8.8.8' }).locator('td').last().textContent()).toBe(
+        'public-dns-resolvers: 8.8.8.8/32 (contained, excludeFromExport)',
+      );
       expect(await warned.filter({ hasText: 'mail.warned.example' }).locator('td').last().textContent()).toContain('benign-hosts');
       expect((await page.getByLabel(/Unknown indicators \(2\)/).inputValue()).split('\n').sort()).toEqual(['8.8.8.8', 'mail.warned.example']);
       await expectAccessible(page);

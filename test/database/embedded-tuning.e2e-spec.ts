@@ -1,9 +1,9 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { tunedSettings, visibleMemoryBytes } from '../../src/database/embedded-tuning.js';
 import { freePort } from '../support/processes.js';

@@ -4,7 +4,7 @@ import { WarninglistsRepository } from '../../src/warninglists/warninglists.repo
 import { createCollection } from '../intel/objects.helpers.js';
 import { FeedServer } from '../sources/feed-server.js';
 import { sourceFactory } from '../support/factories.js';
-import { type ExplainedStatement, type ExplainingCluster, expectBoundedPlan, nodes, type PlanNode, startExplainingCluster } from '../support/query-plans.js';
+import { expectBoundedPlan, nodes, startExplainingCluster, type ExplainedStatement, type ExplainingCluster, type PlanNode } from '../support/query-plans.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -61,7 +61,11 @@ describe('query plans of the sources, sightings and warninglists hot statements 
   let cluster: ExplainingCluster;
   let t: TestApp;
   let feed: FeedServer;
-  const sources = sourceFactory(() => t, 'plans', (path) => feed.url(path));
+  const sources = sourceFactory(
+    () => t,
+    'plans',
+    (path) => feed.url(path),
+  );
 
   /** Runs `work` and returns the plans of the statements it ran whose text matches `pattern`. */
   async function plansOf(work: () => Promise<unknown>, pattern: RegExp): Promise<ExplainedStatement[]> {
@@ -186,9 +190,7 @@ describe('query plans of the sources, sightings and warninglists hot statements 
     } finally {
       client.release();
     }
-    await t.warninglists
-      .create({ name: 'small', kind: 'hostname', entries: Array.from({ length: SMALL_LIST }, (_, g) => `s${g}.example`) })
-      .expect(201);
+    await t.warninglists.create({ name: 'small', kind: 'hostname', entries: Array.from({ length: SMALL_LIST }, (_, g) => `s${g}.example`) }).expect(201);
   }, 120_000);
 
   afterAll(async () => {
@@ -242,7 +244,9 @@ describe('query plans of the sources, sightings and warninglists hot statements 
             seqScans: nodes(plan)
               .filter((node) => node['Node Type'] === 'Seq Scan' && ['sources_claim', 'sources_run'].includes(node['Relation Name'] ?? ''))
               .map((node) => node['Relation Name']),
-            claimRowsBounded: nodes(plan).filter((node) => node['Relation Name'] === 'sources_claim').every((node) => rowsRead(node) <= bound),
+            claimRowsBounded: nodes(plan)
+              .filter((node) => node['Relation Name'] === 'sources_claim')
+              .every((node) => rowsRead(node) <= bound),
             runsByKey: runs.rowsPerLoopBounded,
             claimsAccess: claims.access.filter((access) => !/using (sources_claim_pkey|IDX_sources_claim_key)$/.test(access)),
           },

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { encodeCursor } from '../../src/common/pagination/cursor.js';
 import { encodeChangesCursor } from '../../src/intel/changes.service.js';
 import { createCollection } from '../intel/objects.helpers.js';
-import { type ExplainingCluster, expectBoundedPlan, nodes, type PlanNode, startExplainingCluster } from '../support/query-plans.js';
+import { expectBoundedPlan, nodes, startExplainingCluster, type ExplainingCluster, type PlanNode } from '../support/query-plans.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /**
@@ -41,7 +41,13 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   /** GETs `path` (200 expected) and returns the plans of the statements matching `pattern` that it ran. */
   async function planOf(path: string, pattern: RegExp, body?: unknown): Promise<PlanNode> {
     cluster.plansSince(/$^/); // skip what earlier requests logged
-    const request = body === undefined ? t.http().get(path) : t.http().post(path).send(body as object);
+    const request =
+      body === undefined
+        ? t.http().get(path)
+        : t
+            .http()
+            .post(path)
+            .send(body as object);
     const response = await request.set('X-Api-Key', t.adminKey);
     expect(response.status).toBe(200);
     const plans = await cluster.plansAfterLog(pattern);
@@ -123,10 +129,10 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   });
 
   async function objectIdAt(fraction: number): Promise<number> {
-    const { rows } = await db.query(
-      `SELECT id FROM intel_object WHERE collection_id = $1 ORDER BY id OFFSET $2 LIMIT 1`,
-      [collectionId, Math.floor((OLD + BURST) * fraction)],
-    );
+    const { rows } = await db.query(`SELECT id FROM intel_object WHERE collection_id = $1 ORDER BY id OFFSET $2 LIMIT 1`, [
+      collectionId,
+      Math.floor((OLD + BURST) * fraction),
+    ]);
     return Number(rows[0].id);
   }
 
@@ -142,7 +148,11 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   it.each(POSITIONS)('change feed at %p of the collection', async (fraction) => {
     const seq = Math.floor((OLD + BURST) * fraction);
     const cursor = encodeURIComponent(encodeChangesCursor(collectionId, seq));
-    expectBoundedPlan(await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change\b/), ['intel_change'], PAGE_BUFFERS);
+    expectBoundedPlan(
+      await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change\b/),
+      ['intel_change'],
+      PAGE_BUFFERS,
+    );
   });
 
   it('numbering a page of committed changes (the sequencer pass a feed read waits for) beside 160k numbered ones', async () => {
@@ -187,7 +197,11 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
       return `/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${encodeURIComponent(encodeChangesCursor(collectionId, Number(rows[0].lastSeq)))}`;
     };
     await pending(1);
-    await t.http().get(await feedAfterLast()).set('X-Api-Key', t.adminKey).expect(200);
+    await t
+      .http()
+      .get(await feedAfterLast())
+      .set('X-Api-Key', t.adminKey)
+      .expect(200);
     await pending(PAGE);
     const plan = await planOf(await feedAfterLast(), /unnumbered AS MATERIALIZED/);
     expectBoundedPlan(plan, ['intel_change', 'intel_collection'], PER_WRITE_BUFFERS);
@@ -207,9 +221,7 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   });
 
   it.each(POSITIONS)('listing the children of intel at %p', async (fraction) => {
-    const { rows } = await db.query(`SELECT id FROM auth_resource WHERE parent_id = 2 ORDER BY id OFFSET $1 LIMIT 1`, [
-      Math.floor((OLD + BURST) * fraction),
-    ]);
+    const { rows } = await db.query(`SELECT id FROM auth_resource WHERE parent_id = 2 ORDER BY id OFFSET $1 LIMIT 1`, [Math.floor((OLD + BURST) * fraction)]);
     const cursor = encodeURIComponent(encodeCursor({ a: Number(rows[0].id) }));
     expectBoundedPlan(await planOf(`/auth/resources?parentID=2&limit=${PAGE}&cursor=${cursor}`, /FROM auth_resource/), ['auth_resource'], PAGE_BUFFERS);
   });

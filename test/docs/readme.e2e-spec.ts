@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import semver from 'semver';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -25,7 +25,8 @@ describe('README and docs stand alone', () => {
     const broken: string[] = [];
     for (const document of DOCUMENTS) {
       const text = read(document);
-      if (/\.\.\/shared|\/work\/shared|wire-contract|interface-spec|decisions(\.md| §)|(?<!docs\/)extensions(\.md| §)/.test(text)) broken.push(`${document}: names the specs`);
+      if (/\.\.\/shared|\/work\/shared|wire-contract|interface-spec|decisions(\.md| §)|(?<!docs\/)extensions(\.md| §)/.test(text))
+        broken.push(`${document}: names the specs`);
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^(https?:|mailto:)/.test(target)) {
           broken.push(`${document}: external link ${target}`);
@@ -39,7 +40,7 @@ describe('README and docs stand alone', () => {
     expect(broken).toEqual([]);
   });
 
-  it('list every docs/ file in the README\'s Documentation section', () => {
+  it("list every docs/ file in the README's Documentation section", () => {
     const index = section(read('README.md'), 'Documentation');
     const unlisted = DOCUMENTS.filter((d) => d.startsWith('docs/')).filter((d) => !index.includes(`](${d})`));
     expect(unlisted).toEqual([]);
@@ -69,7 +70,7 @@ describe('the supported Node.js lines', () => {
   });
 });
 
-describe('README: the quick start\'s curl block runs as written', () => {
+describe("README: the quick start's curl block runs as written", () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
@@ -85,7 +86,13 @@ describe('README: the quick start\'s curl block runs as written', () => {
     expect(exports).toHaveLength(2);
     const dir = await mkdtemp(join(tmpdir(), 'ids-quick-'));
     const script = join(dir, 'quick.sh');
-    await writeFile(script, `set -euo pipefail\n${blocks[1].split('\n').filter((line) => !exports.includes(line)).join('\n')}`);
+    await writeFile(
+      script,
+      `set -euo pipefail\n${blocks[1]
+        .split('\n')
+        .filter((line) => !exports.includes(line))
+        .join('\n')}`,
+    );
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
       execFile('bash', [script], { timeout: 60_000, env: { PATH: process.env.PATH, BASE: t.url, KEY: t.adminKey } }, (error, stdout, stderr) =>
         done({ code: error ? ((error.code as number | undefined) ?? null) : 0, stdout, stderr }),
@@ -118,11 +125,8 @@ describe('README: "A tour" runs as written', () => {
     const script = join(dir, 'tour.sh');
     await writeFile(script, blocks[0]);
     const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      execFile(
-        'bash',
-        [script],
-        { cwd: dir, timeout: 120_000, env: { PATH: process.env.PATH, BASE: t.url, KEY: t.adminKey } },
-        (error, stdout, stderr) => done({ code: error ? ((error.code as number | undefined) ?? null) : 0, stdout, stderr }),
+      execFile('bash', [script], { cwd: dir, timeout: 120_000, env: { PATH: process.env.PATH, BASE: t.url, KEY: t.adminKey } }, (error, stdout, stderr) =>
+        done({ code: error ? ((error.code as number | undefined) ?? null) : 0, stdout, stderr }),
       );
     });
     expect(result).toEqual(expect.objectContaining({ code: 0, stderr: '' }));

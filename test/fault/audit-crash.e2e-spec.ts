@@ -27,7 +27,11 @@ describe('kill -9 of the service under concurrent audited writes', () => {
         const answer =
           n % 4 === 3
             ? post('/auth/keys', { permissions: [] }, requestId)
-            : post('/intel/collections/audited/objects', { type: 'DomainName', keys: [{ type: 'DomainName', value: `d${index}-${n}.example` }], context: {} }, requestId);
+            : post(
+                '/intel/collections/audited/objects',
+                { type: 'DomainName', keys: [{ type: 'DomainName', value: `d${index}-${n}.example` }], context: {} },
+                requestId,
+              );
         const status = await answer.then((response) => response.status).catch(() => 0);
         if (status === 201 || status === 204) acknowledged.push(requestId);
         else if (status === 0) await pause(20); // the service is down: the next attempt goes to the restarted one
@@ -45,10 +49,9 @@ describe('kill -9 of the service under concurrent audited writes', () => {
       running = false;
       await Promise.all(clients);
     }
-    const rows = await suite.db.query<{ request_id: string; status: number }>(
-      'SELECT request_id, status FROM audit_entry WHERE request_id = ANY($1)',
-      [acknowledged],
-    );
+    const rows = await suite.db.query<{ request_id: string; status: number }>('SELECT request_id, status FROM audit_entry WHERE request_id = ANY($1)', [
+      acknowledged,
+    ]);
     const stored = new Map(rows.rows.map((row) => [row.request_id, row.status]));
     expect(acknowledged.filter((requestId) => !stored.has(requestId))).toEqual([]);
     expect([...new Set(stored.values())].sort()).toEqual(expect.arrayContaining([201, 204]));

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
 import { ServiceProcess } from './service-process.js';
@@ -11,8 +11,10 @@ import { prepareCollection, verifyAcknowledgedWrites } from './verify.js';
 import { pause, Workload } from './workload.js';
 
 /** The workload has made this much progress since `base` (so that writes of every kind are in flight). */
-const progressed = (workload: Workload, base = { objects: 0, files: 0 }) => () =>
-  workload.objects.length >= base.objects + 30 && workload.files.length >= base.files + 4;
+const progressed =
+  (workload: Workload, base = { objects: 0, files: 0 }) =>
+  () =>
+    workload.objects.length >= base.objects + 30 && workload.files.length >= base.files + 4;
 
 const snapshot = (workload: Workload) => ({ objects: workload.objects.length, files: workload.files.length });
 
@@ -51,7 +53,13 @@ function killPostgres(dataDirectory: string): number[] {
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === postmaster;
+        return (
+          Number(
+            readFileSync(`/proc/${pid}/stat`, 'utf8')
+              .replace(/^.*\) /s, '')
+              .split(' ')[1],
+          ) === postmaster
+        );
       } catch {
         return false; // exited meanwhile
       }

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { boundary, download, multipartBody, openSession, sdkPartFields, sql } from '../filebox/filebox.helpers.js';
+import { eventually } from '../support/eventually.js';
 import { tokenFor } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { eventually } from '../support/eventually.js';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 interface SlowRequest {
@@ -122,7 +122,13 @@ describe('slow uploads do not hold database connections', () => {
     // Normal traffic, more requests at once than the pool has connections, all while the uploads trickle.
     const traffic = await Promise.all([
       ...Array.from({ length: 6 }, () => t.http().get('/auth/keys').set(auth)),
-      ...Array.from({ length: 6 }, (_, i) => t.http().post('/filebox/sessions').set(auth).send({ partSize: 1024 * 1024 + i })),
+      ...Array.from({ length: 6 }, (_, i) =>
+        t
+          .http()
+          .post('/filebox/sessions')
+          .set(auth)
+          .send({ partSize: 1024 * 1024 + i }),
+      ),
       ...Array.from({ length: 4 }, () => t.http().get('/intel/collections').set(auth)),
     ]);
     expect(traffic.map((response) => response.status)).toEqual([...Array(6).fill(200), ...Array(6).fill(201), ...Array(4).fill(200)]);
@@ -205,8 +211,7 @@ describe('server deadlines and connection bound', () => {
   });
 
   it('refuses connections past MAX_CONNECTIONS, and idle ones are cut off by the headers deadline', async () => {
-    const connections = () =>
-      new Promise<number>((resolve) => t.app.getHttpServer().getConnections((_: unknown, n: number) => resolve(n)));
+    const connections = () => new Promise<number>((resolve) => t.app.getHttpServer().getConnections((_: unknown, n: number) => resolve(n)));
     // Keep-alive connections of the earlier requests close within the keep-alive timeout.
     await eventually(async () => (await connections()) === 0);
     const idle = await Promise.all(Array.from({ length: 4 }, () => openSocket(t.url)));

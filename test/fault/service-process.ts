@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { COMPILE_CACHE, freePort } from '../support/processes.js';
@@ -38,7 +38,14 @@ export class ServiceProcess {
   async restart(): Promise<void> {
     // Only what the service needs: no setting of the developer's environment leaks in.
     // No metrics listener: its fixed default port would collide between services of parallel test files.
-    const env = { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: COMPILE_CACHE, METRICS_PORT: '0', ...this.settings, PORT: String(this.port), ADMIN_API_KEY: this.adminKey };
+    const env = {
+      PATH: process.env.PATH ?? '',
+      NODE_COMPILE_CACHE: COMPILE_CACHE,
+      METRICS_PORT: '0',
+      ...this.settings,
+      PORT: String(this.port),
+      ADMIN_API_KEY: this.adminKey,
+    };
     const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.output = '';

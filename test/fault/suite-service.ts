@@ -1,7 +1,7 @@
-import { afterAll, beforeAll } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from '@jest/globals';
 import pg from 'pg';
 import { createDatabase } from '../support/test-app.js';
 import { ServiceProcess } from './service-process.js';

@@ -1,6 +1,6 @@
-import { expect } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { expect } from '@jest/globals';
 import type pg from 'pg';
 import { sizeSchema } from '../intel/objects.helpers.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
@@ -116,16 +116,12 @@ export async function verifyAcknowledgedWrites(
 
   // No half-written file is visible: every recorded file, acknowledged or not, has its whole content.
   const rows = (
-    await db.query<{ id: string; size: string; sha256: Buffer; part_keys: string[] | null }>(
-      'SELECT id, size, sha256, part_keys FROM filebox_file',
-    )
+    await db.query<{ id: string; size: string; sha256: Buffer; part_keys: string[] | null }>('SELECT id, size, sha256, part_keys FROM filebox_file')
   ).rows;
   const broken: string[] = [];
   for (const row of rows) {
     // A direct upload is the blob named by its id; a session file is its part blobs in order.
-    const pieces = await Promise.all(
-      (row.part_keys ?? [row.id]).map((key) => readFile(join(dataDir, 'files', 'objects', key)).catch(() => undefined)),
-    );
+    const pieces = await Promise.all((row.part_keys ?? [row.id]).map((key) => readFile(join(dataDir, 'files', 'objects', key)).catch(() => undefined)));
     const blob = pieces.every((piece) => piece !== undefined) ? Buffer.concat(pieces as Buffer[]) : undefined;
     if (!blob || blob.length !== Number(row.size) || sha256(blob) !== row.sha256.toString('hex')) broken.push(row.id);
   }

@@ -23,12 +23,8 @@ export interface RawResponse {
 export function multipartBody(boundary: string, fields: FormField[]): Buffer {
   const pieces: Buffer[] = [];
   for (const field of fields) {
-    const disposition =
-      `form-data; name="${field.name}"` + (field.filename === undefined ? '' : `; filename="${field.filename}"`);
-    const head =
-      `--${boundary}\r\nContent-Disposition: ${disposition}\r\n` +
-      (field.contentType ? `Content-Type: ${field.contentType}\r\n` : '') +
-      '\r\n';
+    const disposition = `form-data; name="${field.name}"` + (field.filename === undefined ? '' : `; filename="${field.filename}"`);
+    const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n` + (field.contentType ? `Content-Type: ${field.contentType}\r\n` : '') + '\r\n';
     pieces.push(Buffer.from(head, 'utf8'), Buffer.from(field.content), Buffer.from('\r\n'));
   }
   pieces.push(Buffer.from(`--${boundary}--\r\n`));
@@ -97,13 +93,7 @@ export function sdkPartFields(number: number | string, content: Buffer, declared
   return [field('number', String(number)), field('partSize', String(declared)), field('filePart', content)];
 }
 
-export function uploadPart(
-  t: Served,
-  token: string,
-  sessionId: string,
-  fields: FormField[],
-  method: 'PUT' | 'POST' = 'PUT',
-): Promise<RawResponse> {
+export function uploadPart(t: Served, token: string, sessionId: string, fields: FormField[], method: 'PUT' | 'POST' = 'PUT'): Promise<RawResponse> {
   const b = boundary();
   return send(t, {
     method,

@@ -1,31 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readlink } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { createKey, tokenFor } from '../support/factories.js';
-import {
-  boundary,
-  complete,
-  download,
-  multipartBody,
-  openSession,
-  sdkPartFields,
-  send,
-  sql,
-  uploadFile,
-  uploadPart,
-} from './filebox.helpers.js';
-import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
+import { createKey, tokenFor } from '../support/factories.js';
+import { boundary, complete, download, multipartBody, openSession, sdkPartFields, send, sql, uploadFile, uploadPart } from './filebox.helpers.js';
+import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
 
 /** Paths this process (which runs the server) holds open; empty where /proc is not available. */
 async function openPaths(): Promise<string[]> {
   if (!existsSync('/proc/self/fd')) return [];
-  const links = await Promise.all(
-    (await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')),
-  );
+  const links = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
   return links.filter((link) => link !== '');
 }
 
@@ -182,12 +169,7 @@ describe.each(BACKENDS)('filebox files (%s storage)', (storage) => {
     }
     for (const range of ['bytes=-0', 'bytes=99999999999999999999-', 'bytes=9007199254740993-9007199254740993', 'bytes=1000-']) {
       const response = await download(t, token, smallId, range);
-      expect([range, response.status, response.json().code, response.headers['content-range']]).toEqual([
-        range,
-        416,
-        'RangeNotSatisfiable',
-        'bytes */1000',
-      ]);
+      expect([range, response.status, response.json().code, response.headers['content-range']]).toEqual([range, 416, 'RangeNotSatisfiable', 'bytes */1000']);
     }
     for (const range of ['bytes=5-3', 'bytes=99999999999999999999-1', 'bytes=1e3-2000', 'bytes=0x10-20', 'bytes=-1-2']) {
       const response = await download(t, token, smallId, range);

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { utimes, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StorageSweepService } from '../../src/filebox/storage-sweep.service.js';
+import { eventually } from '../support/eventually.js';
 import { tokenFor } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
 import { boundary, multipartBody, openSession, send, sql, uploadFile } from './filebox.helpers.js';
 import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
-import { eventually } from '../support/eventually.js';
 
 const CAP = 64 * 1024;
 
@@ -55,12 +55,8 @@ describe.each(BACKENDS)('filebox limits and aborted uploads (%s storage)', (stor
         answered = true;
         let body = '';
         incoming.on('data', (data: Buffer) => (body += data.toString()));
-        incoming.on('end', () =>
-          resolve({ status: incoming.statusCode ?? 0, connection: incoming.headers.connection, body }),
-        );
-        incoming.on('error', () =>
-          resolve({ status: incoming.statusCode ?? 0, connection: incoming.headers.connection, body }),
-        );
+        incoming.on('end', () => resolve({ status: incoming.statusCode ?? 0, connection: incoming.headers.connection, body }));
+        incoming.on('error', () => resolve({ status: incoming.statusCode ?? 0, connection: incoming.headers.connection, body }));
       });
       // The server cuts the connection: write errors after the answer are expected.
       request.on('error', (error) => (answered ? undefined : reject(error)));

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { type Operation, operationsWhere, publishedOpenApi } from '../support/openapi.js';
-
+import { operationsWhere, publishedOpenApi, type Operation } from '../support/openapi.js';
 
 describe('OpenAPI api.document: filebox', () => {
   const api = publishedOpenApi();

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StorageSweepService } from '../../src/filebox/storage-sweep.service.js';
 import { tokenFor } from '../support/factories.js';
 import { startService, type RunningService } from '../support/processes.js';

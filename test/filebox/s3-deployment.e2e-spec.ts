@@ -1,15 +1,15 @@
-import { DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { DeleteBucketCommand, DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { FILE_STORAGE, type FileStorage } from '../../src/filebox/storage/file-storage.js';
+import { expectError } from '../support/clients/api-client.js';
 import { tokenFor } from '../support/factories.js';
 import { complete, download, openSession, sdkPartFields, send, uploadFile, uploadPart } from './filebox.helpers.js';
 import { fileboxBackend, type FileboxApp } from './storage-backends.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const MiB = 1024 * 1024;
 const run = promisify(execFile);
@@ -54,7 +54,12 @@ describe('filebox on S3 with several instances', () => {
     expect(head.headers['content-length']).toBe(String(content.length));
     expect(head.headers['repr-digest']).toContain(`sha-256=:${sha256(content)}:`);
     // Ranges within one part, across part boundaries, and the tail; then the whole file.
-    for (const [start, end] of [[0, 99], [PART - 10, PART + 9], [PART / 2, 3 * PART + 7], [5 * PART, content.length - 1]]) {
+    for (const [start, end] of [
+      [0, 99],
+      [PART - 10, PART + 9],
+      [PART / 2, 3 * PART + 7],
+      [5 * PART, content.length - 1],
+    ]) {
       const response = await download(a, token, fileId, `bytes=${start}-${end}`);
       expect([response.status, response.headers['content-range']]).toEqual([206, `bytes ${start}-${end}/${content.length}`]);
       expect(response.body.equals(content.subarray(start, end + 1))).toBe(true);
@@ -115,10 +120,7 @@ describe('filebox on S3 with several instances', () => {
     const main = join(process.cwd(), 'dist', 'main.js');
     // NODE_NO_WARNINGS: the AWS SDK's notice about this Node line is not the service's output.
     const base = { PATH: process.env.PATH ?? '', NODE_NO_WARNINGS: '1', METRICS_PORT: '0', DATABASE_URL: a.databaseUrl, PORT: '0', ADMIN_API_KEY: a.adminKey };
-    const cases: Record<string, string>[] = [
-      { FILEBOX_STORAGE: 's3:/no-bucket' },
-      { ...a.settings, FILEBOX_STORAGE: 's3://no-such-bucket-here' },
-    ];
+    const cases: Record<string, string>[] = [{ FILEBOX_STORAGE: 's3:/no-bucket' }, { ...a.settings, FILEBOX_STORAGE: 's3://no-such-bucket-here' }];
     for (const settings of cases) {
       const outcome = await run(process.execPath, [main], { env: { ...base, ...settings }, timeout: 60_000 }).then(
         () => ({ code: 0, stderr: '' }),

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { FILE_STORAGE, type FileStorage } from '../../src/filebox/storage/file-storage.js';
 import { tokenFor } from '../support/factories.js';
 import { complete, download, openSession, sdkPartFields, send, sql, uploadPart } from './filebox.helpers.js';
@@ -31,7 +31,9 @@ describe.each(BACKENDS)('filebox session digests (%s storage)', (storage) => {
     for (const number of [...order, ...replace]) {
       expect((await uploadPart(t, token, sessionId, sdkPartFields(number, piece(number)))).status).toBe(204);
     }
-    const keys = (await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [sessionId])).map((row) => row.storage_key);
+    const keys = (await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [sessionId])).map(
+      (row) => row.storage_key,
+    );
     reads.mockClear();
     const completed = await complete(t, token, sessionId);
     expect(completed.status).toBe(201);

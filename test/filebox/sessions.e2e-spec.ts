@@ -1,21 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { tokenFor } from '../support/factories.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SessionsService } from '../../src/filebox/sessions.service.js';
 import { StorageSweepService } from '../../src/filebox/storage-sweep.service.js';
-import {
-  boundary,
-  complete,
-  download,
-  multipartBody,
-  openSession,
-  sdkPartFields,
-  send,
-  sql,
-  uploadPart,
-} from './filebox.helpers.js';
-import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
 import { expectError } from '../support/clients/api-client.js';
+import { tokenFor } from '../support/factories.js';
+import { boundary, complete, download, multipartBody, openSession, sdkPartFields, send, sql, uploadPart } from './filebox.helpers.js';
+import { BACKENDS, fileboxBackend, type FileboxApp } from './storage-backends.js';
 
 const MiB = 1024 * 1024;
 
@@ -35,11 +25,9 @@ describe.each(BACKENDS)('filebox upload sessions (%s storage)', (storage) => {
   });
 
   const partKeys = async (sessionId: string) =>
-    (
-      await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [
-        sessionId,
-      ])
-    ).map((row) => row.storage_key);
+    (await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1 ORDER BY number', [sessionId])).map(
+      (row) => row.storage_key,
+    );
 
   it('opens sessions only with a whole partSize from 1 MiB to 64 MiB', async () => {
     for (const partSize of [MiB, 5 * MiB, 64 * MiB]) {
@@ -289,11 +277,7 @@ describe.each(BACKENDS)('filebox upload sessions (%s storage)', (storage) => {
     const active = await openSession(t, token, MiB);
     await uploadPart(t, token, idle, sdkPartFields(1, randomBytes(100)));
     await uploadPart(t, token, active, sdkPartFields(1, randomBytes(100)));
-    const [{ storage_key: idleBlob }] = await sql<{ storage_key: string }>(
-      t,
-      'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1',
-      [idle],
-    );
+    const [{ storage_key: idleBlob }] = await sql<{ storage_key: string }>(t, 'SELECT storage_key FROM filebox_upload_part WHERE session_id = $1', [idle]);
     await sql(t, `UPDATE filebox_upload_session SET last_activity_at = now() - interval '61 minutes' WHERE id = $1`, [idle]);
 
     expect(await t.app.get(SessionsService).sweepIdleSessions()).toBeGreaterThanOrEqual(1);

@@ -1,8 +1,8 @@
-import { CreateBucketCommand, DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CreateBucketCommand, DeleteObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -39,10 +39,7 @@ class LocalBackend implements Backend {
     const t = await createTestApp(settings, sharing);
     const files = join(t.dataDir, 'files');
     const storage: StorageProbe = {
-      entries: async () => [
-        ...(await readdir(join(files, 'objects'))),
-        ...(await readdir(join(files, 'tmp'))).map((name) => `tmp/${name}`),
-      ],
+      entries: async () => [...(await readdir(join(files, 'objects'))), ...(await readdir(join(files, 'tmp'))).map((name) => `tmp/${name}`)],
       remove: (key) => rm(join(files, 'objects', key)),
     };
     return Object.assign(t, { storage, settings });

@@ -1,5 +1,5 @@
-import fc from 'fast-check';
 import { request as httpRequest } from 'node:http';
+import fc from 'fast-check';
 import type { OpenApiDocument, Operation, SchemaObject } from '../support/openapi.js';
 
 /** One generated request, as sent on the wire. */
@@ -20,14 +20,68 @@ export interface FuzzAnswer {
 
 /** Values that break parsers, validators, SQL and path handling, besides random ones. */
 const NASTY = [
-  '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff', '\u202e', '\uffff', '🙂', '%', '%00', '%zz', '%2e%2e%2f',
-  '../../etc/passwd', '..', '.', '/', '\\', "'", '"', "'; DROP TABLE auth_api_key; --", '$1', '${x}', '{{x}}',
-  '-1', '0', '1', '2147483648', '9007199254740993', '99999999999999999999999', '1e309', '-0', '0x10', '1.5',
-  'NaN', 'Infinity', 'null', 'true', '[]', '{}', 'x'.repeat(5000), '\t\r\n', '__proto__', 'constructor',
-  '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
-  'd41d8cd98f00b204e9800998ecf8427e', 'da39a3ee5e6b4b0d3255bfef95601890afd80709', '10.0.0.1', '10.0.0.0/8',
-  '::1', 'example.com', 'a@example.com', 'MD5Hash', 'SHA1Hash', 'IPAddress', 'File', 'Read', 'Write',
-  '2026-01-01T00:00:00Z', '0001-01-01T00:00:00Z', 'not-a-date',
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  '\udfff',
+  '\u202e',
+  '\uffff',
+  '🙂',
+  '%',
+  '%00',
+  '%zz',
+  '%2e%2e%2f',
+  '../../etc/passwd',
+  '..',
+  '.',
+  '/',
+  '\\',
+  "'",
+  '"',
+  "'; DROP TABLE auth_api_key; --",
+  '$1',
+  '${x}',
+  '{{x}}',
+  '-1',
+  '0',
+  '1',
+  '2147483648',
+  '9007199254740993',
+  '99999999999999999999999',
+  '1e309',
+  '-0',
+  '0x10',
+  '1.5',
+  'NaN',
+  'Infinity',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  'x'.repeat(5000),
+  '\t\r\n',
+  '__proto__',
+  'constructor',
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  'd41d8cd98f00b204e9800998ecf8427e',
+  'da39a3ee5e6b4b0d3255bfef95601890afd80709',
+  '10.0.0.1',
+  '10.0.0.0/8',
+  '::1',
+  'example.com',
+  'a@example.com',
+  'MD5Hash',
+  'SHA1Hash',
+  'IPAddress',
+  'File',
+  'Read',
+  'Write',
+  '2026-01-01T00:00:00Z',
+  '0001-01-01T00:00:00Z',
+  'not-a-date',
 ];
 
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
@@ -93,9 +147,7 @@ function shaped(document: OpenApiDocument, raw: SchemaObject, depth = 0): fc.Arb
   } else if (schema.type === 'string') {
     // The documented values (enum, example) get a request past the outer checks; hostile ones test the rest.
     const documented = [...(schema.enum ?? []), ...(typeof example === 'string' ? [example] : [])];
-    arbitrary = documented.length
-      ? fc.oneof({ arbitrary: fc.constantFrom(...documented), weight: 3 }, { arbitrary: hostileString, weight: 1 })
-      : hostileString;
+    arbitrary = documented.length ? fc.oneof({ arbitrary: fc.constantFrom(...documented), weight: 3 }, { arbitrary: hostileString, weight: 1 }) : hostileString;
   } else if (schema.type === 'integer' || schema.type === 'number') {
     const documented = [...(typeof example === 'number' ? [example] : []), 1, 2, 3, 4, 5, 6, 100];
     arbitrary = fc.oneof({ arbitrary: fc.constantFrom(...documented), weight: 2 }, { arbitrary: hostileNumber, weight: 1 });
@@ -153,7 +205,9 @@ function plausible(document: OpenApiDocument, raw: SchemaObject, everyField = fa
   if (depth > 5) return fc.constant(null);
   if (alternatives?.length) return fc.oneof(...alternatives.map((alternative) => plausible(document, alternative, everyField, depth + 1)));
   if (schema.type === 'object' || schema.properties) {
-    const model = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, plausible(document, property, everyField, depth + 1)]));
+    const model = Object.fromEntries(
+      Object.entries(schema.properties ?? {}).map(([name, property]) => [name, plausible(document, property, everyField, depth + 1)]),
+    );
     const required = (schema.required ?? []).filter((name) => name in model);
     if (everyField) return fc.record(model);
     // The required fields, and now and then the optional ones too (each may carry rules of its own).
@@ -169,7 +223,13 @@ function plausible(document: OpenApiDocument, raw: SchemaObject, everyField = fa
   }
   if (schema.type === 'string') return plausibleString(schema);
   if (schema.type === 'integer' || schema.type === 'number') {
-    return fc.constantFrom(...(typeof schema.example === 'number' ? [schema.example] : []), ...(typeof schema.minimum === 'number' ? [schema.minimum] : []), 1, 2, 3);
+    return fc.constantFrom(
+      ...(typeof schema.example === 'number' ? [schema.example] : []),
+      ...(typeof schema.minimum === 'number' ? [schema.minimum] : []),
+      1,
+      2,
+      3,
+    );
   }
   if (schema.type === 'boolean') return fc.boolean();
   return fc.constant({});
@@ -177,12 +237,11 @@ function plausible(document: OpenApiDocument, raw: SchemaObject, everyField = fa
 
 /** Every place in a JSON value (the root included), as paths. */
 function places(value: unknown, path: (string | number)[] = []): (string | number)[][] {
-  const children =
-    Array.isArray(value)
-      ? value.flatMap((item, index) => places(item, [...path, index]))
-      : value && typeof value === 'object'
-        ? Object.entries(value).flatMap(([key, item]) => places(item, [...path, key]))
-        : [];
+  const children = Array.isArray(value)
+    ? value.flatMap((item, index) => places(item, [...path, index]))
+    : value && typeof value === 'object'
+      ? Object.entries(value).flatMap(([key, item]) => places(item, [...path, key]))
+      : [];
   return [path, ...children];
 }
 
@@ -206,7 +265,13 @@ function oneSpoiled(document: OpenApiDocument, schema: SchemaObject): fc.Arbitra
   const append = fc.tuple(fc.nat(), fc.constantFrom(...NASTY_TAILS));
   // Every field present, so that any of them can be the spoiled one.
   return fc
-    .tuple(plausible(document, schema, true), fc.oneof(replace.map((spoil) => ['replace', ...spoil] as const), append.map((spoil) => ['append', ...spoil] as const)))
+    .tuple(
+      plausible(document, schema, true),
+      fc.oneof(
+        replace.map((spoil) => ['replace', ...spoil] as const),
+        append.map((spoil) => ['append', ...spoil] as const),
+      ),
+    )
     .map(([value, [mode, pick, by]]) => {
       const at = (path: (string | number)[]) => path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], value);
       const all = places(value);
@@ -221,23 +286,25 @@ function oneSpoiled(document: OpenApiDocument, schema: SchemaObject): fc.Arbitra
 
 /** Bodies no parser should trust: broken JSON, deep nesting, prototype keys, non-UTF-8 bytes. */
 const brokenJson: fc.Arbitrary<Buffer> = fc.oneof(
-  fc.constantFrom(
-    '',
-    '{',
-    '{"a":1,}',
-    '[',
-    'null',
-    '"x"',
-    '1',
-    '{"a":1,"a":2}',
-    '{"__proto__":{"polluted":1}}',
-    '{"constructor":{"prototype":{"polluted":1}}}',
-    '['.repeat(400) + ']'.repeat(400),
-    '{"a":'.repeat(300) + '1' + '}'.repeat(300),
-    '{"x":"\\ud800"}',
-    '{"x":"\\u0000"}',
-    '{"x":1e999}',
-  ).map((text) => Buffer.from(text)),
+  fc
+    .constantFrom(
+      '',
+      '{',
+      '{"a":1,}',
+      '[',
+      'null',
+      '"x"',
+      '1',
+      '{"a":1,"a":2}',
+      '{"__proto__":{"polluted":1}}',
+      '{"constructor":{"prototype":{"polluted":1}}}',
+      '['.repeat(400) + ']'.repeat(400),
+      '{"a":'.repeat(300) + '1' + '}'.repeat(300),
+      '{"x":"\\ud800"}',
+      '{"x":"\\u0000"}',
+      '{"x":1e999}',
+    )
+    .map((text) => Buffer.from(text)),
   fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
   fc.json({ maxDepth: 3 }).map((text) => Buffer.from(text)),
 );
@@ -274,22 +341,26 @@ const contentTypes = fc.constantFrom(
 function multipart(fieldNames: string[]): fc.Arbitrary<{ body: Buffer; type: string }> {
   const field = fc.record({
     name: fc.oneof({ arbitrary: fc.constantFrom(...fieldNames, 'file'), weight: 4 }, { arbitrary: hostileString, weight: 1 }),
-    filename: fc.option(hostileString.map((name) => name.replace(/["\r\n]/g, '')), { nil: undefined }),
-    content: fc.oneof(hostileString.map((text) => Buffer.from(text)), fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes))),
+    filename: fc.option(
+      hostileString.map((name) => name.replace(/["\r\n]/g, '')),
+      { nil: undefined },
+    ),
+    content: fc.oneof(
+      hostileString.map((text) => Buffer.from(text)),
+      fc.uint8Array({ maxLength: 256 }).map((bytes) => Buffer.from(bytes)),
+    ),
   });
-  return fc
-    .tuple(fc.array(field, { maxLength: 4 }), fc.constantFrom('whole', 'unterminated', 'wrong-boundary'))
-    .map(([fields, framing]) => {
-      const boundary = 'fuzzboundary7MA4YWxk';
-      const pieces: Buffer[] = [];
-      for (const part of fields) {
-        const disposition = `form-data; name="${part.name.replace(/["\r\n]/g, '')}"` + (part.filename === undefined ? '' : `; filename="${part.filename}"`);
-        pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n\r\n`), part.content, Buffer.from('\r\n'));
-      }
-      if (framing !== 'unterminated') pieces.push(Buffer.from(`--${boundary}--\r\n`));
-      const declared = framing === 'wrong-boundary' ? 'another' : boundary;
-      return { body: Buffer.concat(pieces), type: `multipart/form-data; boundary=${declared}` };
-    });
+  return fc.tuple(fc.array(field, { maxLength: 4 }), fc.constantFrom('whole', 'unterminated', 'wrong-boundary')).map(([fields, framing]) => {
+    const boundary = 'fuzzboundary7MA4YWxk';
+    const pieces: Buffer[] = [];
+    for (const part of fields) {
+      const disposition = `form-data; name="${part.name.replace(/["\r\n]/g, '')}"` + (part.filename === undefined ? '' : `; filename="${part.filename}"`);
+      pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n\r\n`), part.content, Buffer.from('\r\n'));
+    }
+    if (framing !== 'unterminated') pieces.push(Buffer.from(`--${boundary}--\r\n`));
+    const declared = framing === 'wrong-boundary' ? 'another' : boundary;
+    return { body: Buffer.concat(pieces), type: `multipart/form-data; boundary=${declared}` };
+  });
 }
 
 /** Percent-encodes the UTF-8 bytes of `text` (a lone surrogate, which encodeURIComponent refuses, becomes U+FFFD). */
@@ -301,9 +372,7 @@ function encode(text: string): string {
 
 /** A path parameter: a real id of this instance (to get past the lookups) or a hostile one, percent-encoded or raw. */
 function pathValue(known: readonly string[]): fc.Arbitrary<string> {
-  const value = known.length
-    ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, { arbitrary: hostileString, weight: 2 })
-    : hostileString;
+  const value = known.length ? fc.oneof({ arbitrary: fc.constantFrom(...known), weight: 3 }, { arbitrary: hostileString, weight: 2 }) : hostileString;
   return fc.oneof(
     { arbitrary: value.map(encode), weight: 6 },
     { arbitrary: fc.constantFrom('%', '%zz', '%C0%AF', '%00', '..%2F..', '%25', '%F0%9F', '%ED%A0%80'), weight: 1 },
@@ -312,9 +381,7 @@ function pathValue(known: readonly string[]): fc.Arbitrary<string> {
 
 function queryString(operation: Operation, known: Record<string, readonly string[]>): fc.Arbitrary<string> {
   const declared = (operation.parameters ?? []).filter((parameter) => parameter.in === 'query').map((parameter) => parameter.name);
-  const name = declared.length
-    ? fc.oneof({ arbitrary: fc.constantFrom(...declared), weight: 8 }, { arbitrary: hostileString, weight: 1 })
-    : hostileString;
+  const name = declared.length ? fc.oneof({ arbitrary: fc.constantFrom(...declared), weight: 8 }, { arbitrary: hostileString, weight: 1 }) : hostileString;
   const value = fc.oneof({ arbitrary: hostileString, weight: 4 }, { arbitrary: fc.constantFrom(...(known.cursor ?? ['']), '1', '1000'), weight: 1 });
   const pairs = fc
     .array(fc.tuple(name, value), { maxLength: declared.length ? 4 : 2 })
@@ -338,9 +405,7 @@ export function requestsFor(
   methods: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
 ): fc.Arbitrary<FuzzRequest> {
   const operations = Object.entries(document.paths)
-    .flatMap(([template, byMethod]) =>
-      Object.entries(byMethod).map(([method, operation]) => ({ template, method: method.toUpperCase(), operation })),
-    )
+    .flatMap(([template, byMethod]) => Object.entries(byMethod).map(([method, operation]) => ({ template, method: method.toUpperCase(), operation })))
     .filter(({ method }) => methods.includes(method));
   return fc.constantFrom(...operations).chain(({ template, method, operation }) => {
     const names = [...template.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
@@ -374,15 +439,15 @@ export function requestsFor(
         { arbitrary: fc.tuple(brokenJson, fc.oneof(fc.constant('application/json'), contentTypes)).map(([raw, type]) => ({ body: raw, type })), weight: 1 },
       );
     }
-    return fc.record({ path, query: queryString(operation, known), body, identity: identities, extra: extraHeaders }).map(
-      ({ path: builtPath, query, body: chosen, identity, extra }) => {
+    return fc
+      .record({ path, query: queryString(operation, known), body, identity: identities, extra: extraHeaders })
+      .map(({ path: builtPath, query, body: chosen, identity, extra }) => {
         const headers: Record<string, string> = { ...extra, ...identity };
         if (chosen.type) headers['Content-Type'] = chosen.type;
         // A Content-Encoding the body does not have is a hostile header too, but only where there is a body.
         if (!chosen.body) delete headers['Content-Encoding'];
         return { method, template, path: query ? `${builtPath}?${query}` : builtPath, headers, body: chosen.body };
-      },
-    );
+      });
   });
 }
 
@@ -391,7 +456,14 @@ export function send(base: string, fuzz: FuzzRequest): Promise<FuzzAnswer> {
   const { hostname, port } = new URL(base);
   return new Promise((resolvePromise, reject) => {
     const request = httpRequest(
-      { host: hostname, port, method: fuzz.method, path: fuzz.path, headers: { ...fuzz.headers, 'Content-Length': String(fuzz.body?.length ?? 0) }, timeout: 30_000 },
+      {
+        host: hostname,
+        port,
+        method: fuzz.method,
+        path: fuzz.path,
+        headers: { ...fuzz.headers, 'Content-Length': String(fuzz.body?.length ?? 0) },
+        timeout: 30_000,
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

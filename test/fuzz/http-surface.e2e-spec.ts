@@ -1,18 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { ERROR_STATUS } from '../../src/common/errors/api-error.js';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
-import { sdkPartFields, uploadFile, uploadPart, openSession } from '../filebox/filebox.helpers.js';
+import { openSession, sdkPartFields, uploadFile, uploadPart } from '../filebox/filebox.helpers.js';
 import { createCollection, md5 } from '../intel/objects.helpers.js';
 import { createKey, cursorOf, parseLinks, tokenFor } from '../support/factories.js';
 import { fetchOpenApi, type OpenApiDocument } from '../support/openapi.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { parseJson } from '../taxii/taxii-support.js';
-import { type FuzzAnswer, type FuzzRequest, requestsFor, send } from './http-fuzz.js';
+import { requestsFor, send, type FuzzAnswer, type FuzzRequest } from './http-fuzz.js';
 
 const SEED = 20261123;
 
@@ -25,7 +25,8 @@ async function fingerprint(t: TestApp): Promise<Record<string, string>> {
   // Change records are numbered after the answer: the state of earlier requests includes their numbers
   // (a pass only when some record is still unnumbered).
   await t.app.get(ChangeSequencer).numberLeftovers();
-  const rows = (await t.db.query<{ name: string; digest: string }>({ name: 'fuzz-fingerprint', text: (fingerprintStatement ??= await fingerprintSql(t)) })).rows;
+  const rows = (await t.db.query<{ name: string; digest: string }>({ name: 'fuzz-fingerprint', text: (fingerprintStatement ??= await fingerprintSql(t)) }))
+    .rows;
   const files = await readdir(join(t.dataDir, 'files'), { recursive: true, withFileTypes: true });
   const sizes = await Promise.all(
     files.filter((entry) => entry.isFile()).map(async (entry) => `${entry.name}:${(await stat(join(entry.parentPath, entry.name))).size}`),
@@ -200,7 +201,10 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
     // Requests that would revoke or change the fuzzing key itself would only make the rest answer 401.
     // Writes only: reads were fuzzed above, and a write's rules lie behind the permission a reader lacks.
     const requests = requestsFor(document, known, identities, ['POST', 'PUT', 'PATCH', 'DELETE']).filter(
-      (request) => !/\/auth\/keys\/\{/.test(request.template) || request.method === 'GET' || victims.some((id) => request.path.startsWith(`/auth/keys/${id}/`) || request.path === `/auth/keys/${id}`),
+      (request) =>
+        !/\/auth\/keys\/\{/.test(request.template) ||
+        request.method === 'GET' ||
+        victims.some((id) => request.path.startsWith(`/auth/keys/${id}/`) || request.path === `/auth/keys/${id}`),
     );
     let before = await fingerprint(t);
     await fc.assert(
@@ -208,7 +212,8 @@ describe('fuzzing the HTTP surface (fast-check, fixed seed)', () => {
         const answer = await send(t.url, request);
         checkAnswer(request, answer);
         const after = await fingerprint(t);
-        if (answer.status >= 300) expect({ request: `${request.method} ${request.path}`, after }).toEqual({ request: `${request.method} ${request.path}`, after: before });
+        if (answer.status >= 300)
+          expect({ request: `${request.method} ${request.path}`, after }).toEqual({ request: `${request.method} ${request.path}`, after: before });
         before = after;
       }),
       { seed: SEED + 1, numRuns: 2000 },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 import { completeAs, executorKey, expireLease, failAs, fleetTake, heartbeatAs, post, viewWithAttempts } from './executor-support.js';
+import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 
 describe('cancel, retry and dead letters (extensions §16)', () => {
   let t: TestApp;

@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import {
-  endedWithLeaseSql,
-  hasEndedWithLease,
-  isLastLease,
-  LEASE_EXPIRED,
-  lastLeaseSql,
-  type LeaseStanding,
-} from '../../src/insight/ended-lease.js';
+import { endedWithLeaseSql, hasEndedWithLease, isLastLease, lastLeaseSql, LEASE_EXPIRED, type LeaseStanding } from '../../src/insight/ended-lease.js';
 import { createDatabase } from '../support/test-app.js';
 
 /** TASK_MAX_DELIVERIES of the cases. */
@@ -52,12 +45,22 @@ describe('the ended-lease rule: its SQL fragment and its TypeScript predicate ag
                                                  cancel_requested boolean)
         CROSS JOIN LATERAL (SELECT now() + make_interval(secs => c.lease) AS lease_expires_at) l
         ORDER BY i`,
-      [JSON.stringify(table.map((c, i) => ({ i, state: c.state, lease: c.lease, deliveries: c.deliveries, max_attempts: c.maxAttempts, cancel_requested: c.cancelRequested }))), MAX_DELIVERIES],
+      [
+        JSON.stringify(
+          table.map((c, i) => ({
+            i,
+            state: c.state,
+            lease: c.lease,
+            deliveries: c.deliveries,
+            max_attempts: c.maxAttempts,
+            cancel_requested: c.cancelRequested,
+          })),
+        ),
+        MAX_DELIVERIES,
+      ],
     );
     expect(rows).toHaveLength(table.length);
-    const disagreements = rows.filter(
-      (row) => row.ended !== hasEndedWithLease(row, MAX_DELIVERIES) || row.last !== isLastLease(row, MAX_DELIVERIES),
-    );
+    const disagreements = rows.filter((row) => row.ended !== hasEndedWithLease(row, MAX_DELIVERIES) || row.last !== isLastLease(row, MAX_DELIVERIES));
     expect(disagreements).toEqual([]);
     // The table covers both answers, so agreement is not trivially "never".
     expect(rows.filter((row) => row.ended).length).toBeGreaterThan(0);

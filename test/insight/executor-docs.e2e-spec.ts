@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { domainParams, registerSchema, registerTask, viewTask } from './insight-support.js';
 import { documentedBlock, executorKey, pythonExecutorFile, requirePython, runPythonExecutor, viewWithAttempts } from './executor-support.js';
+import { domainParams, registerSchema, registerTask, viewTask } from './insight-support.js';
 
 const run = promisify(execFile);
 
@@ -28,7 +28,9 @@ describe('docs/executors.md: the documented executor loops run', () => {
   /** The stored result and the one attempt of a task a documented executor completed. */
   async function expectCompletedByExecutor(id: string, domain: string) {
     expect((await viewTask(t, id)).result).toEqual({ type: 'DomainName', keys: [{ type: 'DomainName', value: domain }], context: { verdict: 'benign' } });
-    expect((await viewWithAttempts(t, id)).attempts).toEqual([expect.objectContaining({ attempt: 1, executor: expect.stringMatching(/-\d+$/), outcome: 'completed' })]);
+    expect((await viewWithAttempts(t, id)).attempts).toEqual([
+      expect.objectContaining({ attempt: 1, executor: expect.stringMatching(/-\d+$/), outcome: 'completed' }),
+    ]);
   }
 
   it('shell: takes a task of its schema with a token, completes it, and the result is stored', async () => {

@@ -1,9 +1,9 @@
-import { expect } from '@jest/globals';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { expect } from '@jest/globals';
 import { createKey } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
 
@@ -19,7 +19,14 @@ export interface FleetItem {
 
 /** A key that may take and report tasks (`task-queue` is resource 6) and read them (`tasks`, 5). */
 export async function executorKey(t: TestApp): Promise<string> {
-  return (await createKey(t, { permissions: [{ resource: 6, actions: ['Write'] }, { resource: 5, actions: ['Read', 'Write'] }] })).key;
+  return (
+    await createKey(t, {
+      permissions: [
+        { resource: 6, actions: ['Write'] },
+        { resource: 5, actions: ['Read', 'Write'] },
+      ],
+    })
+  ).key;
 }
 
 export function post(t: TestApp, key: string, path: string, body: unknown) {

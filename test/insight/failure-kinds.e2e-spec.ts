@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { domainParams, registerSchema, registerTask, VERDICT_SCHEMA, viewTask } from './insight-support.js';
 import { executorKey, expireLease, failAs, fleetTake, viewWithAttempts } from './executor-support.js';
+import { domainParams, registerSchema, registerTask, VERDICT_SCHEMA, viewTask } from './insight-support.js';
 
 const BASE = 100;
 const MAX = 150;
@@ -49,7 +49,10 @@ describe('capabilities and failure kinds (extensions §16)', () => {
 
   it('puts a transient failure back after a capped, jittered back-off, then fails it AttemptsExhausted', async () => {
     const id = await registerTask(t, { ...domainParams('transient.example'), schemaID: 'sandbox' });
-    const expected = [[BASE / 2, BASE], [MAX / 2, MAX]]; // attempt 1: base × [0.5, 1]; attempt 2: min(max, 2 base) × [0.5, 1]
+    const expected = [
+      [BASE / 2, BASE],
+      [MAX / 2, MAX],
+    ]; // attempt 1: base × [0.5, 1]; attempt 2: min(max, 2 base) × [0.5, 1]
     for (const [attempt, [low, high]] of expected.entries()) {
       const [item] = await fleetTake(t, key, { schemas: ['sandbox'] });
       expect([item.id, item.attempt]).toEqual([id, attempt + 1]);
@@ -75,7 +78,11 @@ describe('capabilities and failure kinds (extensions §16)', () => {
     });
     const listed = await t.insight.tasks('?errorCode=AttemptsExhausted');
     expect(listed.body).toEqual([expect.objectContaining({ id, error: view.error })]);
-    expect(view.attempts.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([[1, 'transient'], [2, 'transient'], [3, 'transient']]);
+    expect(view.attempts.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([
+      [1, 'transient'],
+      [2, 'transient'],
+      [3, 'transient'],
+    ]);
     expect(view.attempts[2].error).toEqual({ code: 'Timeout', message: 'third time' });
   });
 
@@ -93,7 +100,10 @@ describe('capabilities and failure kinds (extensions §16)', () => {
 
     await backOffOver(t, limited);
     const again = await fleetTake(t, key, { schemas: ['sandbox'] });
-    expect(again.map((taken) => [taken.id, taken.attempt])).toEqual([[limited, 1], [sibling, 1]]);
+    expect(again.map((taken) => [taken.id, taken.attempt])).toEqual([
+      [limited, 1],
+      [sibling, 1],
+    ]);
     expect((await viewWithAttempts(t, limited)).attempts.map((attempt) => attempt.outcome)).toEqual(['rateLimited', null]);
   });
 

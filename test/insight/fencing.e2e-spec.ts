@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 import { completeAs, executorKey, expireLease, failAs, fleetTake, rowVersion, viewWithAttempts } from './executor-support.js';
+import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 
 const OTHER_RESULT = { ...GOOD_RESULT, context: { verdict: 'benign' } };
 const ERROR = { code: 'SandboxCrash', message: 'the sandbox died' };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 import { completeAs, executorKey, expireLease, fleetTake, heartbeatAs, rowVersion } from './executor-support.js';
+import { domainParams, GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 
 const LEASE = 60;
 
@@ -98,7 +98,10 @@ describe('heartbeats (extensions §16)', () => {
   it("caps the lease at the take + TASK_MAX_LEASE_SECONDS and revives the current token's lease when nobody took the task", async () => {
     const id = await registerTask(t, domainParams('cap.example'));
     const [item] = await fleetTake(t, key);
-    await t.db.query(`UPDATE insight_task SET attempt_taken_at = now() - interval '590 seconds', lease_expires_at = now() + interval '1 second' WHERE id = $1`, [id]);
+    await t.db.query(
+      `UPDATE insight_task SET attempt_taken_at = now() - interval '590 seconds', lease_expires_at = now() + interval '1 second' WHERE id = $1`,
+      [id],
+    );
     const capped = await heartbeatAs(t, key, { taskID: id, leaseToken: item.leaseToken, extendSeconds: 3600 });
     expect(capped.status).toBe(200);
     const { rows } = await t.db.query(`SELECT attempt_taken_at + interval '600 seconds' AS cap FROM insight_task WHERE id = $1`, [id]);

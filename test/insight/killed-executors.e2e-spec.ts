@@ -1,24 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 import {
   completeAs,
   executorKey,
   failAs,
-  type FleetItem,
   heartbeatAs,
   pythonExecutorFile,
   requirePython,
   runPythonExecutor,
   spawnPythonExecutor,
   viewWithAttempts,
+  type FleetItem,
 } from './executor-support.js';
+import { GOOD_RESULT, registerSchema, registerTask, viewTask } from './insight-support.js';
 
 const LEASE = 3;
 
@@ -78,10 +78,10 @@ describe('executors killed mid-task (kill -9 of the executor process)', () => {
 
     // Alive, it holds the task past its first lease by heartbeats.
     await eventually(async () => {
-      const { rows } = await t.db.query(
-        `SELECT lease_expires_at > attempt_taken_at + make_interval(secs => $2) AS extended FROM insight_task WHERE id = $1`,
-        [id, LEASE],
-      );
+      const { rows } = await t.db.query(`SELECT lease_expires_at > attempt_taken_at + make_interval(secs => $2) AS extended FROM insight_task WHERE id = $1`, [
+        id,
+        LEASE,
+      ]);
       expect(rows[0].extended).toBe(true);
     });
 
@@ -108,7 +108,10 @@ describe('executors killed mid-task (kill -9 of the executor process)', () => {
 
     expect((await viewTask(t, id)).result).toEqual({ ...GOOD_RESULT, context: { verdict: 'benign' } });
     const { attempts } = await viewWithAttempts(t, id);
-    expect(attempts.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([[1, 'leaseExpired'], [2, 'completed']]);
+    expect(attempts.map((attempt) => [attempt.attempt, attempt.outcome])).toEqual([
+      [1, 'leaseExpired'],
+      [2, 'completed'],
+    ]);
     expect(attempts[0].executor).toMatch(new RegExp(`-${child.pid}$`));
     expect(attempts[1].executor).not.toBe(attempts[0].executor);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
-import { complete, domainParams, fail, GOOD_RESULT, type QueueItem, registerSchema, registerTask, sleep, take, viewTask } from './insight-support.js';
 import { expectError } from '../support/clients/api-client.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { complete, domainParams, fail, GOOD_RESULT, registerSchema, registerTask, sleep, take, viewTask, type QueueItem } from './insight-support.js';
 
 /** Takes until the queue hands something out (a lease has run out), or gives up after a generous while. */
 async function takeAfterExpiry(t: TestApp): Promise<QueueItem[]> {
@@ -65,11 +65,7 @@ describe('insight task leases (1 s lease, 3 deliveries)', () => {
     expect(view).toEqual(failedView);
 
     // Reports are refused from now on; the state is judged before the result (even an invalid one).
-    for (const response of [
-      await complete(t, id, { ...GOOD_RESULT, context: { verdict: 'weird' } }),
-      await complete(t, id),
-      await fail(t, id),
-    ]) {
+    for (const response of [await complete(t, id, { ...GOOD_RESULT, context: { verdict: 'weird' } }), await complete(t, id), await fail(t, id)]) {
       expectError(response, 'InvalidState');
     }
 

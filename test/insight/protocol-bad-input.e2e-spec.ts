@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
+import { completeAs, executorKey, fleetTake, post, type FleetItem } from './executor-support.js';
 import { domainParams, GOOD_RESULT, registerSchema, registerTask } from './insight-support.js';
-import { completeAs, executorKey, type FleetItem, fleetTake, post } from './executor-support.js';
 
 const UNKNOWN_TASK = '00000000-0000-4000-8000-000000000000';
 
@@ -64,12 +64,20 @@ describe('executor protocol: bad input is refused with its code and changes noth
     }
     await expectRefused(
       '/insight/task-queue/heartbeats',
-      [{ taskID: UNKNOWN_TASK, leaseToken }, { taskID: UNKNOWN_TASK, leaseToken, progress: { percent: 50 } }],
+      [
+        { taskID: UNKNOWN_TASK, leaseToken },
+        { taskID: UNKNOWN_TASK, leaseToken, progress: { percent: 50 } },
+      ],
       422,
       'TaskNotFound',
     );
     await expectRefused('/insight/task-queue/failed-tasks', [{ taskID: UNKNOWN_TASK, leaseToken, error: { code: 'E', message: 'm' } }], 422, 'TaskNotFound');
-    await expectRefused('/insight/task-queue/heartbeats', [{ taskID: finished.id, leaseToken: finished.leaseToken, progress: { percent: 50 } }], 422, 'InvalidState');
+    await expectRefused(
+      '/insight/task-queue/heartbeats',
+      [{ taskID: finished.id, leaseToken: finished.leaseToken, progress: { percent: 50 } }],
+      422,
+      'InvalidState',
+    );
     expect(await snapshot(t)).toEqual(before);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
-import { domainParams, GOOD_RESULT, registerSchema, registerTask, VERDICT_SCHEMA, viewTask } from './insight-support.js';
 import { completeAs, executorKey, fleetTake, type FleetItem } from './executor-support.js';
+import { domainParams, GOOD_RESULT, registerSchema, registerTask, VERDICT_SCHEMA, viewTask } from './insight-support.js';
 
 describe('quotas per schema across instances (extensions §16)', () => {
   let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
-import { domainParams, GOOD_RESULT, registerSchema, viewTask } from './insight-support.js';
 import { completeAs, expireLease, fleetTake } from './executor-support.js';
+import { domainParams, GOOD_RESULT, registerSchema, viewTask } from './insight-support.js';
 
 function register(t: TestApp, form: Record<string, unknown>) {
   return t.insight.post('/insight/tasks', form);
@@ -24,7 +24,12 @@ describe('registration options: priority, maxAttempts, dedupe (extensions §16)'
 
   it('serves higher priority first, oldest first within one', async () => {
     const ids: Record<string, string> = {};
-    for (const [name, priority] of [['low', 5], ['default', undefined], ['urgent', 1], ['default2', undefined]] as const) {
+    for (const [name, priority] of [
+      ['low', 5],
+      ['default', undefined],
+      ['urgent', 1],
+      ['default2', undefined],
+    ] as const) {
       const response = await register(t, { params: domainParams(`${name}.example`), ...(priority !== undefined && { priority }) });
       expect(response.status).toBe(201);
       ids[name] = response.body.taskID;

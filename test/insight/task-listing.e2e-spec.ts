@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { complete, domainParams, fail, registerSchema, registerTask, take } from './insight-support.js';
-import { expectError } from '../support/clients/api-client.js';
 
 describe('GET /insight/tasks', () => {
   let t: TestApp;

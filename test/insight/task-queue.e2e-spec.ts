@@ -1,18 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  complete,
-  domainParams,
-  fail,
-  GOOD_RESULT,
-  type QueueItem,
-  registerSchema,
-  registerTask,
-  take,
-  viewTask,
-} from './insight-support.js';
-import { expectError } from '../support/clients/api-client.js';
+import { complete, domainParams, fail, GOOD_RESULT, registerSchema, registerTask, take, viewTask, type QueueItem } from './insight-support.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UNKNOWN_TASK = '00000000-0000-4000-8000-000000000000';
@@ -67,7 +57,12 @@ describe('insight task queue', () => {
     });
 
     it('requires Write on task-queue', async () => {
-      const reader = await createKey(t, { permissions: [{ resource: 6, actions: ['Read'] }, { resource: 5, actions: ['Read', 'Write'] }] });
+      const reader = await createKey(t, {
+        permissions: [
+          { resource: 6, actions: ['Read'] },
+          { resource: 5, actions: ['Read', 'Write'] },
+        ],
+      });
       for (const [path, body] of [
         ['executing-tasks', { limit: 1 }],
         ['completed-tasks', { taskID: UNKNOWN_TASK, result: GOOD_RESULT }],
@@ -171,7 +166,9 @@ describe('insight task queue', () => {
       const huge = await t.insight
         .post('/insight/task-queue/completed-tasks')
         .set('Content-Type', 'application/json')
-        .send(`{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "example.com"}], "context": {"verdict": "benign", "score": 1e400}}}`);
+        .send(
+          `{"taskID": "${id}", "result": {"type": "DomainName", "keys": [{"type": "DomainName", "value": "example.com"}], "context": {"verdict": "benign", "score": 1e400}}}`,
+        );
       expectError(huge, 'InvalidData');
       // Nothing above changed the task.
       expect(await viewTask(t, id)).toEqual({ id, params: domainParams(), state: 'Pending' });
@@ -180,11 +177,17 @@ describe('insight task queue', () => {
 
     it('never answers 500 to junk bodies', async () => {
       for (const path of ['executing-tasks', 'completed-tasks', 'failed-tasks']) {
-        for (const raw of ['[]', '"x"', 'null', '1', '{', '{"limit": {"$gt": 1}}', '{"taskID": ["a"], "result": {"keys": [null]}}', '{"taskID": {}, "error": []}']) {
-          const response = await t.insight
-            .post(`/insight/task-queue/${path}`)
-            .set('Content-Type', 'application/json')
-            .send(raw);
+        for (const raw of [
+          '[]',
+          '"x"',
+          'null',
+          '1',
+          '{',
+          '{"limit": {"$gt": 1}}',
+          '{"taskID": ["a"], "result": {"keys": [null]}}',
+          '{"taskID": {}, "error": []}',
+        ]) {
+          const response = await t.insight.post(`/insight/task-queue/${path}`).set('Content-Type', 'application/json').send(raw);
           expect({ path, raw, status: response.status, code: response.body.code }).toEqual({ path, raw, status: 400, code: 'InvalidData' });
         }
       }
@@ -319,8 +322,10 @@ describe('insight task queue', () => {
 
   it("a PUT of the task's schema applies to the next completion", async () => {
     await registerSchema(t, { schemaID: 'evolving', type: 'object' });
-    const [first, second] = [await registerTask(t, { schemaID: 'evolving', objectKeys: [{ type: 'DomainName', value: 'e1.example' }] }),
-      await registerTask(t, { schemaID: 'evolving', objectKeys: [{ type: 'DomainName', value: 'e2.example' }] })];
+    const [first, second] = [
+      await registerTask(t, { schemaID: 'evolving', objectKeys: [{ type: 'DomainName', value: 'e1.example' }] }),
+      await registerTask(t, { schemaID: 'evolving', objectKeys: [{ type: 'DomainName', value: 'e2.example' }] }),
+    ];
     await take(t, 1000);
     const resultOf = (domain: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value: domain }], context: {} });
     // The open schema (compiled and cached by now) accepts an empty context.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { complete, domainParams, fail, registerSchema, registerTask, take, viewTask } from './insight-support.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MD5 = '627FCDB6CC9A5E16D657CA6CDEF0A6BB';
@@ -48,22 +48,54 @@ describe('insight tasks', () => {
       [{ params: { schemaID: 'verdict', objectKeys: [{ type: 'MD5Hash', value: 'abc' }] } }, 422, 'InvalidKeyFormat'],
       [{ params: { schemaID: 'verdict', objectKeys: [{ type: 'IPAddress', value: '999.1.1.1' }] } }, 422, 'InvalidKeyFormat'],
       [
-        { params: { schemaID: 'verdict', objectKeys: [{ type: 'DomainName', value: 'a.com' }, { type: 'DomainName', value: 'b.com' }] } },
+        {
+          params: {
+            schemaID: 'verdict',
+            objectKeys: [
+              { type: 'DomainName', value: 'a.com' },
+              { type: 'DomainName', value: 'b.com' },
+            ],
+          },
+        },
         422,
         'InvalidKeySet',
       ],
       [
-        { params: { schemaID: 'verdict', objectKeys: [{ type: 'DomainName', value: 'a.com' }, { type: 'URL', value: 'http://a.com/' }] } },
+        {
+          params: {
+            schemaID: 'verdict',
+            objectKeys: [
+              { type: 'DomainName', value: 'a.com' },
+              { type: 'URL', value: 'http://a.com/' },
+            ],
+          },
+        },
         422,
         'InvalidKeySet',
       ],
       [
-        { params: { schemaID: 'verdict', objectKeys: [{ type: 'MD5Hash', value: MD5 }, { type: 'DomainName', value: 'a.com' }] } },
+        {
+          params: {
+            schemaID: 'verdict',
+            objectKeys: [
+              { type: 'MD5Hash', value: MD5 },
+              { type: 'DomainName', value: 'a.com' },
+            ],
+          },
+        },
         422,
         'InvalidKeySet',
       ],
       [
-        { params: { schemaID: 'verdict', objectKeys: [{ type: 'MD5Hash', value: MD5 }, { type: 'MD5Hash', value: MD5.replace('6', '7') }] } },
+        {
+          params: {
+            schemaID: 'verdict',
+            objectKeys: [
+              { type: 'MD5Hash', value: MD5 },
+              { type: 'MD5Hash', value: MD5.replace('6', '7') },
+            ],
+          },
+        },
         422,
         'InvalidKeySet',
       ],

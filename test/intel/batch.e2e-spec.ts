@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { followAll, freshCollections, listAll, md5, sha1 } from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const file = (keys: { type: string; value: string }[], context: Record<string, unknown> = {}) => ({ type: 'File', keys, context });
 const domain = (value: string, context: Record<string, unknown> = {}) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context });
@@ -19,10 +19,19 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
 
   const freshCollection = freshCollections(() => t, 'batch');
   const batch = (c: string, items: unknown, query = '', key = t.adminKey) =>
-    t.http().post(`/intel/collections/${c}/objects/batch${query}`).set('X-Api-Key', key).send(items as object);
+    t
+      .http()
+      .post(`/intel/collections/${c}/objects/batch${query}`)
+      .set('X-Api-Key', key)
+      .send(items as object);
   const ndjson = (c: string, text: string, query = '') =>
     t.http().post(`/intel/collections/${c}/objects/batch${query}`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/x-ndjson').send(text);
-  const single = (c: string, body: unknown) => t.http().post(`/intel/collections/${c}/objects`).set('X-Api-Key', t.adminKey).send(body as object);
+  const single = (c: string, body: unknown) =>
+    t
+      .http()
+      .post(`/intel/collections/${c}/objects`)
+      .set('X-Api-Key', t.adminKey)
+      .send(body as object);
 
   it('applies adds and removes in order with one change record each, numbered in item order', async () => {
     const c = await freshCollection();
@@ -32,7 +41,13 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       file([{ type: 'MD5Hash', value: md5(1) }], { size: 1 }),
       domain('A.Example.', { size: 2 }),
       { remove: { type: 'MD5Hash', value: md5(9).toUpperCase() } },
-      file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }], { size: 3 }),
+      file(
+        [
+          { type: 'MD5Hash', value: md5(1) },
+          { type: 'SHA1Hash', value: sha1(1) },
+        ],
+        { size: 3 },
+      ),
       { remove: { type: 'DomainName', value: 'nowhere.example' } },
       domain('a.example', { size: 2 }),
     ]);
@@ -52,7 +67,14 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
         { index: 5, status: 'Unchanged' },
       ],
     });
-    const merged = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }], context: { size: 3 } };
+    const merged = {
+      type: 'File',
+      keys: [
+        { type: 'MD5Hash', value: md5(1) },
+        { type: 'SHA1Hash', value: sha1(1) },
+      ],
+      context: { size: 3 },
+    };
     const a = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { size: 2 } };
     const { changes } = await followAll(t, c, before.changesCursor, 100);
     expect(changes).toEqual([
@@ -63,7 +85,11 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     ]);
     expect((await listAll(t, c, 100)).objects).toEqual([merged, a]);
     // The merged object's new key row exists: a single delete by it finds the object.
-    await t.http().delete(`/intel/collections/${c}/objects?objectKeyType=SHA1Hash&objectKey=${sha1(1)}`).set('X-Api-Key', t.adminKey).expect(204);
+    await t
+      .http()
+      .delete(`/intel/collections/${c}/objects?objectKeyType=SHA1Hash&objectKey=${sha1(1)}`)
+      .set('X-Api-Key', t.adminKey)
+      .expect(204);
     expect((await listAll(t, c, 100)).objects).toEqual([a]);
   });
 
@@ -80,9 +106,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       file([key, { type: 'SHA1Hash', value: sha1(2) }], { size: 2 }),
       file([{ type: 'SHA1Hash', value: sha1(2) }], { size: 3 }),
     ]);
-    expect(response.body.items.map((item: { status: string }) => item.status)).toEqual([
-      'Updated', 'Unchanged', 'Removed', 'Absent', 'Added', 'Updated',
-    ]);
+    expect(response.body.items.map((item: { status: string }) => item.status)).toEqual(['Updated', 'Unchanged', 'Removed', 'Absent', 'Added', 'Updated']);
     const final = { type: 'File', keys: [key, { type: 'SHA1Hash', value: sha1(2) }], context: { size: 3 } };
     const { changes } = await followAll(t, c, before.changesCursor, 100);
     expect(changes.map((change) => change.operation)).toEqual(['Update', 'Remove', 'Add', 'Update']);
@@ -105,7 +129,13 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     const bad: [string, unknown][] = [
       ['InvalidKeyFormat', file([{ type: 'MD5Hash', value: 'abc' }])],
       ['InvalidKeySet', file([{ type: 'DomainName', value: 'a.example' }])],
-      ['KeySetConflict', file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }])],
+      [
+        'KeySetConflict',
+        file([
+          { type: 'MD5Hash', value: md5(1) },
+          { type: 'SHA1Hash', value: sha1(1) },
+        ]),
+      ],
       ['SchemaCheckFail', file([{ type: 'MD5Hash', value: md5(5) }], { size: -1 })],
       ['InvalidData', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(6) }], extra: 1 }],
       ['InvalidData', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(7) }], context: { constructor: 1 } }],
@@ -138,7 +168,10 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     // A failure found before the lock (schema) and one found only against the stored objects (conflict).
     for (const failing of [
       file([{ type: 'MD5Hash', value: md5(3) }], { size: 'big' }),
-      file([{ type: 'SHA1Hash', value: sha1(1) }, { type: 'MD5Hash', value: md5(2) }]),
+      file([
+        { type: 'SHA1Hash', value: sha1(1) },
+        { type: 'MD5Hash', value: md5(2) },
+      ]),
     ]) {
       const response = await batch(c, [...good, failing], '?atomic=true');
       expectError(response, 'BatchRejected');
@@ -160,7 +193,10 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     const lines = [JSON.stringify(file([{ type: 'MD5Hash', value: md5(1) }])), '', JSON.stringify({ remove: { type: 'MD5Hash', value: md5(2) } }), ''];
     const response = await ndjson(c, lines.join('\r\n'));
     expect(response.status).toBe(200);
-    expect(response.body.items).toEqual([{ index: 0, status: 'Added' }, { index: 1, status: 'Absent' }]);
+    expect(response.body.items).toEqual([
+      { index: 0, status: 'Added' },
+      { index: 1, status: 'Absent' },
+    ]);
 
     const before = await listAll(t, c, 100);
     const bad = await ndjson(c, `${JSON.stringify(file([{ type: 'MD5Hash', value: md5(3) }]))}\n{"type": "File",\n`);
@@ -176,13 +212,22 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     expectError(await batch(c, []), 'InvalidData');
     expectError(await ndjson(c, '\n\n'), 'InvalidData');
     expectError(await batch(c, { type: 'File', keys: [] }), 'InvalidData');
-    expectError(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('[{'), 'InvalidData');
+    expectError(
+      await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('[{'),
+      'InvalidData',
+    );
     const item = { remove: { type: 'MD5Hash', value: md5(1) } };
     expectError(await batch(c, Array(10_001).fill(item)), 'RequestEntityTooLarge');
     expectError(await ndjson(c, `${JSON.stringify(item)}\n`.repeat(10_001)), 'RequestEntityTooLarge');
     const huge = JSON.stringify([{ ...file([{ type: 'MD5Hash', value: md5(1) }]), context: { note: 'x'.repeat(32 * 1024 * 1024) } }]);
-    expectError(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(huge), 'RequestEntityTooLarge');
-    expectError(await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('[]'), 'UnsupportedMediaType');
+    expectError(
+      await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(huge),
+      'RequestEntityTooLarge',
+    );
+    expectError(
+      await t.http().post(`/intel/collections/${c}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('[]'),
+      'UnsupportedMediaType',
+    );
     expect((await listAll(t, c, 100)).objects).toEqual(before.objects);
     expect((await followAll(t, c, before.changesCursor)).changes).toEqual([]);
 

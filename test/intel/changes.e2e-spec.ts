@@ -1,22 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { PRUNE_LOCK } from '../../src/database/advisory-locks.js';
+import { ChangeRetentionRepository } from '../../src/intel/change-retention.repository.js';
 import { ChangeSequencer } from '../../src/intel/change-sequencer.js';
 import { ChangesService } from '../../src/intel/changes.service.js';
-import { ChangeRetentionRepository } from '../../src/intel/change-retention.repository.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  type ChangeBody,
-  canonical,
-  createCollection,
-  followAll,
-  listAll,
-  md5,
-  replay,
-  sha1,
-} from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
+import { canonical, createCollection, followAll, listAll, md5, replay, sha1, type ChangeBody } from './objects.helpers.js';
 
 describe('intel change feed (/intel/collections/{collection_id}/objects/changes)', () => {
   let t: TestApp;
@@ -50,8 +41,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
       .expect(204);
   const addFile = (collection: string, n: number, context: Record<string, unknown> = {}) =>
     add(collection, { type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context });
-  const changes = (collection: string, query: string) =>
-    t.http().get(`/intel/collections/${collection}/objects/changes${query}`).set('X-Api-Key', t.adminKey);
+  const changes = (collection: string, query: string) => t.http().get(`/intel/collections/${collection}/objects/changes${query}`).set('X-Api-Key', t.adminKey);
 
   it('pages the feed in order: a next link after the last change on every non-empty page, none on an empty one', async () => {
     const c = await freshCollection();
@@ -67,7 +57,10 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     const second = await t.http().get(next).set('X-Api-Key', t.adminKey);
     expect((second.body as ChangeBody[]).map((ch) => ch.object.context.n)).toEqual([3, 4]);
     // A short, last-for-now page still links past its last change (wire-contract §3.2).
-    const third = await t.http().get(parseLinks(second.headers.link as string).next).set('X-Api-Key', t.adminKey);
+    const third = await t
+      .http()
+      .get(parseLinks(second.headers.link as string).next)
+      .set('X-Api-Key', t.adminKey);
     expect((third.body as ChangeBody[]).map((ch) => ch.object.context.n)).toEqual([5]);
     const thirdNext = parseLinks(third.headers.link as string).next;
     expect(thirdNext).toEqual(expect.any(String));
@@ -87,7 +80,14 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     const c = await freshCollection();
     const { changesCursor } = await listAll(t, c);
     await addFile(c, 1, { size: 1 });
-    await add(c, { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }], context: { size: 2 } });
+    await add(c, {
+      type: 'File',
+      keys: [
+        { type: 'MD5Hash', value: md5(1) },
+        { type: 'SHA1Hash', value: sha1(1) },
+      ],
+      context: { size: 2 },
+    });
     await removeMd5(c, 1);
     const both = [
       { type: 'MD5Hash', value: md5(1) },
@@ -120,7 +120,14 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
       next = parseLinks(page.headers.link as string).next;
     }
     await add(c, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'late.example' }], context: {} });
-    await add(c, { type: 'File', keys: [{ type: 'MD5Hash', value: md5(3) }, { type: 'SHA256Hash', value: 'c'.repeat(64) }], context: { n: 3 } });
+    await add(c, {
+      type: 'File',
+      keys: [
+        { type: 'MD5Hash', value: md5(3) },
+        { type: 'SHA256Hash', value: 'c'.repeat(64) },
+      ],
+      context: { n: 3 },
+    });
 
     const followed = await followAll(t, c, snapshotCursor, 3);
     expect(followed.changes.map((ch) => ch.operation)).toEqual(['Remove', 'Remove', 'Update', 'Add', 'Add', 'Update']);
@@ -180,9 +187,9 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     await removeMd5(c, 1);
     expect((await followAll(t, c, fromThree.changesCursor)).changes.map((ch) => ch.operation)).toEqual(['Remove']);
     const remaining = async () =>
-      (
-        await db.query(`SELECT seq FROM intel_change WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1) ORDER BY seq`, [c])
-      ).rows.map((row: { seq: string }) => Number(row.seq));
+      (await db.query(`SELECT seq FROM intel_change WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1) ORDER BY seq`, [c])).rows.map(
+        (row: { seq: string }) => Number(row.seq),
+      );
     // Out of the feed, the records stay for object history until HISTORY_RETENTION_DAYS (365 by default).
     expect(await remaining()).toEqual([1, 2, 3, 4, 5]);
     await db.query(
@@ -224,8 +231,7 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     await numbered();
     const [{ id }] = (await db.query('SELECT id FROM intel_collection WHERE name = $1', [c])).rows as { id: number }[];
     await db.query(`UPDATE intel_change SET created_at = now() - interval '366 days' WHERE collection_id = $1`, [id]);
-    const position = async () =>
-      Number((await db.query('SELECT pruned_seq FROM intel_collection WHERE id = $1', [id])).rows[0].pruned_seq);
+    const position = async () => Number((await db.query('SELECT pruned_seq FROM intel_collection WHERE id = $1', [id])).rows[0].pruned_seq);
 
     // Other tests' collections may hold expired records too: batch until this collection's first cut.
     const repository = t.app.get(ChangeRetentionRepository);
@@ -316,15 +322,9 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     const c = await freshCollection();
     const { changesCursor } = await listAll(t, c);
     const stranger = await createKey(t, { permissions: [{ resource: 2, actions: ['Read'] }] });
-    expectError(
-      await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', stranger.key),
-      'MissingPermissions',
-    );
+    expectError(await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', stranger.key), 'MissingPermissions');
     const childrenReader = await createKey(t, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
-    const allowed = await t
-      .http()
-      .get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`)
-      .set('X-Api-Key', childrenReader.key);
+    const allowed = await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', childrenReader.key);
     expect(allowed.status).toBe(200);
   });
 });

@@ -115,10 +115,7 @@ describe('intel collections (/intel/collections)', () => {
 
       // The tag is usable for the schema PUT (wire-contract §7.3).
       const updated = schemaDocument('phishing-schema-v2', 'Renamed');
-      const put = await t.intel
-        .put('/intel/schemas/phishing-schema-v2')
-        .set('If-Match', viaCollection.headers.etag)
-        .send(updated);
+      const put = await t.intel.put('/intel/schemas/phishing-schema-v2').set('If-Match', viaCollection.headers.etag).send(updated);
       expect(put.status).toBe(204);
       const after = await t.intel.collection('with-schema/schema');
       expect(after.body).toEqual(updated);
@@ -197,9 +194,7 @@ describe('intel collections (/intel/collections)', () => {
       const names = Array.from({ length: 60 }, (_, i) => `pool-${i}`);
       const headers = { 'X-Api-Key': t.adminKey, 'Content-Type': 'application/json' };
       const created = await Promise.all(
-        names.map((name) =>
-          fetch(`${t.url}/intel/collections`, { method: 'POST', headers, body: JSON.stringify({ name, schemaID: 'phishing-schema' }) }),
-        ),
+        names.map((name) => fetch(`${t.url}/intel/collections`, { method: 'POST', headers, body: JSON.stringify({ name, schemaID: 'phishing-schema' }) })),
       );
       expect(created.map((response) => response.status)).toEqual(names.map(() => 201));
       const patched = await Promise.all(
@@ -288,10 +283,7 @@ describe('intel collections (/intel/collections)', () => {
       expectError(await t.intel.as(reader.key).collection('no-such-collection'), 'MissingPermissions');
       expectError(await t.intel.as(reader.key).updateCollection('readable', { schemaID: 'file-schema' }, '"1"'), 'MissingPermissions');
       expectError(await t.intel.as(reader.key).createCollection({ name: 'by-reader', schemaID: 'file-schema' }), 'MissingPermissions');
-      expectError(
-        await t.intel.as(reader.key).post('/intel/schemas').send(schemaDocument('by-reader')),
-        'MissingPermissions',
-      );
+      expectError(await t.intel.as(reader.key).post('/intel/schemas').send(schemaDocument('by-reader')), 'MissingPermissions');
       expectError(await t.intel.as(reader.key).get('/intel/schemas/phishing-schema'), 'MissingPermissions');
       expect((await t.intel.collection('readable')).headers.etag).toBe('"1"');
     });

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { WRITER_LOCK_CLASS } from '../../src/database/advisory-locks.js';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
+import { expectError } from '../support/clients/api-client.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection, listAll, md5, sha1 } from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const domain = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -27,18 +27,11 @@ describe('object expiry', () => {
   });
   afterAll(() => closeInstances([a, b]));
 
-  const add = (collection: string, body: object) =>
-    a.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', a.adminKey).send(body);
+  const add = (collection: string, body: object) => a.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', a.adminKey).send(body);
   const remove = (collection: string, value: string) =>
-    a
-      .http()
-      .delete(`/intel/collections/${collection}/objects?objectKeyType=DomainName&objectKey=${value}`)
-      .set('X-Api-Key', a.adminKey);
+    a.http().delete(`/intel/collections/${collection}/objects?objectKeyType=DomainName&objectKey=${value}`).set('X-Api-Key', a.adminKey);
   const changesAfter = async (collection: string, cursor: string) => {
-    const response = await a
-      .http()
-      .get(`/intel/collections/${collection}/objects/changes?cursor=${cursor}&limit=1000`)
-      .set('X-Api-Key', a.adminKey);
+    const response = await a.http().get(`/intel/collections/${collection}/objects/changes?cursor=${cursor}&limit=1000`).set('X-Api-Key', a.adminKey);
     expect(response.status).toBe(200);
     return response.body as { operation: string; reason?: string; object: { keys: { value: string }[]; expiresAt?: string } }[];
   };
@@ -46,8 +39,10 @@ describe('object expiry', () => {
   /** Resolves once `count` backends of the database wait for a lock. */
   const untilBlocked = async (count: number) => {
     const blocked = async () =>
-      ((await a.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`))
-        .rows[0] as { n: number }).n;
+      (
+        (await a.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND cardinality(pg_blocking_pids(pid)) > 0`))
+          .rows[0] as { n: number }
+      ).n;
     while ((await blocked()) < count) await sleep(10);
   };
   /**
@@ -89,8 +84,19 @@ describe('object expiry', () => {
 
   it('refuses an expiresAt that is malformed or not in the future, changing nothing', async () => {
     await createCollection(a, 'bad-expiry');
-    const bad = ['2020-01-01T00:00:00Z', inMs(-1000), '2030-13-01T00:00:00Z', '2031-02-29T00:00:00Z', '2030-01-01',
-      '2030-01-01T00:00:00', '2030-01-01 00:00:00Z', 'tomorrow', 1893456000, '2030-01-01T24:00:00Z', '2030-01-01T00:00:00+24:00'];
+    const bad = [
+      '2020-01-01T00:00:00Z',
+      inMs(-1000),
+      '2030-13-01T00:00:00Z',
+      '2031-02-29T00:00:00Z',
+      '2030-01-01',
+      '2030-01-01T00:00:00',
+      '2030-01-01 00:00:00Z',
+      'tomorrow',
+      1893456000,
+      '2030-01-01T24:00:00Z',
+      '2030-01-01T00:00:00+24:00',
+    ];
     for (const expiresAt of bad) {
       expectError(await add('bad-expiry', domain('bad.example', { expiresAt })), 'InvalidData');
     }
@@ -165,8 +171,7 @@ describe('object expiry', () => {
     expect(created.status).toBe(201);
     const view = await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey);
     expect(view.body).toEqual({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600 });
-    const patch = (body: object, tag: string) =>
-      a.http().patch('/intel/collections/ttl').set('X-Api-Key', a.adminKey).set('If-Match', tag).send(body);
+    const patch = (body: object, tag: string) => a.http().patch('/intel/collections/ttl').set('X-Api-Key', a.adminKey).set('If-Match', tag).send(body);
     const tagOf = async () => (await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).headers.etag as string;
 
     // The same value keeps the tag; a change moves it; a stale tag is refused; bad values change nothing.
@@ -210,15 +215,22 @@ describe('object expiry', () => {
     await createCollection(a, 'batched');
     const { changesCursor } = await listAll(a, 'batched');
     const soon = inMs(800);
-    const batch = (items: object[]) =>
-      a.http().post('/intel/collections/batched/objects/batch').set('X-Api-Key', a.adminKey).send(items);
+    const batch = (items: object[]) => a.http().post('/intel/collections/batched/objects/batch').set('X-Api-Key', a.adminKey).send(items);
     const ip = (value: string, extra: Record<string, unknown> = {}) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value }], context: {}, ...extra });
-    const added = await batch([ip('192.0.2.1', { expiresAt: soon }), ip('192.0.2.2', { expiresAt: '2099-01-01T00:00:00Z' }), ip('192.0.2.3', { expiresAt: 'soon' })]);
+    const added = await batch([
+      ip('192.0.2.1', { expiresAt: soon }),
+      ip('192.0.2.2', { expiresAt: '2099-01-01T00:00:00Z' }),
+      ip('192.0.2.3', { expiresAt: 'soon' }),
+    ]);
     expect(added.status).toBe(200);
     expect(added.body).toMatchObject({ added: 2, failed: 1 });
     expect(added.body.items[2].error.code).toBe('InvalidData');
     const lookup = () =>
-      a.http().post('/intel/lookup').set('X-Api-Key', a.adminKey).send({ keys: [{ type: 'IPAddress', value: '192.0.2.1' }], collections: ['batched'] });
+      a
+        .http()
+        .post('/intel/lookup')
+        .set('X-Api-Key', a.adminKey)
+        .send({ keys: [{ type: 'IPAddress', value: '192.0.2.1' }], collections: ['batched'] });
     const network = () => a.http().get('/intel/collections/batched/objects/network?within=192.0.2.0/24').set('X-Api-Key', a.adminKey);
     expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: ip('192.0.2.1', { expiresAt: soon }), sightings: null }]);
     expect((await network()).body).toHaveLength(2);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from './objects.helpers.js';
 
@@ -97,11 +97,8 @@ describe('export of a large collection', () => {
 
   it('gives the connection back at once when the client leaves mid-body', async () => {
     const busy = async () =>
-      (
-        await t.db.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'ids-export' AND state IN ('active', 'idle in transaction')`,
-        )
-      ).rows[0].n as number;
+      (await t.db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'ids-export' AND state IN ('active', 'idle in transaction')`))
+        .rows[0].n as number;
     let received = 0;
     await get('format=txt&keyType=DomainName', (chunk, request) => {
       received += chunk.length;

@@ -1,33 +1,55 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, listAll, md5, type ObjectViewBody, sha1 } from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
+import { createCollection, listAll, md5, sha1, type ObjectViewBody } from './objects.helpers.js';
 
 /** Names the service refuses in a context, and `size`, which the test schema constrains. */
 const RESERVED = new Set(['__proto__', 'constructor', 'prototype', 'size']);
 
 /** Context values as JSON carries them (no -0, no NUL: neither survives storage as written). */
-const contextValue = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }));
-const context = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((name) => !RESERVED.has(name)), contextValue, { maxKeys: 4 });
+const contextValue = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
+);
+const context = fc.dictionary(
+  fc.string({ minLength: 1, maxLength: 8 }).filter((name) => !RESERVED.has(name)),
+  contextValue,
+  { maxKeys: 4 },
+);
 const hex = (n: number, length: number) => n.toString(16).padStart(length, '0');
 
 /** An object whose keys are made from its index `n` (so a set never has two objects sharing a key), of any type. */
 function objectFor(n: number) {
-  return fc.record({
-    keys: fc.oneof(
-      fc.constant([['DomainName', `Host-${n}.Example.`]]),
-      fc.constant([['URL', `HTTPS://site-${n}.example/a b?q=${n}`]]),
-      fc.constant([['IPAddress', `10.${n >> 8 & 255}.${n & 255}.1`]]),
-      fc.constant([['IPAddress', `2001:DB8::${hex(n, 1)}`]]),
-      fc.constant([['IPNetwork', `10.${n & 255}.0.0/16`]]),
-      fc.subarray([['MD5Hash', md5(n + 1)], ['SHA1Hash', sha1(n + 1)], ['SHA256Hash', hex(n + 1, 64)]] as [string, string][], { minLength: 1 }),
-    ),
-    context,
-    expiresAt: fc.option(fc.integer({ min: 0, max: 10 ** 9 }).map((s) => new Date(Date.UTC(2090, 0, 1) + s * 1000 + (s % 1000)).toISOString()), { nil: undefined }),
-  }).map(({ keys, context, expiresAt }) => object(keys[0][0].endsWith('Hash') ? 'File' : keys[0][0], keys as [string, string][], context, expiresAt));
+  return fc
+    .record({
+      keys: fc.oneof(
+        fc.constant([['DomainName', `Host-${n}.Example.`]]),
+        fc.constant([['URL', `HTTPS://site-${n}.example/a b?q=${n}`]]),
+        fc.constant([['IPAddress', `10.${(n >> 8) & 255}.${n & 255}.1`]]),
+        fc.constant([['IPAddress', `2001:DB8::${hex(n, 1)}`]]),
+        fc.constant([['IPNetwork', `10.${n & 255}.0.0/16`]]),
+        fc.subarray(
+          [
+            ['MD5Hash', md5(n + 1)],
+            ['SHA1Hash', sha1(n + 1)],
+            ['SHA256Hash', hex(n + 1, 64)],
+          ] as [string, string][],
+          { minLength: 1 },
+        ),
+      ),
+      context,
+      expiresAt: fc.option(
+        fc.integer({ min: 0, max: 10 ** 9 }).map((s) => new Date(Date.UTC(2090, 0, 1) + s * 1000 + (s % 1000)).toISOString()),
+        { nil: undefined },
+      ),
+    })
+    .map(({ keys, context, expiresAt }) => object(keys[0][0].endsWith('Hash') ? 'File' : keys[0][0], keys as [string, string][], context, expiresAt));
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,7 +81,14 @@ describe('GET /intel/collections/{name}/export', () => {
         object('URL', [['URL', 'https://b.example/login?u=1']]),
         object('IPAddress', [['IPAddress', '192.0.2.1']]),
         object('IPNetwork', [['IPNetwork', '2001:db8::/32']]),
-        object('File', [['MD5Hash', md5(1)], ['SHA1Hash', sha1(1)]], { size: 1, tags: ['x', 'y'] }),
+        object(
+          'File',
+          [
+            ['MD5Hash', md5(1)],
+            ['SHA1Hash', sha1(1)],
+          ],
+          { size: 1, tags: ['x', 'y'] },
+        ),
         object('DomainName', [['DomainName', 'other.example']], {}, '2099-01-01T00:00:00Z'),
       ]);
     expect(response.body.added).toBe(8);
@@ -69,12 +98,17 @@ describe('GET /intel/collections/{name}/export', () => {
   });
 
   const exportOf = (query: string, collection = 'feed') =>
-    t.http().get(`/intel/collections/${collection}/export?${query}`).set('X-Api-Key', t.adminKey).buffer(true).parse((res, done) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => done(null, text));
-    });
+    t
+      .http()
+      .get(`/intel/collections/${collection}/export?${query}`)
+      .set('X-Api-Key', t.adminKey)
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => done(null, text));
+      });
 
   it('ndjson: the objects of the listing, one per line, in its order', async () => {
     const response = await exportOf('format=ndjson');
@@ -116,10 +150,7 @@ describe('GET /intel/collections/{name}/export', () => {
       'https://b.example/login?u=1',
     ]);
     // The http and https twins are one line once the scheme is gone.
-    expect(lines((await exportOf('format=txt&keyType=URL&urlScheme=omit')).body as string).sort()).toEqual([
-      'a.example/x',
-      'b.example/login?u=1',
-    ]);
+    expect(lines((await exportOf('format=txt&keyType=URL&urlScheme=omit')).body as string).sort()).toEqual(['a.example/x', 'b.example/login?u=1']);
     expect(lines((await exportOf('format=txt&keyType=IPNetwork')).body as string)).toEqual(['2001:db8::/32']);
   });
 
@@ -149,7 +180,16 @@ describe('GET /intel/collections/{name}/export', () => {
   });
 
   it('refuses unknown formats and key types, and parameters the format does not take', async () => {
-    for (const query of ['', 'format=xml', 'format=txt&keyType=Email', 'format=ndjson&keyType=URL', 'format=stix&keyType=URL', 'format=csv&urlScheme=omit', 'format=txt&urlScheme=strip', 'format=txt&other=1']) {
+    for (const query of [
+      '',
+      'format=xml',
+      'format=txt&keyType=Email',
+      'format=ndjson&keyType=URL',
+      'format=stix&keyType=URL',
+      'format=csv&urlScheme=omit',
+      'format=txt&urlScheme=strip',
+      'format=txt&other=1',
+    ]) {
       expectError(await t.http().get(`/intel/collections/feed/export?${query}`).set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
     }
     expectError(await t.http().get('/intel/collections/nowhere/export?format=txt').set('X-Api-Key', t.adminKey), 'NotFound');
@@ -158,10 +198,12 @@ describe('GET /intel/collections/{name}/export', () => {
   it('leaves expired objects out', async () => {
     await createCollection(t, 'expiring');
     const soon = new Date(Date.now() + 1500).toISOString();
-    await t.http().post('/intel/collections/expiring/objects/batch').set('X-Api-Key', t.adminKey).send([
-      object('DomainName', [['DomainName', 'stays.example']]),
-      object('DomainName', [['DomainName', 'goes.example']], {}, soon),
-    ]).expect(200);
+    await t
+      .http()
+      .post('/intel/collections/expiring/objects/batch')
+      .set('X-Api-Key', t.adminKey)
+      .send([object('DomainName', [['DomainName', 'stays.example']]), object('DomainName', [['DomainName', 'goes.example']], {}, soon)])
+      .expect(200);
     expect(lines((await exportOf('format=txt', 'expiring')).body as string).sort()).toEqual(['goes.example', 'stays.example']);
     const before = (await exportOf('format=txt', 'expiring')).headers.etag;
     await sleep(Date.parse(soon) - Date.now() + 50);
@@ -174,17 +216,30 @@ describe('GET /intel/collections/{name}/export', () => {
 
   it('conditional GET: 304 for the current tag, HEAD answers the headers; the tag moves after a write, not after a read', async () => {
     await createCollection(t, 'polled');
-    await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', 'one.example']])).expect(204);
+    await t
+      .http()
+      .post('/intel/collections/polled/objects')
+      .set('X-Api-Key', t.adminKey)
+      .send(object('DomainName', [['DomainName', 'one.example']]))
+      .expect(204);
     const first = await exportOf('format=txt&keyType=DomainName', 'polled');
     const tag = first.headers.etag as string;
     expect(tag).toMatch(/^"[^"]+"$/);
     expect(new Date(first.headers['last-modified'] as string).getTime()).not.toBeNaN();
 
-    const notModified = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', tag);
+    const notModified = await t
+      .http()
+      .get('/intel/collections/polled/export?format=txt&keyType=DomainName')
+      .set('X-Api-Key', t.adminKey)
+      .set('If-None-Match', tag);
     expect(notModified.status).toBe(304);
     expect(notModified.headers.etag).toBe(tag);
     expect(notModified.text ?? '').toBe('');
-    const listOfTags = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', `"other", W/${tag}`);
+    const listOfTags = await t
+      .http()
+      .get('/intel/collections/polled/export?format=txt&keyType=DomainName')
+      .set('X-Api-Key', t.adminKey)
+      .set('If-None-Match', `"other", W/${tag}`);
     expect(listOfTags.status).toBe(304);
 
     const head = await t.http().head('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey);
@@ -199,13 +254,28 @@ describe('GET /intel/collections/{name}/export', () => {
 
     // Reads (listing, feed, lookups, exports) move nothing.
     await listAll(t, 'polled', 10);
-    await t.http().post('/intel/lookup').set('X-Api-Key', t.adminKey).send({ keys: [{ type: 'DomainName', value: 'one.example' }] }).expect(200);
+    await t
+      .http()
+      .post('/intel/lookup')
+      .set('X-Api-Key', t.adminKey)
+      .send({ keys: [{ type: 'DomainName', value: 'one.example' }] })
+      .expect(200);
     expect((await exportOf('format=txt&keyType=DomainName', 'polled')).headers.etag).toBe(tag);
 
     // A write that changes nothing records nothing and keeps the tag; a real one moves it at once.
-    await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', 'one.example']])).expect(204);
+    await t
+      .http()
+      .post('/intel/collections/polled/objects')
+      .set('X-Api-Key', t.adminKey)
+      .send(object('DomainName', [['DomainName', 'one.example']]))
+      .expect(204);
     expect((await exportOf('format=txt&keyType=DomainName', 'polled')).headers.etag).toBe(tag);
-    await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', 'two.example']])).expect(204);
+    await t
+      .http()
+      .post('/intel/collections/polled/objects')
+      .set('X-Api-Key', t.adminKey)
+      .send(object('DomainName', [['DomainName', 'two.example']]))
+      .expect(204);
     const changed = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', tag);
     expect(changed.status).toBe(200);
     expect(changed.headers.etag).not.toBe(tag);
@@ -219,8 +289,17 @@ describe('GET /intel/collections/{name}/export', () => {
       const [here, there] = await Promise.all([t.http().head(path).set('X-Api-Key', t.adminKey), other.http().head(path).set('X-Api-Key', t.adminKey)]);
       expect(there.headers.etag).toBe(here.headers.etag);
       for (let n = 0; n < 5; n++) {
-        await t.http().post('/intel/collections/polled/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', `instance-${n}.example`]])).expect(204);
-        const seen = await other.http().get(path).set('X-Api-Key', t.adminKey).set('If-None-Match', here.headers.etag as string);
+        await t
+          .http()
+          .post('/intel/collections/polled/objects')
+          .set('X-Api-Key', t.adminKey)
+          .send(object('DomainName', [['DomainName', `instance-${n}.example`]]))
+          .expect(204);
+        const seen = await other
+          .http()
+          .get(path)
+          .set('X-Api-Key', t.adminKey)
+          .set('If-None-Match', here.headers.etag as string);
         expect(seen.status).toBe(200);
         expect(lines(seen.text)).toContain(`instance-${n}.example`);
         expect((await t.http().head(path).set('X-Api-Key', t.adminKey)).headers.etag).toBe(seen.headers.etag);
@@ -267,12 +346,21 @@ describe('GET /intel/collections/{name}/export', () => {
         acknowledged.push(...batch.map((o) => o.keys[0].value));
       }
     };
-    const writers = [writer('a'), writer('b'), (async () => {
-      for (let n = 0; writing; n++) {
-        await t.http().post('/intel/collections/busy/objects').set('X-Api-Key', t.adminKey).send(object('DomainName', [['DomainName', `single-${n}.example`]])).expect(204);
-        acknowledged.push(`single-${n}.example`);
-      }
-    })()];
+    const writers = [
+      writer('a'),
+      writer('b'),
+      (async () => {
+        for (let n = 0; writing; n++) {
+          await t
+            .http()
+            .post('/intel/collections/busy/objects')
+            .set('X-Api-Key', t.adminKey)
+            .send(object('DomainName', [['DomainName', `single-${n}.example`]]))
+            .expect(204);
+          acknowledged.push(`single-${n}.example`);
+        }
+      })(),
+    ];
     try {
       for (let round = 0; round < 8; round++) {
         await sleep(30);
@@ -310,7 +398,12 @@ describe('GET /intel/collections/{name}/export', () => {
           const listed = (await listAll(t, source, 1000)).objects;
           expect(lines(exported).map((line) => JSON.parse(line))).toEqual(listed);
           if (objects.length > 0) {
-            const imported = await t.http().post(`/intel/collections/${target}/objects/batch`).set('X-Api-Key', t.adminKey).set('Content-Type', 'application/x-ndjson').send(exported);
+            const imported = await t
+              .http()
+              .post(`/intel/collections/${target}/objects/batch`)
+              .set('X-Api-Key', t.adminKey)
+              .set('Content-Type', 'application/x-ndjson')
+              .send(exported);
             expect(imported.body).toMatchObject({ added: objects.length, failed: 0 });
           }
           expect((await exportOf('format=ndjson&warninglists=ignore', target)).body).toBe(exported);

@@ -1,18 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  type ChangeBody,
-  canonical,
-  createCollection,
-  follow,
-  followAll,
-  listAll,
-  md5,
-  type ObjectViewBody,
-  replay,
-  sha1,
-} from './objects.helpers.js';
+import { canonical, createCollection, follow, followAll, listAll, md5, replay, sha1, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
 
 const WRITERS = 12;
 const OPERATIONS_PER_WRITER = 30;
@@ -91,8 +80,12 @@ describe('change feed under concurrent writers', () => {
   it('a follower polling while many clients write (single requests and batches) sees every committed change exactly once, in feed order', async () => {
     // A starting population, then the snapshot the follower starts from.
     for (let n = 0; n < POOL; n += 2) {
-      await t.http().post('/intel/collections/busy/objects').set('X-Api-Key', t.adminKey)
-        .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { seeded: n } }).expect(204);
+      await t
+        .http()
+        .post('/intel/collections/busy/objects')
+        .set('X-Api-Key', t.adminKey)
+        .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { seeded: n } })
+        .expect(204);
     }
     const snapshot = await listAll(t, 'busy', 4);
 
@@ -166,13 +159,9 @@ describe('change feed under concurrent writers', () => {
   it('concurrent identical adds of a new object record exactly one Add', async () => {
     const body = JSON.stringify({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(999) }], context: { same: true } });
     const { changesCursor } = await listAll(t, 'busy', 1000);
-    const responses = await Promise.all(
-      Array.from({ length: 16 }, () => fetch(base(), { method: 'POST', headers: headers(), body })),
-    );
+    const responses = await Promise.all(Array.from({ length: 16 }, () => fetch(base(), { method: 'POST', headers: headers(), body })));
     expect(responses.map((r) => r.status)).toEqual(Array(16).fill(204));
     const page = await t.http().get(`/intel/collections/busy/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', t.adminKey);
-    expect(page.body).toEqual([
-      { operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(999) }], context: { same: true } } },
-    ]);
+    expect(page.body).toEqual([{ operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(999) }], context: { same: true } } }]);
   });
 });

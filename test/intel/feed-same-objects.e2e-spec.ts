@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
-import { type ChangeBody, canonical, createCollection, follow, followAll, listAll, md5, type ObjectViewBody, replay, sha1 } from './objects.helpers.js';
+import { canonical, createCollection, follow, followAll, listAll, md5, replay, sha1, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
 
 /** Few objects, so that nearly every write hits an object other clients are writing at the same moment. */
 const POOL = 3;
@@ -55,8 +55,12 @@ async function sameObjectsWorkload(apps: TestApp[], collection: string): Promise
   const path = (app: TestApp) => `${app.url}/intel/collections/${collection}/objects`;
   const headers = { 'X-Api-Key': first.adminKey, 'Content-Type': 'application/json' };
   for (let n = 0; n < POOL; n += 2) {
-    await first.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', first.adminKey)
-      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } }).expect(204);
+    await first
+      .http()
+      .post(`/intel/collections/${collection}/objects`)
+      .set('X-Api-Key', first.adminKey)
+      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } })
+      .expect(204);
   }
   const snapshot = await listAll(first, collection, 2);
 
@@ -144,8 +148,12 @@ async function updatesWorkload(apps: TestApp[], collection: string): Promise<voi
   const path = (app: TestApp) => `${app.url}/intel/collections/${collection}/objects`;
   const headers = { 'X-Api-Key': first.adminKey, 'Content-Type': 'application/json' };
   for (let n = 0; n < UPDATE_POOL; n++) {
-    await first.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', first.adminKey)
-      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } }).expect(204);
+    await first
+      .http()
+      .post(`/intel/collections/${collection}/objects`)
+      .set('X-Api-Key', first.adminKey)
+      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } })
+      .expect(204);
   }
   const snapshot = await listAll(first, collection, 3);
   const churn = [md5(100), md5(101)];
@@ -270,8 +278,12 @@ describe('change feed: concurrent writes of the same objects', () => {
     await createCollection(a, 'key-race');
     for (let r = 0; r < ROUNDS; r++) {
       for (const n of [200 + r, 300 + r]) {
-        await a.http().post('/intel/collections/key-race/objects').set('X-Api-Key', a.adminKey)
-          .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: {} }).expect(204);
+        await a
+          .http()
+          .post('/intel/collections/key-race/objects')
+          .set('X-Api-Key', a.adminKey)
+          .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: {} })
+          .expect(204);
       }
     }
     const { changesCursor } = await listAll(a, 'key-race', 100);
@@ -279,11 +291,16 @@ describe('change feed: concurrent writes of the same objects', () => {
       fetch(`${app.url}/intel/collections/key-race/objects`, {
         method: 'POST',
         headers: { 'X-Api-Key': app.adminKey, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(owner) }, { type: 'SHA1Hash', value: sha1(500 + r) }], context: { r } }),
+        body: JSON.stringify({
+          type: 'File',
+          keys: [
+            { type: 'MD5Hash', value: md5(owner) },
+            { type: 'SHA1Hash', value: sha1(500 + r) },
+          ],
+          context: { r },
+        }),
       }).then(async (response) => `${response.status}${response.status === 204 ? '' : ` ${((await response.json()) as { code: string }).code}`}`);
-    const outcomes = await Promise.all(
-      Array.from({ length: ROUNDS }, (_, r) => Promise.all([give(a, 200 + r, r), give(b, 300 + r, r)])),
-    );
+    const outcomes = await Promise.all(Array.from({ length: ROUNDS }, (_, r) => Promise.all([give(a, 200 + r, r), give(b, 300 + r, r)])));
     for (const pair of outcomes) expect([...pair].sort()).toEqual(['204', '422 KeySetConflict']);
     const { changes } = await followAll(a, 'key-race', changesCursor, 100);
     const { objects } = await listAll(a, 'key-race', 100);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ErrorCode } from '../../src/common/errors/api-error.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { followAll, freshCollections, listAll, md5 } from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const MD5 = 'D41D8CD98F00B204E9800998ECF8427E';
 const SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
@@ -90,10 +90,9 @@ describe('POST /intel/collections/{name}/import', () => {
     );
     expect(response.status).toBe(200);
     expect(response.body.report).toMatchObject({ added: 4, failed: 2 });
-    expect(response.body.report.items.filter((item: { status: string }) => item.status === 'Failed').map((item: { error: { code: string } }) => item.error.code)).toEqual([
-      'InvalidKeyFormat',
-      'InvalidData',
-    ]);
+    expect(
+      response.body.report.items.filter((item: { status: string }) => item.status === 'Failed').map((item: { error: { code: string } }) => item.error.code),
+    ).toEqual(['InvalidKeyFormat', 'InvalidData']);
     const { objects } = await listAll(t, c, 100);
     expect(objects).toEqual([
       { type: 'File', keys: [{ type: 'MD5Hash', value: MD5.toLowerCase() }], context: { feed: 'vendor', comment: 'dropper, stage 1' } },

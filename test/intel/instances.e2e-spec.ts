@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { eventually } from '../support/eventually.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 
 const schema = (schemaID: string, minimum: number) => ({
   schemaID,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5, sha1 } from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
 
 const INTEL = 2;
 
@@ -11,9 +11,21 @@ describe('POST /intel/lookup', () => {
   let reader: string;
   let childrenReader: string;
 
-  const lookup = (body: unknown, key: string) => t.http().post('/intel/lookup').set('X-Api-Key', key).send(body as object);
+  const lookup = (body: unknown, key: string) =>
+    t
+      .http()
+      .post('/intel/lookup')
+      .set('X-Api-Key', key)
+      .send(body as object);
   const add = (c: string, body: object) => t.http().post(`/intel/collections/${c}/objects`).set('X-Api-Key', t.adminKey).send(body).expect(204);
-  const fileA = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }], context: { in: 'a' } };
+  const fileA = {
+    type: 'File',
+    keys: [
+      { type: 'MD5Hash', value: md5(1) },
+      { type: 'SHA1Hash', value: sha1(1) },
+    ],
+    context: { in: 'a' },
+  };
   const fileB = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { in: 'b' } };
   const secretDomain = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret.example' }], context: { in: 'secret' } };
 
@@ -27,7 +39,15 @@ describe('POST /intel/lookup', () => {
     const resources = (await t.http().get(`/auth/resources?parentID=${INTEL}`).set('X-Api-Key', t.adminKey)).body as { id: number; name: string }[];
     const id = (name: string) => resources.find((resource) => resource.name === name)!.id;
     // Read on a and b; Write (not Read) on the secret collection.
-    reader = (await createKey(t, { permissions: [{ resource: id('lookup-a'), actions: ['Read'] }, { resource: id('lookup-b'), actions: ['Read'] }, { resource: id('lookup-secret'), actions: ['Write'] }] })).key;
+    reader = (
+      await createKey(t, {
+        permissions: [
+          { resource: id('lookup-a'), actions: ['Read'] },
+          { resource: id('lookup-b'), actions: ['Read'] },
+          { resource: id('lookup-secret'), actions: ['Write'] },
+        ],
+      })
+    ).key;
     childrenReader = (await createKey(t, { permissions: [{ resource: INTEL, actions: ['ReadChildren'] }] })).key;
   });
   afterAll(async () => {
@@ -58,7 +78,10 @@ describe('POST /intel/lookup', () => {
   });
 
   it('never searches a collection the caller cannot read, not even when it is named', async () => {
-    const keys = [{ type: 'DomainName', value: 'Secret.Example.' }, { type: 'MD5Hash', value: md5(1) }];
+    const keys = [
+      { type: 'DomainName', value: 'Secret.Example.' },
+      { type: 'MD5Hash', value: md5(1) },
+    ];
     const named = await lookup({ keys, collections: ['lookup-secret'] }, reader);
     expect(named.status).toBe(200);
     expect(named.body).toEqual([
@@ -78,7 +101,16 @@ describe('POST /intel/lookup', () => {
   });
 
   it('reports a malformed key on its own entry and answers the others', async () => {
-    const response = await lookup({ keys: [{ type: 'MD5Hash', value: 'not-a-hash' }, { type: 'SHA1Hash', value: sha1(1) }, { type: 'IPAddress', value: '10.0.0.256' }] }, reader);
+    const response = await lookup(
+      {
+        keys: [
+          { type: 'MD5Hash', value: 'not-a-hash' },
+          { type: 'SHA1Hash', value: sha1(1) },
+          { type: 'IPAddress', value: '10.0.0.256' },
+        ],
+      },
+      reader,
+    );
     expect(response.status).toBe(200);
     expect(response.body[0]).toEqual({
       key: { type: 'MD5Hash', value: 'not-a-hash' },
@@ -96,7 +128,13 @@ describe('POST /intel/lookup', () => {
     expectError(await lookup({ keys: Array(1001).fill({ type: 'MD5Hash', value: md5(1) }) }, reader), 'InvalidData');
     expectError(await lookup({ keys: [{ type: 'Hash', value: md5(1) }] }, reader), 'InvalidData');
     expectError(await lookup({ keys: [{ type: 'MD5Hash', value: md5(1) }], collections: ['a/b'] }, reader), 'InvalidData');
-    expectError(await t.http().post('/intel/lookup').send({ keys: [{ type: 'MD5Hash', value: md5(1) }] }), 'Unauthorized');
+    expectError(
+      await t
+        .http()
+        .post('/intel/lookup')
+        .send({ keys: [{ type: 'MD5Hash', value: md5(1) }] }),
+      'Unauthorized',
+    );
     const thousand = await lookup({ keys: Array.from({ length: 1000 }, (_, n) => ({ type: 'MD5Hash', value: md5(n) })) }, reader);
     expect(thousand.status).toBe(200);
     expect(thousand.body).toHaveLength(1000);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { NETWORK_SEARCHES, networkSearch } from '../../src/intel/network/network-statements.js';
-import { NO_FILTERS, type ReadFilters, ReadPolicy } from '../../src/read-policy/read-policy.js';
+import { NO_FILTERS, ReadPolicy, type ReadFilters } from '../../src/read-policy/read-policy.js';
 import { ListSet } from '../../src/warninglists/warninglist-matcher/index.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, md5 } from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
 
 interface PlanNode {
   'Node Type': string;
@@ -92,7 +92,17 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
   });
 
   it('refuses malformed searches with 400 InvalidQueryArgument; needs Read on the collection', async () => {
-    for (const query of ['', 'within=10.0.0.0/8&contains=10.1.2.3', 'within=10.0.0.1/8', 'within=not-an-ip', 'within=10.0.0.0/33', 'contains=1::2::3', 'within=', 'within=10.0.0.0/8&cursor=!!', 'within=10.0.0.0/8&limit=0']) {
+    for (const query of [
+      '',
+      'within=10.0.0.0/8&contains=10.1.2.3',
+      'within=10.0.0.1/8',
+      'within=not-an-ip',
+      'within=10.0.0.0/33',
+      'contains=1::2::3',
+      'within=',
+      'within=10.0.0.0/8&cursor=!!',
+      'within=10.0.0.0/8&limit=0',
+    ]) {
       expectError(await search(query), 'InvalidQueryArgument');
     }
     const resources = (await t.http().get('/auth/resources?parentID=2').set('X-Api-Key', t.adminKey)).body as { id: number; name: string }[];
@@ -124,7 +134,11 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
       [NETWORK_SEARCHES.within, '11.0.0.0/16', 675],
       [NETWORK_SEARCHES.contains, '11.0.3.7', 0],
     ] as const) {
-      const [{ 'QUERY PLAN': [plan] }] = (await t.db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, [netId, value, 0, 101, 8 * 1024 * 1024])).rows;
+      const [
+        {
+          'QUERY PLAN': [plan],
+        },
+      ] = (await t.db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, [netId, value, 0, 101, 8 * 1024 * 1024])).rows;
       const scans: { node: string; relation: string; rows: number }[] = [];
       const indexes = new Set<string>();
       const walk = (node: PlanNode) => {
@@ -136,10 +150,7 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
       expect(scans.filter((scan) => scan.node === 'Seq Scan')).toEqual([]);
       // The key table is read through the network index only; objects by primary key (and the expiry
       // index, which holds only objects that expire, to leave out expired ones).
-      expect([...indexes].filter((index) => index !== 'IDX_intel_object_expires_at').sort()).toEqual([
-        'IDX_intel_object_key_network',
-        'intel_object_pkey',
-      ]);
+      expect([...indexes].filter((index) => index !== 'IDX_intel_object_expires_at').sort()).toEqual(['IDX_intel_object_key_network', 'intel_object_pkey']);
       // Rows read from the tables: the matches and the page's objects, not the 40,000 of the collections.
       const read = scans.reduce((sum, scan) => sum + scan.rows, 0);
       expect(read).toBeLessThanOrEqual(matches + 101);
@@ -148,16 +159,25 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
   });
 
   it('under a read policy that narrows, a page holds exactly the matches that pass it (the conditions inside the fence, parameters after $5)', async () => {
-    await t.sightings.record([
-      { type: 'IPAddress', value: '10.1.2.3' },
-      { type: 'IPAddress', value: '10.2.0.1', kind: 'falsePositive', count: 3 },
-    ]).expect(200);
+    await t.sightings
+      .record([
+        { type: 'IPAddress', value: '10.1.2.3' },
+        { type: 'IPAddress', value: '10.2.0.1', kind: 'falsePositive', count: 3 },
+      ])
+      .expect(200);
     const netId = (await t.db.query(`SELECT id FROM intel_collection WHERE name = 'net'`)).rows[0].id as number;
     const policyOf = (filters: ReadFilters) => new ReadPolicy({ readsAll: true, readable: [] }, filters, 'apply', async () => new ListSet([]));
     const found = async (filters: ReadFilters) => {
       const policy = policyOf(filters);
       const search = networkSearch('within', policy);
-      const values = search.parameters.values({ collectionId: netId, network: '10.0.0.0/8', afterId: 0, limit: 101, maxBytes: 8 * 1024 * 1024, ...policy.values() });
+      const values = search.parameters.values({
+        collectionId: netId,
+        network: '10.0.0.0/8',
+        afterId: 0,
+        limit: 101,
+        maxBytes: 8 * 1024 * 1024,
+        ...policy.values(),
+      });
       return ((await t.db.query(search.text, values)).rows as { keys: { value: string }[] }[]).map((object) => object.keys[0].value);
     };
     expect(networkSearch('within', policyOf(NO_FILTERS)).text).toBe(NETWORK_SEARCHES.within);

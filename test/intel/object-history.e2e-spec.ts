@@ -42,9 +42,15 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   const objects = (path = '') => `/intel/collections/${collection}/objects${path}`;
   const keyQuery = (value: string, type = 'DomainName') => `objectKeyType=${type}&objectKey=${encodeURIComponent(value)}`;
   const historyOf = (value: string, key = writer.key, name = collection) =>
-    t.http().get(`/intel/collections/${name}/objects/history?${keyQuery(value)}`).set('X-Api-Key', key);
+    t
+      .http()
+      .get(`/intel/collections/${name}/objects/history?${keyQuery(value)}`)
+      .set('X-Api-Key', key);
   const provenanceOf = (value: string, key = writer.key, name = collection) =>
-    t.http().get(`/intel/collections/${name}/objects/provenance?${keyQuery(value)}`).set('X-Api-Key', key);
+    t
+      .http()
+      .get(`/intel/collections/${name}/objects/provenance?${keyQuery(value)}`)
+      .set('X-Api-Key', key);
   /** Who and how of the entries, newest first. */
   const attribution = async (value: string) => {
     const response = await historyOf(value);
@@ -116,12 +122,34 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     const file = (keys: { type: string; value: string }[], life: number) => ({ type: 'File', keys, context: { life } });
     expect((await add(file([{ type: 'MD5Hash', value: md5 }], 1))).status).toBe(204);
     // The SHA1 key joins the first life by an update.
-    expect((await add(file([{ type: 'MD5Hash', value: md5 }, { type: 'SHA1Hash', value: sha1 }], 1))).status).toBe(204);
-    expect((await t.http().delete(objects(`?${keyQuery(sha1, 'SHA1Hash')}`)).set('X-Api-Key', writer.key)).status).toBe(204);
+    expect(
+      (
+        await add(
+          file(
+            [
+              { type: 'MD5Hash', value: md5 },
+              { type: 'SHA1Hash', value: sha1 },
+            ],
+            1,
+          ),
+        )
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .delete(objects(`?${keyQuery(sha1, 'SHA1Hash')}`))
+          .set('X-Api-Key', writer.key)
+      ).status,
+    ).toBe(204);
     expect((await add(file([{ type: 'SHA1Hash', value: sha1 }], 2))).status).toBe(204);
 
     const history = (type: string, value: string) =>
-      t.http().get(objects(`/history?${keyQuery(value, type)}`)).set('X-Api-Key', writer.key);
+      t
+        .http()
+        .get(objects(`/history?${keyQuery(value, type)}`))
+        .set('X-Api-Key', writer.key);
     const entries = (await history('SHA1Hash', sha1)).body as Entry[];
     expect(entries.map((entry) => [entry.operation, entry.obj.keys.map((key) => key.type), entry.obj.context])).toEqual([
       ['Add', ['SHA1Hash'], { life: 2 }],
@@ -145,14 +173,33 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
 
   it('keeps a context of hundreds of KiB whole, also on pages cut by PAGE_MAX_BYTES', async () => {
     const big = { blob: 'x'.repeat(400 * 1024), nested: { list: Array.from({ length: 1000 }, (_, n) => `item-${n}`) } };
-    expect((await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('big.example', { context: big }))).status).toBe(204);
-    expect((await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('big.example', { context: { ...big, v: 2 } }))).status).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .post(objects())
+          .set('X-Api-Key', writer.key)
+          .send(domain('big.example', { context: big }))
+      ).status,
+    ).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .post(objects())
+          .set('X-Api-Key', writer.key)
+          .send(domain('big.example', { context: { ...big, v: 2 } }))
+      ).status,
+    ).toBe(204);
     const entries = (await historyOf('big.example')).body as Entry[];
     expect(entries.map((entry) => entry.obj.context)).toEqual([{ ...big, v: 2 }, big]);
 
     const small = await createTestApp({ PAGE_MAX_BYTES: String(256 * 1024) }, t);
     try {
-      const first = await small.http().get(`/intel/collections/${collection}/objects/history?${keyQuery('big.example')}`).set('X-Api-Key', writer.key);
+      const first = await small
+        .http()
+        .get(`/intel/collections/${collection}/objects/history?${keyQuery('big.example')}`)
+        .set('X-Api-Key', writer.key);
       expect(first.status).toBe(200);
       // One whole entry per page: the second follows the link.
       expect((first.body as Entry[]).map((entry) => entry.obj.context)).toEqual([{ ...big, v: 2 }]);
@@ -169,10 +216,12 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     await createCollection(t, 'aging');
     expect((await t.http().post('/intel/collections/aging/objects').set('X-Api-Key', t.adminKey).send(domain('old.example'))).status).toBe(204);
     const age = (days: number) =>
-      t.db.query(`UPDATE intel_change SET created_at = now() - make_interval(days => $1)
-                   WHERE collection_id = (SELECT id FROM intel_collection WHERE name = 'aging')`, [days]);
-    const operations = async () =>
-      ((await historyOf('old.example', t.adminKey, 'aging')).body as Entry[]).map((entry) => entry.operation);
+      t.db.query(
+        `UPDATE intel_change SET created_at = now() - make_interval(days => $1)
+                   WHERE collection_id = (SELECT id FROM intel_collection WHERE name = 'aging')`,
+        [days],
+      );
+    const operations = async () => ((await historyOf('old.example', t.adminKey, 'aging')).body as Entry[]).map((entry) => entry.operation);
     await age(31);
     await t.app.get(ChangesService).prune();
     expect(await operations()).toEqual(['Add']);
@@ -184,30 +233,83 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   it('answers [] for a key no change mentions, 400 and 422 for a missing or malformed key, 400 for a malformed page', async () => {
     expect((await historyOf('never.example')).body).toEqual([]);
     for (const query of ['objectKeyType=DomainName', 'objectKey=a.example', 'objectKeyType=Nope&objectKey=a.example']) {
-      expectError(await t.http().get(objects(`/history?${query}`)).set('X-Api-Key', writer.key), 'InvalidQueryArgument');
-      expectError(await t.http().get(objects(`/provenance?${query}`)).set('X-Api-Key', writer.key), 'InvalidQueryArgument');
+      expectError(
+        await t
+          .http()
+          .get(objects(`/history?${query}`))
+          .set('X-Api-Key', writer.key),
+        'InvalidQueryArgument',
+      );
+      expectError(
+        await t
+          .http()
+          .get(objects(`/provenance?${query}`))
+          .set('X-Api-Key', writer.key),
+        'InvalidQueryArgument',
+      );
     }
     // A malformed cursor or limit is the caller's error too, never a 500.
     for (const page of ['cursor=not-a-cursor', 'cursor=eyJ0IjoxfQ', 'limit=0', 'limit=many']) {
-      expectError(await t.http().get(objects(`/history?${keyQuery('a.example')}&${page}`)).set('X-Api-Key', writer.key), 'InvalidQueryArgument');
+      expectError(
+        await t
+          .http()
+          .get(objects(`/history?${keyQuery('a.example')}&${page}`))
+          .set('X-Api-Key', writer.key),
+        'InvalidQueryArgument',
+      );
     }
-    expectError(await t.http().get(objects(`/history?${keyQuery('not a host', 'DomainName')}`)).set('X-Api-Key', writer.key), 'InvalidKeyFormat');
-    expectError(await t.http().get(objects(`/provenance?${keyQuery('zz', 'MD5Hash')}`)).set('X-Api-Key', writer.key), 'InvalidKeyFormat');
+    expectError(
+      await t
+        .http()
+        .get(objects(`/history?${keyQuery('not a host', 'DomainName')}`))
+        .set('X-Api-Key', writer.key),
+      'InvalidKeyFormat',
+    );
+    expectError(
+      await t
+        .http()
+        .get(objects(`/provenance?${keyQuery('zz', 'MD5Hash')}`))
+        .set('X-Api-Key', writer.key),
+      'InvalidKeyFormat',
+    );
     expectError(await historyOf('a.example', t.adminKey, 'no-such-collection'), 'NotFound');
     expectError(await provenanceOf('a.example', t.adminKey, 'no-such-collection'), 'NotFound');
   });
 
   it('provenance: the api claim of the live object, its first and last native write; 404 ObjectNotFound when none', async () => {
     expect((await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('nine.example'))).status).toBe(204);
-    expect((await t.http().post(objects('/batch')).set('X-Api-Key', writer.key).send([domain('nine.example', { context: { v: 2 } })])).status).toBe(200);
+    expect(
+      (
+        await t
+          .http()
+          .post(objects('/batch'))
+          .set('X-Api-Key', writer.key)
+          .send([domain('nine.example', { context: { v: 2 } })])
+      ).status,
+    ).toBe(200);
     // An identical re-send changes nothing, so it is not a later write.
-    expect((await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('nine.example', { context: { v: 2 } }))).status).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .post(objects())
+          .set('X-Api-Key', writer.key)
+          .send(domain('nine.example', { context: { v: 2 } }))
+      ).status,
+    ).toBe(204);
     const [update, add] = (await historyOf('nine.example')).body as Entry[];
     const response = await provenanceOf('nine.example');
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }], sightings: null, warnings: [] });
 
-    expect((await t.http().delete(objects(`?${keyQuery('nine.example')}`)).set('X-Api-Key', writer.key)).status).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .delete(objects(`?${keyQuery('nine.example')}`))
+          .set('X-Api-Key', writer.key)
+      ).status,
+    ).toBe(204);
     expectError(await provenanceOf('nine.example'), 'ObjectNotFound');
     expectError(await provenanceOf('never.example'), 'ObjectNotFound');
   });

@@ -1,14 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { type Operation, operationsWhere, publishedOpenApi } from '../support/openapi.js';
-
+import { operationsWhere, publishedOpenApi, type Operation } from '../support/openapi.js';
 
 const OBJECTS = '/intel/collections/{collection_id}/objects';
 
 describe('OpenAPI api.document: intel objects and the change feed', () => {
   const api = publishedOpenApi();
   const { resolve } = api;
-  const params = (operation: Operation) =>
-    (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
+  const params = (operation: Operation) => (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
   it('lists exactly the four operations, plus the batch, network, STIX bundle, history and provenance extensions', () => {
     const listed = operationsWhere(api.document, (path) => path.startsWith(OBJECTS));
@@ -27,7 +25,11 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
 
   /** Every listed error status documents the `{code, message, details}` body. */
   const expectErrors = (operation: Operation, statuses: string[]) => {
-    expect(Object.keys(operation.responses).filter((status) => status >= '400').sort()).toEqual(statuses);
+    expect(
+      Object.keys(operation.responses)
+        .filter((status) => status >= '400')
+        .sort(),
+    ).toEqual(statuses);
     for (const status of statuses) {
       const body = resolve(operation.responses[status].content!['application/json'].schema);
       expect(Object.keys(body.properties!).sort()).toEqual(['code', 'details', 'message']);
@@ -90,7 +92,16 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const { get, head } = api.document.paths[EXPORT];
     for (const operation of [get, head]) {
       expect(operation.summary).toEqual(expect.any(String));
-      expect(params(operation)).toEqual(['header:If-None-Match', 'path:collection_id!', 'query:excludeFalsePositives', 'query:format!', 'query:keyType', 'query:sightedSince', 'query:urlScheme', 'query:warninglists']);
+      expect(params(operation)).toEqual([
+        'header:If-None-Match',
+        'path:collection_id!',
+        'query:excludeFalsePositives',
+        'query:format!',
+        'query:keyType',
+        'query:sightedSince',
+        'query:urlScheme',
+        'query:warninglists',
+      ]);
       expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
       expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
       expectErrors(operation, ['400', '401', '403', '404', '429', '503']);

@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ObjectsRepository } from '../../src/intel/objects.repository.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import {
-  createCollection,
-  followAll,
-  listAll,
-  md5,
-  type ObjectViewBody,
-  sha1,
-} from './objects.helpers.js';
-import { expectError } from '../support/clients/api-client.js';
+import { createCollection, followAll, listAll, md5, sha1, type ObjectViewBody } from './objects.helpers.js';
 
 describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   let t: TestApp;
@@ -32,7 +25,11 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   }
 
   const add = (collection: string, body: unknown, key = t.adminKey) =>
-    t.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', key).send(body as object);
+    t
+      .http()
+      .post(`/intel/collections/${collection}/objects`)
+      .set('X-Api-Key', key)
+      .send(body as object);
   const remove = (collection: string, query: string, key = t.adminKey) =>
     t.http().delete(`/intel/collections/${collection}/objects${query}`).set('X-Api-Key', key);
   const file = (keys: { type: string; value: string }[], context?: Record<string, unknown>) => ({
@@ -111,10 +108,31 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
 
     it.each<[string, unknown]>([
       ['a File without keys', file([])],
-      ['a File with a non-hash key', file([{ type: 'MD5Hash', value: md5(1) }, { type: 'DomainName', value: 'a.example' }])],
-      ['a File with two MD5 keys', file([{ type: 'MD5Hash', value: md5(1) }, { type: 'MD5Hash', value: md5(2) }])],
+      [
+        'a File with a non-hash key',
+        file([
+          { type: 'MD5Hash', value: md5(1) },
+          { type: 'DomainName', value: 'a.example' },
+        ]),
+      ],
+      [
+        'a File with two MD5 keys',
+        file([
+          { type: 'MD5Hash', value: md5(1) },
+          { type: 'MD5Hash', value: md5(2) },
+        ]),
+      ],
       ['a DomainName with a URL key', { type: 'DomainName', keys: [{ type: 'URL', value: 'http://a.example/' }] }],
-      ['a DomainName with two keys', { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }, { type: 'DomainName', value: 'b.example' }] }],
+      [
+        'a DomainName with two keys',
+        {
+          type: 'DomainName',
+          keys: [
+            { type: 'DomainName', value: 'a.example' },
+            { type: 'DomainName', value: 'b.example' },
+          ],
+        },
+      ],
       ['a URL without keys', { type: 'URL', keys: [] }],
       ['an IPAddress with a hash key', { type: 'IPAddress', keys: [{ type: 'MD5Hash', value: md5(1) }] }],
       ['an IPNetwork with an IPAddress key', { type: 'IPNetwork', keys: [{ type: 'IPAddress', value: '10.0.0.1' }] }],
@@ -126,8 +144,20 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
 
     it('merges keys that are equal after normalisation (one key stored)', async () => {
       const c = await freshCollection();
-      await add(c, { type: 'DomainName', keys: [{ type: 'DomainName', value: 'A.example' }, { type: 'DomainName', value: 'a.example.' }] }).expect(204);
-      await add(c, file([{ type: 'MD5Hash', value: md5(10).toUpperCase() }, { type: 'MD5Hash', value: md5(10) }])).expect(204);
+      await add(c, {
+        type: 'DomainName',
+        keys: [
+          { type: 'DomainName', value: 'A.example' },
+          { type: 'DomainName', value: 'a.example.' },
+        ],
+      }).expect(204);
+      await add(
+        c,
+        file([
+          { type: 'MD5Hash', value: md5(10).toUpperCase() },
+          { type: 'MD5Hash', value: md5(10) },
+        ]),
+      ).expect(204);
       expect((await state(c)).objects).toEqual([
         { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: {} },
         { type: 'File', keys: [{ type: 'MD5Hash', value: md5(10) }], context: {} },
@@ -138,7 +168,16 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const c = await freshCollection();
       await add(c, file([{ type: 'SHA1Hash', value: sha1(1) }], { size: 1, old: true })).expect(204);
       const { changesCursor } = await state(c);
-      await add(c, file([{ type: 'SHA1Hash', value: sha1(1) }, { type: 'MD5Hash', value: md5(1) }], { size: 2 })).expect(204);
+      await add(
+        c,
+        file(
+          [
+            { type: 'SHA1Hash', value: sha1(1) },
+            { type: 'MD5Hash', value: md5(1) },
+          ],
+          { size: 2 },
+        ),
+      ).expect(204);
       const merged = {
         type: 'File',
         keys: [
@@ -160,7 +199,13 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
 
     it('writes no change record when an add changes nothing (identical re-send, or a subset of keys)', async () => {
       const c = await freshCollection();
-      const body = file([{ type: 'MD5Hash', value: md5(5) }, { type: 'SHA1Hash', value: sha1(5) }], { size: 7, tags: ['a', 'b'] });
+      const body = file(
+        [
+          { type: 'MD5Hash', value: md5(5) },
+          { type: 'SHA1Hash', value: sha1(5) },
+        ],
+        { size: 7, tags: ['a', 'b'] },
+      );
       await add(c, body).expect(204);
       const { changesCursor } = await state(c);
       await add(c, body).expect(204);
@@ -174,18 +219,42 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { size: 1 })).expect(204);
       await add(c, file([{ type: 'SHA1Hash', value: sha1(2) }], { size: 2 })).expect(204);
       const before = await state(c);
-      const response = await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(2) }], { size: 3 }));
+      const response = await add(
+        c,
+        file(
+          [
+            { type: 'MD5Hash', value: md5(1) },
+            { type: 'SHA1Hash', value: sha1(2) },
+          ],
+          { size: 3 },
+        ),
+      );
       expectError(response, 'KeySetConflict');
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual(before.objects);
       expect(after.changes).toEqual([]);
     });
 
-    it('refuses a key clashing with the object\'s own key of that type with 422 KeySetConflict', async () => {
+    it("refuses a key clashing with the object's own key of that type with 422 KeySetConflict", async () => {
       const c = await freshCollection();
-      await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }])).expect(204);
+      await add(
+        c,
+        file([
+          { type: 'MD5Hash', value: md5(1) },
+          { type: 'SHA1Hash', value: sha1(1) },
+        ]),
+      ).expect(204);
       const before = await state(c);
-      expectError(await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(9) }])), 'KeySetConflict');
+      expectError(
+        await add(
+          c,
+          file([
+            { type: 'MD5Hash', value: md5(1) },
+            { type: 'SHA1Hash', value: sha1(9) },
+          ]),
+        ),
+        'KeySetConflict',
+      );
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual(before.objects);
       expect(after.changes).toEqual([]);
@@ -207,10 +276,20 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
 
     it('validates against the current schema after the collection switches schema', async () => {
       const c = await freshCollection();
-      const strict = { ...(await import('./objects.helpers.js')).sizeSchema('strict-schema'), required: ['context'], properties: { context: { type: 'object', required: ['source'] } } };
+      const strict = {
+        ...(await import('./objects.helpers.js')).sizeSchema('strict-schema'),
+        required: ['context'],
+        properties: { context: { type: 'object', required: ['source'] } },
+      };
       await t.http().post('/intel/schemas').set('X-Api-Key', t.adminKey).send(strict).expect(201);
       const view = await t.http().get(`/intel/collections/${c}`).set('X-Api-Key', t.adminKey);
-      await t.http().patch(`/intel/collections/${c}`).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag as string).send({ schemaID: 'strict-schema' }).expect(204);
+      await t
+        .http()
+        .patch(`/intel/collections/${c}`)
+        .set('X-Api-Key', t.adminKey)
+        .set('If-Match', view.headers.etag as string)
+        .send({ schemaID: 'strict-schema' })
+        .expect(204);
       expectError(await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { size: 1 })), 'SchemaCheckFail');
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { source: 'x' })).expect(204);
     });
@@ -308,7 +387,16 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   describe('DELETE: remove', () => {
     it('removes the object named by any of its keys, normalised first; the Remove change carries the last state', async () => {
       const c = await freshCollection();
-      await add(c, file([{ type: 'MD5Hash', value: md5(1) }, { type: 'SHA1Hash', value: sha1(1) }], { size: 4 })).expect(204);
+      await add(
+        c,
+        file(
+          [
+            { type: 'MD5Hash', value: md5(1) },
+            { type: 'SHA1Hash', value: sha1(1) },
+          ],
+          { size: 4 },
+        ),
+      ).expect(204);
       await add(c, { type: 'URL', keys: [{ type: 'URL', value: 'http://a.b/c?d=e&f' }] }).expect(204);
       const before = await state(c);
       await remove(c, `?objectKeyType=SHA1Hash&objectKey=${sha1(1).toUpperCase()}`).expect(204);
@@ -399,7 +487,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       expectError(await t.http().get(`/intel/collections/${c}/objects${query}`).set('X-Api-Key', t.adminKey), 'InvalidQueryArgument');
     });
 
-    it('reads a page from its own collection\'s index range, however many objects other collections hold', async () => {
+    it("reads a page from its own collection's index range, however many objects other collections hold", async () => {
       const front = await freshCollection();
       const back = await freshCollection();
       const empty = await freshCollection();
@@ -407,7 +495,10 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       try {
         // Two large collections, all of one's objects older than the other's: walking the primary key to the
         // first page of `back` (or of `empty`) would pass over every object of `front`.
-        for (const [name, from] of [[front, 1_000_000], [back, 1_100_000]] as const) {
+        for (const [name, from] of [
+          [front, 1_000_000],
+          [back, 1_100_000],
+        ] as const) {
           await db.query(
             `INSERT INTO intel_object (id, collection_id, type, keys, context)
              SELECT $2::bigint + g, (SELECT id FROM intel_collection WHERE name = $1), 'File', '[]', '{}'
@@ -440,16 +531,15 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
           'Rows Removed by Filter'?: number;
           Plans?: PlanNode[];
         }
-        const scansOf = (node: PlanNode): PlanNode[] => [
-          ...(node['Relation Name'] === 'intel_object' ? [node] : []),
-          ...(node.Plans ?? []).flatMap(scansOf),
-        ];
+        const scansOf = (node: PlanNode): PlanNode[] => [...(node['Relation Name'] === 'intel_object' ? [node] : []), ...(node.Plans ?? []).flatMap(scansOf)];
         for (const [sql, parameters] of sent) {
-          const [{ 'QUERY PLAN': [plan] }] = (await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)).rows;
+          const [
+            {
+              'QUERY PLAN': [plan],
+            },
+          ] = (await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)).rows;
           const scans = scansOf((plan as { Plan: PlanNode }).Plan);
-          expect(scans.map((scan) => [scan['Index Name'], scan['Rows Removed by Filter'] ?? 0])).toEqual([
-            ['IDX_intel_object_collection_id', 0],
-          ]);
+          expect(scans.map((scan) => [scan['Index Name'], scan['Rows Removed by Filter'] ?? 0])).toEqual([['IDX_intel_object_collection_id', 0]]);
         }
       } finally {
         await db.query(`DELETE FROM intel_object WHERE id > 1000000`);
@@ -493,16 +583,19 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }]), writer.key).expect(204);
       await remove(c, `?objectKeyType=MD5Hash&objectKey=${md5(1)}`, writer.key).expect(204);
       expectError(await t.http().get(`/intel/collections/${c}/objects`).set('X-Api-Key', writer.key), 'MissingPermissions');
-      expectError(
-        await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', writer.key),
-        'MissingPermissions',
-      );
+      expectError(await t.http().get(`/intel/collections/${c}/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', writer.key), 'MissingPermissions');
     });
 
     it('refuses requests without credentials with 401 Unauthorized', async () => {
       const c = await freshCollection();
       expectError(await t.http().get(`/intel/collections/${c}/objects`), 'Unauthorized');
-      expectError(await t.http().post(`/intel/collections/${c}/objects`).send(file([{ type: 'MD5Hash', value: md5(1) }])), 'Unauthorized');
+      expectError(
+        await t
+          .http()
+          .post(`/intel/collections/${c}/objects`)
+          .send(file([{ type: 'MD5Hash', value: md5(1) }])),
+        'Unauthorized',
+      );
     });
   });
 });

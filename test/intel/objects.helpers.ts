@@ -69,10 +69,7 @@ export async function followAll(t: TestApp, collection: string, cursor: string, 
   const changes: ChangeBody[] = [];
   let saved = cursor;
   for (;;) {
-    const response = await t
-      .http()
-      .get(`/intel/collections/${collection}/objects/changes?cursor=${saved}&limit=${limit}`)
-      .set('X-Api-Key', t.adminKey);
+    const response = await t.http().get(`/intel/collections/${collection}/objects/changes?cursor=${saved}&limit=${limit}`).set('X-Api-Key', t.adminKey);
     expect(response.status).toBe(200);
     const next = parseLinks(response.headers.link as string | undefined).next;
     const page = response.body as ChangeBody[];

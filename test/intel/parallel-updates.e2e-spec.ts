@@ -22,8 +22,12 @@ describe('single updates of one collection commit in parallel', () => {
     t = await createTestApp();
     await createCollection(t, 'parallel');
     for (const n of [1, 2, 3]) {
-      await t.http().post('/intel/collections/parallel/objects').set('X-Api-Key', t.adminKey)
-        .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { v: 0 } }).expect(204);
+      await t
+        .http()
+        .post('/intel/collections/parallel/objects')
+        .set('X-Api-Key', t.adminKey)
+        .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { v: 0 } })
+        .expect(204);
     }
     holder = new pg.Client({ connectionString: t.databaseUrl });
     await holder.connect();
@@ -44,9 +48,7 @@ describe('single updates of one collection commit in parallel', () => {
 
   /** Backends waiting for a lock the holder's transaction holds. */
   async function blockedByHolder(): Promise<number> {
-    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [
-      holderPid,
-    ]);
+    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [holderPid]);
     return (rows[0] as { n: number }).n;
   }
 
@@ -76,8 +78,11 @@ describe('single updates of one collection commit in parallel', () => {
     await holder.query('BEGIN');
     try {
       await holder.query('SELECT pg_advisory_xact_lock_shared($1, $2)', [WRITER_LOCK_CLASS, collectionId]);
-      await holder.query(`SELECT 1 FROM intel_object o JOIN intel_object_key k ON k.object_id = o.id
-                           WHERE k.collection_id = $1 AND k.key_type = 'MD5Hash' AND k.value = $2 FOR UPDATE OF o`, [collectionId, md5(1)]);
+      await holder.query(
+        `SELECT 1 FROM intel_object o JOIN intel_object_key k ON k.object_id = o.id
+                           WHERE k.collection_id = $1 AND k.key_type = 'MD5Hash' AND k.value = $2 FOR UPDATE OF o`,
+        [collectionId, md5(1)],
+      );
       // An update, and a merge (a new key), of other objects of the collection.
       expect(await completesBesideHolder(add(2, { v: 1 }))).toBe(204);
       expect(await completesBesideHolder(add(3, { v: 1 }, [{ type: 'SHA1Hash', value: sha1(3) }]))).toBe(204);
@@ -102,8 +107,11 @@ describe('single updates of one collection commit in parallel', () => {
     let update: Promise<Response> | undefined;
     const { changesCursor } = await listAll(t, 'parallel', 10);
     try {
-      await holder.query(`SELECT 1 FROM intel_object o JOIN intel_object_key k ON k.object_id = o.id
-                           WHERE k.collection_id = $1 AND k.key_type = 'MD5Hash' AND k.value = $2 FOR UPDATE OF o`, [collectionId, md5(2)]);
+      await holder.query(
+        `SELECT 1 FROM intel_object o JOIN intel_object_key k ON k.object_id = o.id
+                           WHERE k.collection_id = $1 AND k.key_type = 'MD5Hash' AND k.value = $2 FOR UPDATE OF o`,
+        [collectionId, md5(2)],
+      );
       // Both decide from the object as it is (one MD5 key), then wait for its row: the merge first.
       merge = add(2, { v: 'merge' }, [{ type: 'SHA1Hash', value: sha1(2) }]);
       await untilBlocked(1);
@@ -115,7 +123,10 @@ describe('single updates of one collection commit in parallel', () => {
       await holder.query('ROLLBACK').catch(() => undefined);
       await Promise.allSettled([merge, update]);
     }
-    const keys = [{ type: 'MD5Hash', value: md5(2) }, { type: 'SHA1Hash', value: sha1(2) }];
+    const keys = [
+      { type: 'MD5Hash', value: md5(2) },
+      { type: 'SHA1Hash', value: sha1(2) },
+    ];
     const { changes } = await followAll(t, 'parallel', changesCursor, 10);
     expect(changes).toEqual([
       { operation: 'Update', object: { type: 'File', keys, context: { v: 'merge' } } },

@@ -1,17 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
+import { FeedServer } from '../sources/feed-server.js';
 import { expectError } from '../support/clients/intel.js';
 import { eventually } from '../support/eventually.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { FeedServer } from '../sources/feed-server.js';
 import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
 import { md5, sha1 } from './objects.helpers.js';
 
 const INTEL = 2;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ip = (value: string, context: Record<string, unknown> = {}) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value }], context });
-const file = (n: number) => ({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }, { type: 'SHA1Hash', value: sha1(n) }], context: {} });
+const file = (n: number) => ({
+  type: 'File',
+  keys: [
+    { type: 'MD5Hash', value: md5(n) },
+    { type: 'SHA1Hash', value: sha1(n) },
+  ],
+  context: {},
+});
 
 interface Claim {
   origin: string;
@@ -64,20 +71,34 @@ describe('provenance: source claims, sightings and warnings', () => {
 
   const keyQuery = (value: string, type = 'IPAddress') => `objectKeyType=${type}&objectKey=${encodeURIComponent(value)}`;
   const provenanceOf = (value: string, type = 'IPAddress', key = writer.key, name = collection) =>
-    t.http().get(`/intel/collections/${name}/objects/provenance?${keyQuery(value, type)}`).set('X-Api-Key', key);
+    t
+      .http()
+      .get(`/intel/collections/${name}/objects/provenance?${keyQuery(value, type)}`)
+      .set('X-Api-Key', key);
   const historyOf = async (value: string): Promise<Entry[]> => {
-    const response = await t.http().get(`/intel/collections/${collection}/objects/history?${keyQuery(value)}`).set('X-Api-Key', writer.key);
+    const response = await t
+      .http()
+      .get(`/intel/collections/${collection}/objects/history?${keyQuery(value)}`)
+      .set('X-Api-Key', writer.key);
     expect(response.status).toBe(200);
     return response.body as Entry[];
   };
   const add = (form: object, name = collection) => t.http().post(`/intel/collections/${name}/objects`).set('X-Api-Key', writer.key).send(form).expect(204);
   const createSource = async (name: string, list: string) => {
     feed.list(`/${name}.txt`, list);
-    const created = await t.http().post('/intel/sources').set('X-Api-Key', t.adminKey).send({ name, collection, kind: 'text', url: feed.url(`/${name}.txt`) });
+    const created = await t
+      .http()
+      .post('/intel/sources')
+      .set('X-Api-Key', t.adminKey)
+      .send({ name, collection, kind: 'text', url: feed.url(`/${name}.txt`) });
     expect(created.status).toBe(201);
   };
   const runsOf = async (name: string) =>
-    (await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey)).body as { runID: string; outcome: string | null; finishedAt: string | null }[];
+    (await t.http().get(`/intel/sources/${name}/runs`).set('X-Api-Key', t.adminKey)).body as {
+      runID: string;
+      outcome: string | null;
+      finishedAt: string | null;
+    }[];
 
   let scheduledRun: string;
   let manualRun: string;
@@ -134,7 +155,9 @@ describe('provenance: source claims, sightings and warnings', () => {
   it("a source's claim ends with the source, and counts only in its own collection", async () => {
     // The same key in another collection: the sources of `vouched` do not vouch for it there.
     await add(ip('198.51.100.1'), 'elsewhere');
-    expect(((await provenanceOf('198.51.100.1', 'IPAddress', writer.key, 'elsewhere')).body as { claims: Claim[] }).claims.map((claim) => claim.origin)).toEqual(['api']);
+    expect(
+      ((await provenanceOf('198.51.100.1', 'IPAddress', writer.key, 'elsewhere')).body as { claims: Claim[] }).claims.map((claim) => claim.origin),
+    ).toEqual(['api']);
     expectError(await provenanceOf('198.51.100.2', 'IPAddress', writer.key, 'elsewhere'), 'ObjectNotFound');
 
     expect((await t.http().delete('/intel/sources/zeta-feed').set('X-Api-Key', t.adminKey)).status).toBe(204);
@@ -159,12 +182,20 @@ describe('provenance: source claims, sightings and warnings', () => {
 
   it('the sighting summary of the object over all its keys, as lookups show it', async () => {
     await add(file(1));
-    const posted = await t.http().post('/intel/sightings').set('X-Api-Key', writer.key).send([
-      { type: 'MD5Hash', value: md5(1), source: 'siem/a', count: 3 },
-      { type: 'SHA1Hash', value: sha1(1), kind: 'falsePositive', source: 'analyst' },
-    ]);
+    const posted = await t
+      .http()
+      .post('/intel/sightings')
+      .set('X-Api-Key', writer.key)
+      .send([
+        { type: 'MD5Hash', value: md5(1), source: 'siem/a', count: 3 },
+        { type: 'SHA1Hash', value: sha1(1), kind: 'falsePositive', source: 'analyst' },
+      ]);
     expect(posted.body).toEqual([{ status: 'Recorded' }, { status: 'Recorded' }]);
-    const lookup = await t.http().post('/intel/lookup').set('X-Api-Key', writer.key).send({ keys: [{ type: 'SHA1Hash', value: sha1(1) }] });
+    const lookup = await t
+      .http()
+      .post('/intel/lookup')
+      .set('X-Api-Key', writer.key)
+      .send({ keys: [{ type: 'SHA1Hash', value: sha1(1) }] });
     const summary = lookup.body[0].matches[0].sightings;
     expect(summary).toMatchObject({ count: 3, falsePositives: 1, sources: 2 });
     expect((await provenanceOf(md5(1), 'MD5Hash')).body.sightings).toEqual(summary);
@@ -177,7 +208,15 @@ describe('provenance: source claims, sightings and warnings', () => {
       { list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' },
     ]);
     const lists = (path = '') => `/intel/warninglists${path}`;
-    expect((await t.http().post(lists()).set('X-Api-Key', t.adminKey).send({ name: 'known-files', kind: 'values', entries: [sha1(1), md5(1)] })).status).toBe(201);
+    expect(
+      (
+        await t
+          .http()
+          .post(lists())
+          .set('X-Api-Key', t.adminKey)
+          .send({ name: 'known-files', kind: 'values', entries: [sha1(1), md5(1)] })
+      ).status,
+    ).toBe(201);
     const expected = [
       { list: 'known-files', entry: md5(1), action: 'annotate', match: 'exact' },
       { list: 'known-files', entry: sha1(1), action: 'annotate', match: 'exact' },
@@ -187,7 +226,12 @@ describe('provenance: source claims, sightings and warnings', () => {
     expect((await provenanceOf(md5(1), 'MD5Hash')).body.warnings).toEqual(expected);
 
     const view = await t.http().get(lists('/known-files')).set('X-Api-Key', t.adminKey);
-    const patched = await t.http().patch(lists('/known-files')).set('X-Api-Key', t.adminKey).set('If-Match', view.headers.etag as string).send({ enabled: false });
+    const patched = await t
+      .http()
+      .patch(lists('/known-files'))
+      .set('X-Api-Key', t.adminKey)
+      .set('If-Match', view.headers.etag as string)
+      .send({ enabled: false });
     expect(patched.status).toBeLessThan(300);
     expect((await provenanceOf(md5(1), 'MD5Hash')).body.warnings).toEqual([]);
   });

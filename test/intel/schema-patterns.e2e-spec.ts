@@ -62,7 +62,11 @@ describe('schema patterns', () => {
     ['/insight/schemas', 'a lookbehind in patternProperties', { patternProperties: { '(?<=a)b': {} } }],
     ['/insight/schemas', 'a negative lookahead deep inside', { properties: { context: { properties: { x: { pattern: '^(?!x)' } } } } }],
   ])('POST %s refuses %s with 400 InvalidData and stores nothing', async (path, _name, extra) => {
-    const response = await t.http().post(path).set('X-Api-Key', t.adminKey).send({ schemaID: 'unsafe', type: 'object', ...extra });
+    const response = await t
+      .http()
+      .post(path)
+      .set('X-Api-Key', t.adminKey)
+      .send({ schemaID: 'unsafe', type: 'object', ...extra });
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('InvalidData');
     expect(response.body.message).toMatch(/is not supported: schema patterns run on a linear-time engine/);

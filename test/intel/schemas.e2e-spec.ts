@@ -44,10 +44,7 @@ describe('intel schemas (/intel/schemas)', () => {
         '{"schemaID": "phishing-schema", "title": "Phishing \\u00e9", "description": "NUL \\u0000 kept", "$schema": "https://json-schema.org/draft/2020-12/schema", ' +
         '"type": "object", "x-vendor": {"z": [1, 2.5, {"b": null, "a": true}], "a": "last"}, ' +
         '"properties": {"context": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 10}}}}}';
-      const created = await t.intel
-        .post('/intel/schemas')
-        .set('Content-Type', 'application/json')
-        .send(text);
+      const created = await t.intel.post('/intel/schemas').set('Content-Type', 'application/json').send(text);
       expect(created.status).toBe(201);
       expect(created.body).toEqual({ schemaID: 'phishing-schema' });
 
@@ -145,12 +142,12 @@ describe('intel schemas (/intel/schemas)', () => {
     });
 
     it('refuses a number out of the range of a double (it would read back as null) with 400 InvalidData', async () => {
-      for (const [schemaID, number] of [['huge-minimum', '1e400'], ['huge-negative', '-1e400']]) {
+      for (const [schemaID, number] of [
+        ['huge-minimum', '1e400'],
+        ['huge-negative', '-1e400'],
+      ]) {
         const text = `{"schemaID": "${schemaID}", "type": "object", "properties": {"n": {"minimum": ${number}}}}`;
-        const response = await t.intel
-          .post('/intel/schemas')
-          .set('Content-Type', 'application/json')
-          .send(text);
+        const response = await t.intel.post('/intel/schemas').set('Content-Type', 'application/json').send(text);
         expectError(response, 'InvalidData');
         expectError(await t.intel.schema(schemaID), 'NotFound');
       }
@@ -175,15 +172,9 @@ describe('intel schemas (/intel/schemas)', () => {
     });
 
     it('refuses a body that is not JSON, and a JSON string, with a 400 JSON error', async () => {
-      const notJson = await t.intel
-        .post('/intel/schemas')
-        .set('Content-Type', 'application/json')
-        .send('{"schemaID": ');
+      const notJson = await t.intel.post('/intel/schemas').set('Content-Type', 'application/json').send('{"schemaID": ');
       expectError(notJson, 'InvalidData');
-      const text = await t.intel
-        .post('/intel/schemas')
-        .set('Content-Type', 'text/plain')
-        .send('{"schemaID": "plain"}');
+      const text = await t.intel.post('/intel/schemas').set('Content-Type', 'text/plain').send('{"schemaID": "plain"}');
       expectError(text, 'InvalidData');
       expectError(await t.intel.schema('plain'), 'NotFound');
     });

@@ -38,7 +38,14 @@ export function writePaths(t: TestApp, collection: string, taxiiId: string, key:
     add: (form: Record<string, unknown>, requestID?: string) => sent(t.http().post(objects()).set('X-Api-Key', key).send(form), 204, requestID),
 
     remove: (type: string, value: string, requestID?: string) =>
-      sent(t.http().delete(objects(`?objectKeyType=${type}&objectKey=${encodeURIComponent(value)}`)).set('X-Api-Key', key), 204, requestID),
+      sent(
+        t
+          .http()
+          .delete(objects(`?objectKeyType=${type}&objectKey=${encodeURIComponent(value)}`))
+          .set('X-Api-Key', key),
+        204,
+        requestID,
+      ),
 
     batch: (items: object[], requestID?: string) => sent(t.http().post(objects('/batch')).set('X-Api-Key', key).send(items), 200, requestID),
 
@@ -93,7 +100,11 @@ export function writePaths(t: TestApp, collection: string, taxiiId: string, key:
     /** Adds `form` to expire in 300 ms, waits it out and runs the expiry job once; the add's request id. */
     addExpiring: async (form: Record<string, unknown>, requestID?: string) => {
       const added = await sent(
-        t.http().post(objects()).set('X-Api-Key', key).send({ ...form, expiresAt: new Date(Date.now() + 300).toISOString() }),
+        t
+          .http()
+          .post(objects())
+          .set('X-Api-Key', key)
+          .send({ ...form, expiresAt: new Date(Date.now() + 300).toISOString() }),
         204,
         requestID,
       );

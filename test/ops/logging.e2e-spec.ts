@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { dataDir, type RunningService, startService } from '../support/processes.js';
+import { dataDir, startService, type RunningService } from '../support/processes.js';
 import { createDatabase } from '../support/test-app.js';
 
 /** The JSON lines of a log output (every line must be one). */

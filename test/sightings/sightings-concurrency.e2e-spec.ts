@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
+import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 
 const OBJECTS = 40;
 const CLIENTS = 8;
@@ -46,7 +46,10 @@ describe('sightings from 8 concurrent clients on two instances', () => {
     await createCollection(a, 'watched');
     const objects = Array.from({ length: OBJECTS }, (_, i) => ({
       type: 'File',
-      keys: [{ type: 'MD5Hash', value: md5(i + 1) }, { type: 'SHA1Hash', value: sha1(i + 1) }],
+      keys: [
+        { type: 'MD5Hash', value: md5(i + 1) },
+        { type: 'SHA1Hash', value: sha1(i + 1) },
+      ],
       context: {},
     }));
     const added = await a.intel.batch('watched', objects);
@@ -75,7 +78,10 @@ describe('sightings from 8 concurrent clients on two instances', () => {
     );
 
     // Each id was recorded by exactly one of the clients; every item without an id was recorded.
-    const recordedIds = statuses.flat().filter((s) => s.startsWith('Recorded ') && s.length > 'Recorded '.length).map((s) => s.slice(9));
+    const recordedIds = statuses
+      .flat()
+      .filter((s) => s.startsWith('Recorded ') && s.length > 'Recorded '.length)
+      .map((s) => s.slice(9));
     expect(new Set(recordedIds).size).toBe(recordedIds.length);
     expect(recordedIds.length).toBe((ROUNDS * ITEMS) / 2);
     expect(statuses.flat().filter((s) => s === 'Recorded ').length).toBe((CLIENTS * ROUNDS * ITEMS) / 2);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { createTestApp, type TestApp } from '../support/test-app.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCollection } from '../intel/objects.helpers.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 
 /** The sightings part of the document (the history part before it has JSON examples of its own). */
 const WHOLE = readFileSync(new URL('../../docs/history-and-sightings.md', import.meta.url), 'utf8');
@@ -18,7 +18,11 @@ describe('docs/history-and-sightings.md: the sighting examples', () => {
     t = await createTestApp({ SIGHTING_RETENTION_DAYS: '36500' });
     await createCollection(t, 'blocklist');
     const keys = BODIES.flat().map((item) => ({ type: item.type ?? item.objectKeyType, value: item.value ?? item.objectKey }));
-    const objects = [...new Map(keys.map((key) => [`${key.type} ${key.value}`, key])).values()].map((key) => ({ type: OBJECT_TYPE[key.type], keys: [key], context: {} }));
+    const objects = [...new Map(keys.map((key) => [`${key.type} ${key.value}`, key])).values()].map((key) => ({
+      type: OBJECT_TYPE[key.type],
+      keys: [key],
+      context: {},
+    }));
     await t.intel.batch('blocklist', objects).expect(200);
   });
   afterAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SightingRollupService } from '../../src/sightings/sighting-rollup.service.js';
+import { createCollection, md5 } from '../intel/objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
-import { createCollection, md5 } from '../intel/objects.helpers.js';
 
 const INTEL = 2;
 const HOUR = 3_600_000;
@@ -18,8 +18,7 @@ describe('GET /intel/sightings and the hourly roll-up', () => {
 
   const post = (body: unknown) => t.sightings.record(body as object).expect(200);
   const list = (query: string, key = t.adminKey) => t.sightings.as(key).sightings(`?${query}`);
-  const summaryOf = async (n: number) =>
-    (await t.intel.lookup({ keys: [{ type: 'MD5Hash', value: md5(n) }] })).body[0].matches[0].sightings;
+  const summaryOf = async (n: number) => (await t.intel.lookup({ keys: [{ type: 'MD5Hash', value: md5(n) }] })).body[0].matches[0].sightings;
   /** Every page, following `rel="next"` verbatim. */
   const listAll = async (query: string) => {
     const items: unknown[] = [];
@@ -69,7 +68,10 @@ describe('GET /intel/sightings and the hourly roll-up', () => {
     expect(await listAll(`objectKeyType=MD5Hash&objectKey=${md5(1)}&limit=1`)).toEqual(all);
     expect(await listAll(`objectKeyType=MD5Hash&objectKey=${md5(1)}&limit=1&source=fw&kind=sighting`)).toEqual([all[0], all[3]]);
     // since inclusive, until exclusive.
-    expect(await listAll(`objectKeyType=MD5Hash&objectKey=${md5(1)}&limit=1&since=${before(3 * HOUR)}&until=${encodeURIComponent(before(HOUR))}`)).toEqual([all[1], all[2]]);
+    expect(await listAll(`objectKeyType=MD5Hash&objectKey=${md5(1)}&limit=1&since=${before(3 * HOUR)}&until=${encodeURIComponent(before(HOUR))}`)).toEqual([
+      all[1],
+      all[2],
+    ]);
     expect((await list(`objectKeyType=MD5Hash&objectKey=${md5(2)}`)).body).toEqual([]);
   });
 
@@ -115,7 +117,10 @@ describe('GET /intel/sightings and the hourly roll-up', () => {
       { at: before(old), kind: 'sighting', source: 'fw', count: 5 },
       { at: before(old + HOUR), kind: 'sighting', source: 'fw', count: 7 },
     ];
-    const sorted = (items: unknown[]) => [...(items as { at: string; source: string; kind: string }[])].sort((x, y) => (x.at === y.at ? `${x.source}${x.kind}`.localeCompare(`${y.source}${y.kind}`) : y.at.localeCompare(x.at)));
+    const sorted = (items: unknown[]) =>
+      [...(items as { at: string; source: string; kind: string }[])].sort((x, y) =>
+        x.at === y.at ? `${x.source}${x.kind}`.localeCompare(`${y.source}${y.kind}`) : y.at.localeCompare(x.at),
+      );
 
     expect(await job.run()).toMatchObject({ rolledUp: 5 });
     expect(sorted(await listAll(query))).toEqual(rolled);

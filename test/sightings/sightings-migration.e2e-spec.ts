@@ -1,10 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 import { upgradedDatabase } from '../support/migrations.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 
 const domain = { type: 'DomainName', value: 'seen.example' };
-const file = (n: number) => ({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }, { type: 'SHA1Hash', value: sha1(n) }], context: {} });
+const file = (n: number) => ({
+  type: 'File',
+  keys: [
+    { type: 'MD5Hash', value: md5(n) },
+    { type: 'SHA1Hash', value: sha1(n) },
+  ],
+  context: {},
+});
 
 /**
  * Sightings recorded before a summary kept its key's number of sources (migration SightingSummarySources):

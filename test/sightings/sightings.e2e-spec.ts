@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ObjectKey } from '../../src/common/indicators/indicators.js';
 import { SightingSummariesService } from '../../src/sightings/sighting-summaries.service.js';
+import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { expectError } from '../support/clients/api-client.js';
-import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
 
 const INTEL = 2;
 const HOUR = 3_600_000;
@@ -25,7 +25,14 @@ describe('POST /intel/sightings', () => {
     expect(response.body[0].matches).toHaveLength(1);
     return response.body[0].matches[0].sightings;
   };
-  const file = (n: number) => ({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }, { type: 'SHA1Hash', value: sha1(n) }], context: {} });
+  const file = (n: number) => ({
+    type: 'File',
+    keys: [
+      { type: 'MD5Hash', value: md5(n) },
+      { type: 'SHA1Hash', value: sha1(n) },
+    ],
+    context: {},
+  });
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -34,7 +41,12 @@ describe('POST /intel/sightings', () => {
     await add('seen-secret', { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret.example' }], context: {} });
     const resources = (await t.auth.resources(`?parentID=${INTEL}`)).body as { id: number; name: string }[];
     const id = (name: string) => resources.find((resource) => resource.name === name)!.id;
-    reader = await createKey(t, { permissions: [{ resource: id('seen-open'), actions: ['Read'] }, { resource: id('seen-secret'), actions: ['Write'] }] });
+    reader = await createKey(t, {
+      permissions: [
+        { resource: id('seen-open'), actions: ['Read'] },
+        { resource: id('seen-secret'), actions: ['Write'] },
+      ],
+    });
     outsider = (await createKey(t, { permissions: [] })).key;
   });
   afterAll(async () => {
@@ -63,7 +75,13 @@ describe('POST /intel/sightings', () => {
 
   it('defaults kind, count, at and source (key/<keyID>) and counts a source seen on two keys of an object once', async () => {
     const before = Date.now();
-    const response = await post([{ type: 'MD5Hash', value: md5(2) }, { type: 'SHA1Hash', value: sha1(2) }], reader.key);
+    const response = await post(
+      [
+        { type: 'MD5Hash', value: md5(2) },
+        { type: 'SHA1Hash', value: sha1(2) },
+      ],
+      reader.key,
+    );
     expect(statuses(response.body)).toEqual(['Recorded', 'Recorded']);
     const summary = (await summaryOf(file(2).keys[0]))!;
     expect(summary).toMatchObject({ count: 2, falsePositives: 0, sources: 1 });
@@ -77,7 +95,10 @@ describe('POST /intel/sightings', () => {
     const item = { type: 'MD5Hash', value: md5(3), id };
     const first = await post([item, { ...item, count: 7 }, { type: 'MD5Hash', value: md5(3) }, { type: 'MD5Hash', value: md5(3) }]);
     expect(statuses(first.body)).toEqual(['Recorded', 'Duplicate', 'Recorded', 'Recorded']);
-    const again = await post([{ ...item, id: id.toUpperCase() }, { type: 'SHA1Hash', value: sha1(3), id }]);
+    const again = await post([
+      { ...item, id: id.toUpperCase() },
+      { type: 'SHA1Hash', value: sha1(3), id },
+    ]);
     expect(statuses(again.body)).toEqual(['Duplicate', 'Duplicate']);
     expect(await summaryOf(file(3).keys[0])).toMatchObject({ count: 3 });
   });
@@ -146,6 +167,12 @@ describe('POST /intel/sightings', () => {
     const full = await post(tooMany.slice(1));
     expect(full.status).toBe(200);
     expect(await summaryOf(file(6).keys[0])).toMatchObject({ count: 10_000, sources: 1 });
-    expectError(await t.http().post('/intel/sightings').send([{ type: 'MD5Hash', value: md5(1) }]), 'Unauthorized');
+    expectError(
+      await t
+        .http()
+        .post('/intel/sightings')
+        .send([{ type: 'MD5Hash', value: md5(1) }]),
+      'Unauthorized',
+    );
   });
 });

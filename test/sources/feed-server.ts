@@ -3,8 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /** What the feed server answers on a path: a body with headers, or a handler of its own. */
 export type Route =
-  | { body: string | Buffer; status?: number; headers?: Record<string, string> }
-  | ((request: IncomingMessage, response: ServerResponse) => void);
+  { body: string | Buffer; status?: number; headers?: Record<string, string> } | ((request: IncomingMessage, response: ServerResponse) => void);
 
 /**
  * A real HTTP server on the loopback (all interfaces, so 127.0.0.x aliases reach it) serving feeds the

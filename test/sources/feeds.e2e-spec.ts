@@ -1,18 +1,17 @@
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { listAll } from '../intel/objects.helpers.js';
+import { ROOT, TAXII, taxiiClient } from '../support/clients/taxii.js';
 import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { ROOT, TAXII, taxiiClient } from '../support/clients/taxii.js';
 import { createCollection } from '../taxii/taxii-support.js';
-import { listAll } from '../intel/objects.helpers.js';
 import type { FeedServer } from './feed-server.js';
 import { runNow, withSourceApp } from './sources.helpers.js';
-
 
 const ip = (n: number) => `203.0.113.${n}`;
 const ipForm = (n: number) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: ip(n) }], context: { n } });
@@ -39,8 +38,11 @@ describe('source runs of the feed kinds', () => {
   const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const changeCount = async (collection: string) =>
-    Number((await t.db.query(`SELECT count(*) FROM intel_change c JOIN intel_collection k ON k.id = c.collection_id WHERE k.name = $1`, [collection])).rows[0].count);
-  const feedState = async (name: string) => (await t.db.query(`SELECT feed_state FROM sources_source WHERE name = $1`, [name])).rows[0].feed_state as Record<string, unknown> | null;
+    Number(
+      (await t.db.query(`SELECT count(*) FROM intel_change c JOIN intel_collection k ON k.id = c.collection_id WHERE k.name = $1`, [collection])).rows[0].count,
+    );
+  const feedState = async (name: string) =>
+    (await t.db.query(`SELECT feed_state FROM sources_source WHERE name = $1`, [name])).rows[0].feed_state as Record<string, unknown> | null;
 
   describe('taxii21', () => {
     let collectionID: string;
@@ -115,7 +117,12 @@ describe('source runs of the feed kinds', () => {
       // Only the three versions after the watermark: the new indicator and the two revoked ones.
       expect(second).toMatchObject({ outcome: 'ok', items: 3, added: 1, updated: 0, withdrawn: 2, rejected: 0 });
       expect(await keysOf(c)).toEqual([1, 3, 4, 6, 7, 8].map(ip).sort());
-      const removes = (await t.db.query(`SELECT object->'keys'->0->>'value' AS value, reason, source FROM intel_change WHERE operation = 'Remove' AND source = $1 ORDER BY id`, [name])).rows;
+      const removes = (
+        await t.db.query(
+          `SELECT object->'keys'->0->>'value' AS value, reason, source FROM intel_change WHERE operation = 'Remove' AND source = $1 ORDER BY id`,
+          [name],
+        )
+      ).rows;
       expect(removes).toEqual([ip(2), ip(5)].map((value) => ({ value, reason: 'Withdrawn', source: name })));
       const claims = await t.sources.claims(name);
       expect((claims.body as { value: string }[]).map((claim) => claim.value).sort()).toEqual([1, 3, 4, 6, 7, 8].map(ip).sort());
@@ -131,7 +138,14 @@ describe('source runs of the feed kinds', () => {
 
     it('a dry run reads the whole collection and stores no watermark', async () => {
       const c = await downstream();
-      const name = await source({ collection: c, kind: 'taxii21', url: `${upstream.url}${ROOT}`, collectionID, pageSize: 3, basicAuth: { username: 'p', password: upstream.adminKey } });
+      const name = await source({
+        collection: c,
+        kind: 'taxii21',
+        url: `${upstream.url}${ROOT}`,
+        collectionID,
+        pageSize: 3,
+        basicAuth: { username: 'p', password: upstream.adminKey },
+      });
       const dry = await t.sources.dryRun(name);
       expect(dry.status).toBe(200);
       expect(dry.body).toMatchObject({ added: 6, withdrawn: 0, rejected: 0, suspect: false });
@@ -146,7 +160,9 @@ describe('source runs of the feed kinds', () => {
       feed.routes.set(path, (request, response) => {
         addedAfter.push(new URL(request.url ?? '/', 'http://feed').searchParams.get('added_after'));
         const page = pages[Math.min(served++, pages.length - 1)];
-        response.writeHead(200, { 'content-type': page.type ?? TAXII, ...(page.last !== undefined && { 'x-taxii-date-added-last': page.last }) }).end(page.body);
+        response
+          .writeHead(200, { 'content-type': page.type ?? TAXII, ...(page.last !== undefined && { 'x-taxii-date-added-last': page.last }) })
+          .end(page.body);
       });
     }
     const indicator = (n: number) => ({
@@ -161,7 +177,10 @@ describe('source runs of the feed kinds', () => {
 
     it('a server that pages in a circle (the same next again, or more without next and a watermark that stays) fails the run with nothing written', async () => {
       for (const [path, pages] of [
-        ['/loop-next/collections/c1/objects/', [{ body: envelope({ more: true, next: 'again', objects: [indicator(20)] }), last: '2026-01-01T00:00:00.000001Z' }]],
+        [
+          '/loop-next/collections/c1/objects/',
+          [{ body: envelope({ more: true, next: 'again', objects: [indicator(20)] }), last: '2026-01-01T00:00:00.000001Z' }],
+        ],
         ['/loop-time/collections/c1/objects/', [{ body: envelope({ more: true, objects: [indicator(21)] }), last: '2026-01-01T00:00:00.000001Z' }]],
       ] as const) {
         taxiiRoute(path, [...pages]);
@@ -184,7 +203,10 @@ describe('source runs of the feed kinds', () => {
       const asked = () => feed.requests.filter((request) => request.path === path).length;
       const bad: [{ body: string; type?: string }, RegExp][] = [
         [{ body: '<html><body>502 Bad Gateway</body></html>', type: 'text/html' }, /answered text\/html, not a TAXII 2.1 envelope/],
-        [{ body: envelope({ title: 'hello', items: [indicator(31)] }), type: 'application/json' }, /JSON but not a TAXII 2.1 envelope: it has a member "title"/],
+        [
+          { body: envelope({ title: 'hello', items: [indicator(31)] }), type: 'application/json' },
+          /JSON but not a TAXII 2.1 envelope: it has a member "title"/,
+        ],
         [{ body: envelope({ more: false, objects: 'none' }) }, /"objects" is not an array of objects/],
         [{ body: '{"more": false, "objects": [' }, /not valid JSON/],
       ];
@@ -192,7 +214,12 @@ describe('source runs of the feed kinds', () => {
         const requests = asked();
         taxiiRoute(path, [page]);
         const failed = await run(name);
-        expect(failed).toMatchObject({ outcome: 'failed', added: 0, withdrawn: 0, error: { code: expect.stringMatching(/^Not(Taxii|Json)$/), message: expect.stringMatching(message) } });
+        expect(failed).toMatchObject({
+          outcome: 'failed',
+          added: 0,
+          withdrawn: 0,
+          error: { code: expect.stringMatching(/^Not(Taxii|Json)$/), message: expect.stringMatching(message) },
+        });
         expect(asked()).toBe(requests + 1);
         // The run asked for what came after the watermark, as the server wrote it.
         expect(addedAfter.at(-1)).toBe('2026-02-01T10:00:00.123456Z');
@@ -243,7 +270,13 @@ describe('source runs of the feed kinds', () => {
     const C = '5f0cfd67-1b2c-4d3e-8f40-cccccccccccc';
     const SHA256 = 'a'.repeat(64);
     const MD5 = 'b'.repeat(32);
-    const attribute = (type: string, value: string, extra: Record<string, unknown> = {}) => ({ type, value, to_ids: true, category: 'Network activity', ...extra });
+    const attribute = (type: string, value: string, extra: Record<string, unknown> = {}) => ({
+      type,
+      value,
+      to_ids: true,
+      category: 'Network activity',
+      ...extra,
+    });
     async function publish(events: Record<string, { timestamp: string; Attribute?: unknown[]; Object?: unknown[] }>): Promise<void> {
       const manifest = Object.fromEntries(Object.entries(events).map(([uuid, event]) => [uuid, { timestamp: event.timestamp, info: `event ${uuid}` }]));
       await writeFile(join(folder, 'manifest.json'), JSON.stringify(manifest));
@@ -264,7 +297,10 @@ describe('source runs of the feed kinds', () => {
           attribute('email-src', 'a@evil-misp.example'),
         ],
       };
-      const eventB = { timestamp: '1700000100', Object: [{ name: 'file', Attribute: [attribute('sha256', SHA256), attribute('filename|md5', `dropper.exe|${MD5}`)] }] };
+      const eventB = {
+        timestamp: '1700000100',
+        Object: [{ name: 'file', Attribute: [attribute('sha256', SHA256), attribute('filename|md5', `dropper.exe|${MD5}`)] }],
+      };
       await publish({ [A]: eventA, [B]: eventB });
       const name = await source({ collection: c, kind: 'misp', url: base, headers: { 'Auth-Key': AUTH_KEY }, maxRemovalRatio: 1, context: { feed: 'circl' } });
       // The view names the header, never its value.
@@ -298,10 +334,15 @@ describe('source runs of the feed kinds', () => {
       expect(await keysOf(c)).toEqual([MD5, SHA256, ip(1), 'http://evil-misp.example/gate.php'].sort());
 
       // Event B leaves the feed: its keys lose their claim.
-      await publish({ [A]: { timestamp: '1700000200', Attribute: [attribute('ip-dst', ip(1), { deleted: true }), attribute('url', 'http://evil-misp.example/gate.php')] }, [C]: { timestamp: '1700000300', Attribute: [attribute('ip-dst', ip(1))] } });
+      await publish({
+        [A]: { timestamp: '1700000200', Attribute: [attribute('ip-dst', ip(1), { deleted: true }), attribute('url', 'http://evil-misp.example/gate.php')] },
+        [C]: { timestamp: '1700000300', Attribute: [attribute('ip-dst', ip(1))] },
+      });
       expect(await run(name)).toMatchObject({ outcome: 'ok', added: 0, withdrawn: 2 });
       expect(await keysOf(c)).toEqual([ip(1), 'http://evil-misp.example/gate.php'].sort());
-      const removes = (await t.db.query(`SELECT reason, count(*)::int AS n FROM intel_change WHERE operation = 'Remove' AND source = $1 GROUP BY reason`, [name])).rows;
+      const removes = (
+        await t.db.query(`SELECT reason, count(*)::int AS n FROM intel_change WHERE operation = 'Remove' AND source = $1 GROUP BY reason`, [name])
+      ).rows;
       expect(removes).toEqual([{ reason: 'Withdrawn', n: 3 }]);
     });
 

@@ -2,9 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
 import type { RunView, SourceView } from '../../src/sources/dto/source.dto.js';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
+import { freshCollections } from '../intel/objects.helpers.js';
 import { createKey, sourceFactory } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
-import { freshCollections } from '../intel/objects.helpers.js';
 import type { FeedServer } from './feed-server.js';
 import { withSourceApp } from './sources.helpers.js';
 
@@ -38,7 +38,11 @@ describe('source fixes', () => {
     return { body: response.body as SourceView, etag: response.headers.etag as string };
   };
   const runs = async (name: string) => (await t.sources.runs(name)).body as RunView[];
-  const sources = sourceFactory(() => t, 'fixes', (path) => feed.url(path));
+  const sources = sourceFactory(
+    () => t,
+    'fixes',
+    (path) => feed.url(path),
+  );
   async function create(name: string, path: string, extra: Record<string, unknown> = {}): Promise<string> {
     const collection = await fresh();
     await sources.text(collection, path, { name, intervalSeconds: 3600, ...extra });
@@ -106,7 +110,14 @@ describe('source fixes', () => {
     expect(history.status).toBe(200);
     const [removal, add] = history.body as HistoryEntry[];
     // The withdrawal is the source's (via source, its name), made by the deleting request.
-    expect(removal).toMatchObject({ operation: 'Remove', reason: 'Withdrawn', via: 'source', source: 'deleted', keyID: writer.id, requestID: 'delete-source-1' });
+    expect(removal).toMatchObject({
+      operation: 'Remove',
+      reason: 'Withdrawn',
+      via: 'source',
+      source: 'deleted',
+      keyID: writer.id,
+      requestID: 'delete-source-1',
+    });
     // The run that added it: scheduled, so no key, and the run's id.
     expect(add).toMatchObject({ operation: 'Add', via: 'source', source: 'deleted', keyID: null, requestID: expect.any(String) });
     expect((await t.sources.source('deleted')).status).toBe(404);
@@ -119,6 +130,12 @@ describe('source fixes', () => {
     const deleted = await t.sources.remove('unnamed');
     expect(deleted.status).toBe(204);
     const history = await t.intel.history(collection, '?objectKeyType=IPAddress&objectKey=198.51.100.4');
-    expect((history.body as HistoryEntry[])[0]).toMatchObject({ operation: 'Remove', reason: 'Withdrawn', via: 'source', source: 'unnamed', requestID: deleted.headers['x-request-id'] });
+    expect((history.body as HistoryEntry[])[0]).toMatchObject({
+      operation: 'Remove',
+      reason: 'Withdrawn',
+      via: 'source',
+      source: 'unnamed',
+      requestID: deleted.headers['x-request-id'],
+    });
   });
 });

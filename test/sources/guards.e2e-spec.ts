@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
+import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { sourceFactory } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
-import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import type { FeedServer } from './feed-server.js';
 import { runNow, withSourceApp } from './sources.helpers.js';
 
@@ -24,13 +24,16 @@ describe('source run guards', () => {
   withSourceApp((app) => ({ t, feed } = app), { SOURCE_TIMEOUT_SECONDS: '3' });
 
   const fresh = freshCollections(() => t, 'guards');
-  const { text: source } = sourceFactory(() => t, 'guard', (path) => feed.url(path));
+  const { text: source } = sourceFactory(
+    () => t,
+    'guard',
+    (path) => feed.url(path),
+  );
   const run = (name: string) => runNow(t, name);
   const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const stored = async (name: string) =>
     (await t.db.query(`SELECT etag, last_modified, body_digest, feed_state FROM sources_source WHERE name = $1`, [name])).rows[0] as Record<string, unknown>;
-  const claims = async (name: string) =>
-    ((await t.sources.claims(name)).body as { value: string; lastSeenAt: string; missedRuns: number }[]);
+  const claims = async (name: string) => (await t.sources.claims(name)).body as { value: string; lastSeenAt: string; missedRuns: number }[];
 
   // First: the schedule's tick runs every due source of the app, and no other exists yet.
   it('a huge Retry-After of a scheduled run is capped at 24 h: the run is closed as failed, the next one due a day later', async () => {
@@ -82,7 +85,10 @@ describe('source run guards', () => {
 
   it('a binary body fails a line kind (NotUtf8), changing nothing', async () => {
     const c = await fresh();
-    feed.routes.set('/bin.txt', { body: Buffer.from([0x31, 0x2e, 0x32, 0x0a, 0xff, 0xfe, 0x00, 0x80, 0x0a]), headers: { 'content-type': 'application/octet-stream' } });
+    feed.routes.set('/bin.txt', {
+      body: Buffer.from([0x31, 0x2e, 0x32, 0x0a, 0xff, 0xfe, 0x00, 0x80, 0x0a]),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     const name = await source(c, '/bin.txt');
     expect(await run(name)).toMatchObject({ outcome: 'failed', error: { code: 'NotUtf8' } });
     expect(await keysOf(c)).toEqual([]);
@@ -218,7 +224,11 @@ describe('source run guards', () => {
     const kinds = [
       { path: '/delta.txt', extra: {}, body: (n: number[]) => ips(...n) },
       { path: '/delta.csv', extra: { kind: 'csv', valueColumn: 'ip' }, body: (n: number[]) => `ip\n${ips(...n)}` },
-      { path: '/delta.json', extra: { kind: 'ndjson', valueField: 'ip' }, body: (n: number[]) => n.map((i) => JSON.stringify({ ip: `198.51.100.${i}` })).join('\n') },
+      {
+        path: '/delta.json',
+        extra: { kind: 'ndjson', valueField: 'ip' },
+        body: (n: number[]) => n.map((i) => JSON.stringify({ ip: `198.51.100.${i}` })).join('\n'),
+      },
     ];
     for (const { path, extra, body } of kinds) {
       feed.list(path, body([1, 2]));

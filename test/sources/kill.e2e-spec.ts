@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { ServiceProcess } from '../fault/service-process.js';
 import { sizeSchema } from '../intel/objects.helpers.js';
 import { eventually } from '../support/eventually.js';
 import { createDatabase } from '../support/test-app.js';
-import { ServiceProcess } from '../fault/service-process.js';
 import { FeedServer } from './feed-server.js';
 
 const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
@@ -38,7 +38,11 @@ describe('a source run cut by kill -9', () => {
   });
 
   const post = (path: string, json: unknown) =>
-    fetch(`${service.url}${path}`, { method: 'POST', headers: { 'X-Api-Key': service.adminKey, 'Content-Type': 'application/json' }, body: JSON.stringify(json) });
+    fetch(`${service.url}${path}`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': service.adminKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify(json),
+    });
   const count = async (sql: string) => (await db.query(sql)).rows[0].n as number;
   const written = async () => ({
     objects: await count(`SELECT count(*)::int AS n FROM intel_object`),
@@ -69,7 +73,8 @@ describe('a source run cut by kill -9', () => {
     // Once the dead connection's transaction is gone (its statement ends, then it rolls back): nothing of the run.
     await eventually(
       async () =>
-        (await count(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`)) === 0,
+        (await count(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`)) ===
+        0,
       { timeoutMs: 60_000 },
     );
     expect(await written()).toEqual({ objects: 0, records: 0, claims: 0 });
@@ -81,7 +86,11 @@ describe('a source run cut by kill -9', () => {
     await service.restart();
     const runs = await eventually(
       async () => {
-        const rows = (await db.query(`SELECT id, outcome, error->>'code' AS code FROM sources_run ORDER BY started_at`)).rows as { id: string; outcome: string | null; code: string | null }[];
+        const rows = (await db.query(`SELECT id, outcome, error->>'code' AS code FROM sources_run ORDER BY started_at`)).rows as {
+          id: string;
+          outcome: string | null;
+          code: string | null;
+        }[];
         return rows.length === 2 && rows.every((row) => row.outcome !== null) ? rows : false;
       },
       { timeoutMs: 240_000, intervalMs: 200 },

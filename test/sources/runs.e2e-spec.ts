@@ -1,16 +1,15 @@
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
+import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
-import { sampleOf, scrape } from '../support/prometheus.js';
-import { freePort } from '../support/processes.js';
 import { eventually } from '../support/eventually.js';
 import { sourceFactory } from '../support/factories.js';
+import { freePort } from '../support/processes.js';
+import { sampleOf, scrape } from '../support/prometheus.js';
 import type { TestApp } from '../support/test-app.js';
-import { freshCollections, listAll } from '../intel/objects.helpers.js';
-import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import type { FeedServer } from './feed-server.js';
 import { runNow, withSourceApp } from './sources.helpers.js';
-
 
 const ips = (...n: number[]) => n.map((i) => `198.51.100.${i}`).join('\n') + '\n';
 
@@ -23,19 +22,21 @@ describe('source runs', () => {
   beforeAll(async () => {
     metricsPort = await freePort();
   });
-  withSourceApp((app) => ({ t, feed } = app), () => ({
-    METRICS_PORT: String(metricsPort),
-    SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128',
-    SOURCE_MAX_BYTES: '100000',
-  }));
+  withSourceApp(
+    (app) => ({ t, feed } = app),
+    () => ({
+      METRICS_PORT: String(metricsPort),
+      SOURCE_DENY_NETWORKS: '169.254.0.0/16,127.0.0.1/32,::1/128',
+      SOURCE_MAX_BYTES: '100000',
+    }),
+  );
 
   const fresh = freshCollections(() => t, 'runs');
   // The feed server is reached at 127.0.0.2: 127.0.0.1 (what `localhost` names) is denied in this app.
   const at = (path: string) => feed.url(path, '127.0.0.2');
   const { text: source } = sourceFactory(() => t, 'src', at);
   const run = (name: string) => runNow(t, name);
-  const keysOf = async (collection: string) =>
-    (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
+  const keysOf = async (collection: string) => (await listAll(t, collection, 100)).objects.map((object) => object.keys[0].value).sort();
   const records = async (collection: string) =>
     (
       await t.db.query(

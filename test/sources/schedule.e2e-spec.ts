@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SourceRunsService } from '../../src/sources/source-runs.service.js';
+import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { eventually } from '../support/eventually.js';
 import { sourceFactory } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { freshCollections, listAll } from '../intel/objects.helpers.js';
 import { FeedServer } from './feed-server.js';
 
 /** The schedule across instances (extensions §13): one run per due time, takeover of a dead lease, back-off. */
@@ -112,7 +112,9 @@ describe('source schedule across instances', () => {
     await running;
     expect(await runsOf('slow')).toEqual([{ id: expect.any(String), trigger: 'schedule', outcome: 'failed', code: 'LeaseLost' }]);
     expect((await listAll(t(), c, 10)).objects).toEqual([]);
-    expect((await t().db.query(`SELECT count(*)::int AS n FROM sources_claim c JOIN sources_source s ON s.id = c.source_id WHERE s.name = 'slow'`)).rows[0].n).toBe(0);
+    expect(
+      (await t().db.query(`SELECT count(*)::int AS n FROM sources_claim c JOIN sources_source s ON s.id = c.source_id WHERE s.name = 'slow'`)).rows[0].n,
+    ).toBe(0);
   });
 
   it('an instance that stops during a run ends it at once, writing nothing; the run is due again and another instance completes it', async () => {

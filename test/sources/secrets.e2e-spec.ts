@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { dataDir, type RunningService, startService } from '../support/processes.js';
-import { eventually } from '../support/eventually.js';
-import { createDatabase } from '../support/test-app.js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sizeSchema } from '../intel/objects.helpers.js';
+import { eventually } from '../support/eventually.js';
+import { dataDir, startService, type RunningService } from '../support/processes.js';
+import { createDatabase } from '../support/test-app.js';
 import { FeedServer } from './feed-server.js';
 
 const SECRET = `header-secret-${randomBytes(8).toString('hex')}`;
@@ -20,7 +20,13 @@ describe('source secrets in logs', () => {
   beforeAll(async () => {
     directory = await dataDir();
     feed = await new FeedServer().start();
-    service = await startService({ DATABASE_URL: await createDatabase({ migrated: true }), ADMIN_API_KEY: adminKey, DATA_DIR: directory, LOG_LEVEL: 'trace', SOURCE_POLL_SECONDS: '3600' });
+    service = await startService({
+      DATABASE_URL: await createDatabase({ migrated: true }),
+      ADMIN_API_KEY: adminKey,
+      DATA_DIR: directory,
+      LOG_LEVEL: 'trace',
+      SOURCE_POLL_SECONDS: '3600',
+    });
   });
   afterAll(async () => {
     await service?.stop();
@@ -46,7 +52,9 @@ describe('source secrets in logs', () => {
     expect((await call('PATCH', '/intel/sources/ok', { headers: { 'Auth-Key': SECRET } }, { 'If-Match': '"1"' })).status).toBe(204);
     for (const name of ['ok', 'fails']) {
       expect((await call('POST', `/intel/sources/${name}/runs`)).status).toBe(202);
-      await eventually(async () => ((await (await call('GET', `/intel/sources/${name}/runs`)).json()) as { finishedAt: string | null }[])[0]?.finishedAt != null);
+      await eventually(
+        async () => ((await (await call('GET', `/intel/sources/${name}/runs`)).json()) as { finishedAt: string | null }[])[0]?.finishedAt != null,
+      );
     }
     const sent = feed.requests.find((request) => request.path === '/ok.txt')!;
     expect(sent.headers['auth-key']).toBe(SECRET);

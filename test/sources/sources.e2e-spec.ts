@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES } from '../../src/common/guard/access.js';
+import { createCollection } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
-import { createCollection } from '../intel/objects.helpers.js';
 import type { FeedServer } from './feed-server.js';
 import { withSourceApp } from './sources.helpers.js';
 

@@ -1,12 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
+import { freshCollections } from '../intel/objects.helpers.js';
 import { eventually } from '../support/eventually.js';
 import { sourceFactory } from '../support/factories.js';
 import type { TestApp } from '../support/test-app.js';
-import { freshCollections } from '../intel/objects.helpers.js';
-import type { RunView as Run } from '../../src/sources/dto/source.dto.js';
 import type { FeedServer } from './feed-server.js';
 import { withSourceApp } from './sources.helpers.js';
-
 
 /** Address `i` of a large list (distinct for i < 2^24). */
 const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
@@ -25,7 +24,11 @@ describe('source runs of large bodies', () => {
   withSourceApp((app) => ({ t, feed } = app));
 
   const fresh = freshCollections(() => t, 'staging');
-  const { text: source } = sourceFactory(() => t, 'big', (path) => feed.url(path));
+  const { text: source } = sourceFactory(
+    () => t,
+    'big',
+    (path) => feed.url(path),
+  );
   async function start(name: string): Promise<string> {
     const started = await t.sources.start(name);
     expect(started.status).toBe(202);
@@ -128,9 +131,7 @@ describe('source runs of large bodies', () => {
         const n = (w * 7919 + i * 104_729) % (size + 500);
         const key = { type: 'IPAddress', value: address(n) };
         const response =
-          i % 3 === 2
-            ? await t.intel.remove(c, key.type, key.value)
-            : await t.intel.add(c, { type: 'IPAddress', keys: [key], context: { writer: w, i } });
+          i % 3 === 2 ? await t.intel.remove(c, key.type, key.value) : await t.intel.add(c, { type: 'IPAddress', keys: [key], context: { writer: w, i } });
         statuses.push(response.status);
       }
     };

@@ -42,10 +42,7 @@ describe('the admin CLI on DATABASE_URL', () => {
     }) as typeof process.stderr.write;
     let apps: TestApp[] = [];
     try {
-      const [started, cli] = await Promise.all([
-        Promise.all([createTestApp(env), createTestApp(env)]),
-        admin(['migrate'], env),
-      ]);
+      const [started, cli] = await Promise.all([Promise.all([createTestApp(env), createTestApp(env)]), admin(['migrate'], env)]);
       apps = started;
       expect(cli.code).toBe(0);
       expect(logged.join('')).not.toMatch(/Unable to connect|already exists/);

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
-import { dataDir, freePort, type RunningService, startService } from '../support/processes.js';
+import { dataDir, freePort, startService, type RunningService } from '../support/processes.js';
 
 /**
  * A database outage while the service runs, with a PostgreSQL of its own (the run's shared cluster must stay

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MIGRATIONS } from '../../src/database/migrations/index.js';
 import { LOCK_FILE } from '../../src/startup/data-dir-lock.js';
-import { dataDir, type Finished, freePort, type RunningService, runBuilt, startService } from '../support/processes.js';
+import { dataDir, freePort, runBuilt, startService, type Finished, type RunningService } from '../support/processes.js';
 
 /** A failed start: exit code 1, one line on stderr naming what to fix, no stack trace, nothing on stdout. */
 function expectOneLineFailure(run: Finished, ...fragments: string[]): void {

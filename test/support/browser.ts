@@ -1,10 +1,10 @@
-import chromium from '@sparticuz/chromium';
 import { mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from '@jest/globals';
-import { type Browser, type BrowserContext, chromium as playwright, type Page } from 'playwright-core';
+import chromium from '@sparticuz/chromium';
+import { chromium as playwright, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /**
  * A real headless Chromium for the console's tests: `CHROMIUM_PATH` (the user's, or the build of
@@ -49,9 +49,7 @@ export async function openSession(browser: Browser, baseURL: string, options: { 
   await page.exposeBinding('__reportViolation', (_source, text: string) => problems.push(`violation: ${text}`));
   await context.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (event) => {
-      (window as { __reportViolation: (text: string) => void }).__reportViolation(
-        `${event.violatedDirective} ${event.blockedURI}`,
-      );
+      (window as { __reportViolation: (text: string) => void }).__reportViolation(`${event.violatedDirective} ${event.blockedURI}`);
     });
   });
   return { context, page, problems };
@@ -81,8 +79,11 @@ export async function axeViolations(page: Page): Promise<string[]> {
   // script it did not serve, and this way the page itself runs with its CSP intact.
   await page.evaluate(source);
   return page.evaluate(async () => {
-    const axe = (window as { axe: { run: (context: unknown, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run((window as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    const axe = (window as { axe: { run: (context: unknown, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } })
+      .axe;
+    const result = await axe.run((window as { document: unknown }).document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
     return result.violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
   });
 }

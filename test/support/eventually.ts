@@ -12,10 +12,7 @@ export interface EventuallyOptions {
  * predicate or a block of `expect`s. Resolves with what it returned; past the deadline it throws, with the
  * last failure (the assertion's own message), so a test fails here and says why.
  */
-export async function eventually<T>(
-  check: () => T | Promise<T>,
-  { timeoutMs = 20_000, intervalMs = 20 }: EventuallyOptions = {},
-): Promise<Exclude<T, false>> {
+export async function eventually<T>(check: () => T | Promise<T>, { timeoutMs = 20_000, intervalMs = 20 }: EventuallyOptions = {}): Promise<Exclude<T, false>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let failure: unknown;

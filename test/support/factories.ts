@@ -65,7 +65,6 @@ export function sourceFactory(app: () => TestApp, prefix: string, url: (path: st
     expect(created.status).toBe(201);
     return name;
   };
-  const text = (collection: string, path: string, extra: Record<string, unknown> = {}) =>
-    create({ collection, kind: 'text', url: url(path), ...extra });
+  const text = (collection: string, path: string, extra: Record<string, unknown> = {}) => create({ collection, kind: 'text', url: url(path), ...extra });
   return { create, text };
 }

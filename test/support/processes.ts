@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,10 +59,7 @@ export interface RunningService {
  * Starts `node dist/main.js` (or another build's `main`, run from `cwd`) on a free port; resolves once it
  * listens, rejects if it exits first.
  */
-export async function startService(
-  env: Record<string, string>,
-  build: { main?: string; cwd?: string } = {},
-): Promise<RunningService> {
+export async function startService(env: Record<string, string>, build: { main?: string; cwd?: string } = {}): Promise<RunningService> {
   const port = await freePort();
   const child = spawn(process.execPath, [build.main ?? 'dist/main.js'], {
     cwd: build.cwd,

@@ -1,7 +1,7 @@
-import { expect } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from '@jest/globals';
 import { EmbeddedDatabase } from '../../src/database/embedded-postgres.js';
 
 /**

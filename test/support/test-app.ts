@@ -1,14 +1,14 @@
-import { Test } from '@nestjs/testing';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
 import pg from 'pg';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
-import { type AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { configureApp } from '../../src/configure-app.js';
 import { AuthClient } from './clients/auth.js';
 import { FileboxClient } from './clients/filebox.js';

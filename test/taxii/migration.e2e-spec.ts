@@ -44,7 +44,15 @@ describe('upgrading a database with objects and a feed', () => {
                 ch.seq_at - lag(ch.seq_at) OVER (PARTITION BY ch.collection_id ORDER BY ch.seq) AS step
            FROM intel_change ch JOIN intel_collection c ON c.id = ch.collection_id ORDER BY c.name, ch.seq`,
       )
-    ).rows as { name: string; seq: string; operation: string; value: string; uid: string; after_created: boolean; step: { microseconds?: number; milliseconds?: number } | null }[];
+    ).rows as {
+      name: string;
+      seq: string;
+      operation: string;
+      value: string;
+      uid: string;
+      after_created: boolean;
+      step: { microseconds?: number; milliseconds?: number } | null;
+    }[];
     expect(changes.map((change) => [change.name, change.operation, change.value])).toEqual([
       ['first', 'Add', 'a.example'],
       ['first', 'Update', 'a.example'],
@@ -55,19 +63,33 @@ describe('upgrading a database with objects and a feed', () => {
     ]);
     expect(changes.every((change) => change.after_created)).toBe(true);
     // At least 2 µs between positions (pg returns an interval; milliseconds include the microseconds).
-    expect(changes.filter((change) => change.step !== null).every((change) => (change.step!.milliseconds ?? 0) * 1000 + (change.step!.microseconds ?? 0) >= 2)).toBe(true);
+    expect(
+      changes.filter((change) => change.step !== null).every((change) => (change.step!.milliseconds ?? 0) * 1000 + (change.step!.microseconds ?? 0) >= 2),
+    ).toBe(true);
     const [add, update, b, remove, readd, other] = changes;
     expect(update.uid).toBe(add.uid);
     expect(remove.uid).toBe(add.uid);
     expect(new Set([add.uid, b.uid, readd.uid, other.uid]).size).toBe(4);
-    const objects = (await t.db.query(`SELECT keys->0->>'value' AS value, uid FROM intel_object o JOIN intel_collection c ON c.id = o.collection_id WHERE c.name = 'first' ORDER BY 1`)).rows;
+    const objects = (
+      await t.db.query(
+        `SELECT keys->0->>'value' AS value, uid FROM intel_object o JOIN intel_collection c ON c.id = o.collection_id WHERE c.name = 'first' ORDER BY 1`,
+      )
+    ).rows;
     expect(objects).toEqual([
       { value: 'a.example', uid: readd.uid },
       { value: 'b.example', uid: b.uid },
     ]);
 
     // And the feed goes on from there: a new change comes after the migrated ones, in the same life.
-    expect((await t.http().post('/intel/collections/first/objects').set('X-Api-Key', t.adminKey).send({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'b.example' }], context: { n: 2 } })).status).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .post('/intel/collections/first/objects')
+          .set('X-Api-Key', t.adminKey)
+          .send({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'b.example' }], context: { n: 2 } })
+      ).status,
+    ).toBe(204);
     const versions = await t
       .http()
       .get(`/taxii2/api/collections/${ids[0].taxii_id}/objects/indicator--${b.uid}/versions/`)

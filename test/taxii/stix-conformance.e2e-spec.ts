@@ -14,14 +14,54 @@ type Stix = Record<string, unknown> & { id: string; type: string };
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-const SDO_COMMON = ['type', 'spec_version', 'id', 'created_by_ref', 'created', 'modified', 'revoked', 'labels', 'confidence', 'lang', 'external_references', 'object_marking_refs', 'granular_markings', 'extensions'];
+const SDO_COMMON = [
+  'type',
+  'spec_version',
+  'id',
+  'created_by_ref',
+  'created',
+  'modified',
+  'revoked',
+  'labels',
+  'confidence',
+  'lang',
+  'external_references',
+  'object_marking_refs',
+  'granular_markings',
+  'extensions',
+];
 const SCO_COMMON = ['type', 'spec_version', 'id', 'object_marking_refs', 'granular_markings', 'defanged', 'extensions'];
 /** The properties STIX 2.1 defines per type (anything else is a custom property: strict mode refuses it). */
 const PROPERTIES: Record<string, string[]> = {
-  indicator: [...SDO_COMMON, 'name', 'description', 'indicator_types', 'pattern', 'pattern_type', 'pattern_version', 'valid_from', 'valid_until', 'kill_chain_phases'],
+  indicator: [
+    ...SDO_COMMON,
+    'name',
+    'description',
+    'indicator_types',
+    'pattern',
+    'pattern_type',
+    'pattern_version',
+    'valid_from',
+    'valid_until',
+    'kill_chain_phases',
+  ],
   identity: [...SDO_COMMON, 'name', 'description', 'roles', 'identity_class', 'sectors', 'contact_information'],
   'extension-definition': [...SDO_COMMON, 'name', 'description', 'schema', 'version', 'extension_types', 'extension_properties'],
-  file: [...SCO_COMMON, 'hashes', 'size', 'name', 'name_enc', 'magic_number_hex', 'mime_type', 'ctime', 'mtime', 'atime', 'parent_directory_ref', 'contains_refs', 'content_ref'],
+  file: [
+    ...SCO_COMMON,
+    'hashes',
+    'size',
+    'name',
+    'name_enc',
+    'magic_number_hex',
+    'mime_type',
+    'ctime',
+    'mtime',
+    'atime',
+    'parent_directory_ref',
+    'contains_refs',
+    'content_ref',
+  ],
   'domain-name': [...SCO_COMMON, 'value', 'resolves_to_refs'],
   url: [...SCO_COMMON, 'value'],
   'ipv4-addr': [...SCO_COMMON, 'value', 'resolves_to_refs', 'belongs_to_refs'],
@@ -67,18 +107,23 @@ function problems(object: Stix, served: Map<string, Stix>): string[] {
   if (object.revoked !== undefined && typeof object.revoked !== 'boolean') say('revoked is not a boolean');
   for (const [id, extension] of Object.entries((object.extensions ?? {}) as Record<string, Record<string, unknown>>)) {
     if (!/^extension-definition--/.test(id) || served.get(id)?.type !== 'extension-definition') say(`extension ${id} is not a served extension definition`);
-    if (!['property-extension', 'toplevel-property-extension', 'new-sdo', 'new-sco', 'new-sro'].includes(extension.extension_type as string)) say('bad extension_type');
+    if (!['property-extension', 'toplevel-property-extension', 'new-sdo', 'new-sco', 'new-sro'].includes(extension.extension_type as string))
+      say('bad extension_type');
     if (Object.keys(extension).length < 2) say('empty extension');
   }
   if (object.type === 'indicator') {
     if (object.pattern_type !== 'stix' || typeof object.pattern !== 'string' || !/^\[.*\]$/.test(object.pattern)) say('not a STIX pattern');
-    if (object.valid_until !== undefined && Date.parse(object.valid_until as string) <= Date.parse(object.valid_from as string)) say('valid_until not after valid_from');
-    if (object.indicator_types !== undefined && !(object.indicator_types as string[]).every((type) => INDICATOR_TYPES.includes(type))) say('indicator_types outside the vocabulary');
+    if (object.valid_until !== undefined && Date.parse(object.valid_until as string) <= Date.parse(object.valid_from as string))
+      say('valid_until not after valid_from');
+    if (object.indicator_types !== undefined && !(object.indicator_types as string[]).every((type) => INDICATOR_TYPES.includes(type)))
+      say('indicator_types outside the vocabulary');
   }
-  if (object.type === 'identity' && object.identity_class !== undefined && !IDENTITY_CLASSES.includes(object.identity_class as string)) say('identity_class outside the vocabulary');
+  if (object.type === 'identity' && object.identity_class !== undefined && !IDENTITY_CLASSES.includes(object.identity_class as string))
+    say('identity_class outside the vocabulary');
   if (object.type === 'file') {
     for (const [name, value] of Object.entries(object.hashes as Record<string, string>)) {
-      if (HASH_LENGTHS[name] === undefined || !new RegExp(`^[0-9a-f]{${HASH_LENGTHS[name]}}$`, 'i').test(value)) say(`hash ${name} outside the vocabulary or of the wrong length`);
+      if (HASH_LENGTHS[name] === undefined || !new RegExp(`^[0-9a-f]{${HASH_LENGTHS[name]}}$`, 'i').test(value))
+        say(`hash ${name} outside the vocabulary or of the wrong length`);
     }
   }
   return found;
@@ -95,7 +140,16 @@ describe('TAXII 2.1 and STIX 2.1 as the reference client and the strict validato
     client = taxiiClient(t, t.adminKey);
     id = await createCollection(t, 'checked');
     const objects = [
-      { type: 'File', keys: [{ type: 'MD5Hash', value: 'a'.repeat(32) }, { type: 'SHA1Hash', value: 'b'.repeat(40) }, { type: 'SHA256Hash', value: 'c'.repeat(64) }, { type: 'SHA512Hash', value: 'd'.repeat(128) }], context: { indicator_types: ['malicious-activity'] } },
+      {
+        type: 'File',
+        keys: [
+          { type: 'MD5Hash', value: 'a'.repeat(32) },
+          { type: 'SHA1Hash', value: 'b'.repeat(40) },
+          { type: 'SHA256Hash', value: 'c'.repeat(64) },
+          { type: 'SHA512Hash', value: 'd'.repeat(128) },
+        ],
+        context: { indicator_types: ['malicious-activity'] },
+      },
       { type: 'File', keys: [{ type: 'SHA1Hash', value: 'e'.repeat(40) }], context: { note: "it's \\ here" } },
       { type: 'DomainName', keys: [{ type: 'DomainName', value: 'bücher.example' }], context: {} },
       { type: 'URL', keys: [{ type: 'URL', value: "http://example.com/a'b?c=d" }], context: {} },
@@ -106,7 +160,11 @@ describe('TAXII 2.1 and STIX 2.1 as the reference client and the strict validato
     ];
     for (const object of objects) expect((await add(object)).status).toBe(204);
     expect((await add({ ...objects[2], context: { indicator_types: ['not-in-vocabulary'] } })).status).toBe(204);
-    const removed = await t.http().delete('/intel/collections/checked/objects').query({ objectKeyType: 'IPAddress', objectKey: '192.0.2.1' }).set('X-Api-Key', t.adminKey);
+    const removed = await t
+      .http()
+      .delete('/intel/collections/checked/objects')
+      .query({ objectKeyType: 'IPAddress', objectKey: '192.0.2.1' })
+      .set('X-Api-Key', t.adminKey);
     expect(removed.status).toBe(204);
     await new Promise((resolve) => setTimeout(resolve, 1600));
     await t.app.get(ExpiryService).expireDue();
@@ -121,7 +179,9 @@ describe('TAXII 2.1 and STIX 2.1 as the reference client and the strict validato
     const served = new Map(objects.map((object) => [object.id, object]));
     expect(objects.flatMap((object) => problems(object, served))).toEqual([]);
     // Each key type, the revoked removal and the revoked expiry are among them.
-    expect(new Set(objects.map((object) => object.type))).toEqual(new Set(['identity', 'extension-definition', 'indicator', 'file', 'domain-name', 'url', 'ipv4-addr', 'ipv6-addr']));
+    expect(new Set(objects.map((object) => object.type))).toEqual(
+      new Set(['identity', 'extension-definition', 'indicator', 'file', 'domain-name', 'url', 'ipv4-addr', 'ipv6-addr']),
+    );
     const revoked = objects.filter((object) => object.revoked === true);
     expect(revoked.map((object) => object.pattern)).toEqual(["[ipv4-addr:value = '192.0.2.1']", "[ipv6-addr:value ISSUBSET '2001:db8:1::/48']"]);
     expect(revoked[1].valid_until).toEqual(expect.any(String));
@@ -152,12 +212,16 @@ describe('TAXII 2.1 and STIX 2.1 as the reference client and the strict validato
     expect(manifest.headers['x-taxii-date-added-first']).toBe(page.objects[0].date_added);
     expect(manifest.headers['x-taxii-date-added-last']).toBe(page.objects[2].date_added);
 
-    const indicator = (((await client.get(`${ROOT}/collections/${id}/objects/?match[type]=indicator&limit=1`)).body) as { objects: Stix[] }).objects[0];
+    const indicator = ((await client.get(`${ROOT}/collections/${id}/objects/?match[type]=indicator&limit=1`)).body as { objects: Stix[] }).objects[0];
     const versions = (await client.get(`${ROOT}/collections/${id}/objects/${indicator.id}/versions/`)).body as { more: boolean; versions: string[] };
     expect(versions.more).toBe(false);
     expect(versions.versions.every(validTimestamp)).toBe(true);
 
-    const status = (await client.post(`${ROOT}/collections/${id}/objects/`, { objects: [indicator, { type: 'malware', id: 'malware--0b1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d' }] })).body as Record<string, number | string>;
+    const status = (
+      await client.post(`${ROOT}/collections/${id}/objects/`, {
+        objects: [indicator, { type: 'malware', id: 'malware--0b1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d' }],
+      })
+    ).body as Record<string, number | string>;
     expect(UUID.test(status.id as string)).toBe(true);
     expect(status.status).toBe('complete');
     expect((status.success_count as number) + (status.failure_count as number) + (status.pending_count as number)).toBe(status.total_count);

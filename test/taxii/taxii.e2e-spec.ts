@@ -1,4 +1,3 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -6,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TaxiiWritesService } from '../../src/taxii/taxii-writes.service.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -27,8 +27,7 @@ describe('TAXII 2.1', () => {
   let t: TestApp;
   let feeds: string;
   let admin: ReturnType<typeof taxiiClient>;
-  const add = (collection: string, body: object) =>
-    t.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', t.adminKey).send(body);
+  const add = (collection: string, body: object) => t.http().post(`/intel/collections/${collection}/objects`).set('X-Api-Key', t.adminKey).send(body);
   const remove = (collection: string, type: string, key: string) =>
     t.http().delete(`/intel/collections/${collection}/objects`).query({ objectKeyType: type, objectKey: key }).set('X-Api-Key', t.adminKey);
 
@@ -140,7 +139,18 @@ describe('TAXII 2.1', () => {
     let lifeOne: Stix;
 
     it('projects an object to its indicator and observable; the identity and extension definition come first', async () => {
-      expect((await add('feeds', { type: 'File', keys: [{ type: 'SHA256Hash', value: SHA256 }, { type: 'MD5Hash', value: MD5 }], context: { severity: 5 } })).status).toBe(204);
+      expect(
+        (
+          await add('feeds', {
+            type: 'File',
+            keys: [
+              { type: 'SHA256Hash', value: SHA256 },
+              { type: 'MD5Hash', value: MD5 },
+            ],
+            context: { severity: 5 },
+          })
+        ).status,
+      ).toBe(204);
       const response = await admin.get(`${ROOT}/collections/${feeds}/objects/`);
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe(TAXII);
@@ -165,12 +175,19 @@ describe('TAXII 2.1', () => {
       expect(first).toMatch(TIMESTAMP);
       expect(last).toMatch(TIMESTAMP);
       expect(last > first).toBe(true);
-      const manifest = (await admin.get(`${ROOT}/collections/${feeds}/manifest/`)).body as { objects: { id: string; date_added: string; version: string; media_type: string }[] };
+      const manifest = (await admin.get(`${ROOT}/collections/${feeds}/manifest/`)).body as {
+        objects: { id: string; date_added: string; version: string; media_type: string }[];
+      };
       expect(manifest.objects.map((record) => record.id)).toEqual(objects.map((o) => o.id));
       const dates = manifest.objects.map((record) => record.date_added);
       expect([...dates].sort()).toEqual(dates);
       expect(new Set(dates).size).toBe(dates.length);
-      expect(manifest.objects[2]).toEqual({ id: lifeOne.id, date_added: lifeOne.modified, version: lifeOne.modified, media_type: 'application/stix+json;version=2.1' });
+      expect(manifest.objects[2]).toEqual({
+        id: lifeOne.id,
+        date_added: lifeOne.modified,
+        version: lifeOne.modified,
+        media_type: 'application/stix+json;version=2.1',
+      });
     });
 
     it('every change is a version; removal revokes it; a re-add is a new indicator', async () => {
@@ -239,7 +256,16 @@ describe('TAXII 2.1', () => {
       const polled = (await admin.get(`${ROOT}/collections/${feeds}/objects/?added_after=${last}`)).body as Envelope;
       expect(polled.objects!.map((o) => o.type)).toEqual(['indicator', 'url']);
       expect(polled.objects![0].pattern).toBe("[url:value = 'http://example.com/it\\'s']");
-      for (const query of ['added_after=yesterday', 'added_after=2026-02-30T00:00:00Z', 'limit=0', 'limit=x', 'next=', 'match[version]=newest', 'match[id]=bad', 'match[type]=Bad!']) {
+      for (const query of [
+        'added_after=yesterday',
+        'added_after=2026-02-30T00:00:00Z',
+        'limit=0',
+        'limit=x',
+        'next=',
+        'match[version]=newest',
+        'match[id]=bad',
+        'match[type]=Bad!',
+      ]) {
         const bad = await admin.get(`${ROOT}/collections/${feeds}/objects/?${query}`);
         expect([query, bad.status, bad.headers['content-type']]).toEqual([query, 400, TAXII]);
       }
@@ -273,7 +299,16 @@ describe('TAXII 2.1', () => {
       const response = await admin.post(`${ROOT}/collections/${feeds}/objects/`, envelope);
       expect(response.status).toBe(202);
       expect(response.headers['content-type']).toBe(TAXII);
-      const status = response.body as { id: string; status: string; total_count: number; success_count: number; failure_count: number; pending_count: number; successes: { id: string }[]; failures: { id: string; message: string }[] };
+      const status = response.body as {
+        id: string;
+        status: string;
+        total_count: number;
+        success_count: number;
+        failure_count: number;
+        pending_count: number;
+        successes: { id: string }[];
+        failures: { id: string; message: string }[];
+      };
       expect(status).toMatchObject({ status: 'complete', total_count: 6, success_count: 2, failure_count: 4, pending_count: 0 });
       expect(status.successes.map((s) => s.id)).toEqual([envelope.objects[0].id, envelope.objects[1].id]);
       expect(status.failures.map((f) => f.message)).toEqual([
@@ -325,7 +360,11 @@ describe('TAXII 2.1', () => {
       const huge = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
         const request = httpRequest(`${t.url}${ROOT}/collections/${feeds}/objects/`, {
           method: 'POST',
-          headers: { Authorization: `Basic ${Buffer.from(`u:${t.adminKey}`).toString('base64')}`, 'Content-Type': TAXII, 'Content-Length': 32 * 1024 * 1024 + 1 },
+          headers: {
+            Authorization: `Basic ${Buffer.from(`u:${t.adminKey}`).toString('base64')}`,
+            'Content-Type': TAXII,
+            'Content-Length': 32 * 1024 * 1024 + 1,
+          },
         });
         request.on('response', (response) => {
           let body = '';
@@ -361,7 +400,11 @@ describe('TAXII 2.1', () => {
       const block = /```sh\n([\s\S]*?)```/.exec(readFileSync(new URL('../../docs/taxii.md', import.meta.url), 'utf8'))![1];
       const dir = await mkdtemp(join(tmpdir(), 'ids-taxii-doc-'));
       try {
-        const bundle = { type: 'bundle', id: 'bundle--6b4f3a52-8c5b-4a8e-9d0b-8e8f3f8a1c20', objects: [{ type: 'url', id: 'url--6b4f3a52-8c5b-5a8e-9d0b-8e8f3f8a1c21', value: 'http://doc.example/' }] };
+        const bundle = {
+          type: 'bundle',
+          id: 'bundle--6b4f3a52-8c5b-4a8e-9d0b-8e8f3f8a1c20',
+          objects: [{ type: 'url', id: 'url--6b4f3a52-8c5b-5a8e-9d0b-8e8f3f8a1c21', value: 'http://doc.example/' }],
+        };
         await writeFile(join(dir, 'bundle.json'), JSON.stringify(bundle));
         const { stdout } = await promisify(execFile)('sh', ['-c', block], { cwd: dir, env: { PATH: process.env.PATH, BASE: t.url, KEY: t.adminKey } });
         expect(JSON.parse(stdout)).toMatchObject({ added: 1, failed: 0, items: [{ index: 0, status: 'Added' }] });
@@ -392,8 +435,15 @@ describe('TAXII 2.1', () => {
           { index: 1, status: 'Failed', error: { code: 'StixNotSupported', message: expect.stringMatching(/report/) } },
         ],
       });
-      expect((await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send(bundle)).body).toMatchObject({ unchanged: 1 });
-      const text = await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('{}');
+      expect((await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send(bundle)).body).toMatchObject({
+        unchanged: 1,
+      });
+      const text = await t
+        .http()
+        .post('/intel/collections/feeds/objects/stix-bundle')
+        .set('X-Api-Key', t.adminKey)
+        .set('Content-Type', 'text/plain')
+        .send('{}');
       expect([text.status, text.body.code]).toEqual([415, 'UnsupportedMediaType']);
       const empty = await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send({ type: 'bundle', objects: [] });
       expect([empty.status, empty.body.code]).toEqual([400, 'InvalidData']);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createCollection } from '../intel/objects.helpers.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection } from '../intel/objects.helpers.js';
 import { asText, patchList, sortedLines } from './warninglists.helpers.js';
 
 const INTEL = 2;

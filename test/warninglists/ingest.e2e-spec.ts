@@ -1,9 +1,9 @@
-import { expectError } from '../support/clients/api-client.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
 import { FeedServer } from '../sources/feed-server.js';
 import { runNow } from '../sources/sources.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const TAXII_POST = { Accept: 'application/taxii+json;version=2.1', 'Content-Type': 'application/taxii+json;version=2.1' };
 const TAXII_GET = { Accept: TAXII_POST.Accept };
@@ -15,7 +15,7 @@ describe('warninglists on the write paths', () => {
   const domain = (value: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
   /** 200 when the domain is stored in the collection, 404 when not (through the lookup). */
   const stored = async (value: string) =>
-    ((await t.intel.lookup({ keys: [{ type: 'DomainName', value }] }).expect(200)).body[0].matches.length > 0 ? 200 : 404);
+    (await t.intel.lookup({ keys: [{ type: 'DomainName', value }] }).expect(200)).body[0].matches.length > 0 ? 200 : 404;
 
   beforeAll(async () => {
     // Sources may fetch from the feed server at 127.0.0.2 (the default denies the loopback); no scheduled runs.
@@ -77,14 +77,18 @@ describe('warninglists on the write paths', () => {
   });
 
   it('imports and TAXII writes go through the batch path: per item', async () => {
-    const imported = await t.intel.post('/intel/collections/feed/import?format=text').set('Content-Type', 'text/plain')
+    const imported = await t.intel
+      .post('/intel/collections/feed/import?format=text')
+      .set('Content-Type', 'text/plain')
       .send('seen at evil-import.net and z.blocked[.]net');
     expect(imported.status).toBe(200);
     expect(imported.body.report).toMatchObject({ added: 1, failed: 1 });
     expect(await stored('evil-import.net')).toBe(200);
     expect(await stored('z.blocked.net')).toBe(404);
 
-    const collections = (await t.intel.get('/taxii2/api/collections/').set({ Accept: TAXII_POST.Accept })).body as { collections: { id: string; title: string }[] };
+    const collections = (await t.intel.get('/taxii2/api/collections/').set({ Accept: TAXII_POST.Accept })).body as {
+      collections: { id: string; title: string }[];
+    };
     const id = collections.collections.find((c) => c.title === 'feed')!.id;
     const envelope = {
       objects: [
@@ -99,7 +103,7 @@ describe('warninglists on the write paths', () => {
     expect(await stored('taxii.blocked.example')).toBe(404);
   });
 
-  it('a source run: the listed item is rejected (in the run\'s rejections, with the list), the rest written', async () => {
+  it("a source run: the listed item is rejected (in the run's rejections, with the list), the rest written", async () => {
     await createCollection(t, 'sourced');
     feed.list('/feed.txt', 'fine-one.net\nx.blocked.net\n198.51.100.7\n');
     await t.sources.create({ name: 'listed-feed', collection: 'sourced', kind: 'text', url: feed.url('/feed.txt', '127.0.0.2') }).expect(201);
@@ -107,7 +111,12 @@ describe('warninglists on the write paths', () => {
     expect(run).toMatchObject({ outcome: 'ok', items: 3, added: 2, rejected: 1 });
     expect(run.rejections).toEqual([{ line: 2, value: 'x.blocked.net', reason: expect.stringContaining('warninglist blocked') }]);
     const listed = await t.intel.export('sourced', '?format=txt&warninglists=ignore').expect(200);
-    expect(listed.text.split('\n').filter((line) => line !== '').sort()).toEqual(['198.51.100.7', 'fine-one.net']);
+    expect(
+      listed.text
+        .split('\n')
+        .filter((line) => line !== '')
+        .sort(),
+    ).toEqual(['198.51.100.7', 'fine-one.net']);
     // The same body again: unchanged, and its items are still checked, so the refusal is listed again.
     const again = await runNow(t, 'listed-feed');
     expect(again).toMatchObject({ outcome: 'unchanged', items: 3, added: 0, rejected: 1 });

@@ -1,9 +1,9 @@
-import { expectError } from '../support/clients/api-client.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createKey, parseLinks } from '../support/factories.js';
-import { eventually } from '../support/eventually.js';
-import { closeInstances, createInstances, createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../intel/objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
+import { eventually } from '../support/eventually.js';
+import { createKey, parseLinks } from '../support/factories.js';
+import { closeInstances, createInstances, createTestApp, type TestApp } from '../support/test-app.js';
 
 const INTEL = 2;
 
@@ -48,9 +48,13 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
     const entries = (await t.warninglists.as(reader).entries('special-purpose-networks', '?limit=1000').expect(200)).body as string[];
     expect(entries).toEqual(expect.arrayContaining(['10.0.0.0/8', '::ffff:0.0.0.0/96', 'ff00::/8', '255.255.255.255/32']));
     expect(entries).not.toEqual(expect.arrayContaining(['192.0.2.0/24']));
-    expect(await from('public-dns-resolvers', '8.8.8.8')).toEqual([{ list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' }]);
+    expect(await from('public-dns-resolvers', '8.8.8.8')).toEqual([
+      { list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' },
+    ]);
     expect(await from('public-dns-resolvers', '2606:4700:4700::1111')).toHaveLength(1);
-    expect(await from('special-purpose-networks', '10.20.30.40')).toEqual([{ list: 'special-purpose-networks', entry: '10.0.0.0/8', action: 'excludeFromExport', match: 'contained' }]);
+    expect(await from('special-purpose-networks', '10.20.30.40')).toEqual([
+      { list: 'special-purpose-networks', entry: '10.0.0.0/8', action: 'excludeFromExport', match: 'contained' },
+    ]);
     // Documentation ranges stay out of the built-ins: test data uses them.
     expect((await check(['192.0.2.1', '2001:db8::1', '198.18.0.1']))[0].warnings).toEqual([]);
   });
@@ -140,7 +144,11 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
   });
 
   it('values: the same value, normalised; a leading-dot domain matches it and its subdomains', async () => {
-    await create({ name: 'vals', kind: 'values', entries: ['.google.com', '8.8.8.8', 'D41D8CD98F00B204E9800998ECF8427E', 'Plain.Example', 'https://A.example/x'] }).expect(201);
+    await create({
+      name: 'vals',
+      kind: 'values',
+      entries: ['.google.com', '8.8.8.8', 'D41D8CD98F00B204E9800998ECF8427E', 'Plain.Example', 'https://A.example/x'],
+    }).expect(201);
     expect((await from('vals', 'mail.google.com'))[0]).toMatchObject({ entry: '.google.com', match: 'subdomain' });
     expect((await from('vals', 'google.com'))[0]).toMatchObject({ entry: '.google.com', match: 'subdomain' });
     expect((await from('vals', 'https://mail.google.com/'))[0]).toMatchObject({ match: 'subdomain' });
@@ -207,10 +215,24 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
 
     it('takes a document of each supported type, with its version and SHA-256; matching_attributes give the key types', async () => {
       const documents = [
-        { name: 'List of known Google domains', version: 20240101, description: 'Google', type: 'string', matching_attributes: ['domain', 'hostname', 'url'], list: ['.google.com', 'google.com'] },
+        {
+          name: 'List of known Google domains',
+          version: 20240101,
+          description: 'Google',
+          type: 'string',
+          matching_attributes: ['domain', 'hostname', 'url'],
+          list: ['.google.com', 'google.com'],
+        },
         { name: 'Top hosts', version: 3, description: 'hosts', type: 'hostname', matching_attributes: ['hostname', 'domain'], list: ['akamai.net'] },
         { name: 'sub', version: 1, description: 's', type: 'substring', matching_attributes: ['url'], list: ['.cloudfront.'] },
-        { name: 'Cloud ranges', version: 7, description: 'c', type: 'cidr', matching_attributes: ['ip-src', 'ip-dst', 'domain|ip'], list: ['198.51.100.0/24', '2001:db8:99::/48'] },
+        {
+          name: 'Cloud ranges',
+          version: 7,
+          description: 'c',
+          type: 'cidr',
+          matching_attributes: ['ip-src', 'ip-dst', 'domain|ip'],
+          list: ['198.51.100.0/24', '2001:db8:99::/48'],
+        },
       ];
       const names = [];
       for (const document of documents) {
@@ -219,7 +241,15 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
       }
       expect(names).toEqual(['list-of-known-google-domains', 'top-hosts', 'sub', 'cloud-ranges']);
       const google = (await t.warninglists.as(reader).list('list-of-known-google-domains').expect(200)).body;
-      expect(google).toMatchObject({ kind: 'values', action: 'annotate', enabled: true, version: '20240101', description: 'Google', keyTypes: ['DomainName', 'URL'], entryCount: 2 });
+      expect(google).toMatchObject({
+        kind: 'values',
+        action: 'annotate',
+        enabled: true,
+        version: '20240101',
+        description: 'Google',
+        keyTypes: ['DomainName', 'URL'],
+        entryCount: 2,
+      });
       expect(google.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect((await t.warninglists.as(reader).list('cloud-ranges')).body.keyTypes).toEqual(['IPAddress', 'IPNetwork']);
       expect((await from('top-hosts', 'a.akamai.net'))[0]).toMatchObject({ match: 'subdomain' });
@@ -301,8 +331,7 @@ describe('warninglists across instances', () => {
   it("writes on the other instance, which cache the lists' settings, are refused once the change's notification reaches it, and written after the list stops", async () => {
     await createCollection(a, 'shared-feed');
     const tagOf = async () => (await a.warninglists.list('gate')).headers.etag as string;
-    const addOn = (value: string) =>
-      b.intel.add('shared-feed', { type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
+    const addOn = (value: string) => b.intel.add('shared-feed', { type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
     // Writes read the lists' settings from a cache that list changes invalidate through the bus (LISTEN/NOTIFY):
     // another instance applies a change when the notification arrives, within milliseconds, not at its next request.
     const refused = async (value: string) => {

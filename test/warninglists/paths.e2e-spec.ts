@@ -1,9 +1,9 @@
-import { expectError } from '../support/clients/api-client.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse } from 'csv-parse/sync';
+import { createCollection } from '../intel/objects.helpers.js';
+import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection } from '../intel/objects.helpers.js';
 import { asText, patchList, sortedLines } from './warninglists.helpers.js';
 
 const INTEL = 2;
@@ -17,8 +17,7 @@ describe('warninglists on the read paths', () => {
   let reader: string;
   const taxii = (path: string) => t.intel.as(reader).get(path).set(TAXII);
 
-  const exportOf = (query: string, headers: Record<string, string> = {}) =>
-    asText(t.intel.as(reader).export('feed', `?${query}`).set(headers));
+  const exportOf = (query: string, headers: Record<string, string> = {}) => asText(t.intel.as(reader).export('feed', `?${query}`).set(headers));
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -42,14 +41,17 @@ describe('warninglists on the read paths', () => {
   });
 
   it('lookup: warnings per key, found or not, from every enabled list', async () => {
-    const response = await t.intel.as(reader).lookup({
-      keys: [
-        { type: 'IPAddress', value: '8.8.8.8' },
-        { type: 'DomainName', value: 'Mail.Google.com.' },
-        { type: 'DomainName', value: 'evil.example' },
-        { type: 'IPAddress', value: 'not an address' },
-      ],
-    }).expect(200);
+    const response = await t.intel
+      .as(reader)
+      .lookup({
+        keys: [
+          { type: 'IPAddress', value: '8.8.8.8' },
+          { type: 'DomainName', value: 'Mail.Google.com.' },
+          { type: 'DomainName', value: 'evil.example' },
+          { type: 'IPAddress', value: 'not an address' },
+        ],
+      })
+      .expect(200);
     const [resolver, google, evil, bad] = response.body as { matches: unknown[]; warnings: { list: string; match: string }[] }[];
     expect(resolver.matches).toHaveLength(1);
     expect(resolver.warnings).toEqual([{ list: 'public-dns-resolvers', entry: '8.8.8.8/32', action: 'excludeFromExport', match: 'contained' }]);
@@ -70,17 +72,31 @@ describe('warninglists on the read paths', () => {
     const rows = parse(csv.body as string, { columns: true }) as Record<string, string>[];
     expect(rows.map((row) => row['key value']).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     const ndjson = await exportOf('format=ndjson');
-    expect(sortedLines(ndjson.body as string).map((line) => JSON.parse(line).keys[0].value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    expect(
+      sortedLines(ndjson.body as string)
+        .map((line) => JSON.parse(line).keys[0].value)
+        .sort(),
+    ).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     const stix = await exportOf('format=stix');
     expect(stix.headers['x-excluded-count']).toBe('4');
     const bundle = JSON.parse(stix.body as string) as { objects: { type: string; value?: string }[] };
-    expect(bundle.objects.filter((o) => o.value !== undefined).map((o) => o.value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    expect(
+      bundle.objects
+        .filter((o) => o.value !== undefined)
+        .map((o) => o.value)
+        .sort(),
+    ).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     // Counted are the objects this export would have held: of the four listed, the two with an IPAddress key.
     const typed = await exportOf('format=txt&keyType=IPAddress');
     expect(sortedLines(typed.body as string)).toEqual(['203.0.113.5']);
     expect(typed.headers['x-excluded-count']).toBe('2');
     // Filtered by sightings, only the listed objects sighted count (8.8.8.8, not the other three): on HEAD as on GET.
-    await t.sightings.record([{ type: 'IPAddress', value: '8.8.8.8' }, { type: 'DomainName', value: 'evil.example' }]).expect(200);
+    await t.sightings
+      .record([
+        { type: 'IPAddress', value: '8.8.8.8' },
+        { type: 'DomainName', value: 'evil.example' },
+      ])
+      .expect(200);
     const since = `sightedSince=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`;
     expect((await t.intel.as(reader).head(`/intel/collections/feed/export?format=txt&${since}`).expect(200)).headers['x-excluded-count']).toBe('1');
     const sighted = await exportOf(`format=txt&${since}`);
@@ -89,7 +105,15 @@ describe('warninglists on the read paths', () => {
 
     const ignored = await exportOf('format=txt&warninglists=ignore');
     expect(ignored.headers['x-excluded-count']).toBe('0');
-    expect(sortedLines(ignored.body as string)).toEqual(['10.0.0.0/8', '10.1.2.3', '203.0.113.5', '8.8.8.8', 'evil.example', 'http://192.168.1.1/admin', 'www.google.com']);
+    expect(sortedLines(ignored.body as string)).toEqual([
+      '10.0.0.0/8',
+      '10.1.2.3',
+      '203.0.113.5',
+      '8.8.8.8',
+      'evil.example',
+      'http://192.168.1.1/admin',
+      'www.google.com',
+    ]);
     expect(ignored.headers.etag).not.toBe(txt.headers.etag);
     expectError(await t.intel.as(reader).export('feed', '?format=txt&warninglists=maybe'), 'InvalidQueryArgument');
   });
@@ -146,7 +170,12 @@ describe('warninglists on the read paths', () => {
     const id = collections.collections.find((c) => c.title === 'feed')!.id;
     const page = await taxii(`/taxii2/api/collections/${id}/objects/?limit=1000`).expect(200);
     const objects = page.body.objects as { id: string; type: string; value?: string; pattern?: string }[];
-    expect(objects.filter((o) => o.value !== undefined).map((o) => o.value).sort()).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
+    expect(
+      objects
+        .filter((o) => o.value !== undefined)
+        .map((o) => o.value)
+        .sort(),
+    ).toEqual(['203.0.113.5', 'evil.example', 'www.google.com']);
     expect(objects.some((o) => o.pattern?.includes('8.8.8.8'))).toBe(false);
     // Four stored objects left out (each an indicator and an observable, counted once).
     expect(page.headers['x-excluded-count']).toBe('4');
@@ -171,11 +200,22 @@ describe('warninglists on the read paths', () => {
     await createCollection(t, 'paged');
     // Listed objects (built-ins) between, after one another, and last: every page size below puts some on a boundary.
     const values: [string, string][] = [
-      ['DomainName', 'a.example'], ['IPAddress', '8.8.8.8'], ['DomainName', 'b.example'], ['IPAddress', '10.0.0.1'],
-      ['IPAddress', '10.0.0.2'], ['DomainName', 'c.example'], ['DomainName', 'd.example'], ['IPAddress', '192.168.0.1'],
-      ['IPAddress', '1.1.1.1'], ['DomainName', 'e.example'], ['IPAddress', '127.0.0.1'],
+      ['DomainName', 'a.example'],
+      ['IPAddress', '8.8.8.8'],
+      ['DomainName', 'b.example'],
+      ['IPAddress', '10.0.0.1'],
+      ['IPAddress', '10.0.0.2'],
+      ['DomainName', 'c.example'],
+      ['DomainName', 'd.example'],
+      ['IPAddress', '192.168.0.1'],
+      ['IPAddress', '1.1.1.1'],
+      ['DomainName', 'e.example'],
+      ['IPAddress', '127.0.0.1'],
     ];
-    const written = await t.intel.batch('paged', values.map(([type, value]) => object(type, [[type, value]])));
+    const written = await t.intel.batch(
+      'paged',
+      values.map(([type, value]) => object(type, [[type, value]])),
+    );
     expect(written.body.added).toBe(values.length);
     const collections = (await taxii('/taxii2/api/collections/')).body as { collections: { id: string; title: string }[] };
     const id = collections.collections.find((c) => c.title === 'paged')!.id;

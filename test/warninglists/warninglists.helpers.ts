@@ -12,7 +12,11 @@ export const asText = (request: Request) =>
   });
 
 /** The non-empty lines of a body, sorted (an export's order is not what these tests check). */
-export const sortedLines = (text: string) => text.split('\n').filter((line) => line !== '').sort();
+export const sortedLines = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line !== '')
+    .sort();
 
 /** PATCH of a list's settings with the If-Match its current ETag gives. */
 export async function patchList(t: TestApp, name: string, body: Record<string, unknown>): Promise<void> {

@@ -81,18 +81,13 @@ export class ApiError extends Error {
 export const CommonErrors = {
   badRequest: (message: string, details?: Record<string, unknown>) => new ApiError('BadRequest', message, details),
   invalidData: (message: string, details?: Record<string, unknown>) => new ApiError('InvalidData', message, details),
-  invalidQuery: (message: string, details?: Record<string, unknown>) =>
-    new ApiError('InvalidQueryArgument', message, details),
-  invalidPath: (message: string, details?: Record<string, unknown>) =>
-    new ApiError('InvalidPathArgument', message, details),
+  invalidQuery: (message: string, details?: Record<string, unknown>) => new ApiError('InvalidQueryArgument', message, details),
+  invalidPath: (message: string, details?: Record<string, unknown>) => new ApiError('InvalidPathArgument', message, details),
   notFound: (message = 'not found') => new ApiError('NotFound', message),
   unauthorized: (message = 'valid credentials are required') => new ApiError('Unauthorized', message),
-  missingPermissions: (message = 'the key lacks the permission this operation requires') =>
-    new ApiError('MissingPermissions', message),
-  resourceModified: (message = 'the tag is stale: re-read the resource and repeat') =>
-    new ApiError('ResourceModified', message),
+  missingPermissions: (message = 'the key lacks the permission this operation requires') => new ApiError('MissingPermissions', message),
+  resourceModified: (message = 'the tag is stale: re-read the resource and repeat') => new ApiError('ResourceModified', message),
   tooLarge: (message = 'request content is too large') => new ApiError('RequestEntityTooLarge', message),
   /** Retry-After: about the time the pool waits for a connection before giving up (data-source-options.ts). */
-  databaseUnavailable: () =>
-    new ApiError('ServiceUnavailable', 'the database is not reachable: retry later', undefined, { 'Retry-After': '5' }),
+  databaseUnavailable: () => new ApiError('ServiceUnavailable', 'the database is not reachable: retry later', undefined, { 'Retry-After': '5' }),
 };

@@ -1,15 +1,8 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiBasicAuth, ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
-import { ApiErrors } from '../http/api-errors.decorator.js';
 import { ApiError } from '../errors/api-error.js';
-import {
-  type AccessRequest,
-  BUILTIN_RESOURCES,
-  type BuiltinResource,
-  childrenActionOf,
-  type Principal as PrincipalType,
-  type RouteAction,
-} from './access.js';
+import { ApiErrors } from '../http/api-errors.decorator.js';
+import { BUILTIN_RESOURCES, childrenActionOf, type AccessRequest, type BuiltinResource, type Principal as PrincipalType, type RouteAction } from './access.js';
 
 export const ACCESS_RULE = 'access-rule';
 export const BASIC_REALM = 'basic-realm';
@@ -26,15 +19,10 @@ export interface ChildNameResolver {
  * A resource fixed by name, or a child of a built-in resource named by a path parameter (a collection),
  * the parameter holding its name or, with `resolver`, a value the resolver turns into its name.
  */
-export type ResourceRef =
-  | BuiltinResource
-  | { parent: BuiltinResource; param: string; resolver?: abstract new (...args: never[]) => ChildNameResolver };
+export type ResourceRef = BuiltinResource | { parent: BuiltinResource; param: string; resolver?: abstract new (...args: never[]) => ChildNameResolver };
 
 export type AccessRule =
-  | { kind: 'public' }
-  | { kind: 'api-key-only' }
-  | { kind: 'authenticated' }
-  | { kind: 'permission'; resource: ResourceRef; action: RouteAction };
+  { kind: 'public' } | { kind: 'api-key-only' } | { kind: 'authenticated' } | { kind: 'permission'; resource: ResourceRef; action: RouteAction };
 
 const VERSION_ERROR = 'BadRequest: `X-Api-Version` is present and not `1`.';
 const UNAUTHORIZED =
@@ -85,8 +73,7 @@ export const Authenticated = () =>
  * password) and `Authorization: Token <key>`, and a 401 asks for Basic credentials in `realm`: firewalls,
  * resolvers and TAXII clients speak nothing else. Combine with an access decorator.
  */
-export const AcceptsBasicCredentials = (realm: string) =>
-  applyDecorators(SetMetadata(BASIC_REALM, realm), ApiBasicAuth('basic'));
+export const AcceptsBasicCredentials = (realm: string) => applyDecorators(SetMetadata(BASIC_REALM, realm), ApiBasicAuth('basic'));
 
 /** The route requires `action` on `resource` (decisions §3 rule, including `*Children` on the direct parent). */
 export const RequirePermission = (resource: ResourceRef, action: RouteAction) =>
@@ -115,9 +102,7 @@ function permissionRule(resource: ResourceRef, action: RouteAction): string {
   }
   const parentId = BUILTIN_RESOURCES[resource].parentId;
   const parent = Object.entries(BUILTIN_RESOURCES).find(([, node]) => node.id === parentId)?.[0];
-  return parent
-    ? `neither ${action} on \`${resource}\` nor ${children} on \`${parent}\``
-    : `no ${action} on \`${resource}\``;
+  return parent ? `neither ${action} on \`${resource}\` nor ${children} on \`${parent}\`` : `no ${action} on \`${resource}\``;
 }
 
 const RATE_LIMIT_HEADERS = {

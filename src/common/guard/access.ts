@@ -49,10 +49,7 @@ export class Principal {
 
   /** decisions §3: `A` on `R`, or `AChildren` on R's direct parent. */
   holds(resource: ResourceNode, action: RouteAction): boolean {
-    return (
-      this.hasDirect(resource.id, action) ||
-      (resource.parentId !== null && this.hasDirect(resource.parentId, childrenActionOf(action)))
-    );
+    return this.hasDirect(resource.id, action) || (resource.parentId !== null && this.hasDirect(resource.parentId, childrenActionOf(action)));
   }
 
   /** What this key may hand to a new key: `Read`/`Write` by the rule, `*Children` only when held directly. */

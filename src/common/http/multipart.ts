@@ -1,6 +1,6 @@
+import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Request } from 'express';
-import { Readable } from 'node:stream';
 import { CommonErrors } from '../errors/api-error.js';
 
 /** The refusals of a multipart body: 400 BadRequest for its framing, 400 InvalidData for a field. */
@@ -31,11 +31,7 @@ const MAX_PLAIN_VALUE_BYTES = 1024;
  * streams are destroyed, and the promise rejects only after every handler has settled, so that storage
  * has removed its temporary data before the error is answered.
  */
-export function readMultipart(
-  request: Request,
-  maxParts: number,
-  onPart: (part: FormPart) => Promise<void>,
-): Promise<void> {
+export function readMultipart(request: Request, maxParts: number, onPart: (part: FormPart) => Promise<void>): Promise<void> {
   const type = request.headers['content-type'];
   if (typeof type !== 'string' || !/^multipart\/form-data\s*;/i.test(type)) {
     return Promise.reject(MultipartErrors.notMultipart());

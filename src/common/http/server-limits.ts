@@ -15,8 +15,5 @@ export function applyServerLimits(server: Server, limits: ServerLimits): void {
   server.keepAliveTimeout = limits.keepAliveTimeoutSeconds * 1000;
   server.maxConnections = limits.maxConnections;
   // A sweep every half headers deadline cuts a slow client off within 1.5× the deadline.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(
-    MAX_SWEEP_MS,
-    server.headersTimeout / 2,
-  );
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(MAX_SWEEP_MS, server.headersTimeout / 2);
 }

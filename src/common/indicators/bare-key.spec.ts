@@ -8,7 +8,29 @@ describe('bareKey', () => {
   it('refangs as the full path does', () => {
     // Pieces of every rule and what is near them; a leading space always takes the full path (it trims first).
     const piece = fc.oneof(
-      fc.constantFrom('hxxp', 'HXXPS', 'hxxp', '[.]', '(.)', '{.}', '[dot]', '(DOT)', '[:]', '[://]', '[at]', '(at)', '[@]', '[', '(', '{', ' ', '\t', '\n', '\u00a0', '\ufeff'),
+      fc.constantFrom(
+        'hxxp',
+        'HXXPS',
+        'hxxp',
+        '[.]',
+        '(.)',
+        '{.}',
+        '[dot]',
+        '(DOT)',
+        '[:]',
+        '[://]',
+        '[at]',
+        '(at)',
+        '[@]',
+        '[',
+        '(',
+        '{',
+        ' ',
+        '\t',
+        '\n',
+        '\u00a0',
+        '\ufeff',
+      ),
       fc.stringMatching(/^[a-z0-9.:/-]{0,5}$/),
     );
     const text = fc.array(piece, { maxLength: 6 }).map((pieces) => pieces.join(''));

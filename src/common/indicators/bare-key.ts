@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { type KeyType, type ObjectKey, STORED_IPV4 } from './indicators.js';
+import { STORED_IPV4, type KeyType, type ObjectKey } from './indicators.js';
 
 const HASH_TYPES: Record<number, KeyType> = { 32: 'MD5Hash', 40: 'SHA1Hash', 64: 'SHA256Hash', 128: 'SHA512Hash' };
 

@@ -7,13 +7,13 @@ import { ApiError } from '../errors/api-error.js';
 import {
   domainToAscii,
   IDNA_OPTIONS,
-  plainUrlHref,
+  inferObjectType,
   INSIGHT_KEY_TYPES,
   INSIGHT_OBJECT_TYPES,
-  inferObjectType,
-  type KeyType,
   normalizeKey,
   normalizeKeySet,
+  plainUrlHref,
+  type KeyType,
   type ObjectKey,
 } from './indicators.js';
 
@@ -42,7 +42,11 @@ const valid: [KeyType, string, string][] = [
   ['DomainName', 'ＥＸＡＭＰＬＥ。com', 'example.com'],
   ['DomainName', '💩.la', 'xn--ls8h.la'],
   ['DomainName', 'ab--cd.example', 'ab--cd.example'],
-  ['DomainName', `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`, `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`],
+  [
+    'DomainName',
+    `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
+    `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`,
+  ],
   ['URL', 'HTTP://Example.COM:80/a?b#c', 'http://example.com/a?b#c'],
   ['URL', 'https://bücher.de:443', 'https://xn--bcher-kva.de/'],
   ['URL', 'http://1.2.3.4:8080', 'http://1.2.3.4:8080/'],
@@ -129,9 +133,9 @@ describe('normalizeKey', () => {
       fc.stringMatching(/^[a-z0-9_-]{0,6}$/),
       fc.constantFrom('xn--', 'xn--bcher-kva', 'xn-a', 'Ab', '0', '123', '-a', 'a-', '_', 'é', 'a'.repeat(62), 'a'.repeat(63), 'b'.repeat(64)),
     );
-    const name = fc.array(label, { minLength: 1, maxLength: 6 }).chain((labels) =>
-      fc.nat({ max: 5 }).map((long) => [...labels, ...Array.from({ length: long }, () => 'c'.repeat(60))].join('.')),
-    );
+    const name = fc
+      .array(label, { minLength: 1, maxLength: 6 })
+      .chain((labels) => fc.nat({ max: 5 }).map((long) => [...labels, ...Array.from({ length: long }, () => 'c'.repeat(60))].join('.')));
     fc.assert(
       fc.property(name, (value) => {
         // A root dot is never stored: the name with one takes the full path, and answers as the name without.
@@ -222,7 +226,16 @@ describe('normalizeKeySet', () => {
     ['a non-hash key on a File', ['File', [md5, { type: 'DomainName', value: 'a.com' }]]],
     ['two keys of one hash type', ['File', [md5, { type: 'MD5Hash', value: 'c'.repeat(32) }]]],
     ['a key of another type', ['DomainName', [{ type: 'URL', value: 'http://a.com/' }]]],
-    ['two keys on a single-key type', ['IPAddress', [{ type: 'IPAddress', value: '1.1.1.1' }, { type: 'IPAddress', value: '1.1.1.2' }]]],
+    [
+      'two keys on a single-key type',
+      [
+        'IPAddress',
+        [
+          { type: 'IPAddress', value: '1.1.1.1' },
+          { type: 'IPAddress', value: '1.1.1.2' },
+        ],
+      ],
+    ],
     ['a hash on a URL', ['URL', [md5]]],
   ])('refuses %s with InvalidKeySet', (_name, args) => {
     expect(codeOf(() => normalizeKeySet(...args))).toBe('InvalidKeySet');
@@ -235,15 +248,39 @@ describe('normalizeKeySet', () => {
 
 describe('inferObjectType', () => {
   it('infers File from hash keys and the own type otherwise', () => {
-    expect(inferObjectType([{ type: 'MD5Hash', value: 'x' }, { type: 'SHA1Hash', value: 'y' }])).toBe('File');
+    expect(
+      inferObjectType([
+        { type: 'MD5Hash', value: 'x' },
+        { type: 'SHA1Hash', value: 'y' },
+      ]),
+    ).toBe('File');
     expect(inferObjectType([{ type: 'URL', value: 'x' }])).toBe('URL');
-    expect(inferObjectType([{ type: 'IPNetwork', value: 'x' }, { type: 'IPNetwork', value: 'x' }])).toBe('IPNetwork');
+    expect(
+      inferObjectType([
+        { type: 'IPNetwork', value: 'x' },
+        { type: 'IPNetwork', value: 'x' },
+      ]),
+    ).toBe('IPNetwork');
   });
 
   it('refuses an empty or mixed key list with InvalidKeySet', () => {
     expect(codeOf(() => inferObjectType([]))).toBe('InvalidKeySet');
-    expect(codeOf(() => inferObjectType([{ type: 'MD5Hash', value: 'x' }, { type: 'URL', value: 'y' }]))).toBe('InvalidKeySet');
-    expect(codeOf(() => inferObjectType([{ type: 'URL', value: 'x' }, { type: 'DomainName', value: 'y' }]))).toBe('InvalidKeySet');
+    expect(
+      codeOf(() =>
+        inferObjectType([
+          { type: 'MD5Hash', value: 'x' },
+          { type: 'URL', value: 'y' },
+        ]),
+      ),
+    ).toBe('InvalidKeySet');
+    expect(
+      codeOf(() =>
+        inferObjectType([
+          { type: 'URL', value: 'x' },
+          { type: 'DomainName', value: 'y' },
+        ]),
+      ),
+    ).toBe('InvalidKeySet');
   });
 });
 

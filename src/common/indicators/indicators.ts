@@ -11,27 +11,14 @@ import { ApiError } from '../errors/api-error.js';
 export const OBJECT_TYPES = ['File', 'DomainName', 'URL', 'IPAddress', 'IPNetwork'] as const;
 export type ObjectType = (typeof OBJECT_TYPES)[number];
 
-export const KEY_TYPES = [
-  'MD5Hash',
-  'SHA1Hash',
-  'SHA256Hash',
-  'SHA512Hash',
-  'DomainName',
-  'URL',
-  'IPAddress',
-  'IPNetwork',
-] as const;
+export const KEY_TYPES = ['MD5Hash', 'SHA1Hash', 'SHA256Hash', 'SHA512Hash', 'DomainName', 'URL', 'IPAddress', 'IPNetwork'] as const;
 export type KeyType = (typeof KEY_TYPES)[number];
 
 /** Insight has the same types without `IPNetwork` (wire-contract §6), in the same order. */
 export type InsightObjectType = Exclude<ObjectType, 'IPNetwork'>;
-export const INSIGHT_OBJECT_TYPES: readonly InsightObjectType[] = OBJECT_TYPES.filter(
-  (type): type is InsightObjectType => type !== 'IPNetwork',
-);
+export const INSIGHT_OBJECT_TYPES: readonly InsightObjectType[] = OBJECT_TYPES.filter((type): type is InsightObjectType => type !== 'IPNetwork');
 export type InsightKeyType = Exclude<KeyType, 'IPNetwork'>;
-export const INSIGHT_KEY_TYPES: readonly InsightKeyType[] = KEY_TYPES.filter(
-  (type): type is InsightKeyType => type !== 'IPNetwork',
-);
+export const INSIGHT_KEY_TYPES: readonly InsightKeyType[] = KEY_TYPES.filter((type): type is InsightKeyType => type !== 'IPNetwork');
 
 export interface ObjectKey {
   type: KeyType;

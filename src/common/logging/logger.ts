@@ -11,10 +11,7 @@ export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
  * The one logger of a process: JSON lines on stdout (`time` ISO 8601, `level` by name), or coloured lines
  * for a terminal with LOG_FORMAT=pretty. `destination` replaces stdout (tests capture the output with it).
  */
-export function createLogger(
-  config: Pick<AppConfig, 'logLevel' | 'logFormat'>,
-  destination?: pino.DestinationStream,
-): RootLogger {
+export function createLogger(config: Pick<AppConfig, 'logLevel' | 'logFormat'>, destination?: pino.DestinationStream): RootLogger {
   const options: pino.LoggerOptions = {
     level: config.logLevel,
     timestamp: pino.stdTimeFunctions.isoTime,

@@ -31,11 +31,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly changesWritten = this.counter(
-    'ids_changes_written_total',
-    'Change records written to the collections\' change feeds, by operation',
-    ['operation'] as const,
-  );
+  readonly changesWritten = this.counter('ids_changes_written_total', "Change records written to the collections' change feeds, by operation", [
+    'operation',
+  ] as const);
 
   readonly tasksTaken = this.counter('ids_tasks_taken_total', 'Tasks handed to executors (each delivery counts)');
 
@@ -43,21 +41,17 @@ export class Metrics {
 
   readonly tasksFailed = this.counter('ids_tasks_failed_total', 'Tasks reported failed by executors');
 
-  readonly uploadedBytes = this.counter(
-    'ids_filebox_uploaded_bytes_total',
-    'File content bytes stored (direct uploads and session parts)',
-  );
+  readonly uploadedBytes = this.counter('ids_filebox_uploaded_bytes_total', 'File content bytes stored (direct uploads and session parts)');
 
   readonly downloadedBytes = this.counter('ids_filebox_downloaded_bytes_total', 'File content bytes sent in downloads');
 
   /** Runs of sources by outcome (extensions §13), counted by the instance that ran them. */
   readonly sourceRuns = this.counter('ids_source_runs_total', 'Runs of sources, by source and outcome', ['source', 'outcome'] as const);
 
-  readonly cacheLookups = this.counter(
-    'ids_cache_lookups_total',
-    'Lookups in the process caches of database rows, by cache and result (hit or miss)',
-    ['cache', 'result'] as const,
-  );
+  readonly cacheLookups = this.counter('ids_cache_lookups_total', 'Lookups in the process caches of database rows, by cache and result (hit or miss)', [
+    'cache',
+    'result',
+  ] as const);
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     // Process metrics (CPU, memory, event loop lag, GC) only when someone can scrape them: they sample continuously.

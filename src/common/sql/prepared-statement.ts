@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { type DataSource, EntityManager } from 'typeorm';
+import { EntityManager, type DataSource } from 'typeorm';
 
 /**
  * A statement that PostgreSQL parses and plans once per pooled connection (a named prepared statement).

@@ -5,8 +5,7 @@
  */
 
 /** `to_char` of `timestamp` in UTC with the given fractional seconds (`MS` milliseconds, `US` microseconds). */
-const utcText = (timestamp: string, fraction: 'MS' | 'US') =>
-  `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.${fraction}"Z"')`;
+const utcText = (timestamp: string, fraction: 'MS' | 'US') => `to_char((${timestamp}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.${fraction}"Z"')`;
 
 /** Milliseconds: the form of times in views (`expiresAt`, `firstSeenAt`, ...; stored truncated to milliseconds). */
 export const isoUtc = (timestamp: string) => utcText(timestamp, 'MS');

@@ -6,14 +6,20 @@ import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
 import { QuotaDto } from '../../insight/dto/quota.dto.js';
 import { CompleteTaskDto, FailTaskDto, HeartbeatDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
 import { RegisterTaskDto, TaskIdParamDto } from '../../insight/dto/task.dto.js';
-import { CollectionNameParamDto, CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
 import { RemoveItemDto } from '../../intel/batch/batch.dto.js';
+import { CollectionNameParamDto, CreateCollectionDto, UpdateCollectionDto } from '../../intel/dto/collection.dto.js';
 import { CollectionIdParamDto, ObjectAddDto } from '../../intel/dto/object.dto.js';
 import { LookupDto } from '../../intel/lookup/lookup.dto.js';
 import { SchemaIdParamDto } from '../../schema-registry/dto/schema.dto.js';
-import { CheckDto, CreateWarninglistDto, ReplaceWarninglistDto, UpdateWarninglistDto, WarninglistNameParamDto } from '../../warninglists/dto/warninglist.dto.js';
-import { RESOURCE_ACTIONS } from '../guard/access.js';
+import {
+  CheckDto,
+  CreateWarninglistDto,
+  ReplaceWarninglistDto,
+  UpdateWarninglistDto,
+  WarninglistNameParamDto,
+} from '../../warninglists/dto/warninglist.dto.js';
 import { ApiError } from '../errors/api-error.js';
+import { RESOURCE_ACTIONS } from '../guard/access.js';
 import { INSIGHT_KEY_TYPES, INSIGHT_OBJECT_TYPES, KEY_TYPES, OBJECT_TYPES } from '../indicators/indicators.js';
 import { compiledValidation } from './compiled-validation.js';
 import { inspectJsonBody } from './json-body.js';
@@ -51,10 +57,7 @@ const text = fc.string({ maxLength: 12 });
 const key = (types: readonly string[]) => fc.record({ type: fc.constantFrom(...types), value: fc.oneof(text, fc.stringMatching(/^[0-9a-f]{32}$/)) });
 const context = fc.dictionary(fc.oneof(text, fc.constantFrom('toString', 'valueOf', 'hasOwnProperty', 'a')), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
 const objectForm = (objectTypes: readonly string[], keyTypes: readonly string[]) =>
-  fc.record(
-    { type: fc.constantFrom(...objectTypes), keys: fc.array(key(keyTypes), { maxLength: 3 }), context },
-    { requiredKeys: ['type', 'keys'] },
-  );
+  fc.record({ type: fc.constantFrom(...objectTypes), keys: fc.array(key(keyTypes), { maxLength: 3 }), context }, { requiredKeys: ['type', 'keys'] });
 const uuid = fc.uuid();
 const schemaId = fc.constantFrom('phishing', 'a.b-c~d', 'x');
 const leaseToken = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
@@ -78,12 +81,16 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   [
     'ObjectAddDto',
     ObjectAddDto,
-    fc.tuple(objectForm(OBJECT_TYPES, KEY_TYPES), fc.option(fc.constantFrom('2030-01-01T00:00:00Z', '2030-01-01T00:00:00.5+02:00'))).map(
-      ([form, expiresAt]) => (expiresAt === null ? form : { ...form, expiresAt }),
-    ),
+    fc
+      .tuple(objectForm(OBJECT_TYPES, KEY_TYPES), fc.option(fc.constantFrom('2030-01-01T00:00:00Z', '2030-01-01T00:00:00.5+02:00')))
+      .map(([form, expiresAt]) => (expiresAt === null ? form : { ...form, expiresAt })),
   ],
   ['RemoveItemDto (a batch item)', RemoveItemDto, fc.record({ remove: key(KEY_TYPES) })],
-  ['CompleteTaskDto', CompleteTaskDto, fc.record({ taskID: uuid, leaseToken, result: objectForm(INSIGHT_OBJECT_TYPES, INSIGHT_KEY_TYPES) }, { requiredKeys: ['taskID', 'result'] })],
+  [
+    'CompleteTaskDto',
+    CompleteTaskDto,
+    fc.record({ taskID: uuid, leaseToken, result: objectForm(INSIGHT_OBJECT_TYPES, INSIGHT_KEY_TYPES) }, { requiredKeys: ['taskID', 'result'] }),
+  ],
   [
     'FailTaskDto',
     FailTaskDto,
@@ -92,7 +99,12 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
         taskID: uuid,
         leaseToken,
         error: fc.record(
-          { code: fc.string({ minLength: 1, maxLength: 8 }), message: text, kind: fc.constantFrom('permanent', 'transient', 'rateLimited'), retryAfterSeconds: fc.integer({ min: 1, max: 86400 }) },
+          {
+            code: fc.string({ minLength: 1, maxLength: 8 }),
+            message: text,
+            kind: fc.constantFrom('permanent', 'transient', 'rateLimited'),
+            retryAfterSeconds: fc.integer({ min: 1, max: 86400 }),
+          },
           { requiredKeys: ['code', 'message'] },
         ),
       },
@@ -103,7 +115,12 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
     'TakeTasksDto',
     TakeTasksDto,
     fc.record(
-      { limit: fc.integer({ min: 1, max: 1000 }), wait: fc.integer({ min: 0, max: 60 }), schemas: fc.array(schemaId, { minLength: 1, maxLength: 3 }), executor: fc.string({ minLength: 1, maxLength: 16 }) },
+      {
+        limit: fc.integer({ min: 1, max: 1000 }),
+        wait: fc.integer({ min: 0, max: 60 }),
+        schemas: fc.array(schemaId, { minLength: 1, maxLength: 3 }),
+        executor: fc.string({ minLength: 1, maxLength: 16 }),
+      },
       { requiredKeys: ['limit'] },
     ),
   ],
@@ -111,7 +128,12 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
     'QuotaDto',
     QuotaDto,
     fc.record(
-      { perMinute: fc.integer({ min: 1, max: 1000 }), perHour: fc.integer({ min: 1, max: 1000 }), perDay: fc.integer({ min: 1, max: 1000 }), maxLeased: fc.integer({ min: 1, max: 1000 }) },
+      {
+        perMinute: fc.integer({ min: 1, max: 1000 }),
+        perHour: fc.integer({ min: 1, max: 1000 }),
+        perDay: fc.integer({ min: 1, max: 1000 }),
+        maxLeased: fc.integer({ min: 1, max: 1000 }),
+      },
       { requiredKeys: [] },
     ),
   ],
@@ -131,7 +153,10 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   [
     'LookupDto',
     LookupDto,
-    fc.record({ keys: fc.array(key(KEY_TYPES), { minLength: 1, maxLength: 4 }), collections: fc.array(schemaId, { maxLength: 3 }) }, { requiredKeys: ['keys'] }),
+    fc.record(
+      { keys: fc.array(key(KEY_TYPES), { minLength: 1, maxLength: 4 }), collections: fc.array(schemaId, { maxLength: 3 }) },
+      { requiredKeys: ['keys'] },
+    ),
   ],
   [
     'CreateApiKeyDto',
@@ -140,7 +165,11 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
       {
         permissions: fc.array(fc.record({ resource: resourceRef, actions: fc.subarray([...RESOURCE_ACTIONS]) }), { maxLength: 3 }),
         requestLimits: fc.array(
-          fc.record({ target: fc.record({ resource: resourceRef, action: fc.constantFrom(...RESOURCE_ACTIONS) }), limit: fc.integer({ min: 1 }), period: fc.constant('Day') }),
+          fc.record({
+            target: fc.record({ resource: resourceRef, action: fc.constantFrom(...RESOURCE_ACTIONS) }),
+            limit: fc.integer({ min: 1 }),
+            period: fc.constant('Day'),
+          }),
           { maxLength: 2 },
         ),
         expiresAt: fc.constant('2030-01-02T03:04:05Z'),
@@ -149,7 +178,11 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
       { requiredKeys: ['permissions'] },
     ),
   ],
-  ['CreateCollectionDto', CreateCollectionDto, fc.record({ name: schemaId, schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1, max: 1000 })) }, { requiredKeys: ['name', 'schemaID'] })],
+  [
+    'CreateCollectionDto',
+    CreateCollectionDto,
+    fc.record({ name: schemaId, schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1, max: 1000 })) }, { requiredKeys: ['name', 'schemaID'] }),
+  ],
   ['UpdateCollectionDto', UpdateCollectionDto, fc.record({ schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1 })) }, { requiredKeys: [] })],
   ['CreateWarninglistDto', CreateWarninglistDto, warninglistForm(['name', 'kind', 'entries'])],
   // PUT's body: the POST form, its name optional (the service compares it with the path's).
@@ -157,7 +190,10 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
   [
     'UpdateWarninglistDto',
     UpdateWarninglistDto,
-    fc.record({ description: text, keyTypes: fc.option(fc.subarray([...KEY_TYPES])), action: fc.constantFrom('annotate', 'rejectOnIngest'), enabled: fc.boolean() }, { requiredKeys: [] }),
+    fc.record(
+      { description: text, keyTypes: fc.option(fc.subarray([...KEY_TYPES])), action: fc.constantFrom('annotate', 'rejectOnIngest'), enabled: fc.boolean() },
+      { requiredKeys: [] },
+    ),
   ],
   ['CheckDto', CheckDto, fc.record({ values: fc.array(fc.oneof(text, key(KEY_TYPES)), { maxLength: 4 }) })],
   ['CreateSessionDto', CreateSessionDto, fc.record({ partSize: fc.integer({ min: 1024 * 1024, max: 64 * 1024 * 1024 }) })],
@@ -197,8 +233,32 @@ const PARAMS: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
 const spoilt: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.constantFrom(
-    null, true, 0, -1, 1.5, 1e21, 2 ** 31, 1025, 65, '', ' ', 'x'.repeat(4097), 'md5hash', 'MD5Hash', 'File', 'IPNetwork',
-    'Day', 'Read', '2030-01-01', [], {}, [null], [{}], [[]], { type: 'MD5Hash' }, { id: '1' },
+    null,
+    true,
+    0,
+    -1,
+    1.5,
+    1e21,
+    2 ** 31,
+    1025,
+    65,
+    '',
+    ' ',
+    'x'.repeat(4097),
+    'md5hash',
+    'MD5Hash',
+    'File',
+    'IPNetwork',
+    'Day',
+    'Read',
+    '2030-01-01',
+    [],
+    {},
+    [null],
+    [{}],
+    [[]],
+    { type: 'MD5Hash' },
+    { id: '1' },
   ),
 );
 const NAMES = ['extra', 'toString', 'valueOf', 'hasOwnProperty', 'type', 'value', 'keys', 'context', 'id', 'limit', 'wait', 'result', 'error', '0'];
@@ -280,7 +340,7 @@ async function agreesWithLibrary(source: 'body' | 'param', type: Function, valid
   expect(accepted.library).toBeLessThan(380);
 }
 
-describe('compiled validation (the global pipe\'s fast path)', () => {
+describe("compiled validation (the global pipe's fast path)", () => {
   it.each(BODIES)('is compiled for %s', (_name, type) => {
     expect(compiledValidation(type)).toBeDefined();
   });
@@ -294,12 +354,11 @@ describe('compiled validation (the global pipe\'s fast path)', () => {
     expect(compiledValidation(type)).toBeDefined();
   });
 
-  it.each(PARAMS)(
-    '%s: accepts exactly the path parameters class-validator accepts, and the pipe answers every value as without it',
-    (_name, type, valid) => agreesWithLibrary('param', type, valid),
+  it.each(PARAMS)('%s: accepts exactly the path parameters class-validator accepts, and the pipe answers every value as without it', (_name, type, valid) =>
+    agreesWithLibrary('param', type, valid),
   );
 
-  it('keeps the context as parsed (the same object, attributes named like methods included), as the DTO\'s @Transform does', () => {
+  it("keeps the context as parsed (the same object, attributes named like methods included), as the DTO's @Transform does", () => {
     const body = { type: 'File', keys: [{ type: 'MD5Hash', value: 'd41d8cd98f00b204e9800998ecf8427e' }], context: { toString: 1, a: { valueOf: 2 } } };
     const instance = compiledValidation(ObjectAddDto)!(body) as ObjectAddDto;
     expect(instance).toBeInstanceOf(ObjectAddDto);

@@ -1,6 +1,6 @@
 import { TransformationType, type TransformFnParams } from 'class-transformer';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
-import { getMetadataStorage, type ValidationArguments, ValidationTypes } from 'class-validator';
+import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
 
 /**
  * A fast path for the global pipe, compiled once per DTO class from the class-validator and class-transformer
@@ -120,11 +120,7 @@ function planFor(type: Function, schema: string | undefined, plans: Plans): Clas
 function makePlan(type: Function, schema: string | undefined, plans: Plans): ClassPlan | null {
   if (type.length > 0) return null;
   const transformer = defaultMetadataStorage;
-  if (
-    transformer.getStrategy(type) !== 'none' ||
-    transformer.getExposedMetadatas(type).length > 0 ||
-    transformer.getExcludedMetadatas(type).length > 0
-  ) {
+  if (transformer.getStrategy(type) !== 'none' || transformer.getExposedMetadatas(type).length > 0 || transformer.getExcludedMetadatas(type).length > 0) {
     return null;
   }
   const storage = getMetadataStorage();

@@ -13,8 +13,14 @@ export function parseDateTime(text: string): Date | undefined {
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const offset = /([+-])(\d{2}):(\d{2})$/.exec(text);
   const valid =
-    month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && !leap ? 28 : DAYS_IN_MONTH[month - 1]) &&
-    hour <= 23 && minute <= 59 && second <= 59 && (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59));
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= (month === 2 && !leap ? 28 : DAYS_IN_MONTH[month - 1]) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    (!offset || (Number(offset[2]) <= 23 && Number(offset[3]) <= 59));
   // Date parses at most milliseconds: further digits are cut first.
   const at = valid ? new Date(text.replace(/(\.\d{3})\d+/, '$1')) : undefined;
   return at && !Number.isNaN(at.getTime()) ? at : undefined;

@@ -25,9 +25,7 @@ describe('inspectJsonBody', () => {
     ['a surrogate pair', { a: '🐢 \ud83d\udc22' }, undefined],
     ['a literal backslash-u0000 text', { a: '\\u0000' }, undefined],
   ])('finds unstorable text: %s', (_name, body, pointer) => {
-    expect(inspectJsonBody(body, { attributeNames: false, text: true })).toEqual(
-      pointer === undefined ? undefined : { kind: 'unstorableText', pointer },
-    );
+    expect(inspectJsonBody(body, { attributeNames: false, text: true })).toEqual(pointer === undefined ? undefined : { kind: 'unstorableText', pointer });
     expect(inspectJsonBody(body, { attributeNames: false, text: false })).toBeUndefined();
   });
 

@@ -57,10 +57,7 @@ function pointerOf(visit: Visit): string {
  * the value reaches a text or jsonb column (DTO bodies, query and path values): free-form documents (schemas,
  * stored as `json`) may hold both.
  */
-export function inspectJsonBody(
-  body: unknown,
-  check: { attributeNames: boolean; text: boolean },
-): JsonBodyProblem | undefined {
+export function inspectJsonBody(body: unknown, check: { attributeNames: boolean; text: boolean }): JsonBodyProblem | undefined {
   let nonFinite = false;
   let reserved: Visit | undefined;
   let unstorable: Visit | undefined;

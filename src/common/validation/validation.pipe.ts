@@ -10,11 +10,7 @@ interface FieldError {
 
 function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
   return errors.flatMap((error) => {
-    const field = /^\d+$/.test(error.property)
-      ? `${prefix}[${error.property}]`
-      : prefix
-        ? `${prefix}.${error.property}`
-        : error.property;
+    const field = /^\d+$/.test(error.property) ? `${prefix}[${error.property}]` : prefix ? `${prefix}.${error.property}` : error.property;
     const own = error.constraints ? [{ field, problems: Object.values(error.constraints) }] : [];
     return [...own, ...flatten(error.children ?? [], field)];
   });
@@ -64,11 +60,9 @@ export class AppValidationPipe extends ValidationPipe {
         throw new ApiError('InvalidData', 'the request body holds a number out of the range of a double (e.g. 1e400)');
       }
       if (problem?.kind === 'reservedAttribute') {
-        throw new ApiError(
-          'InvalidData',
-          `attributes may not be named __proto__, constructor or prototype (${problem.pointer})`,
-          { InstanceLocation: problem.pointer },
-        );
+        throw new ApiError('InvalidData', `attributes may not be named __proto__, constructor or prototype (${problem.pointer})`, {
+          InstanceLocation: problem.pointer,
+        });
       }
       if (problem?.kind === 'unstorableText') {
         throw new ApiError('InvalidData', `${UNSTORABLE_TEXT_MESSAGE} (at ${problem.pointer || '/'})`, {

@@ -200,8 +200,7 @@ ${pager(`${collectionHref(collection)}/object`, olderHistory, { type: key.type, 
  */
 export function sightingSummaryOf(summary: SightingSummaryView | null): string {
   if (summary === null) return 'Never sighted.';
-  const seen =
-    summary.count > 0 ? `Seen ${times(summary.count, 'time')}, ${dateOf(summary.firstAt)} to ${dateOf(summary.lastAt)}` : 'Not seen';
+  const seen = summary.count > 0 ? `Seen ${times(summary.count, 'time')}, ${dateOf(summary.firstAt)} to ${dateOf(summary.lastAt)}` : 'Not seen';
   const falsePositives = summary.falsePositives > 0 ? `, ${times(summary.falsePositives, 'false positive')}` : '';
   return `${seen}${falsePositives}, from ${times(summary.sources, 'source')}.`;
 }

@@ -25,7 +25,9 @@ describe('dataTable', () => {
         { header: 'Count', cell: (row) => row.count },
       ],
     }).text;
-    expect(text).toMatch(/^<table><caption>Collections this key may read<\/caption><thead><tr><th scope="col">Name<\/th><th scope="col">Count<\/th><\/tr><\/thead>/);
+    expect(text).toMatch(
+      /^<table><caption>Collections this key may read<\/caption><thead><tr><th scope="col">Name<\/th><th scope="col">Count<\/th><\/tr><\/thead>/,
+    );
     expect(text).toContain(`<tbody><tr><td>${ESCAPED}</td><td>2</td></tr></tbody></table>`);
   });
 
@@ -33,7 +35,10 @@ describe('dataTable', () => {
     const text = dataTable({
       caption: HOSTILE,
       rows,
-      columns: [{ header: HOSTILE, cell: (row) => row.name }, { header: 'Link', cell: (row) => html`<a href="/x?q=${row.name}">${row.name}</a>` }],
+      columns: [
+        { header: HOSTILE, cell: (row) => row.name },
+        { header: 'Link', cell: (row) => html`<a href="/x?q=${row.name}">${row.name}</a>` },
+      ],
     }).text;
     expectEscaped(text, 5);
   });

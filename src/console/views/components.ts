@@ -33,9 +33,7 @@ export function dataTable<Row>({ caption, columns, rows, id }: TableOptions<Row>
 
 function cellOf<Row>(column: Column<Row>, row: Row): Html {
   const classes = column.className ? html` class="${column.className}"` : '';
-  return column.rowHeader
-    ? html`<th scope="row"${classes}>${column.cell(row)}</th>`
-    : html`<td${classes}>${column.cell(row)}</td>`;
+  return column.rowHeader ? html`<th scope="row"${classes}>${column.cell(row)}</th>` : html`<td${classes}>${column.cell(row)}</td>`;
 }
 
 /**
@@ -88,9 +86,15 @@ export function formField(options: FieldOptions, { form, refusal }: SentForm = {
       ? html`<textarea${common}>${value}</textarea>`
       : html`<input${type === 'text' ? '' : html` type="${type}"`}${common}${type === 'file' || type === 'password' ? '' : html` value="${value}"`}>`;
   return html`<label for="${name}">${label}</label>
-${control}${help !== undefined && html`
-<p id="${name}-help" class="note">${help}</p>`}${error !== undefined && html`
-<p id="${name}-error" class="error">${error}</p>`}`;
+${control}${
+    help !== undefined &&
+    html`
+<p id="${name}-help" class="note">${help}</p>`
+  }${
+    error !== undefined &&
+    html`
+<p id="${name}-error" class="error">${error}</p>`
+  }`;
 }
 
 /** A message above a form or as a page's whole content (role=alert: screen readers announce it after a swap). */
@@ -101,7 +105,10 @@ export function alert(message: string | undefined): Html | '' {
 /** A stored time as people read it, in UTC; '—' for none. */
 export function dateOf(value: Date | string | null | undefined): string {
   if (value === null || value === undefined) return '—';
-  return new Date(value).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return new Date(value)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 }
 
 /** An expiry: its time, or "never". */

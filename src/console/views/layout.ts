@@ -65,8 +65,7 @@ export function page(request: ConsoleRequest, { title, body, options }: Screen):
 ${
   signedIn &&
   html`<nav aria-label="Main"><ul>${NAV.map(
-    ([label, href]) =>
-      html`<li><a href="${href}"${current.startsWith(href) ? html` aria-current="page"` : ''}>${label}</a></li>`,
+    ([label, href]) => html`<li><a href="${href}"${current.startsWith(href) ? html` aria-current="page"` : ''}>${label}</a></li>`,
   )}</ul></nav>
 <form method="post" action="/console/sign-out" class="sign-out"><button type="submit">Sign out</button></form>`
 }

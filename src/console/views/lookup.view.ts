@@ -4,7 +4,7 @@ import { MAX_FORM_BYTES } from '../console-http.js';
 import { html, type Html } from '../html.js';
 import { MAX_LOOKUP_LINES } from '../indicator-lines.js';
 import { objectHref, sightingSummaryOf } from './collections.view.js';
-import { alert, type Column, dataTable, formField } from './components.js';
+import { alert, dataTable, formField, type Column } from './components.js';
 import { Screen } from './layout.js';
 
 export interface LookupOutcome {
@@ -81,10 +81,7 @@ ${
     id: 'unknown-warned',
     caption: 'Unknown indicators on warninglists',
     rows: unknownWarned,
-    columns: [
-      ...KEY_COLUMNS,
-      { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) },
-    ],
+    columns: [...KEY_COLUMNS, { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) }],
   })
 }
 ${

@@ -83,15 +83,17 @@ describe('console views of sources and warninglists', () => {
     expect(withRun).toContain('<form method="post" action="/console/sources/urlhaus">');
     const readOnly = sourcesView({ sources: [readable], canRun: false, paged: false, now: NOW }).body.text;
     expect(readOnly).not.toContain('Run now');
-    expect(sourcesView({ sources: [{ ...readable, enabled: false, state: 'disabled', consecutiveFailures: 0 }], canRun: false, paged: false, now: NOW }).body.text).toContain(
-      '<td>disabled</td>',
-    );
+    expect(
+      sourcesView({ sources: [{ ...readable, enabled: false, state: 'disabled', consecutiveFailures: 0 }], canRun: false, paged: false, now: NOW }).body.text,
+    ).toContain('<td>disabled</td>');
     // A next run at or before the page's time is due now (a new source shows when it became due), a later one its time.
     const at = (nextRunAt: string) => sourcesView({ sources: [{ ...readable, nextRunAt }], canRun: false, paged: false, now: NOW }).body.text;
     expect(at('2026-06-01T00:00:00.000Z')).toContain('<td>due now</td>');
     expect(at('2026-06-01T00:00:01.000Z')).toContain('<td>2026-06-01 00:00:01 UTC</td>');
     // Secrets are write-only: the view names the headers sent, never a value (the view model has none).
-    expect(sourceView({ source: readable, runs: [], canRun: false, paged: false, now: NOW }).body.text).toContain(`<dt>Headers sent</dt><dd>${escapeHtml(HOSTILE)}</dd>`);
+    expect(sourceView({ source: readable, runs: [], canRun: false, paged: false, now: NOW }).body.text).toContain(
+      `<dt>Headers sent</dt><dd>${escapeHtml(HOSTILE)}</dd>`,
+    );
   });
 
   it("shows a run's rejections and error, and a run under way as running", () => {
@@ -114,7 +116,12 @@ describe('console views of sources and warninglists', () => {
   });
 
   it('shows a refused import again with its settings and the problem', () => {
-    const text = warninglistsView({ lists: [], canWrite: true, form: new URLSearchParams({ name: 'Bad Name', action: 'rejectOnIngest' }), refusal: { status: 400, message: 'The form was not accepted: see the marked fields.', fields: { name: 'name must be 1-128 of a-z 0-9 . _ -' } } }).body.text;
+    const text = warninglistsView({
+      lists: [],
+      canWrite: true,
+      form: new URLSearchParams({ name: 'Bad Name', action: 'rejectOnIngest' }),
+      refusal: { status: 400, message: 'The form was not accepted: see the marked fields.', fields: { name: 'name must be 1-128 of a-z 0-9 . _ -' } },
+    }).body.text;
     expect(text).toContain('<p role="alert" class="error">The form was not accepted: see the marked fields.</p>');
     expect(text).toContain('value="Bad Name"');
     expect(text).toContain('<p id="name-error" class="error">name must be 1-128 of a-z 0-9 . _ -</p>');

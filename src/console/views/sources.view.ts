@@ -122,7 +122,8 @@ function nextRunOf(source: SourceView, now: number): string {
 function rejectedOf(run: RunView): Html {
   if (run.rejections.length === 0) return html`${run.rejected}`;
   return html`<details><summary>${run.rejected}</summary><ul>${run.rejections.map(
-    (rejection) => html`<li>${rejection.line !== undefined && `line ${rejection.line}: `}<span class="mono">${rejection.value}</span> — ${rejection.reason}</li>`,
+    (rejection) =>
+      html`<li>${rejection.line !== undefined && `line ${rejection.line}: `}<span class="mono">${rejection.value}</span> — ${rejection.reason}</li>`,
   )}</ul></details>`;
 }
 

@@ -21,7 +21,15 @@ const task = (extra: Partial<TaskDetailView> = {}): TaskDetailView => ({
   state: 'Pending',
   progress: { percent: 40, message: HOSTILE },
   attempts: [
-    { attempt: 1, executor: HOSTILE, keyID: 7, takenAt: '2026-01-02T03:04:05.000Z', endedAt: '2026-01-02T03:05:00.000Z', outcome: 'transient', error: { code: HOSTILE, message: HOSTILE } },
+    {
+      attempt: 1,
+      executor: HOSTILE,
+      keyID: 7,
+      takenAt: '2026-01-02T03:04:05.000Z',
+      endedAt: '2026-01-02T03:05:00.000Z',
+      outcome: 'transient',
+      error: { code: HOSTILE, message: HOSTILE },
+    },
     { attempt: 2, executor: null, keyID: 7, takenAt: '2026-01-02T03:06:00.000Z', endedAt: null, outcome: null, error: null },
   ],
   ...extra,

@@ -1,5 +1,4 @@
-import { TASK_STATES, type TaskState } from '../../insight/dto/task.dto.js';
-import type { TaskDetailView, TaskProgressView, TaskView } from '../../insight/dto/task.dto.js';
+import { TASK_STATES, type TaskDetailView, type TaskProgressView, type TaskState, type TaskView } from '../../insight/dto/task.dto.js';
 import { html, type Html } from '../html.js';
 import { alert, dataTable, dateOf, formField, pager, type SentForm } from './components.js';
 import { Screen } from './layout.js';

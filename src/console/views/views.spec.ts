@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ObjectView } from '../../intel/dto/object.dto.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
+import type { ObjectView } from '../../intel/dto/object.dto.js';
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
 import { changesFragment, changesView, collectionsView, collectionView, objectView, whatChanged } from './collections.view.js';
-import { fileView, filesView } from './files.view.js';
+import { filesView, fileView } from './files.view.js';
 import { keyCreatedView, keyEditorView, keysView } from './keys.view.js';
 import type { Screen } from './layout.js';
 import { lookupView } from './lookup.view.js';
@@ -68,7 +68,10 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
   ['key editor', keyEditorView({ rows: [{ id: 9, path: HOSTILE, actions: ['Read'] }], form, refusal })],
   ['key created', keyCreatedView({ id: 7, key: HOSTILE })],
   ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE }], paged: true, next: HOSTILE })],
-  ['collection', collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE })],
+  [
+    'collection',
+    collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE }),
+  ],
   ['changes', changesView({ name: HOSTILE, changes: [{ operation: 'Add', object } as never], next: HOSTILE })],
   ['live changes', changesFragment({ name: HOSTILE, changes: [{ operation: 'Remove', reason: 'Expired', object } as never], next: HOSTILE })],
   [
@@ -106,7 +109,7 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
 describe('console views', () => {
   itShowsStoredTextAsText(SCREENS);
 
-  it('names a key\'s resources by path, with their actions and daily limits', () => {
+  it("names a key's resources by path, with their actions and daily limits", () => {
     const text = keysView({
       keys: [
         {
@@ -136,11 +139,18 @@ describe('console views', () => {
     expect(whatChanged(entry('Update', second), entry('Add', first))).toBe(`keys ${sha1.value} joined; context b, c; expiry 2030-01-02 00:00:00 UTC`);
     expect(whatChanged(entry('Update', second), undefined)).toBe('updated');
     expect(whatChanged(entry('Remove', second, { reason: 'Expired' }), entry('Update', second))).toBe('removed');
-    const text = objectView({ collection: 'c', object: second, sightings: null, latestSightings: [], key: sha1, history: [entry('Remove', second, { reason: 'Deleted', keyID: null, via: 'expiry' })] }).body.text;
+    const text = objectView({
+      collection: 'c',
+      object: second,
+      sightings: null,
+      latestSightings: [],
+      key: sha1,
+      history: [entry('Remove', second, { reason: 'Deleted', keyID: null, via: 'expiry' })],
+    }).body.text;
     expect(text).toContain('<td>Remove (Deleted)</td><td>removed</td><td>expiry</td><td>the service</td>');
   });
 
-  it('shows a refused form again with its values and each field\'s problem', () => {
+  it("shows a refused form again with its values and each field's problem", () => {
     const text = registerTaskView({
       form: new URLSearchParams({ schemaID: 'bad id', objectKeys: 'a.example' }),
       refusal: { status: 400, message: 'The form was not accepted: see the marked fields.', fields: { schemaID: 'schemaID must be a schema identifier' } },

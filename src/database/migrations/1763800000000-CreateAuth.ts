@@ -11,9 +11,7 @@ export class CreateAuth1763800000000 implements MigrationInterface {
         parent_id integer REFERENCES auth_resource(id) ON DELETE CASCADE
       )`);
     // NULLS NOT DISTINCT: top-level names are unique too.
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX "UQ_auth_resource_parent_name" ON auth_resource (parent_id, name) NULLS NOT DISTINCT`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX "UQ_auth_resource_parent_name" ON auth_resource (parent_id, name) NULLS NOT DISTINCT`);
     await queryRunner.query(`
       INSERT INTO auth_resource (id, name, parent_id) VALUES
         (1, 'auth', NULL), (2, 'intel', NULL), (3, 'insight', NULL), (4, 'filebox', NULL),
@@ -47,9 +45,7 @@ export class CreateAuth1763800000000 implements MigrationInterface {
         period text NOT NULL,
         max_requests integer NOT NULL CHECK (max_requests >= 1)
       )`);
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX "UQ_auth_request_limit_target" ON auth_request_limit (key_id, resource_id, action)`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX "UQ_auth_request_limit_target" ON auth_request_limit (key_id, resource_id, action)`);
     await queryRunner.query(`
       CREATE TABLE auth_request_count (
         limit_id integer NOT NULL REFERENCES auth_request_limit(id) ON DELETE CASCADE,

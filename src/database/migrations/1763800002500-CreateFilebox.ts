@@ -25,9 +25,7 @@ export class CreateFilebox1763800002500 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         last_activity_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(
-      `CREATE INDEX "IDX_filebox_upload_session_activity" ON filebox_upload_session (last_activity_at)`,
-    );
+    await queryRunner.query(`CREATE INDEX "IDX_filebox_upload_session_activity" ON filebox_upload_session (last_activity_at)`);
     // storage_key: a server-generated blob key, new on every upload so that a replacement swaps atomically.
     await queryRunner.query(`
       CREATE TABLE filebox_upload_part (

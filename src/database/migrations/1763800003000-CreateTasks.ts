@@ -25,9 +25,7 @@ export class CreateTasks1763800003000 implements MigrationInterface {
       )`);
     // The queue: only pending tasks, in take order. Completed and failed tasks (millions over time) are not
     // in it, so taking stays an index range scan over what is actually waiting.
-    await queryRunner.query(
-      `CREATE INDEX "IDX_insight_task_queue" ON insight_task (created_at, id) WHERE state = 'Pending'`,
-    );
+    await queryRunner.query(`CREATE INDEX "IDX_insight_task_queue" ON insight_task (created_at, id) WHERE state = 'Pending'`);
     // Running and expired leases, for failing tasks past the delivery limit without scanning the queue.
     await queryRunner.query(
       `CREATE INDEX "IDX_insight_task_leases" ON insight_task (lease_expires_at)

@@ -12,9 +12,7 @@ export class RequestCountLease1763800050000 implements MigrationInterface {
   name = 'RequestCountLease1763800050000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `ALTER TABLE auth_request_count ADD COLUMN lease_until timestamptz, ADD COLUMN granted integer NOT NULL DEFAULT 0`,
-    );
+    await queryRunner.query(`ALTER TABLE auth_request_count ADD COLUMN lease_until timestamptz, ADD COLUMN granted integer NOT NULL DEFAULT 0`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -31,9 +31,7 @@ export class AuditTrail1763800070000 implements MigrationInterface {
     await queryRunner.query(`CREATE INDEX "IDX_audit_entry_key" ON audit_entry (key_id, at, id)`);
     await queryRunner.query(`CREATE INDEX "IDX_audit_entry_target" ON audit_entry (target, at, id)`);
     // Nullable without defaults: adding them rewrites no table.
-    await queryRunner.query(
-      `ALTER TABLE auth_api_key ADD COLUMN prefix text, ADD COLUMN last_used_address text, ADD COLUMN allowed_networks text[]`,
-    );
+    await queryRunner.query(`ALTER TABLE auth_api_key ADD COLUMN prefix text, ADD COLUMN last_used_address text, ADD COLUMN allowed_networks text[]`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

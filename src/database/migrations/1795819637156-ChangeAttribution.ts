@@ -10,9 +10,7 @@ export class ChangeAttribution1795819637156 implements MigrationInterface {
   name = 'ChangeAttribution1795819637156';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `ALTER TABLE intel_change ADD COLUMN via text, ADD COLUMN key_id integer, ADD COLUMN request_id text, ADD COLUMN source text`,
-    );
+    await queryRunner.query(`ALTER TABLE intel_change ADD COLUMN via text, ADD COLUMN key_id integer, ADD COLUMN request_id text, ADD COLUMN source text`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -44,9 +44,7 @@ export class TaskAttempts1795819717617 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE insight_task ADD CONSTRAINT insight_task_lease_taken CHECK (lease_expires_at IS NULL OR deliveries > 0)`);
     // Take order is now priority first: the queue index follows it (same partial predicate, same size).
     await queryRunner.query(`DROP INDEX "IDX_insight_task_queue"`);
-    await queryRunner.query(
-      `CREATE INDEX "IDX_insight_task_queue" ON insight_task (priority, created_at, id) WHERE state = 'Pending'`,
-    );
+    await queryRunner.query(`CREATE INDEX "IDX_insight_task_queue" ON insight_task (priority, created_at, id) WHERE state = 'Pending'`);
     // A rate-limited failure holds back its whole schema until `until` (the provider's limit is per account).
     await queryRunner.query(`
       CREATE TABLE insight_schema_pause (

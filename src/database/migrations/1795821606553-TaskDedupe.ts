@@ -14,9 +14,7 @@ export class TaskDedupe1795821606553 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE insight_task ADD COLUMN content_hash bytea, ADD COLUMN dedupe_key bytea`);
     await queryRunner.query(`CREATE INDEX insight_task_content ON insight_task (content_hash) WHERE content_hash IS NOT NULL`);
-    await queryRunner.query(
-      `CREATE UNIQUE INDEX insight_task_inflight ON insight_task (dedupe_key) WHERE state = 'Pending' AND dedupe_key IS NOT NULL`,
-    );
+    await queryRunner.query(`CREATE UNIQUE INDEX insight_task_inflight ON insight_task (dedupe_key) WHERE state = 'Pending' AND dedupe_key IS NOT NULL`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -3,8 +3,8 @@ import { CreateSchemasAndCollections1763800001000 } from './1763800001000-Create
 import { CreateObjects1763800002000 } from './1763800002000-CreateObjects.js';
 import { CreateFilebox1763800002500 } from './1763800002500-CreateFilebox.js';
 import { CreateTasks1763800003000 } from './1763800003000-CreateTasks.js';
-import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResourceChildrenIndex.js';
 import { AddObjectKeyNetwork1763800013000 } from './1763800013000-AddObjectKeyNetwork.js';
+import { AddResourceChildrenIndex1763800020000 } from './1763800020000-AddResourceChildrenIndex.js';
 import { KeyFirstObjectKeyIndex1763800021300 } from './1763800021300-KeyFirstObjectKeyIndex.js';
 import { FileboxFileParts1763800022000 } from './1763800022000-FileboxFileParts.js';
 import { AddPageBytes1763800022500 } from './1763800022500-AddPageBytes.js';

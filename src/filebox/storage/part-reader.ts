@@ -6,13 +6,7 @@ import type { FileStorage, RangeReader } from './file-storage.js';
  * blob is opened as soon as the current one is first read, so that on S3 the request latency at a part
  * boundary overlaps the transfer of the part before it. Resolves once the first blob is open.
  */
-export async function openParts(
-  storage: FileStorage,
-  keys: readonly string[],
-  partSize: number,
-  start: number,
-  end: number,
-): Promise<RangeReader> {
+export async function openParts(storage: FileStorage, keys: readonly string[], partSize: number, start: number, end: number): Promise<RangeReader> {
   const first = Math.floor(start / partSize);
   const last = Math.floor(end / partSize);
   const open = (index: number): Promise<RangeReader> => {
@@ -60,6 +54,12 @@ class PartsRange implements RangeReader {
     this.closed = true;
     const next = this.next;
     this.next = undefined;
-    await Promise.all([this.current.close(), next?.then((reader) => reader.close(), () => undefined)]);
+    await Promise.all([
+      this.current.close(),
+      next?.then(
+        (reader) => reader.close(),
+        () => undefined,
+      ),
+    ]);
   }
 }

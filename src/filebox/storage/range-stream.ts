@@ -30,8 +30,16 @@ export function rangeStream(opening: Promise<RangeReader>): Readable {
       );
     },
     destroy(error, callback) {
-      const closing = reader ? reader.close() : opening.then((opened) => opened.close(), () => undefined);
-      closing.then(() => callback(error), () => callback(error));
+      const closing = reader
+        ? reader.close()
+        : opening.then(
+            (opened) => opened.close(),
+            () => undefined,
+          );
+      closing.then(
+        () => callback(error),
+        () => callback(error),
+      );
     },
   });
 }

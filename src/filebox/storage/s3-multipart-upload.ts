@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -7,7 +8,6 @@ import {
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { Readable } from 'node:stream';
 import type { BufferPool } from './buffer-pool.js';
 
 interface ObjectParams {
@@ -25,12 +25,7 @@ interface ObjectParams {
  * not gathered and concatenated into a fresh 5 MiB Buffer per part as `@aws-sdk/lib-storage` does (two
  * 50 MiB uploads at a time grew the service by +121 MiB with those).
  */
-export async function uploadInParts(
-  client: S3Client,
-  params: ObjectParams,
-  buffers: BufferPool,
-  signal: AbortSignal,
-): Promise<void> {
+export async function uploadInParts(client: S3Client, params: ObjectParams, buffers: BufferPool, signal: AbortSignal): Promise<void> {
   const { Bucket, Key, ContentType, Body: content } = params;
   const part = buffers.take();
   const parts: CompletedPart[] = [];
@@ -40,21 +35,19 @@ export async function uploadInParts(
   let reusable = false;
 
   const sendPart = async (): Promise<void> => {
-    uploadId ??= (await client.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType }), { abortSignal: signal }))
-      .UploadId;
+    uploadId ??= (await client.send(new CreateMultipartUploadCommand({ Bucket, Key, ContentType }), { abortSignal: signal })).UploadId;
     const PartNumber = parts.length + 1;
     const Body = part.subarray(0, filled);
-    const { ETag } = await client.send(
-      new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber, Body, ContentLength: filled }),
-      { abortSignal: signal },
-    );
+    const { ETag } = await client.send(new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber, Body, ContentLength: filled }), {
+      abortSignal: signal,
+    });
     parts.push({ PartNumber, ETag });
     filled = 0;
   };
 
   try {
     for await (const chunk of content as AsyncIterable<Buffer>) {
-      for (let offset = 0; offset < chunk.length; ) {
+      for (let offset = 0; offset < chunk.length;) {
         const copied = chunk.copy(part, filled, offset);
         filled += copied;
         offset += copied;
@@ -66,10 +59,7 @@ export async function uploadInParts(
       await client.send(new PutObjectCommand({ Bucket, Key, ContentType, Body, ContentLength: filled }), { abortSignal: signal });
     } else {
       if (filled > 0) await sendPart();
-      await client.send(
-        new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
-        { abortSignal: signal },
-      );
+      await client.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }), { abortSignal: signal });
     }
     reusable = true;
   } catch (error) {

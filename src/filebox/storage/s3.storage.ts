@@ -124,9 +124,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     const storageFailed =
       stored.status === 'rejected' &&
       (streamed.status === 'fulfilled' ||
-        (!(streamed.reason instanceof ApiError) &&
-          stored.reason !== streamed.reason &&
-          (stored.reason as { name?: string }).name !== 'AbortError'));
+        (!(streamed.reason instanceof ApiError) && stored.reason !== streamed.reason && (stored.reason as { name?: string }).name !== 'AbortError'));
     if (!storageFailed) throw (streamed as PromiseRejectedResult).reason;
     throw this.failure('PutObject', key, stored.reason);
   }
@@ -136,10 +134,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
     const range = `bytes=${start}-${end}`;
     let response;
     try {
-      response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Range: range }),
-        { abortSignal: abort.signal },
-      );
+      response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Range: range }), { abortSignal: abort.signal });
     } catch (error) {
       throw this.failure('GetObject', key, error);
     }
@@ -164,9 +159,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
   async *listBlobs(before: Date): AsyncIterable<string[]> {
     let token: string | undefined;
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }),
-      );
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, ContinuationToken: token }));
       const keys = (page.Contents ?? [])
         .filter((object) => object.LastModified !== undefined && object.LastModified < before)
         .map((object) => (object.Key ?? '').slice(this.prefix.length))
@@ -202,9 +195,7 @@ export class S3Storage implements FileStorage, OnModuleInit, OnModuleDestroy {
       }
       for (const upload of page.Uploads ?? []) {
         if (!upload.Initiated || upload.Initiated >= before) continue;
-        await this.client.send(
-          new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }),
-        );
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: upload.Key, UploadId: upload.UploadId }));
         removed++;
       }
       keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
@@ -261,7 +252,12 @@ function createS3Client(s3: S3Config, logger: Logger): S3Client {
       httpsAgent: new HttpsAgent(agentOptions),
     },
     // The SDK's own warnings (e.g. "a streaming request is not retried") are details of an error we log.
-    logger: { debug: () => undefined, info: () => undefined, warn: (message: unknown) => logger.debug(String(message)), error: (message: unknown) => logger.debug(String(message)) },
+    logger: {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message: unknown) => logger.debug(String(message)),
+      error: (message: unknown) => logger.debug(String(message)),
+    },
   });
 }
 
@@ -327,7 +323,12 @@ function isUnavailable(error: unknown): boolean {
     return true;
   }
   const status = candidate.$metadata?.httpStatusCode;
-  return candidate.$fault === 'server' || status === 503 || status === 403 || (status === undefined && candidate.name !== 'AbortError' && candidate.$metadata !== undefined);
+  return (
+    candidate.$fault === 'server' ||
+    status === 503 ||
+    status === 403 ||
+    (status === undefined && candidate.name !== 'AbortError' && candidate.$metadata !== undefined)
+  );
 }
 
 function describe(error: unknown): string {

@@ -5,8 +5,7 @@ import { IsInt, IsOptional, Max, Min } from 'class-validator';
 const LIMIT = { type: 'integer', minimum: 1, maximum: 1_000_000_000 } as const;
 
 /** A positive whole number of hand-outs or leases. */
-const Limit = (description: string) =>
-  applyDecorators(ApiPropertyOptional({ ...LIMIT, description }), IsOptional(), IsInt(), Min(1), Max(LIMIT.maximum));
+const Limit = (description: string) => applyDecorators(ApiPropertyOptional({ ...LIMIT, description }), IsOptional(), IsInt(), Min(1), Max(LIMIT.maximum));
 
 export class QuotaDto {
   @Limit('Tasks handed out per UTC minute.')

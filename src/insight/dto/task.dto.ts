@@ -1,20 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { PageQueryDto } from '../../common/pagination/page.js';
-import {
-  ArrayMaxSize,
-  IsIn,
-  IsInt,
-  Max,
-  MaxLength,
-  Min,
-  IsArray,
-  IsDefined,
-  IsOptional,
-  IsString,
-  Matches,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsIn, IsInt, Max, MaxLength, Min, IsArray, IsDefined, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import type { ObjectKey } from '../../common/indicators/index.js';
 import { UUID_PATTERN } from '../../common/validation/uuid.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
@@ -36,7 +23,8 @@ export class TaskParamsDto {
 
   @ApiPropertyOptional({
     type: [InsightObjectKeyDto],
-    description: 'Keys of one object, by the key-set rules of objects (hash keys: a File, one key per hash type; otherwise exactly one key); the object type is inferred.',
+    description:
+      'Keys of one object, by the key-set rules of objects (hash keys: a File, one key per hash type; otherwise exactly one key); the object type is inferred.',
   })
   @IsOptional()
   @IsArray()

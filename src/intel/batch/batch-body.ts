@@ -47,10 +47,7 @@ export function parseBatch(body: unknown, contentType: string | undefined): unkn
       items.push(parsed.value);
     }
   } else {
-    throw new ApiError(
-      'UnsupportedMediaType',
-      `a batch is sent as ${JSON_TYPE} (an array of items) or ${NDJSON_TYPES[0]} (one item per line)`,
-    );
+    throw new ApiError('UnsupportedMediaType', `a batch is sent as ${JSON_TYPE} (an array of items) or ${NDJSON_TYPES[0]} (one item per line)`);
   }
   if (items.length === 0) throw CommonErrors.invalidData('a batch needs at least one item');
   if (items.length > MAX_BATCH_ITEMS) throw tooMany();

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { prepareObject } from '../object-rules.js';
-import { type BatchPlan, type OwningObject, planBatch, type PreparedItem } from './batch-plan.js';
+import { planBatch, type BatchPlan, type OwningObject, type PreparedItem } from './batch-plan.js';
 
 const LATER = '2099-01-01T00:00:00.000Z';
 const OTHER_LATER = '2099-06-01T00:00:00.000Z';

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
 import { ApiError } from '../../common/errors/api-error.js';
+import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
-import { planAdd, type PreparedObject } from '../object-rules.js';
 import type { Expiry, KeyHit } from '../object-rows.js';
+import { planAdd, type PreparedObject } from '../object-rules.js';
 
 /** A batch item after the checks that need no lock: what to do, or why it already failed. */
 export type PreparedItem =
-  | { kind: 'add'; object: PreparedObject }
-  | { kind: 'remove'; key: ObjectKey; reason?: RemoveReason }
-  | { kind: 'failed'; error: ApiError };
+  { kind: 'add'; object: PreparedObject } | { kind: 'remove'; key: ObjectKey; reason?: RemoveReason } | { kind: 'failed'; error: ApiError };
 
 /** `NotApplied` only in the 422 report of an atomic batch: the item was fine, but another failed. */
 export const ITEM_STATUSES = ['Added', 'Updated', 'Unchanged', 'Removed', 'Absent', 'Failed', 'NotApplied'] as const;
@@ -154,8 +152,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     const { object: submitted } = item;
     const hitObjects = [...new Set(submitted.keys.map((key) => byKey.get(keyId(key))).filter((o) => o !== undefined))];
     // As the single add decides: a time to live always moves the expiry; a fixed one (or none) is compared.
-    const sameExpiry = (o: Tracked) =>
-      submitted.expiry.ttlSeconds !== null ? null : o.expiry.ttlSeconds === null && o.expiry.at === submitted.expiry.at;
+    const sameExpiry = (o: Tracked) => (submitted.expiry.ttlSeconds !== null ? null : o.expiry.ttlSeconds === null && o.expiry.at === submitted.expiry.at);
     const hits: KeyHit[] = hitObjects.map((o) => ({
       id: o.id,
       keys: o.keys,

@@ -246,11 +246,16 @@ export class BatchService {
         await run.settle(manager, { body, ...stage.tables });
         if (body !== null && !body.repeat) {
           if (!run.fresh) write.unchanged += (await stage.pending(collection.id)).unchanged;
-          for (let after = -1; ; ) {
+          for (let after = -1; ;) {
             const staged = await stage.nextPending(after, RUN_CHUNK);
             if (staged.length === 0) break;
             after = staged[staged.length - 1].n;
-            const chunk = await this.writeItems(manager, origin, collection, staged.map(({ object }): PreparedItem => ({ kind: 'add', object })));
+            const chunk = await this.writeItems(
+              manager,
+              origin,
+              collection,
+              staged.map(({ object }): PreparedItem => ({ kind: 'add', object })),
+            );
             chunk.plan.outcomes.forEach((outcome, index) => {
               if (outcome.status === 'Added') write.added += 1;
               else if (outcome.status === 'Updated') write.updated += 1;
@@ -263,11 +268,16 @@ export class BatchService {
             written(chunk);
           }
         }
-        for (let after: ObjectKey | null = null; ; ) {
+        for (let after: ObjectKey | null = null; ;) {
           const keys = await stage.nextWithdrawals(collection.id, after, RUN_CHUNK);
           if (keys.length === 0) break;
           after = keys[keys.length - 1];
-          const chunk = await this.writeItems(manager, origin, collection, keys.map((key): PreparedItem => ({ kind: 'remove', key, reason: 'Withdrawn' })));
+          const chunk = await this.writeItems(
+            manager,
+            origin,
+            collection,
+            keys.map((key): PreparedItem => ({ kind: 'remove', key, reason: 'Withdrawn' })),
+          );
           write.withdrawn += chunk.plan.outcomes.filter((outcome) => outcome.status === 'Removed').length;
           written(chunk);
         }
@@ -316,7 +326,12 @@ export class BatchService {
     const items: PreparedItem[] = [];
     for (let start = 0; start < forms.length; start += CHECK_SLICE) {
       await setImmediate();
-      items.push(...(await this.prepareAll(collection, forms.slice(start, start + CHECK_SLICE).map(({ form }) => form))));
+      items.push(
+        ...(await this.prepareAll(
+          collection,
+          forms.slice(start, start + CHECK_SLICE).map(({ form }) => form),
+        )),
+      );
     }
     return items.map((item, index) => {
       if (item.kind === 'add') return item.object;
@@ -342,7 +357,10 @@ export class BatchService {
    */
   private async writeItems(manager: EntityManager, origin: WriteOrigin, collection: CollectionRecord, items: PreparedItem[], atomic = false): Promise<Written> {
     const owners = await this.repository.owners(manager, collection.id, keysOf(items));
-    const plan = planBatch(items, owners.filter((owner) => !owner.expired));
+    const plan = planBatch(
+      items,
+      owners.filter((owner) => !owner.expired),
+    );
     if (atomic && plan.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(plan.outcomes);
     const expired = await this.objects.expireHits(manager, origin, collection.id, owners);
     const recorded = await this.repository.apply(manager, origin, collection.id, plan);

@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
-import type { PreparedObject } from '../object-rules.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
+import type { PreparedObject } from '../object-rules.js';
 import { LIVE_AT_DECISION } from '../object-statements.js';
 
 /** A checked item: the object its form prepared to, or null when it failed its checks. */
@@ -141,12 +141,19 @@ export class RunStage {
 
   /** The next pending items after item `after`, in body order: of the set difference, or every checked item without it. */
   async nextPending(after: number, limit: number): Promise<StagedItem[]> {
-    const rows: { n: number; line: number; type: PreparedObject['type']; keys: ObjectKey[]; context: Record<string, unknown>; at: string | null; ttl: number | null }[] =
-      await this.manager.query(
-        `SELECT i.n, i.line, i.type, i.keys, i.context, i.expires_at AS at, i.ttl FROM ${this.narrowed ? `${PENDING} p JOIN ${ITEMS} i ON i.n = p.n` : `${ITEMS} i`}
+    const rows: {
+      n: number;
+      line: number;
+      type: PreparedObject['type'];
+      keys: ObjectKey[];
+      context: Record<string, unknown>;
+      at: string | null;
+      ttl: number | null;
+    }[] = await this.manager.query(
+      `SELECT i.n, i.line, i.type, i.keys, i.context, i.expires_at AS at, i.ttl FROM ${this.narrowed ? `${PENDING} p JOIN ${ITEMS} i ON i.n = p.n` : `${ITEMS} i`}
           WHERE i.n > $1 AND i.keys IS NOT NULL ORDER BY i.n LIMIT $2`,
-        [after, limit],
-      );
+      [after, limit],
+    );
     return rows.map((row) => ({
       n: row.n,
       line: row.line,

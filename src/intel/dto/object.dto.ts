@@ -58,7 +58,7 @@ export class ObjectView {
 
   @ApiPropertyOptional({
     format: 'date-time',
-    description: 'When the object expires (UTC, milliseconds): its own `expiresAt`, or the collection\'s `objectTTLSeconds` after its last add. Absent: never.',
+    description: "When the object expires (UTC, milliseconds): its own `expiresAt`, or the collection's `objectTTLSeconds` after its last add. Absent: never.",
   })
   expiresAt?: string;
 }

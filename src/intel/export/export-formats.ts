@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
-import { type StoredObject, storedObject } from '../object-rows.js';
+import { storedObject, type StoredObject } from '../object-rows.js';
 
 export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson', 'stix'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

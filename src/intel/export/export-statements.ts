@@ -3,11 +3,11 @@
  * from the export's parameters, with their values, in a module that imports nothing but SQL fragments: the
  * bench (row 16) loads them from the service build, so its raw baseline runs exactly these statements.
  */
-import { isoMicros, isoUtc } from '../../common/sql/timestamps.js';
-import { LIVE } from '../object-statements.js';
 import type { KeyType } from '../../common/indicators/indicators.js';
 import { namedParameters } from '../../common/sql/named-parameters.js';
+import { isoMicros, isoUtc } from '../../common/sql/timestamps.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
+import { LIVE } from '../object-statements.js';
 import type { ExportParams } from './export-formats.js';
 
 /**

@@ -46,7 +46,13 @@ export class ExportController {
   @ApiOkResponse({ description: 'No body.', headers: EXPORT_HEADERS })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
-  head(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
+  head(
+    @Principal() principal: PrincipalType,
+    @Param() params: CollectionIdParamDto,
+    @Query() query: ExportQueryDto,
+    @Req() request: Request,
+    @Res() response: Response,
+  ) {
     return this.exports.send(this.policies.of(principal, query), params.collection_id, query, request, response);
   }
 
@@ -70,7 +76,13 @@ export class ExportController {
   @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, content: EXPORT_CONTENT })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
-  export(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
+  export(
+    @Principal() principal: PrincipalType,
+    @Param() params: CollectionIdParamDto,
+    @Query() query: ExportQueryDto,
+    @Req() request: Request,
+    @Res() response: Response,
+  ) {
     return this.exports.send(this.policies.of(principal, query), params.collection_id, query, request, response);
   }
 }

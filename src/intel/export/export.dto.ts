@@ -45,13 +45,13 @@ export class ExportQueryDto extends ReadFiltersQueryDto {
 /** The headers of an export, and of its HEAD and 304 answers (the same values as the GET's). */
 export const EXPORT_HEADERS = {
   ETag: {
-    description:
-      'Strong tag of the exported content: the collection\'s feed position and the query. Send it back in `If-None-Match`.',
+    description: "Strong tag of the exported content: the collection's feed position and the query. Send it back in `If-None-Match`.",
     schema: { type: 'string' },
   },
   'Last-Modified': { description: 'When the exported content last changed (a write or an expiry).', schema: { type: 'string' } },
   'X-Excluded-Count': {
-    description: 'How many stored live objects this export leaves out because a key of theirs is on a warninglist (`0` when none), ' +
+    description:
+      'How many stored live objects this export leaves out because a key of theirs is on a warninglist (`0` when none), ' +
       'of those it would hold (its `keyType` and sighting filters apply).',
     schema: { type: 'integer' },
   },

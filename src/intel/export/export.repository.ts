@@ -160,7 +160,12 @@ export class ExportRepository implements OnModuleDestroy {
    * For the answers without a body (HEAD, 304): how many objects an export would leave out, and the position
    * of the snapshot that count is of (the tag it belongs to). Reads the keys as the export's first pass does.
    */
-  async excludedAt(collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion: Exclusion): Promise<{ position: ExportPosition; excluded: number }> {
+  async excludedAt(
+    collectionId: number,
+    params: ExportParams,
+    policy: ObjectConditions,
+    exclusion: Exclusion,
+  ): Promise<{ position: ExportPosition; excluded: number }> {
     const client = await this.pool.connect();
     try {
       const { rows, excluded } = await this.begin(client, collectionId, params, policy, exclusion);
@@ -197,7 +202,13 @@ export class ExportRepository implements OnModuleDestroy {
    * (memory: the ids found and two batches): the next batch is asked for before this one is matched, so the
    * database reads while keys match.
    */
-  private async listedObjects(client: pg.PoolClient, collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion: Exclusion): Promise<string[]> {
+  private async listedObjects(
+    client: pg.PoolClient,
+    collectionId: number,
+    params: ExportParams,
+    policy: ObjectConditions,
+    exclusion: Exclusion,
+  ): Promise<string[]> {
     const listed = new Set<string>();
     const statement = EXPORT_STATEMENTS.listableKeys(collectionId, params.keyType, policy, exclusion.keyTypes);
     await client.query(`DECLARE listable_keys NO SCROLL CURSOR FOR ${statement.text}`, statement.values);

@@ -12,7 +12,10 @@ import { HistoryService } from './history.service.js';
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
 
 const HISTORY_LINK_HEADER = {
-  Link: { description: '`<...history?objectKeyType=...&objectKey=...&cursor=...&limit=...>; rel="next"` while older changes remain.', schema: { type: 'string' } },
+  Link: {
+    description: '`<...history?objectKeyType=...&objectKey=...&cursor=...&limit=...>; rel="next"` while older changes remain.',
+    schema: { type: 'string' },
+  },
 };
 
 @ApiTags('intel')

@@ -24,7 +24,11 @@ export class HistoryEntryView {
   @ApiProperty({ enum: REMOVE_REASONS, nullable: true, description: 'On `Remove`: `Deleted` or `Expired`; null otherwise.' })
   reason: RemoveReason | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: "The key whose request made it; null for the service's jobs, extensions and scheduled source runs." })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "The key whose request made it; null for the service's jobs, extensions and scheduled source runs.",
+  })
   keyID: number | null;
 
   @ApiProperty({ type: 'string', nullable: true, description: "The request's `X-Request-Id` (as answered and audited), or a job run's id." })
@@ -33,7 +37,7 @@ export class HistoryEntryView {
   @ApiProperty({ enum: WRITE_VIAS, nullable: true, description: 'How it came; null on changes written before attribution was recorded.' })
   via: WriteVia | null;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'The source\'s name when `via` is `source`.' })
+  @ApiProperty({ type: 'string', nullable: true, description: "The source's name when `via` is `source`." })
   source: string | null;
 
   @ApiProperty({ type: ObjectView, description: 'The object as this change wrote it (its last state for `Remove`), context whole.' })
@@ -51,7 +55,11 @@ export class ClaimView {
   @ApiProperty({ type: 'string', nullable: true, description: "The source's name (origin `source`); null for `api`." })
   source: string | null;
 
-  @ApiProperty({ format: 'date-time', description: 'When the claim began: the first native write that added or updated the object, or the first run of the source listing it (UTC, milliseconds).' })
+  @ApiProperty({
+    format: 'date-time',
+    description:
+      'When the claim began: the first native write that added or updated the object, or the first run of the source listing it (UTC, milliseconds).',
+  })
   firstSeenAt: string;
 
   @ApiProperty({ format: 'date-time', description: 'The last such write or listing.' })

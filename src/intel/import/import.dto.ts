@@ -25,7 +25,7 @@ export class ImportQueryDto {
   @MaxLength(COLUMN.maxLength)
   valueColumn?: string;
 
-  @ApiPropertyOptional({ maxLength: 4096, description: '`csv`: comma-separated columns copied into each object\'s context.' })
+  @ApiPropertyOptional({ maxLength: 4096, description: "`csv`: comma-separated columns copied into each object's context." })
   @IsOptional()
   @IsString()
   @MaxLength(4096)

@@ -8,8 +8,7 @@ export const ImportErrors = {
   binary: () => CommonErrors.invalidData('the request body is binary (it holds NUL bytes); send text'),
   notUtf8: () => CommonErrors.invalidData('the request body is not valid UTF-8'),
   charset: (charset: string) => new ApiError('UnsupportedMediaType', `the body must be UTF-8 text, not ${charset}`),
-  tooMany: (count: number) =>
-    CommonErrors.tooLarge(`the body holds ${count} indicators; an import takes at most ${MAX_BATCH_ITEMS}: split it`),
+  tooMany: (count: number) => CommonErrors.tooLarge(`the body holds ${count} indicators; an import takes at most ${MAX_BATCH_ITEMS}: split it`),
   /** A CSV the format refuses whole (malformed, a named column missing): its message, and the column. */
   csv: (failure: FormatFailure) => CommonErrors.invalidData(failure.message, failure.column === undefined ? undefined : { column: failure.column }),
   csvColumnsRequired: () => CommonErrors.invalidQuery('format=csv needs typeColumn and valueColumn'),

@@ -40,7 +40,14 @@ export class ImportService {
     private readonly batch: BatchService,
   ) {}
 
-  async apply(origin: WriteOrigin, collectionName: string, query: ImportQueryDto, body: unknown, contentType: string | undefined, contextHeader: string | undefined): Promise<ImportView> {
+  async apply(
+    origin: WriteOrigin,
+    collectionName: string,
+    query: ImportQueryDto,
+    body: unknown,
+    contentType: string | undefined,
+    contextHeader: string | undefined,
+  ): Promise<ImportView> {
     const csv = query.format === 'csv';
     if (csv && (query.typeColumn === undefined || query.valueColumn === undefined)) throw ImportErrors.csvColumnsRequired();
     if (!csv && (query.typeColumn ?? query.valueColumn ?? query.contextColumns) !== undefined) throw ImportErrors.csvColumnsNotTaken();
@@ -78,5 +85,10 @@ function csvItems(text: string, options: CsvOptions): unknown[] {
 }
 
 function columnList(raw: string | undefined): string[] {
-  return raw === undefined ? [] : raw.split(',').map((column) => column.trim()).filter((column) => column !== '');
+  return raw === undefined
+    ? []
+    : raw
+        .split(',')
+        .map((column) => column.trim())
+        .filter((column) => column !== '');
 }

@@ -5,8 +5,8 @@
  */
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
-import { LIVE } from '../object-statements.js';
 import { sightingSummarySql } from '../../sightings/sighting-sql.js';
+import { LIVE } from '../object-statements.js';
 
 /**
  * Every distinct key ($1 types, $2 values) in every collection the caller may read ($3 all, or $4 resource

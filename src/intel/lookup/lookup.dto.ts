@@ -56,9 +56,12 @@ export class LookupResultView {
   @ApiProperty({ type: ObjectKeyView, description: 'The key, normalised (as sent when it is malformed).' })
   key: ObjectKeyView;
 
-  @ApiPropertyOptional({ type: LookupErrorView, description:
+  @ApiPropertyOptional({
+    type: LookupErrorView,
+    description:
       'Why the key could not be looked up: InvalidKeyFormat, or RequestEntityTooLarge when the matches of the keys before it ' +
-      'already fill the answer (PAGE_MAX_BYTES): ask for it again in another request.', })
+      'already fill the answer (PAGE_MAX_BYTES): ask for it again in another request.',
+  })
   error?: LookupErrorView;
 
   @ApiProperty({ type: [LookupMatchView], description: 'Where the key was found, by collection name; empty when nowhere.' })

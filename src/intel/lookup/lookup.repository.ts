@@ -27,7 +27,14 @@ export class LookupRepository {
   lookup(keys: readonly string[][], { readsAll, readable }: ReadScope, collections: string[] | null, maxBytes: number): Promise<LookupRow[]> {
     return this.dataSource.query(
       LOOKUP_STATEMENT.text,
-      LOOKUP_STATEMENT.parameters.values({ types: keys.map(([type]) => type), values: keys.map(([, value]) => value), readsAll, readable, collections, maxBytes }),
+      LOOKUP_STATEMENT.parameters.values({
+        types: keys.map(([type]) => type),
+        values: keys.map(([, value]) => value),
+        readsAll,
+        readable,
+        collections,
+        maxBytes,
+      }),
     );
   }
 }

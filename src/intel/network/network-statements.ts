@@ -3,8 +3,8 @@
  * nothing but SQL fragments and the named-parameters helper: the bench (row 12) loads them from the service
  * build, so its raw `pg` baseline runs exactly these statements.
  */
-import { namedParameters } from '../../common/sql/named-parameters.js';
 import { sizeBoundedPage } from '../../common/pagination/size-bounded-page.js';
+import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
 
@@ -58,6 +58,7 @@ export const NETWORK_SEARCHES = {
 export function networkSearch(mode: keyof typeof CONDITIONS, policy: ObjectConditions) {
   const parameters = NETWORK_SEARCHES.parameters.with(policy.parameterNames);
   const narrowed = policy.conditions('f', parameters.$);
-  const text = narrowed === '' ? NETWORK_SEARCHES[mode] : page(CONDITIONS[mode], ` AND EXISTS (SELECT 1 FROM intel_object f WHERE f.id = k.object_id ${narrowed})`);
+  const text =
+    narrowed === '' ? NETWORK_SEARCHES[mode] : page(CONDITIONS[mode], ` AND EXISTS (SELECT 1 FROM intel_object f WHERE f.id = k.object_id ${narrowed})`);
   return { text, parameters };
 }

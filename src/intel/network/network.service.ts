@@ -40,7 +40,13 @@ export class NetworkService {
     const mode = query.within !== undefined ? 'within' : 'contains';
     const network = networkArgument(mode, (query.within ?? query.contains)!);
     const afterId = afterIdFromCursor(request.cursor);
-    const rows = await this.repository.search(mode, policy, { collectionId: collection.id, network, afterId, limit: request.limit + 1, maxBytes: this.config.pageMaxBytes });
+    const rows = await this.repository.search(mode, policy, {
+      collectionId: collection.id,
+      network,
+      afterId,
+      limit: request.limit + 1,
+      maxBytes: this.config.pageMaxBytes,
+    });
     return keysetPage(rows, request.limit, (row) => afterIdCursor(Number(row.position)), storedObject);
   }
 }

@@ -50,7 +50,8 @@ export class SightingItemDto {
 
   @ApiPropertyOptional({
     format: 'uuid',
-    description: 'A client id, unique across the service: an item whose id was recorded before (in this request or any earlier one) is a `Duplicate` and not counted again.',
+    description:
+      'A client id, unique across the service: an item whose id was recorded before (in this request or any earlier one) is a `Duplicate` and not counted again.',
   })
   id?: string;
 }
@@ -69,7 +70,7 @@ export class SightingResultView {
 }
 
 export class SightingSummaryView {
-  @ApiProperty({ type: 'integer', description: 'Sum of the counts of `sighting` items over all the object\'s keys.' })
+  @ApiProperty({ type: 'integer', description: "Sum of the counts of `sighting` items over all the object's keys." })
   count: number;
 
   @ApiProperty({ type: 'integer', description: 'Sum of the counts of `falsePositive` items.' })
@@ -86,7 +87,7 @@ export class SightingSummaryView {
 }
 
 export class SightingView {
-  @ApiProperty({ format: 'date-time', description: 'When it was seen; for an hourly roll-up (items older than SIGHTING_RAW_DAYS), the hour\'s start.' })
+  @ApiProperty({ format: 'date-time', description: "When it was seen; for an hourly roll-up (items older than SIGHTING_RAW_DAYS), the hour's start." })
   at: string;
 
   @ApiProperty({ enum: SIGHTING_KINDS })
@@ -95,7 +96,7 @@ export class SightingView {
   @ApiProperty()
   source: string;
 
-  @ApiProperty({ type: 'integer', description: 'The item\'s count; for a roll-up, the sum of its items.' })
+  @ApiProperty({ type: 'integer', description: "The item's count; for a roll-up, the sum of its items." })
   count: number;
 }
 

@@ -66,7 +66,7 @@ export const SOURCE_FORM_SCHEMA = {
     valueField: { type: 'string', description: '`ndjson`: the member holding the indicator.' },
     contextFields: { type: 'array', items: { type: 'string' } },
     collectionID: { type: 'string', description: '`taxii21`: the collection of the API root.' },
-    pageSize: { type: 'integer', minimum: 1, maximum: 10000, description: '`taxii21`: the `limit` of each page (default: the server\'s).' },
+    pageSize: { type: 'integer', minimum: 1, maximum: 10000, description: "`taxii21`: the `limit` of each page (default: the server's)." },
     toIdsOnly: { type: 'boolean', default: true, description: '`misp`: only attributes flagged `to_ids`.' },
   },
 } as const;
@@ -150,7 +150,13 @@ export class SourceView {
   @ApiProperty({ type: String, nullable: true, format: 'date-time' })
   lastSuccessAt: string | null;
 
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'While enabled, when the next scheduled run is due: a new or re-enabled source, due at once, shows when it became due (a past time until it runs). null while disabled.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description:
+      'While enabled, when the next scheduled run is due: a new or re-enabled source, due at once, shows when it became due (a past time until it runs). null while disabled.',
+  })
   nextRunAt: string | null;
 
   @ApiProperty({ type: 'integer' })

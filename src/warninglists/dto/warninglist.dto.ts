@@ -21,8 +21,7 @@ const KEY_TYPES_DESCRIPTION =
   'hostname and substring DomainName/URL).';
 
 const ACTION_DESCRIPTION =
-  '`annotate`: warnings in lookups and checks; `excludeFromExport`: also left out of exports and TAXII; ' +
-  '`rejectOnIngest`: also refused on writes.';
+  '`annotate`: warnings in lookups and checks; `excludeFromExport`: also left out of exports and TAXII; ' + '`rejectOnIngest`: also refused on writes.';
 
 /**
  * A kind MISP has and lists do not (extensions §15): taken by the body's check so that the service refuses it
@@ -131,8 +130,7 @@ export class ImportWarninglistQueryDto {
 export class CheckDto {
   @ApiProperty({
     maxItems: MAX_CHECK_VALUES,
-    description:
-      'Values to check, each a string (typed as the lookup types a bare value; defanged forms accepted) or `{type, value}`.',
+    description: 'Values to check, each a string (typed as the lookup types a bare value; defanged forms accepted) or `{type, value}`.',
     type: 'array',
     items: {
       oneOf: [
@@ -151,7 +149,10 @@ export class WarningView {
   @ApiProperty({ description: 'The list that matched.' }) list: string;
   @ApiProperty({ description: 'The entry that matched, as stored.' }) entry: string;
   @ApiProperty({ enum: LIST_ACTIONS }) action: ListAction;
-  @ApiProperty({ enum: MATCH_KINDS, description: 'exact, subdomain (a parent domain is listed), contained (inside a listed network), overlap (a network holding a listed one), substring.' })
+  @ApiProperty({
+    enum: MATCH_KINDS,
+    description: 'exact, subdomain (a parent domain is listed), contained (inside a listed network), overlap (a network holding a listed one), substring.',
+  })
   match: MatchKind;
 }
 
@@ -170,7 +171,11 @@ export class WarninglistView {
   @ApiProperty({ enum: LIST_ACTIONS }) action: ListAction;
   @ApiProperty() enabled: boolean;
   @ApiProperty({ type: 'integer' }) entryCount: number;
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'The MISP document\'s `version`, for an imported list (null once a PUT replaced its entries).' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    description: "The MISP document's `version`, for an imported list (null once a PUT replaced its entries).",
+  })
   version: string | null;
   @ApiPropertyOptional({ nullable: true, type: String, description: 'SHA-256 (hex) of the imported MISP document (null once a PUT replaced its entries).' })
   sha256: string | null;

@@ -2,7 +2,7 @@ import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { networksOf, v4Number } from './addresses.js';
 import { KeyProbe } from './key-probe.js';
 import type { ListKind } from './kinds.js';
-import { type Found, ListIndex } from './list-index.js';
+import { ListIndex, type Found } from './list-index.js';
 
 // One list's entries, parsed: built once per version of a list's entries, shared by every request.
 
@@ -48,7 +48,9 @@ export class ListNetworks<N extends number | bigint> {
   /** Sorted by start, equal starts by rank, then as listed: the network `overlap` names is the one it always named. */
   seal(): void {
     const { starts, prefixes, rank } = this;
-    const order = Array.from(starts.keys()).sort((a, b) => (starts[a] < starts[b] ? -1 : starts[a] > starts[b] ? 1 : rank[prefixes[a]] - rank[prefixes[b]] || a - b));
+    const order = Array.from(starts.keys()).sort((a, b) =>
+      starts[a] < starts[b] ? -1 : starts[a] > starts[b] ? 1 : rank[prefixes[a]] - rank[prefixes[b]] || a - b,
+    );
     this.sortedStarts = order.map((at) => starts[at]);
     this.sorted = Int32Array.from(order);
   }
@@ -85,7 +87,10 @@ export class CompiledEntries {
   private alone?: ListIndex;
 
   /** `entries` are stored (normalised) entries of a list of `kind`. */
-  constructor(readonly kind: ListKind, entries: Iterable<string>) {
+  constructor(
+    readonly kind: ListKind,
+    entries: Iterable<string>,
+  ) {
     for (const entry of entries) this.add(entry);
     this.v4.seal();
     this.v6.seal();

@@ -26,7 +26,8 @@ function networkEntry(text: string): string {
   const bits = parsed.kind() === 'ipv4' ? 32 : 128;
   const length = prefix === undefined ? bits : Number(prefix);
   if (length > bits) throw new EntryError(`the prefix length exceeds ${bits}`);
-  const network = parsed.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${canonical}/${length}`) : ipaddr.IPv6.networkAddressFromCIDR(`${canonical}/${length}`);
+  const network =
+    parsed.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${canonical}/${length}`) : ipaddr.IPv6.networkAddressFromCIDR(`${canonical}/${length}`);
   return normalizeKey({ type: 'IPNetwork', value: `${network.toString()}/${length}` }).value;
 }
 

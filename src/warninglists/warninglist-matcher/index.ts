@@ -32,16 +32,6 @@
 export { CompiledEntries } from './compiled-entries.js';
 export { EntryError, normalizeEntry } from './entries.js';
 export { KeyProbe } from './key-probe.js';
-export {
-  actionRank,
-  KIND_KEY_TYPES,
-  LIST_ACTIONS,
-  LIST_KINDS,
-  type ListAction,
-  type ListKind,
-  MATCH_KINDS,
-  type MatchKind,
-  type Warning,
-} from './kinds.js';
+export { actionRank, KIND_KEY_TYPES, LIST_ACTIONS, LIST_KINDS, type ListAction, type ListKind, MATCH_KINDS, type MatchKind, type Warning } from './kinds.js';
 export { type Found, ListIndex } from './list-index.js';
 export { type ActiveList, ListSet } from './list-set.js';

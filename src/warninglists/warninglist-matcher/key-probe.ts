@@ -1,5 +1,5 @@
 import type { ObjectKey } from '../../common/indicators/indicators.js';
-import { isAddressText, type Network, networksOf, urlHost } from './addresses.js';
+import { isAddressText, networksOf, urlHost, type Network } from './addresses.js';
 
 // Probes: what the rules derive from one key, derived once for all lists.
 

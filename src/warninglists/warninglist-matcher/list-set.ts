@@ -52,7 +52,10 @@ export class ListSet {
 
   /** The state of the lists acting at `least` or beyond, as text: equal texts, equal answers (a part of export tags). */
   stateAt(least: ListAction): string {
-    return this.lists.filter((list) => actionRank(list.action) >= actionRank(least)).map((list) => list.revision).join(',');
+    return this.lists
+      .filter((list) => actionRank(list.action) >= actionRank(least))
+      .map((list) => list.revision)
+      .join(',');
   }
 
   /** Every warning of a normalised key, from the lists acting at `least` or beyond, in list order. */
@@ -64,7 +67,8 @@ export class ListSet {
     for (let index = 0; index < found.length; index++) {
       const hit = found[index];
       const list = this.lists[index];
-      if (hit !== undefined && this.ranks[index] >= floor && list.keyTypes.has(key.type)) warnings.push({ list: list.name, entry: hit.entry, action: list.action, match: hit.match });
+      if (hit !== undefined && this.ranks[index] >= floor && list.keyTypes.has(key.type))
+        warnings.push({ list: list.name, entry: hit.entry, action: list.action, match: hit.match });
     }
     return warnings;
   }

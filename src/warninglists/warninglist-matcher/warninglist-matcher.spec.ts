@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import type { KeyType } from '../../common/indicators/indicators.js';
-import { type ActiveList, CompiledEntries, EntryError, KIND_KEY_TYPES, ListIndex, type ListKind, ListSet, normalizeEntry } from './index.js';
+import { CompiledEntries, EntryError, KIND_KEY_TYPES, ListIndex, ListSet, normalizeEntry, type ActiveList, type ListKind } from './index.js';
 
 const octet = fc.integer({ min: 0, max: 255 });
 const v4 = fc.tuple(octet, octet, octet, octet).map((parts) => parts.join('.'));
@@ -50,7 +50,13 @@ describe('warninglist matcher (pure)', () => {
     expect(normalizeEntry('values', '.Google.COM')).toBe('.google.com');
     expect(normalizeEntry('values', 'free text, as MISP lists hold')).toBe('free text, as MISP lists hold');
     expect(normalizeEntry('substring', ' EVIL ')).toBe('evil');
-    for (const [kind, entry] of [['cidr', 'example.com'], ['cidr', '10.0.0.0/33'], ['hostname', 'a b'], ['values', ''], ['values', 7]] as const) {
+    for (const [kind, entry] of [
+      ['cidr', 'example.com'],
+      ['cidr', '10.0.0.0/33'],
+      ['hostname', 'a b'],
+      ['values', ''],
+      ['values', 7],
+    ] as const) {
       expect(() => normalizeEntry(kind, entry)).toThrow(EntryError);
     }
   });
@@ -82,7 +88,10 @@ describe('warninglist matcher (pure)', () => {
     revision: `${index}`,
     action: index % 2 === 0 ? 'annotate' : 'excludeFromExport',
     keyTypes: new Set(KIND_KEY_TYPES[kind]),
-    entries: new CompiledEntries(kind, entries.map((entry) => normalizeEntry(kind, entry))),
+    entries: new CompiledEntries(
+      kind,
+      entries.map((entry) => normalizeEntry(kind, entry)),
+    ),
   });
   /** Every answer of a set to `asked`, to compare two sets. */
   const answers = (set: ListSet, asked: { type: KeyType; value: string }[]) => ({
@@ -101,7 +110,9 @@ describe('warninglist matcher (pure)', () => {
             return found ? [{ list: each.name, entry: found.entry, action: each.action, match: found.match }] : [];
           });
         for (const key of asked) expect(set.warningsOf(key)).toEqual(alone(key));
-        const first = lists.flatMap((each) => asked.flatMap((key) => alone(key).filter((warning) => warning.list === each.name && warning.action === 'excludeFromExport')));
+        const first = lists.flatMap((each) =>
+          asked.flatMap((key) => alone(key).filter((warning) => warning.list === each.name && warning.action === 'excludeFromExport')),
+        );
         expect(set.firstOf(asked, 'excludeFromExport')).toEqual(first[0]);
       }),
       { seed: 20261128, numRuns: 300 },
@@ -140,8 +151,18 @@ describe('warninglist matcher (pure)', () => {
   });
 
   it('a list names the entry it listed first among those holding a key, whatever other lists hold', () => {
-    const make = (name: string, kind: ListKind, entries: string[]) => ({ name, revision: name, action: 'annotate' as const, keyTypes: new Set(KIND_KEY_TYPES[kind]), entries: new CompiledEntries(kind, entries) });
-    const set = new ListSet([make('wide', 'cidr', ['10.0.0.0/8', '10.1.0.0/16']), make('narrow', 'cidr', ['10.1.0.0/16', '10.0.0.0/8']), make('sub', 'substring', ['ample', 'a.ex', 'b.a'])]);
+    const make = (name: string, kind: ListKind, entries: string[]) => ({
+      name,
+      revision: name,
+      action: 'annotate' as const,
+      keyTypes: new Set(KIND_KEY_TYPES[kind]),
+      entries: new CompiledEntries(kind, entries),
+    });
+    const set = new ListSet([
+      make('wide', 'cidr', ['10.0.0.0/8', '10.1.0.0/16']),
+      make('narrow', 'cidr', ['10.1.0.0/16', '10.0.0.0/8']),
+      make('sub', 'substring', ['ample', 'a.ex', 'b.a']),
+    ]);
     expect(set.warningsOf({ type: 'IPAddress', value: '10.1.2.3' }).map((warning) => warning.entry)).toEqual(['10.0.0.0/8', '10.1.0.0/16']);
     expect(set.warningsOf({ type: 'DomainName', value: 'b.a.example' })).toEqual([{ list: 'sub', entry: 'ample', action: 'annotate', match: 'substring' }]);
   });

@@ -12,8 +12,7 @@ export function taxiiClient(t: TestApp, key: string) {
     request.auth('taxii-client', key).set('Accept', TAXII);
   return {
     get: (path: string) => withHeaders(t.http().get(path)).buffer(true).parse(parseJson),
-    post: (path: string, body: unknown) =>
-      withHeaders(t.http().post(path)).set('Content-Type', TAXII).send(JSON.stringify(body)).buffer(true).parse(parseJson),
+    post: (path: string, body: unknown) => withHeaders(t.http().post(path)).set('Content-Type', TAXII).send(JSON.stringify(body)).buffer(true).parse(parseJson),
     delete: (path: string) => withHeaders(t.http().delete(path)).buffer(true).parse(parseJson),
   };
 }
