@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse } from '@nestjs/swagger';
-import type { Principal as PrincipalType } from '../common/guard/access.js';
+import type { Principal as Caller } from '../common/guard/access.js';
 import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
@@ -43,8 +43,8 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
   @ApiErrors(READ_ERRORS)
-  objects(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
-    return this.feed.objects(this.policies.of(principal), id, query);
+  objects(@Principal() caller: Caller, @Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.objects(this.policies.of(caller), id, query);
   }
 
   @Post('objects')
@@ -80,13 +80,8 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
   @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or no version of the object matches.' })
-  object(
-    @Principal() principal: PrincipalType,
-    @Param('collection_id') id: string,
-    @Param('object_id') objectId: string,
-    @TaxiiQuery() query: URLSearchParams,
-  ) {
-    return this.feed.object(this.policies.of(principal), id, objectId, query);
+  object(@Principal() caller: Caller, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.object(this.policies.of(caller), id, objectId, query);
   }
 
   @Delete('objects/:object_id')
@@ -107,13 +102,8 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('versions')
   @ApiOkResponse({ type: VersionsView, headers: DATE_ADDED_HEADERS })
   @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or the object has no version.' })
-  versions(
-    @Principal() principal: PrincipalType,
-    @Param('collection_id') id: string,
-    @Param('object_id') objectId: string,
-    @TaxiiQuery() query: URLSearchParams,
-  ) {
-    return this.feed.objectVersions(this.policies.of(principal), id, objectId, query);
+  versions(@Principal() caller: Caller, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.objectVersions(this.policies.of(caller), id, objectId, query);
   }
 
   @Get('manifest')
@@ -122,7 +112,7 @@ export class TaxiiObjectsController {
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: ManifestView, headers: DATE_ADDED_HEADERS })
   @ApiErrors(READ_ERRORS)
-  manifest(@Principal() principal: PrincipalType, @Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
-    return this.feed.manifest(this.policies.of(principal), id, query);
+  manifest(@Principal() caller: Caller, @Param('collection_id') id: string, @TaxiiQuery() query: URLSearchParams) {
+    return this.feed.manifest(this.policies.of(caller), id, query);
   }
 }

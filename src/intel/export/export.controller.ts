@@ -1,9 +1,7 @@
 import { Controller, Get, Head, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import type { Principal as PrincipalType } from '../../common/guard/access.js';
-import { AcceptsBasicCredentials, Principal, RequirePermission } from '../../common/guard/access.decorators.js';
-import { ReadPolicies } from '../../read-policy/read-policies.service.js';
+import { AcceptsBasicCredentials, RequirePermission } from '../../common/guard/access.decorators.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { CONTENT_TYPES } from './export-formats.js';
@@ -27,10 +25,7 @@ const IF_NONE_MATCH = {
 @Controller('intel/collections/:collection_id/export')
 @AcceptsBasicCredentials('intel export')
 export class ExportController {
-  constructor(
-    private readonly exports: ExportService,
-    private readonly policies: ReadPolicies,
-  ) {}
+  constructor(private readonly exports: ExportService) {}
 
   // Declared before GET: Express would otherwise answer HEAD with the GET route.
   @Head()
@@ -46,14 +41,8 @@ export class ExportController {
   @ApiOkResponse({ description: 'No body.', headers: EXPORT_HEADERS })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
-  head(
-    @Principal() principal: PrincipalType,
-    @Param() params: CollectionIdParamDto,
-    @Query() query: ExportQueryDto,
-    @Req() request: Request,
-    @Res() response: Response,
-  ) {
-    return this.exports.send(this.policies.of(principal, query), params.collection_id, query, request, response);
+  head(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
+    return this.exports.send(params.collection_id, query, request, response);
   }
 
   @Get()
@@ -76,13 +65,7 @@ export class ExportController {
   @ApiOkResponse({ description: 'The export, streamed.', headers: EXPORT_HEADERS, content: EXPORT_CONTENT })
   @ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.', headers: EXPORT_HEADERS })
   @ApiErrors(ERRORS)
-  export(
-    @Principal() principal: PrincipalType,
-    @Param() params: CollectionIdParamDto,
-    @Query() query: ExportQueryDto,
-    @Req() request: Request,
-    @Res() response: Response,
-  ) {
-    return this.exports.send(this.policies.of(principal, query), params.collection_id, query, request, response);
+  export(@Param() params: CollectionIdParamDto, @Query() query: ExportQueryDto, @Req() request: Request, @Res() response: Response) {
+    return this.exports.send(params.collection_id, query, request, response);
   }
 }

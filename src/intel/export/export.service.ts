@@ -1,7 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import type { AccessContext } from '../../common/guard/access.js';
 import { setTag } from '../../common/http/security-headers.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
@@ -94,9 +96,12 @@ export class ExportService {
     private readonly collections: CollectionsService,
     private readonly repository: ExportRepository,
     private readonly sequencer: ChangeSequencer,
+    private readonly policies: ReadPolicies,
   ) {}
 
-  async send(policy: ReadPolicy, collectionName: string, query: ExportQueryDto, request: Request, response: Response): Promise<void> {
+  /** Answers the request itself (streams, 304, HEAD): its read policy is built here, from its principal and query. */
+  async send(collectionName: string, query: ExportQueryDto, request: Request, response: Response): Promise<void> {
+    const policy = this.policies.of((request as Request & AccessContext).principal!, query);
     const params = exportParams(query);
     const collection = await this.collections.findByName(collectionName);
     // Read-your-writes (the feed's rule): committed records still unnumbered make the tag non-canonical
