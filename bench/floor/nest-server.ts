@@ -8,11 +8,11 @@
  * Usage: node nest-server.js --database-url <url> --pool-size <n> --service-dir <service build>; prints `LISTENING <port>`.
  */
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { Body, ConflictException, Controller, Get, HttpCode, Module, Param, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Server } from 'node:http';
-import { add, announce, complete, type ObjectBody, pool, take, type TakenTask, type TaskBody } from './work.js';
+import { add, announce, complete, pool, take, type ObjectBody, type TakenTask, type TaskBody } from './work.js';
 
 @Controller()
 class FloorController {

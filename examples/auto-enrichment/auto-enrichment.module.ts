@@ -7,7 +7,7 @@
  *   EXT_AUTO_ENRICHMENT_SCHEMA=verdict                 (the insight schema the tasks ask for)
  */
 import { Inject, Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
-import { DomainEvents, EXTENSION_SETTINGS, type ExtensionSettings, type ObjectChangedEvent, TasksService } from 'intel-data-service/extensions';
+import { DomainEvents, EXTENSION_SETTINGS, TasksService, type ExtensionSettings, type ObjectChangedEvent } from 'intel-data-service/extensions';
 
 /** Its own settings, checked when the service starts: a missing one stops the start with a clear message. */
 function required(settings: ExtensionSettings, name: string): string {

@@ -3,8 +3,8 @@ import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthService } from '../auth/auth.service.js';
 import { ResourcesService } from '../auth/resources.service.js';
 import { ApiError, CommonErrors } from '../common/errors/api-error.js';
-import { AccessRequest } from '../common/guard/access.js';
 import { ACCESS_RULE, AccessRule, BASIC_REALM } from '../common/guard/access.decorators.js';
+import { AccessRequest } from '../common/guard/access.js';
 import { requiredAccessOf } from './required-access.js';
 
 /**

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/c
 import type { AccessRequest } from '../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { isDatabaseUnavailable } from '../database/connection-failure.js';
-import { type AuditEntry, auditEntryOf, auditKindOf } from './audit-entry.js';
+import { auditEntryOf, auditKindOf, type AuditEntry } from './audit-entry.js';
 import { AuditRepository } from './audit.repository.js';
 
 /** Most entries in one INSERT: bounds one statement's parameters and time. */

@@ -2,9 +2,9 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { CommonErrors } from '../common/errors/api-error.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { type AuditFilter, type AuditRow, AuditRepository } from './audit.repository.js';
+import { AuditRepository, type AuditFilter, type AuditRow } from './audit.repository.js';
 import type { AuditEntryView, ListAuditQueryDto } from './dto/audit.dto.js';
 
 interface AuditCursor {

@@ -4,9 +4,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ResourceAction } from '../common/guard/access.js';
 import type { SizedRow } from '../common/pagination/page.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
+import { PreparedStatement } from '../common/sql/prepared-statement.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ADMIN_KEY_LOCK } from '../database/advisory-locks.js';
-import { PreparedStatement } from '../common/sql/prepared-statement.js';
 
 /** A key with everything authentication and the key view need, loaded in one statement. */
 export interface ApiKeyRecord {

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../common/http/api-errors.decorator.js';
-import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import { Principal as PrincipalType } from '../common/guard/access.js';
+import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ApiKeyIdParamDto, ApiKeyRegistrationView, ApiKeyUsageView, ApiKeyView, CreateApiKeyDto, ListApiKeysQueryDto } from './dto/api-key.dto.js';
 

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Principal, type ResourceAction, type ResourceNode } from '../common/guard/access.js';
+import { parseCidr } from '../common/http/client-address.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
@@ -11,7 +12,6 @@ import type { ApiKeyIdParamDto, ApiKeyRegistrationView, ApiKeyUsageView, ApiKeyV
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 import { RequestLimitsService, secondsUntilUtcMidnight } from './request-limits.service.js';
 import { ResourcesService } from './resources.service.js';
-import { parseCidr } from '../common/http/client-address.js';
 
 const MAX_LIMIT_VALUE = 2_147_483_647;
 const MAX_INT4 = 2_147_483_647;

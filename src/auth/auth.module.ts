@@ -18,8 +18,8 @@ import { RequestLimitsService } from './request-limits.service.js';
 import { ResourcesController } from './resources.controller.js';
 import { ResourcesRepository } from './resources.repository.js';
 import { ResourcesService } from './resources.service.js';
-import { TokensController } from './tokens.controller.js';
 import { TokenSecretRepository } from './token-secret.repository.js';
+import { TokensController } from './tokens.controller.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({

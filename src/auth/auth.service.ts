@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BlockList } from 'node:net';
-import { inNetworks, networkSet, plainAddress } from '../common/http/client-address.js';
+import { Injectable } from '@nestjs/common';
 import { Principal, type ResourceAction } from '../common/guard/access.js';
+import { inNetworks, networkSet, plainAddress } from '../common/http/client-address.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { RequirePermission } from '../common/guard/access.decorators.js';
+import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ListResourcesQueryDto, ResourceView } from './dto/resource.dto.js';
 import { ResourcesService } from './resources.service.js';
 

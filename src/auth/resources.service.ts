@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, type BuiltinResource, type ResourceNode } from '../common/guard/access.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { AuthErrors } from './auth.errors.js';
 import type { ListResourcesQueryDto, ResourceView } from './dto/resource.dto.js';
 import { ResourcesRepository } from './resources.repository.js';

@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiKeyOnly, Principal } from '../common/guard/access.decorators.js';
+import { Principal as PrincipalType } from '../common/guard/access.js';
 import { TokenView } from './dto/token.dto.js';
 import { TokensService } from './tokens.service.js';
 

@@ -2,7 +2,7 @@ import { Get, Param, Query, Req } from '@nestjs/common';
 import { ClientGone } from '../common/http/long-poll.js';
 import { CollectionsScreen } from './collections.screen.js';
 import { ConsoleController } from './console-controller.js';
-import { ConsoleAccess, type ConsoleRequest, wantsFragment } from './console-http.js';
+import { ConsoleAccess, wantsFragment, type ConsoleRequest } from './console-http.js';
 import type { Html } from './html.js';
 import type { Screen } from './views/layout.js';
 

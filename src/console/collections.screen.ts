@@ -3,15 +3,15 @@ import { ApiError } from '../common/errors/api-error.js';
 import type { Principal } from '../common/guard/access.js';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { ChangesService } from '../intel/changes.service.js';
-import { HistoryService } from '../intel/history/history.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
+import { HistoryService } from '../intel/history/history.service.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { SightingsService } from '../sightings/sightings.service.js';
-import { cursorParam, nextCursor } from './paging.js';
-import { changesFragment, changesView, collectionsView, collectionView, type KeyedSighting, objectView } from './views/collections.view.js';
 import type { Html } from './html.js';
+import { cursorParam, nextCursor } from './paging.js';
+import { changesFragment, changesView, collectionsView, collectionView, objectView, type KeyedSighting } from './views/collections.view.js';
 import type { Screen } from './views/layout.js';
 
 const PAGE_SIZE = '50';

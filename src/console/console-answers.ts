@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { Response } from 'express';
 import { AuditTrail } from '../audit/audit-trail.js';
-import { type ConsoleRequest, isHtmx } from './console-http.js';
+import { isHtmx, type ConsoleRequest } from './console-http.js';
 import type { Html } from './html.js';
 import { page, Screen } from './views/layout.js';
 

@@ -13,27 +13,27 @@ import {
 import { ModuleRef, Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { map, Observable } from 'rxjs';
+import { requiredAccessOf } from '../app/required-access.js';
 import { AuthService } from '../auth/auth.service.js';
 import { ResourcesService } from '../auth/resources.service.js';
-import { fromForeign } from '../common/errors/error-body.js';
 import { ApiError } from '../common/errors/api-error.js';
-import type { RouteAction } from '../common/guard/access.js';
+import { fromForeign } from '../common/errors/error-body.js';
 import type { ResourceRef } from '../common/guard/access.decorators.js';
-import { requiredAccessOf } from '../app/required-access.js';
+import type { RouteAction } from '../common/guard/access.js';
 import { requestLog } from '../common/logging/request-logging.js';
 import { isDatabaseUnavailable } from '../database/connection-failure.js';
+import { ConsoleAnswers } from './console-answers.js';
 import {
   assertSameOrigin,
   clearSessionCookie,
   CONSOLE_ACCESS,
   CONSOLE_OPEN,
-  type ConsoleRequest,
   readForm,
   sessionCookieOf,
   setConsoleHeaders,
   SignInRequired,
+  type ConsoleRequest,
 } from './console-http.js';
-import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { Html } from './html.js';
 import { errorScreen, page, Screen } from './views/layout.js';

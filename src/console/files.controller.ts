@@ -4,7 +4,7 @@ import { FilesService } from '../filebox/files.service.js';
 import { ConsoleAnswers } from './console-answers.js';
 import { ConsoleController } from './console-controller.js';
 import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
-import { fileView, filesView } from './views/files.view.js';
+import { filesView, fileView } from './views/files.view.js';
 import type { Screen } from './views/layout.js';
 
 /** Files: upload (one file, streamed as the API's direct upload), a file's details, download. */

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeysService } from '../auth/api-keys.service.js';
-import { type ApiKeyView, CreateApiKeyDto } from '../auth/dto/api-key.dto.js';
+import { CreateApiKeyDto, type ApiKeyView } from '../auth/dto/api-key.dto.js';
 import { ResourcesService } from '../auth/resources.service.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { BUILTIN_RESOURCES, type Principal, RESOURCE_ACTIONS, type ResourceAction } from '../common/guard/access.js';
+import { BUILTIN_RESOURCES, RESOURCE_ACTIONS, type Principal, type ResourceAction } from '../common/guard/access.js';
 import type { FormAnswer } from './console-answers.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
-import { type Refusal, refusalOf, validatedForm } from './forms.js';
+import { refusalOf, validatedForm, type Refusal } from './forms.js';
 import { cursorParam, nextCursor } from './paging.js';
 import { resourcePath, ResourceTree, type ResourceTreeNode } from './resource-tree.js';
-import { type KeyRow, keyCreatedView, keyEditorView, keysView } from './views/keys.view.js';
+import { keyCreatedView, keyEditorView, keysView, type KeyRow } from './views/keys.view.js';
 import type { Screen } from './views/layout.js';
 
 const PAGE_SIZE = '50';

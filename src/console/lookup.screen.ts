@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import type { ObjectKey } from '../common/indicators/index.js';
 import type { Principal } from '../common/guard/access.js';
+import type { ObjectKey } from '../common/indicators/index.js';
 import { MAX_LOOKUP_KEYS } from '../intel/lookup/lookup.dto.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import type { ReadPolicy } from '../read-policy/read-policy.js';
 import { keyOfLine, linesOf, MAX_LOOKUP_LINES } from './indicator-lines.js';
 import type { Screen } from './views/layout.js';
-import { type LookupOutcome, lookupView } from './views/lookup.view.js';
+import { lookupView, type LookupOutcome } from './views/lookup.view.js';
 
 /** Paste-a-list lookup: every line through the intel lookup service, MAX_LOOKUP_KEYS keys a call. */
 @Injectable()

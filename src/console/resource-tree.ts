@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ResourcesService } from '../auth/resources.service.js';
 import type { ResourceView } from '../auth/dto/resource.dto.js';
+import { ResourcesService } from '../auth/resources.service.js';
 
 /** The editor and the permission summary list at most this many resources (built-ins first, then collections). */
 export const MAX_TREE_RESOURCES = 2000;

@@ -2,14 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import { AuthService } from '../auth/auth.service.js';
 import { ApiError } from '../common/errors/api-error.js';
-import { type Principal, RESOURCE_ACTIONS } from '../common/guard/access.js';
+import { RESOURCE_ACTIONS, type Principal } from '../common/guard/access.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ConsoleAnswers } from './console-answers.js';
-import { clearSessionCookie, type ConsoleRequest, setSessionCookie } from './console-http.js';
+import { clearSessionCookie, setSessionCookie, type ConsoleRequest } from './console-http.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { resourcePath, ResourceTree } from './resource-tree.js';
-import { type HomeModel, homeView, signInView } from './views/session.view.js';
 import type { Screen } from './views/layout.js';
+import { homeView, signInView, type HomeModel } from './views/session.view.js';
 
 /** Sign-in, sign-out and "what this key may do". */
 @Injectable()

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
-import { RegisterTaskDto } from '../insight/dto/task.dto.js';
-import { TASK_STATES, type TaskDetailView, type TaskState } from '../insight/dto/task.dto.js';
+import { RegisterTaskDto, TASK_STATES, type TaskDetailView, type TaskState } from '../insight/dto/task.dto.js';
 import { TasksService } from '../insight/tasks.service.js';
 import type { FormAnswer } from './console-answers.js';
 import { refusalOf, validatedForm } from './forms.js';

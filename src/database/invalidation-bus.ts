@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import pg from 'pg';
 import { InjectDataSource } from '@nestjs/typeorm';
+import pg from 'pg';
+import { Gauge, type Counter } from 'prom-client';
 import type { DataSource, EntityManager } from 'typeorm';
-import { type Counter, Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 

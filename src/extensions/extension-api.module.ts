@@ -1,4 +1,4 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { FileboxModule } from '../filebox/filebox.module.js';
 import { InsightModule } from '../insight/insight.module.js';
 import { IntelModule } from '../intel/intel.module.js';

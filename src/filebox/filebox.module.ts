@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { BlobReferencesRepository } from './blob-references.repository.js';
 import { FileEntity } from './entities/file.entity.js';
 import { UploadPartEntity } from './entities/upload-part.entity.js';
 import { UploadSessionEntity } from './entities/upload-session.entity.js';
 import { FilesController } from './files.controller.js';
-import { BlobReferencesRepository } from './blob-references.repository.js';
 import { FilesRepository } from './files.repository.js';
 import { FilesService } from './files.service.js';
 import { SessionDigests } from './session-digests.js';

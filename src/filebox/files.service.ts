@@ -1,19 +1,20 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DomainEvents } from '../common/events/domain-events.js';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request, Response } from 'express';
 import { DataSource, EntityManager } from 'typeorm';
+import { DomainEvents } from '../common/events/domain-events.js';
+import { readMultipart } from '../common/http/multipart.js';
+import { setTag } from '../common/http/security-headers.js';
 import { Metrics } from '../common/metrics/metrics.js';
+import { isUuid } from '../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ContentMeter, type ContentDigests } from './content-meter.js';
 import { StreamDigests } from './digest-worker.js';
 import type { FileRefView } from './dto/file.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
 import { FilesRepository } from './files.repository.js';
-import { isUuid } from '../common/validation/uuid.js';
-import { readMultipart } from '../common/http/multipart.js';
 import { resolveRange } from './range.js';
 import { sendRange } from './send-range.js';
 import { BufferPool } from './storage/buffer-pool.js';
@@ -21,7 +22,6 @@ import { FILE_STORAGE, type FileStorage, type RangeReader } from './storage/file
 import { openParts } from './storage/part-reader.js';
 import { rangeStream } from './storage/range-stream.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
-import { setTag } from '../common/http/security-headers.js';
 
 interface StoredFile {
   id: string;

@@ -1,24 +1,24 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
 import { DataSource, EntityManager } from 'typeorm';
+import { readMultipart, readValue, type FormPart } from '../common/http/multipart.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
 import { Metrics } from '../common/metrics/metrics.js';
+import { isUuid } from '../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { type ContentDigests, ContentMeter } from './content-meter.js';
+import { ContentMeter, type ContentDigests } from './content-meter.js';
 import type { FileRefView } from './dto/file.dto.js';
 import type { CreateSessionDto, SessionRefView } from './dto/session.dto.js';
 import { FileboxErrors } from './filebox.errors.js';
 import { FilesService } from './files.service.js';
-import { isUuid } from '../common/validation/uuid.js';
-import { type FormPart, readMultipart, readValue } from '../common/http/multipart.js';
-import { type PartHasher, SessionDigests } from './session-digests.js';
+import { SessionDigests, type PartHasher } from './session-digests.js';
 import { FILE_STORAGE, type FileStorage } from './storage/file-storage.js';
 import { discardUnrecorded } from './unrecorded-blob.js';
-import { type SessionRow, UploadSessionsRepository } from './upload-sessions.repository.js';
+import { UploadSessionsRepository, type SessionRow } from './upload-sessions.repository.js';
 
 /** Part numbers are stored as PostgreSQL integers. */
 const MAX_PART_NUMBER = 2_147_483_647;

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ClientGone } from '../common/http/long-poll.js';
 import { CompleteTaskDto, FailTaskDto, HeartbeatDto, HeartbeatView, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';

@@ -1,19 +1,19 @@
-import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import type { Principal } from '../common/guard/access.js';
 import { waitSecondsOf } from '../common/http/long-poll.js';
-import { Metrics } from '../common/metrics/metrics.js';
 import { normalizeKeySet } from '../common/indicators/index.js';
+import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import type { CompleteTaskDto, FailTaskDto, HeartbeatDto, HeartbeatView, TakeTasksDto, TaskQueueItemView } from './dto/task-queue.dto.js';
 import type { TaskResult } from './entities/task.entity.js';
 import { InsightErrors } from './insight.errors.js';
-import { heartbeatRefusal, type ReportRefusal, reportRefusal } from './report-refusal.js';
+import { heartbeatRefusal, reportRefusal, type ReportRefusal } from './report-refusal.js';
 import { TaskAnnouncer } from './task-announcer.js';
+import { TasksRepository, type ReportFence } from './tasks.repository.js';
 import { paramsView } from './tasks.service.js';
-import { type ReportFence, TasksRepository } from './tasks.repository.js';
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest();
 

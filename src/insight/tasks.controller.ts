@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import type { Response } from 'express';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ApiWaitQuery, ClientGone, WaitSeconds } from '../common/http/long-poll.js';
-import { ListTasksQueryDto, RegisterTaskDto, TaskDetailView, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
 import { LINK_HEADER } from '../schema-registry/dto/schema.dto.js';
+import { ListTasksQueryDto, RegisterTaskDto, TaskDetailView, TaskIdParamDto, TaskRegistrationView, TaskView } from './dto/task.dto.js';
 import { TasksService } from './tasks.service.js';
 
 @ApiTags('insight')

@@ -4,11 +4,11 @@ import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/index.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
-import { attemptLimitSql, endedWithLeaseSql, LEASE_EXPIRED } from './ended-lease.js';
 import { isoMicros } from '../common/sql/timestamps.js';
+import { attemptLimitSql, endedWithLeaseSql, LEASE_EXPIRED } from './ended-lease.js';
 import type { TaskResult, TaskState } from './entities/task.entity.js';
 import type { ReportStanding } from './report-refusal.js';
-import { openForReport, type ReportFence, TASK_STATEMENTS, type Taker } from './task-statements.js';
+import { openForReport, TASK_STATEMENTS, type ReportFence, type Taker } from './task-statements.js';
 
 export type { ReportFence, Taker } from './task-statements.js';
 

@@ -1,31 +1,31 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { ApiError } from '../common/errors/api-error.js';
-import { createHash } from 'node:crypto';
 import { inferObjectType, normalizeKeySet, type ObjectKey } from '../common/indicators/index.js';
+import { decodeCursor, encodeCursor, timeIdCursorGuard } from '../common/pagination/cursor.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
+import { UUID_PATTERN } from '../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { FilesService } from '../filebox/files.service.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
-import { decodeCursor, encodeCursor, timeIdCursorGuard } from '../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
-import type {
-  ListTasksQueryDto,
-  RegisterTaskDto,
-  TaskIdParamDto,
-  TaskAttemptView,
-  TaskDetailView,
-  TaskParamsView,
-  TaskRegistrationView,
-  TaskView,
+import {
+  DEFAULT_RESULT_MAX_AGE_SECONDS,
+  type ListTasksQueryDto,
+  type RegisterTaskDto,
+  type TaskAttemptView,
+  type TaskDetailView,
+  type TaskIdParamDto,
+  type TaskParamsView,
+  type TaskRegistrationView,
+  type TaskView,
 } from './dto/task.dto.js';
-import { UUID_PATTERN } from '../common/validation/uuid.js';
-import { DEFAULT_RESULT_MAX_AGE_SECONDS } from './dto/task.dto.js';
 import { attemptLimit, hasEndedWithLease, isLastLease } from './ended-lease.js';
 import { deliveryLimitError, InsightErrors } from './insight.errors.js';
 import { TaskAnnouncer } from './task-announcer.js';
 import { CANCELLED_UNREPORTED } from './task-statements.js';
-import { type NewTask, TaskParamsRow, type TaskRow, TasksRepository } from './tasks.repository.js';
+import { TaskParamsRow, TasksRepository, type NewTask, type TaskRow } from './tasks.repository.js';
 
 const isoOf = (time: string | Date | null) => (time === null ? null : new Date(time).toISOString());
 

@@ -1,19 +1,19 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { waitSecondsOf } from '../common/http/long-poll.js';
-import { PageResult, pageRequestOf } from '../common/pagination/page.js';
-import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { type CollectionRecord, CollectionsService } from './collections.service.js';
 import { DomainEvents } from '../common/events/domain-events.js';
+import { waitSecondsOf } from '../common/http/long-poll.js';
+import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { pageRequestOf, PageResult } from '../common/pagination/page.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
-import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
-import { storedObject, type WrittenChange } from './object-rows.js';
-import { ObjectFeedRepository } from './object-feed.repository.js';
+import type { RecordedIds } from './change-records.js';
 import { ChangeRetentionRepository } from './change-retention.repository.js';
 import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
-import type { RecordedIds } from './change-records.js';
+import { CollectionsService, type CollectionRecord } from './collections.service.js';
+import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
+import { ObjectFeedRepository } from './object-feed.repository.js';
+import { storedObject, type WrittenChange } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */

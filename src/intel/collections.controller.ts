@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';

@@ -3,17 +3,17 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { ResourcesService } from '../auth/resources.service.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
-import { readScopeOf } from '../read-policy/read-policy.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageQueryDto, type PageResult } from '../common/pagination/page.js';
+import { isoMicros } from '../common/sql/timestamps.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { isUuid } from '../common/validation/uuid.js';
 import { InvalidatedCache } from '../database/invalidated-cache.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
+import { readScopeOf } from '../read-policy/read-policy.js';
 import { SchemaRegistryErrors } from '../schema-registry/schema-registry.errors.js';
 import { SchemaRegistryService } from '../schema-registry/schema-registry.service.js';
 import type { CollectionRegistrationView, CollectionView, CreateCollectionDto, UpdateCollectionDto } from './dto/collection.dto.js';
-import { isoMicros } from '../common/sql/timestamps.js';
-import { isUuid } from '../common/validation/uuid.js';
 import { IntelErrors } from './intel.errors.js';
 
 /** What other intel services need to know about a collection. */

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { insertChanges, ORIGIN_PARAMETERS } from './change-records.js';
-import { WRITTEN_OBJECT } from './object-statements.js';
 import { Metrics } from '../common/metrics/metrics.js';
-import { EXPIRY_LOCK } from '../database/advisory-locks.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
-import type { WriteOrigin } from './write-origin.js';
-import { type RawObject, storedObject, type WrittenChange } from './object-rows.js';
+import { EXPIRY_LOCK } from '../database/advisory-locks.js';
+import { insertChanges, ORIGIN_PARAMETERS } from './change-records.js';
+import { storedObject, type RawObject, type WrittenChange } from './object-rows.js';
+import { WRITTEN_OBJECT } from './object-statements.js';
 import { ObjectsRepository } from './objects.repository.js';
+import type { WriteOrigin } from './write-origin.js';
 
 const EXPIRE_PARAMETERS = namedParameters(['collectionId', 'ids', 'limit', 'asOf', ...ORIGIN_PARAMETERS]);
 const X = EXPIRE_PARAMETERS.$;

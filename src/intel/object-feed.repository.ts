@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { FEED_STATEMENTS, type FeedPage, feedPageStatement } from './object-statements.js';
-import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import type { SizedRow } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { type ObjectConditions, type ReadPolicy, UNFILTERED } from '../read-policy/read-policy.js';
-import { type RawObject, type StoredObject, storedObject, type WrittenChange } from './object-rows.js';
+import { UNFILTERED, type ObjectConditions, type ReadPolicy } from '../read-policy/read-policy.js';
+import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
+import { storedObject, type RawObject, type StoredObject, type WrittenChange } from './object-rows.js';
+import { FEED_STATEMENTS, feedPageStatement, type FeedPage } from './object-statements.js';
 
 /** A feed read that also numbers the collection's committed changes (ChangeSequencer.numberAndRead). */
 export interface Numbering {

@@ -6,7 +6,7 @@ import { ChangesService } from './changes.service.js';
 import { CollectionsService } from './collections.service.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { storedObject, type StoredObject } from './object-rows.js';
-import { type VersionQuery, versionsStatement } from './object-versions-statements.js';
+import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
 
 /** One feed position as a version of its object's life. */
 export interface ObjectVersionRow {

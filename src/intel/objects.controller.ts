@@ -2,17 +2,17 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
 import type { Principal as PrincipalType } from '../common/guard/access.js';
-import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ClientGone } from '../common/http/long-poll.js';
+import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { ChangesService } from './changes.service.js';
 import {
   CHANGES_LINK_HEADER,
   ChangesQueryDto,
   CollectionIdParamDto,
   DeleteObjectQueryDto,
-  ListObjectsQueryDto,
   LISTING_LINK_HEADER,
+  ListObjectsQueryDto,
   ObjectAddDto,
   ObjectChangeView,
   ObjectView,

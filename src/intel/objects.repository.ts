@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import { EXCLUSIVE_WRITER_LOCK } from './change-records.js';
-import { findHitsParameters, LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS } from './object-statements.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
+import { EXCLUSIVE_WRITER_LOCK } from './change-records.js';
+import { storedObject, type AddWrite, type Expiry, type JudgedHit, type ObjectWrite, type RawObject, type WrittenChange } from './object-rows.js';
+import { findHitsParameters, LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS } from './object-statements.js';
 import type { WriteOrigin } from './write-origin.js';
-import { type AddWrite, type Expiry, type JudgedHit, type ObjectWrite, type RawObject, storedObject, type WrittenChange } from './object-rows.js';
 
 /**
  * Named prepared statements: a single add or delete runs two of them per request outside any transaction,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../common/guard/access.js';
-import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import { sightingFilterOf } from '../sightings/sighting-filter.js';
+import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import type { ReadFiltersQueryDto } from './read-filters.dto.js';
 import { ReadPolicy, readScopeOf, type WarninglistMode } from './read-policy.js';
 

@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { InvalidatedCache } from '../database/invalidated-cache.js';
-import { InvalidationBus } from '../database/invalidation-bus.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageQueryDto, type PageResult } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { InvalidatedCache } from '../database/invalidated-cache.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
 import { SCHEMA_ID_PATTERN, type SchemaCommonView, type SchemaRegistrationView } from './dto/schema.dto.js';
 import { safePattern } from './safe-pattern.js';
-import { SchemasRepository } from './schemas.repository.js';
 import { SchemaRegistryErrors, type SchemaViolation } from './schema-registry.errors.js';
+import { SchemasRepository } from './schemas.repository.js';
 
 export type SchemaNamespace = 'intel' | 'insight';
 

@@ -13,7 +13,7 @@ import {
   SchemaIdParamDto,
   SchemaRegistrationView,
 } from './dto/schema.dto.js';
-import { type SchemaNamespace, SchemaRegistryService } from './schema-registry.service.js';
+import { SchemaRegistryService, type SchemaNamespace } from './schema-registry.service.js';
 
 /**
  * The schema endpoints of one namespace (`/intel/schemas`, `/insight/schemas`): the same operations, each

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal } from '../common/guard/access.decorators.js';
+import { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { ListSightingsQueryDto, MAX_SIGHTING_ITEMS, SightingItemDto, SightingResultView, SightingView } from './dto/sighting.dto.js';
 import { SightingsService } from './sightings.service.js';

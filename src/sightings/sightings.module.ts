@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { IntelReadsModule } from '../intel/intel-reads.module.js';
 import { ReadPolicyModule } from '../read-policy/read-policy.module.js';
-import { SightingSummariesModule } from './sighting-summaries.module.js';
 import { SightingRollupService } from './sighting-rollup.service.js';
+import { SightingSummariesModule } from './sighting-summaries.module.js';
 import { SightingsController } from './sightings.controller.js';
 import { SightingsRepository } from './sightings.repository.js';
 import { SightingsService } from './sightings.service.js';

@@ -2,15 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../common/guard/access.js';
 import { normalizeKey } from '../common/indicators/indicators.js';
 import { decodeCursor, encodeCursor, timeIdCursorGuard } from '../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { parseDateTime } from '../common/validation/date-time.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
-import { type ListSightingsQueryDto, MAX_SIGHTING_ITEMS, type SightingResultView, type SightingView } from './dto/sighting.dto.js';
+import { MAX_SIGHTING_ITEMS, type ListSightingsQueryDto, type SightingResultView, type SightingView } from './dto/sighting.dto.js';
 import { parseSightingItem, type SightingItem } from './sighting-items.js';
 import { SightingErrors } from './sightings.errors.js';
-import { type SightingRow, SightingsRepository } from './sightings.repository.js';
+import { SightingsRepository, type SightingRow } from './sightings.repository.js';
 
 /** The newest-first position: `t` the time to the microsecond (UTC), `i` the row id. */
 const isSightingCursor = timeIdCursorGuard(/^[1-9]\d{0,17}$/);

@@ -1,9 +1,9 @@
-import { isoUtc } from '../common/sql/timestamps.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
 import { LeaseLost } from './run-failures.js';
 import type { ObjectSourceClaim } from './source-claims.service.js';

@@ -1,9 +1,9 @@
-import { isoUtc } from '../common/sql/timestamps.js';
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, QueryFailedError } from 'typeorm';
+import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { namedParameters } from '../common/sql/named-parameters.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 import type { FeedState } from './source-feeds.js';
 import { SOURCE_NAME_PATTERN, type SourceForm, type SourceSettings } from './source-form.js';
 import { SourcesErrors } from './sources.errors.js';

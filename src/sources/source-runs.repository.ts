@@ -1,8 +1,8 @@
-import { isoUtc } from '../common/sql/timestamps.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { namedParameters } from '../common/sql/named-parameters.js';
+import { isoUtc } from '../common/sql/timestamps.js';
 import type { FeedState } from './source-feeds.js';
 import { FEED_STATE, SOURCE_COLUMNS, type SourceRow } from './source-rows.repository.js';
 

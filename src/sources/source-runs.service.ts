@@ -10,11 +10,11 @@ import type { DryRunView, RunStartedView } from './dto/source.dto.js';
 import { FEED_KINDS, readFeed } from './feed-kinds.js';
 import { tooFewItems } from './removal.js';
 import { RunFailure } from './run-failures.js';
-import { closingOf, failureOf, isRepeat, type Outcome, type Settlement, settledOutcome, unchangedCount } from './run-outcome.js';
-import { recordsOf } from './source-records.js';
+import { closingOf, failureOf, isRepeat, settledOutcome, unchangedCount, type Outcome, type Settlement } from './run-outcome.js';
 import { SourceClaimsRepository } from './source-claims.repository.js';
+import { recordsOf } from './source-records.js';
 import type { SourceRow } from './source-rows.repository.js';
-import { type FinishedRun, type Lease, SourceRunsRepository } from './source-runs.repository.js';
+import { SourceRunsRepository, type FinishedRun, type Lease } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 import { SourcesService } from './sources.service.js';
 

@@ -1,18 +1,18 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { Authenticated, Principal, RequirePermission } from '../common/guard/access.decorators.js';
+import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { PageQueryDto } from '../common/pagination/page.js';
 import { ApiConditionalGet, IfMatch } from '../common/tags/tag.js';
 import { Origin, type WriteOrigin } from '../intel/write-origin.js';
 import { ETAG_HEADER, IF_MATCH_HEADER, LINK_HEADER } from '../schema-registry/dto/schema.dto.js';
 import {
-  SourceClaimView,
   DryRunView,
   RunStartedView,
   RunView,
   SOURCE_FORM_SCHEMA,
+  SourceClaimView,
   SourceNameParamDto,
   SourceRegistrationView,
   SourceView,

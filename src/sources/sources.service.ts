@@ -1,22 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ApiError } from '../common/errors/api-error.js';
 import type { ChildNameResolver } from '../common/guard/access.decorators.js';
 import type { Principal } from '../common/guard/access.js';
-import { encodeCursor, decodeCursor, afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageQueryDto, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { afterIdCursor, afterIdFromCursor, decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { keysetPage, pageRequestOf, type PageQueryDto, type PageResult } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { BatchService } from '../intel/batch/batch.service.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { sourceOrigin, type WriteOrigin } from '../intel/write-origin.js';
-import { ApiError } from '../common/errors/api-error.js';
-import type { SourceClaimView, RunView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
+import type { RunView, SourceClaimView, SourceRegistrationView, SourceView } from './dto/source.dto.js';
+import { SourceClaimsRepository } from './source-claims.repository.js';
 import { OutboundPolicy } from './source-fetch.js';
 import { parseSourceForm, type SourceForm } from './source-form.js';
-import { SourceClaimsRepository } from './source-claims.repository.js';
-import { type SourceRow, SourceRowsRepository } from './source-rows.repository.js';
-import { type RunRow, SourceRunsRepository } from './source-runs.repository.js';
+import { SourceRowsRepository, type SourceRow } from './source-rows.repository.js';
+import { SourceRunsRepository, type RunRow } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 
 /** The members a source keeps in columns of their own, which its form and its view both carry as they are. */

@@ -5,8 +5,8 @@ import { RequirePermission } from '../common/guard/access.decorators.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
 import { BatchReportView } from '../intel/batch/batch.dto.js';
 import { CollectionIdParamDto } from '../intel/dto/object.dto.js';
-import { StixImportService } from './stix-import.service.js';
 import { Origin, type WriteOrigin } from '../intel/write-origin.js';
+import { StixImportService } from './stix-import.service.js';
 import { STIX_BUNDLE_TYPES } from './taxii-limits.js';
 
 /** The route of STIX bundle files, for the body reader configureApp mounts ahead of the JSON parser. */

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { ChildNameResolver } from '../common/guard/access.decorators.js';
 import type { Principal } from '../common/guard/access.js';
 import { CollectionsService } from '../intel/collections.service.js';
-import { type ObjectVersionRow, ObjectVersionsService } from '../intel/object-versions.service.js';
-import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, type StixObject, toIndicator, toSco } from '../stix/stix-projection.js';
+import { ObjectVersionsService, type ObjectVersionRow } from '../intel/object-versions.service.js';
 import type { ReadPolicy } from '../read-policy/read-policy.js';
+import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco, type StixObject } from '../stix/stix-projection.js';
 import { STIX_MEDIA_TYPE, TaxiiResult } from './taxii-http.js';
-import { encodeNext, microsecondTimestamp, type WalkFilter, type WalkPosition, walkOf } from './taxii-query.js';
+import { encodeNext, microsecondTimestamp, walkOf, type WalkFilter, type WalkPosition } from './taxii-query.js';
 import { TaxiiErrors } from './taxii.errors.js';
 
 /** A served object: the STIX object, when it was added to the collection, its version and where it sits. */

@@ -1,9 +1,9 @@
-import { CallHandler, Catch, createParamDecorator, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
+import { CallHandler, Catch, createParamDecorator, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { map, type Observable } from 'rxjs';
 import { AllExceptionsFilter } from '../app/all-exceptions.filter.js';
-import { type ApiError, CommonErrors } from '../common/errors/api-error.js';
+import { CommonErrors, type ApiError } from '../common/errors/api-error.js';
 import { TAXII_MAX_CONTENT_LENGTH } from './taxii-limits.js';
 import { TaxiiErrors } from './taxii.errors.js';
 

@@ -1,15 +1,15 @@
 import { Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse } from '@nestjs/swagger';
-import type { Principal as Caller } from '../common/guard/access.js';
 import { Principal, RequirePermission } from '../common/guard/access.decorators.js';
-import { ReadPolicies } from '../read-policy/read-policies.service.js';
+import type { Principal as Caller } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
+import { Origin, type WriteOrigin } from '../intel/write-origin.js';
+import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import { EnvelopeBody, EnvelopeView, ManifestView, StatusView, VersionsView } from './dto/taxii.dto.js';
 import { DATE_ADDED_HEADERS, TaxiiController, TaxiiPageQuery } from './taxii-docs.js';
 import { TaxiiFeedService } from './taxii-feed.service.js';
 import { RawBody, TAXII_MEDIA_TYPE, TaxiiQuery } from './taxii-http.js';
 import { TaxiiWritesService } from './taxii-writes.service.js';
-import { Origin, type WriteOrigin } from '../intel/write-origin.js';
 
 /** The intel collection named by the TAXII id in the path: permissions are those of the native routes. */
 const COLLECTION = { parent: 'intel', param: 'collection_id', resolver: TaxiiFeedService } as const;

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { Authenticated, Principal } from '../common/guard/access.decorators.js';
 import type { Principal as PrincipalType } from '../common/guard/access.js';
 import { ApiErrors } from '../common/http/api-errors.decorator.js';
-import { ApiRootView, TaxiiCollectionsView, TaxiiCollectionView, DiscoveryView, StatusView } from './dto/taxii.dto.js';
+import { ApiRootView, DiscoveryView, StatusView, TaxiiCollectionsView, TaxiiCollectionView } from './dto/taxii.dto.js';
 import { TaxiiController } from './taxii-docs.js';
 import { TaxiiFeedService } from './taxii-feed.service.js';
 import { TAXII_MEDIA_TYPE } from './taxii-http.js';

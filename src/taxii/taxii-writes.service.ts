@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
@@ -9,8 +9,8 @@ import { isUuid, UUID_SOURCE } from '../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { CollectionsService } from '../intel/collections.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
-import { StixImportService } from './stix-import.service.js';
 import type { WriteOrigin } from '../intel/write-origin.js';
+import { StixImportService } from './stix-import.service.js';
 import { TaxiiFeedService } from './taxii-feed.service.js';
 import { TaxiiResult } from './taxii-http.js';
 import { TaxiiErrors } from './taxii.errors.js';

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidatedCache } from '../database/invalidated-cache.js';
-import { InvalidationBus } from '../database/invalidation-bus.js';
 import type { ApiError } from '../common/errors/api-error.js';
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
+import { InvalidatedCache } from '../database/invalidated-cache.js';
+import { InvalidationBus } from '../database/invalidation-bus.js';
+import { CompiledEntries, KIND_KEY_TYPES, ListIndex, ListSet, type ActiveList, type ListAction, type ListKind } from './warninglist-matcher/index.js';
 import { WarninglistErrors } from './warninglists.errors.js';
-import { type ActiveList, CompiledEntries, KIND_KEY_TYPES, type ListAction, ListIndex, type ListKind, ListSet } from './warninglist-matcher/index.js';
-import { type ListState, WarninglistsRepository } from './warninglists.repository.js';
+import { WarninglistsRepository, type ListState } from './warninglists.repository.js';
 
 /** How often a state read is repeated when a list was replaced between it and the read of its entries. */
 const STATE_ATTEMPTS = 5;

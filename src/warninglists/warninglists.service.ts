@@ -1,28 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { bareKey, refangValue } from '../common/indicators/bare-key.js';
-import { KEY_TYPES, type KeyType, normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
+import { KEY_TYPES, normalizeKey, type KeyType, type ObjectKey } from '../common/indicators/indicators.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
-import type {
-  CheckDto,
-  CheckResultView,
-  CreateWarninglistDto,
-  EntriesQueryDto,
-  ImportWarninglistQueryDto,
-  ReplaceWarninglistDto,
-  UpdateWarninglistDto,
-  WarninglistBodyDto,
-  WarninglistNameView,
-  WarninglistView,
+import {
+  MAX_CHECK_VALUES,
+  MAX_LIST_ENTRIES,
+  type CheckDto,
+  type CheckResultView,
+  type CreateWarninglistDto,
+  type EntriesQueryDto,
+  type ImportWarninglistQueryDto,
+  type ReplaceWarninglistDto,
+  type UpdateWarninglistDto,
+  type WarninglistBodyDto,
+  type WarninglistNameView,
+  type WarninglistView,
 } from './dto/warninglist.dto.js';
-import { MAX_CHECK_VALUES, MAX_LIST_ENTRIES } from './dto/warninglist.dto.js';
 import { readMispDocument } from './misp-warninglist.js';
-import { EntryError, KIND_KEY_TYPES, type ListKind, normalizeEntry } from './warninglist-matcher/index.js';
 import { WarninglistMatcherService } from './warninglist-matcher.service.js';
+import { EntryError, KIND_KEY_TYPES, normalizeEntry, type ListKind } from './warninglist-matcher/index.js';
 import { WarninglistErrors } from './warninglists.errors.js';
-import { type ListRecord, type ListRow, WarninglistsRepository } from './warninglists.repository.js';
+import { WarninglistsRepository, type ListRecord, type ListRow } from './warninglists.repository.js';
 
 function toView(row: ListRow): WarninglistView {
   return {

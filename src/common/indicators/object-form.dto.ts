@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsObject, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
-import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from './indicators.js';
+import { KEY_TYPES, OBJECT_TYPES, type KeyType, type ObjectType } from './indicators.js';
 
 /** Longest key value accepted on input (before normalisation, which may still refuse it). */
 export const MAX_INPUT_KEY_LENGTH = 4096;

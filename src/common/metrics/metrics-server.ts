@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createServer, type Server } from 'node:http';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { StartupError } from '../startup-error.js';
 import { Metrics } from './metrics.js';

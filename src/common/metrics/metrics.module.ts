@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { Metrics } from './metrics.js';
 import { MetricsServer } from './metrics-server.js';
+import { Metrics } from './metrics.js';
 
 /** The application's metrics (injectable everywhere as `Metrics`) and their listener. */
 @Global()

@@ -1,10 +1,10 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
 import { access, mkdir, open, opendir, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { LOWER_CASE_UUID_PATTERN } from '../../common/validation/uuid.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { FileboxErrors } from '../filebox.errors.js';

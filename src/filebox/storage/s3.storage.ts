@@ -1,3 +1,7 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { PassThrough, Readable, type Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -9,15 +13,11 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { PassThrough, Readable, type Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../../common/errors/api-error.js';
 import { LOWER_CASE_UUID_PATTERN } from '../../common/validation/uuid.js';
 import { APP_CONFIG, ConfigError, type AppConfig, type FileboxStorageConfig } from '../../config/app-config.js';
-import type { FileStorage, RangeReader } from './file-storage.js';
 import { BufferPool } from './buffer-pool.js';
+import type { FileStorage, RangeReader } from './file-storage.js';
 import { uploadInParts } from './s3-multipart-upload.js';
 
 type S3Config = Extract<FileboxStorageConfig, { kind: 's3' }>;

@@ -4,11 +4,11 @@ import { ArrayMaxSize, IsArray, IsIn, ValidateNested } from 'class-validator';
 import {
   INSIGHT_KEY_TYPES,
   INSIGHT_OBJECT_TYPES,
+  ObjectFormDto,
+  ObjectKeyDto,
   type InsightKeyType,
   type InsightObjectType,
-  ObjectFormDto,
   type ObjectKey,
-  ObjectKeyDto,
 } from '../../common/indicators/index.js';
 
 // The shared indicator DTOs narrowed to insight's enums: the inherited IsIn checks stay, the added ones

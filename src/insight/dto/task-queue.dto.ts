@@ -18,9 +18,9 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { WaitBody } from '../../common/http/long-poll.js';
+import { UUID_PATTERN } from '../../common/validation/uuid.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 import { InsightObjectFormDto } from './insight-object.dto.js';
-import { UUID_PATTERN } from '../../common/validation/uuid.js';
 import { TaskParamsView } from './task.dto.js';
 
 export const MAX_TAKE = 1000;

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { PageQueryDto } from '../../common/pagination/page.js';
-import { ArrayMaxSize, IsIn, IsInt, Max, MaxLength, Min, IsArray, IsDefined, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import type { ObjectKey } from '../../common/indicators/index.js';
+import { PageQueryDto } from '../../common/pagination/page.js';
 import { UUID_PATTERN } from '../../common/validation/uuid.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 import { TASK_STATES, type TaskState } from '../entities/task.entity.js';

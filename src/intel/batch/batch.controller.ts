@@ -5,10 +5,10 @@ import { RequirePermission } from '../../common/guard/access.decorators.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
+import { Origin, type WriteOrigin } from '../write-origin.js';
 import { JSON_TYPE, NDJSON_TYPES } from './batch-body.js';
 import { BATCH_BODY_OPENAPI, BatchQueryDto, BatchReportView, RemoveItemDto } from './batch.dto.js';
 import { BatchService } from './batch.service.js';
-import { Origin, type WriteOrigin } from '../write-origin.js';
 
 @ApiTags('intel')
 @ApiExtraModels(ObjectFormDto, RemoveItemDto)

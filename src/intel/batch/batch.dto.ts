@@ -2,8 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
 import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
-import { ITEM_STATUSES, type ItemStatus } from './batch-plan.js';
 import { MAX_BATCH_ITEMS } from './batch-body.js';
+import { ITEM_STATUSES, type ItemStatus } from './batch-plan.js';
 
 /** `{"remove": {type, value}}`: a batch item with exactly the rules of `DELETE .../objects`. */
 export class RemoveItemDto {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
-import { type RecordedIds } from '../change-records.js';
-import { isoUtc } from '../../common/sql/timestamps.js';
-import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
 import { Metrics } from '../../common/metrics/metrics.js';
+import { isoUtc } from '../../common/sql/timestamps.js';
+import { type RecordedIds } from '../change-records.js';
+import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
 import type { WriteOrigin } from '../write-origin.js';
 import type { BatchPlan, OwningObject } from './batch-plan.js';
 import { BATCH_STATEMENTS } from './batch-statements.js';

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 

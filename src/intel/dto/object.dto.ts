@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
-import { KEY_TYPES, type KeyType, OBJECT_TYPES, type ObjectType } from '../../common/indicators/indicators.js';
-import { ObjectFormDto, ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { WaitQuery } from '../../common/http/long-poll.js';
+import { KEY_TYPES, OBJECT_TYPES, type KeyType, type ObjectType } from '../../common/indicators/indicators.js';
+import { ObjectFormDto, ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
-import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
+import { CHANGE_OPERATIONS, REMOVE_REASONS, type ChangeOperation, type RemoveReason } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
 export class CollectionIdParamDto {

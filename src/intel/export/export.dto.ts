@@ -3,7 +3,7 @@ import { IsIn, IsOptional } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
 import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
 import { WARNINGLIST_MODES, type WarninglistMode } from '../../read-policy/read-policy.js';
-import { EXPORT_FORMATS, type ExportFormat, URL_SCHEMES, type UrlScheme } from './export-formats.js';
+import { EXPORT_FORMATS, URL_SCHEMES, type ExportFormat, type UrlScheme } from './export-formats.js';
 
 export class ExportQueryDto extends ReadFiltersQueryDto {
   @ApiProperty({

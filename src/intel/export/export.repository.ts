@@ -2,10 +2,10 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
 import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
+import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 import { EXPORT_STATEMENTS } from './export-statements.js';
 

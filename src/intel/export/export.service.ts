@@ -1,5 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AccessContext } from '../../common/guard/access.js';
 import { setTag } from '../../common/http/security-headers.js';
@@ -7,11 +7,11 @@ import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
-import { type BodyContext, chunkOf, CONTENT_TYPES, epilogueOf, type ExportParams, KEY_FORMATS, prologueOf } from './export-formats.js';
+import { ExcludedObjects, exclusionState } from './excluded-objects.js';
+import { chunkOf, CONTENT_TYPES, epilogueOf, KEY_FORMATS, prologueOf, type BodyContext, type ExportParams } from './export-formats.js';
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
-import { type Exclusion, type ExportPosition, ExportRepository, type ExportSnapshot } from './export.repository.js';
-import { ExcludedObjects, exclusionState } from './excluded-objects.js';
+import { ExportRepository, type Exclusion, type ExportPosition, type ExportSnapshot } from './export.repository.js';
 
 /** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. */
 const EXPORT_LAYOUT_VERSION = 1;

@@ -1,10 +1,10 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Principal as PrincipalType } from '../../common/guard/access.js';
 import { Principal, RequirePermission } from '../../common/guard/access.decorators.js';
-import { ReadPolicies } from '../../read-policy/read-policies.service.js';
+import type { Principal as PrincipalType } from '../../common/guard/access.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
 import { HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryService } from './history.service.js';

@@ -1,11 +1,11 @@
 import { ApiProperty, IntersectionType } from '@nestjs/swagger';
-import { PageQueryDto } from '../../common/pagination/page.js';
-import { CHANGE_OPERATIONS, type ChangeOperation, REMOVE_REASONS, type RemoveReason } from '../entities/change.entity.js';
 import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
-import { ObjectView } from '../dto/object.dto.js';
-import { WRITE_VIAS, type WriteVia } from '../write-origin.js';
+import { PageQueryDto } from '../../common/pagination/page.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
+import { ObjectView } from '../dto/object.dto.js';
+import { CHANGE_OPERATIONS, REMOVE_REASONS, type ChangeOperation, type RemoveReason } from '../entities/change.entity.js';
+import { WRITE_VIAS, type WriteVia } from '../write-origin.js';
 
 /** `GET …/objects/history`: the key, paged. */
 export class HistoryQueryDto extends IntersectionType(PageQueryDto, ObjectKeyQueryDto) {}

@@ -4,11 +4,11 @@ import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { SizedRow } from '../../common/pagination/page.js';
 import { sizeBoundedPage } from '../../common/pagination/size-bounded-page.js';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
-import { LIVE } from '../object-statements.js';
 import type { StoredObject } from '../object-rows.js';
+import { LIVE } from '../object-statements.js';
 import type { WriteVia } from '../write-origin.js';
 
 /** A change record as history shows it. */

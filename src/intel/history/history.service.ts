@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { normalizeKey } from '../../common/indicators/indicators.js';
 import { afterIdCursor, afterIdFromCursor } from '../../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../../common/pagination/page.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
+import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';
+import { SourceClaimsService } from '../../sources/source-claims.service.js';
 import { ChangesService } from '../changes.service.js';
 import { CollectionsService } from '../collections.service.js';
 import type { DeleteObjectQueryDto } from '../dto/object.dto.js';
-import { ObjectErrors } from '../objects.errors.js';
 import { storedObject } from '../object-rows.js';
+import { ObjectErrors } from '../objects.errors.js';
 import type { ClaimView, HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryRepository, type HistoryRow } from './history.repository.js';
-import { SightingSummariesService } from '../../sightings/sighting-summaries.service.js';
-import { SourceClaimsService } from '../../sources/source-claims.service.js';
-import type { ReadPolicy } from '../../read-policy/read-policy.js';
 
 function entryView(row: HistoryRow): HistoryEntryView {
   return {

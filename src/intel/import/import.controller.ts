@@ -4,9 +4,9 @@ import type { Request } from 'express';
 import { RequirePermission } from '../../common/guard/access.decorators.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
+import { Origin, type WriteOrigin } from '../write-origin.js';
 import { ImportQueryDto, ImportView } from './import.dto.js';
 import { ImportService } from './import.service.js';
-import { Origin, type WriteOrigin } from '../write-origin.js';
 
 @ApiTags('intel')
 @Controller('intel/collections/:collection_id/import')

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import { parseCsv, type CsvOptions } from '../../formats/csv.js';
+import { keyId } from '../../formats/forms.js';
+import { extractForms } from '../../formats/text.js';
 import { MAX_BATCH_ITEMS } from '../batch/batch-body.js';
 import { BatchService } from '../batch/batch.service.js';
 import { CollectionsService } from '../collections.service.js';
-import { type CsvOptions, parseCsv } from '../../formats/csv.js';
-import { keyId } from '../../formats/forms.js';
-import { extractForms } from '../../formats/text.js';
+import type { WriteOrigin } from '../write-origin.js';
 import { importText } from './import-body.js';
 import type { ImportQueryDto, ImportView } from './import.dto.js';
 import { ImportErrors } from './import.errors.js';
-import type { WriteOrigin } from '../write-origin.js';
 
 /** A JSON object from a query parameter or header; `fail` for anything else. */
 function jsonObject(raw: string, fail: () => Error): Record<string, unknown> {

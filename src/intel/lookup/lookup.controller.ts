@@ -1,9 +1,9 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Principal as PrincipalType } from '../../common/guard/access.js';
 import { Authenticated, Principal } from '../../common/guard/access.decorators.js';
-import { ReadPolicies } from '../../read-policy/read-policies.service.js';
+import { Principal as PrincipalType } from '../../common/guard/access.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { LookupDto, LookupResultView } from './lookup.dto.js';
 import { LookupService } from './lookup.service.js';
 

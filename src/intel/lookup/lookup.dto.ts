@@ -3,9 +3,9 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, Matches, ValidateNested } from 'class-validator';
 import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
+import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { COLLECTION_NAME_PATTERN } from '../dto/collection.dto.js';
 import { ObjectKeyView, ObjectView } from '../dto/object.dto.js';
-import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 
 export const MAX_LOOKUP_KEYS = 1000;
 

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error.js';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
-import { storedObject } from '../object-rows.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
+import { storedObject } from '../object-rows.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LookupRepository } from './lookup.repository.js';

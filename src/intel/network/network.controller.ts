@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Principal as PrincipalType } from '../../common/guard/access.js';
 import { Principal, RequirePermission } from '../../common/guard/access.decorators.js';
-import { ReadPolicies } from '../../read-policy/read-policies.service.js';
+import type { Principal as PrincipalType } from '../../common/guard/access.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
+import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { LINK_HEADER } from '../../schema-registry/dto/schema.dto.js';
 import { CollectionIdParamDto, ObjectView } from '../dto/object.dto.js';
 import { NetworkQueryDto } from './network.dto.js';

@@ -2,14 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError, CommonErrors } from '../../common/errors/api-error.js';
 import { normalizeKey } from '../../common/indicators/indicators.js';
 import { afterIdCursor, afterIdFromCursor } from '../../common/pagination/cursor.js';
-import { keysetPage, type PageResult, pageRequestOf } from '../../common/pagination/page.js';
+import { keysetPage, pageRequestOf, type PageResult } from '../../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
 import { storedObject } from '../object-rows.js';
 import type { NetworkQueryDto } from './network.dto.js';
 import { NetworkRepository } from './network.repository.js';
-import type { ReadPolicy } from '../../read-policy/read-policy.js';
 
 /** An IP address or CIDR network normalised as a key of that type is; 400 InvalidQueryArgument otherwise. */
 function networkArgument(name: string, value: string): string {

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
-import { LIST_ACTIONS, LIST_KINDS, type ListAction, type ListKind, MATCH_KINDS, type MatchKind } from '../warninglist-matcher/index.js';
+import { LIST_ACTIONS, LIST_KINDS, MATCH_KINDS, type ListAction, type ListKind, type MatchKind } from '../warninglist-matcher/index.js';
 
 /** URL-friendly names (extensions §15). */
 export const WARNINGLIST_NAME_PATTERN = /^[a-z0-9._-]{1,128}$/;
