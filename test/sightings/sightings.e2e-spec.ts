@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ObjectKey } from '../../src/common/indicators/indicators.js';
 import { SightingSummariesService } from '../../src/sightings/sighting-summaries.service.js';
-import { createCollection, hashedFile, md5, sha1 } from '../intel/objects.helpers.js';
+import { createCollection, hashedFile, hashKeys, md5, sha1 } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -67,13 +67,7 @@ describe('POST /intel/sightings', () => {
 
   it('defaults kind, count, at and source (key/<keyID>) and counts a source seen on two keys of an object once', async () => {
     const before = Date.now();
-    const response = await post(
-      [
-        { type: 'MD5Hash', value: md5(2) },
-        { type: 'SHA1Hash', value: sha1(2) },
-      ],
-      reader.key,
-    );
+    const response = await post(hashKeys(2), reader.key);
     expect(statuses(response.body)).toEqual(['Recorded', 'Recorded']);
     const summary = (await summaryOf(hashedFile(2).keys[0]))!;
     expect(summary).toMatchObject({ count: 2, falsePositives: 0, sources: 1 });
