@@ -61,11 +61,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
         { index: 5, status: 'Unchanged' },
       ],
     });
-    const merged = {
-      type: 'File',
-      keys: hashKeys(1),
-      context: { size: 3 },
-    };
+    const merged = { type: 'File', keys: hashKeys(1), context: { size: 3 } };
     const a = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { size: 2 } };
     const { changes } = await followAll(t, c, before.changesCursor, 100);
     expect(changes).toEqual([
