@@ -40,24 +40,15 @@ describe('hostile input shared by every area', () => {
 
   it('refuses a reserved attribute name in any DTO body (the pipe would strip it) and creates nothing', async () => {
     const before = await t.db.query('SELECT count(*)::int AS n FROM auth_api_key');
-    const response = await t
-      .http()
-      .post('/auth/keys')
-      .set('X-Api-Key', t.adminKey)
-      .set('Content-Type', 'application/json')
-      .send('{"permissions": [{"resource": {"id": 1, "constructor": 1}, "actions": ["Read"]}]}');
+    const response = await t.auth.postAs('application/json', '/auth/keys', '{"permissions": [{"resource": {"id": 1, "constructor": 1}, "actions": ["Read"]}]}');
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'InvalidData', details: { InstanceLocation: '/permissions/0/resource/constructor' } });
     expect((await t.db.query('SELECT count(*)::int AS n FROM auth_api_key')).rows).toEqual(before.rows);
   });
 
   it('accepts nesting within the limit', async () => {
-    const response = await t
-      .http()
-      .post('/intel/collections/deep/objects')
-      .set('X-Api-Key', t.adminKey)
-      .set('Content-Type', 'application/json')
-      .send(`{"type":"DomainName","keys":[{"type":"DomainName","value":"a.example"}],"context":${nested(200)}}`);
+    const body = `{"type":"DomainName","keys":[{"type":"DomainName","value":"a.example"}],"context":${nested(200)}}`;
+    const response = await t.intel.postAs('application/json', '/intel/collections/deep/objects', body);
     expect(response.status).toBe(204);
   });
 

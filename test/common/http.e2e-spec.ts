@@ -20,7 +20,7 @@ describe('common HTTP behaviour', () => {
     });
 
     it('answers malformed JSON with a JSON 400', async () => {
-      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send('{"permissions": [');
+      const response = await t.auth.postAs('application/json', '/auth/keys', '{"permissions": [');
       expect(response.status).toBe(400);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
       expect(response.body.code).toBe('InvalidData');
@@ -35,7 +35,7 @@ describe('common HTTP behaviour', () => {
 
     it('answers a JSON body above 16 MiB with a JSON 413 RequestEntityTooLarge', async () => {
       const big = JSON.stringify({ description: 'x'.repeat(16 * 1024 * 1024 + 10), permissions: [] });
-      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).set('Content-Type', 'application/json').send(big);
+      const response = await t.auth.postAs('application/json', '/auth/keys', big);
       expectError(response, 'RequestEntityTooLarge');
     });
 
@@ -55,12 +55,7 @@ describe('common HTTP behaviour', () => {
       ['a number body', '42'],
       ['null', 'null'],
     ])('refuses %s with 400 InvalidData', async (_name, body) => {
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'application/json')
-        .send(typeof body === 'string' ? body : JSON.stringify(body));
+      const response = await t.auth.postAs('application/json', '/auth/keys', typeof body === 'string' ? body : JSON.stringify(body));
       expectError(response, 'InvalidData');
     });
 
@@ -84,7 +79,7 @@ describe('common HTTP behaviour', () => {
     });
 
     it('refuses a body sent as text/plain with 400 InvalidData', async () => {
-      const response = await t.http().post('/auth/keys').set('X-Api-Key', t.adminKey).set('Content-Type', 'text/plain').send('{"permissions":[]}');
+      const response = await t.auth.postAs('text/plain', '/auth/keys', '{"permissions":[]}');
       expectError(response, 'InvalidData');
     });
 
@@ -96,23 +91,12 @@ describe('common HTTP behaviour', () => {
     });
 
     it('answers an unsupported body charset with a JSON 415, never 500', async () => {
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'application/json; charset=klingon')
-        .send('{"permissions":[]}');
+      const response = await t.auth.postAs('application/json; charset=klingon', '/auth/keys', '{"permissions":[]}');
       expectError(response, 'UnsupportedMediaType');
     });
 
     it('answers a body with a broken Content-Encoding with a JSON 4xx, never 500', async () => {
-      const response = await t
-        .http()
-        .post('/auth/keys')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'application/json')
-        .set('Content-Encoding', 'gzip')
-        .send('{"permissions":[]}');
+      const response = await t.auth.postAs('application/json', '/auth/keys', '{"permissions":[]}').set('Content-Encoding', 'gzip');
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
       expect(response.headers['content-type']).toMatch(/^application\/json/);

@@ -15,6 +15,12 @@ const MD5 = 'a'.repeat(32);
 const SHA256 = 'b'.repeat(64);
 /** Console times: UTC to the second. */
 const shown = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+/** How many Cancel task and Retry task buttons the page shows. */
+const taskActionButtons = (page: Page) =>
+  page
+    .getByRole('button')
+    .filter({ hasText: /Cancel task|Retry task/ })
+    .count();
 
 describe('console: task attempts, cancel and retry; sightings and warnings', () => {
   let t: TestApp;
@@ -126,12 +132,7 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
       expect(answer.status()).toBe(422);
       await page.getByRole('alert').filter({ hasText: 'cannot be cancelled' }).waitFor();
       await page.getByRole('heading', { name: 'Result' }).waitFor();
-      expect(
-        await page
-          .getByRole('button')
-          .filter({ hasText: /Cancel task|Retry task/ })
-          .count(),
-      ).toBe(0);
+      expect(await taskActionButtons(page)).toBe(0);
       await expectAccessible(page);
       expect((await viewTask(t, finishing)).state).toBe('Completed');
 
@@ -152,12 +153,7 @@ describe('console: task attempts, cancel and retry; sightings and warnings', () 
     await asKey(reader.key, 'task-reader', async (page) => {
       await page.goto(`/console/tasks/${id}`);
       await page.getByRole('heading', { name: 'Attempts' }).waitFor();
-      expect(
-        await page
-          .getByRole('button')
-          .filter({ hasText: /Cancel task|Retry task/ })
-          .count(),
-      ).toBe(0);
+      expect(await taskActionButtons(page)).toBe(0);
       const status = await page.evaluate((target) => fetch(target, { method: 'POST' }).then((response) => response.status), `/console/tasks/${id}/cancel`);
       expect(status).toBe(403);
     });

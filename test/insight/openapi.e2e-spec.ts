@@ -1,11 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { operationsWhere, publishedOpenApi, type SchemaObject } from '../support/openapi.js';
 
-/**
- * Every endpoint of the schema, collection and insight areas, with its success status, the top-level fields
- * of its request and response bodies (wire names, wire-contract §7.2–7.7 and §9), and its parameters.
- */
-const ENDPOINTS: {
+interface Endpoint {
   method: string;
   path: string;
   status: string;
@@ -16,154 +12,93 @@ const ENDPOINTS: {
   headers?: string[];
   /** Error statuses of wire-contract §7 for this endpoint. */
   errors: string[];
-}[] = [
+}
+
+/** `Endpoint`'s fields as the table writes them: each list one string of space-separated words. */
+interface Fields {
+  request?: string;
+  response?: string;
+  array?: boolean;
+  params?: string;
+  headers?: string;
+  errors: string;
+}
+
+/** The endpoint `'<method> <path> <success status>'` with its other fields. */
+function endpoint(signature: string, { request, response, array, params, headers, errors }: Fields): Endpoint {
+  const [method, path, status] = signature.split(' ');
+  const words = (list?: string) => list?.split(' ');
+  return {
+    method,
+    path,
+    status,
+    request: words(request),
+    response: words(response),
+    array,
+    params: words(params),
+    headers: words(headers),
+    errors: errors.split(' '),
+  };
+}
+
+/** A paged listing: an array, `cursor` and `limit`, a `Link` header. */
+const LISTING = { array: true, params: 'query:cursor query:limit', headers: 'Link', errors: '400' };
+/** A GET of the resource the path parameter `name` names, with `If-None-Match` and an `ETag`. */
+const conditionalGet = (name: string) => ({ params: `path:${name} header:If-None-Match`, headers: 'ETag', errors: '404' });
+/** A write of the resource the path parameter `name` names, with `If-Match` (412 when it does not match). */
+const conditionalWrite = (name: string) => ({ params: `path:${name} header:If-Match`, errors: '400 404 412 422' });
+
+/**
+ * Every endpoint of the schema, collection and insight areas, with its success status, the top-level fields
+ * of its request and response bodies (wire names, wire-contract §7.2–7.7 and §9), and its parameters.
+ */
+const ENDPOINTS: Endpoint[] = [
   ...['intel', 'insight'].flatMap((area) => [
-    { method: 'post', path: `/${area}/schemas`, status: '201', request: ['schemaID'], response: ['schemaID'], errors: ['400', '409'] },
-    {
-      method: 'get',
-      path: `/${area}/schemas`,
-      status: '200',
-      response: ['schemaID', 'title'],
-      array: true,
-      params: ['query:cursor', 'query:limit'],
-      headers: ['Link'],
-      errors: ['400'],
-    },
-    {
-      method: 'get',
-      path: `/${area}/schemas/{schema_id}`,
-      status: '200',
-      response: ['schemaID'],
-      params: ['path:schema_id', 'header:If-None-Match'],
-      headers: ['ETag'],
-      errors: ['404'],
-    },
-    {
-      method: 'put',
-      path: `/${area}/schemas/{schema_id}`,
-      status: '204',
-      request: ['schemaID'],
-      params: ['path:schema_id', 'header:If-Match'],
-      errors: ['400', '404', '412', '422'],
-    },
+    endpoint(`post /${area}/schemas 201`, { request: 'schemaID', response: 'schemaID', errors: '400 409' }),
+    endpoint(`get /${area}/schemas 200`, { response: 'schemaID title', ...LISTING }),
+    endpoint(`get /${area}/schemas/{schema_id} 200`, { response: 'schemaID', ...conditionalGet('schema_id') }),
+    endpoint(`put /${area}/schemas/{schema_id} 204`, { request: 'schemaID', ...conditionalWrite('schema_id') }),
   ]),
-  { method: 'post', path: '/intel/collections', status: '201', request: ['name', 'schemaID'], response: ['name'], errors: ['400', '409', '422'] },
-  {
-    method: 'get',
-    path: '/intel/collections',
-    status: '200',
-    response: ['name', 'schemaID'],
+  endpoint('post /intel/collections 201', { request: 'name schemaID', response: 'name', errors: '400 409 422' }),
+  endpoint('get /intel/collections 200', { response: 'name schemaID', ...LISTING }),
+  endpoint('get /intel/collections/{collectionName} 200', { response: 'name schemaID', ...conditionalGet('collectionName') }),
+  endpoint('get /intel/collections/{collectionName}/schema 200', { response: 'schemaID', ...conditionalGet('collectionName') }),
+  endpoint('patch /intel/collections/{collectionName} 204', { request: 'schemaID', ...conditionalWrite('collectionName') }),
+  endpoint('post /insight/tasks 201', { request: 'params priority maxAttempts dedupe maxAgeSeconds', response: 'taskID', errors: '400 422 429' }),
+  endpoint('get /insight/tasks 200', {
+    response: 'id params state result error',
+    ...LISTING,
+    params: `${LISTING.params} query:state query:errorCode query:schemaID`,
+  }),
+  endpoint('get /insight/tasks/{task_id} 200', {
+    response: 'id params state result error attempts progress cancelRequested',
+    params: 'path:task_id query:wait query:attempts',
+    errors: '400 404',
+  }),
+  endpoint('post /insight/task-queue/executing-tasks 200', {
+    request: 'limit wait schemas executor',
+    response: 'id createdAt params attempt leaseToken leaseExpiresAt',
     array: true,
-    params: ['query:cursor', 'query:limit'],
-    headers: ['Link'],
-    errors: ['400'],
-  },
-  {
-    method: 'get',
-    path: '/intel/collections/{collectionName}',
-    status: '200',
-    response: ['name', 'schemaID'],
-    params: ['path:collectionName', 'header:If-None-Match'],
-    headers: ['ETag'],
-    errors: ['404'],
-  },
-  {
-    method: 'get',
-    path: '/intel/collections/{collectionName}/schema',
-    status: '200',
-    response: ['schemaID'],
-    params: ['path:collectionName', 'header:If-None-Match'],
-    headers: ['ETag'],
-    errors: ['404'],
-  },
-  {
-    method: 'patch',
-    path: '/intel/collections/{collectionName}',
-    status: '204',
-    request: ['schemaID'],
-    params: ['path:collectionName', 'header:If-Match'],
-    errors: ['400', '404', '412', '422'],
-  },
-  {
-    method: 'post',
-    path: '/insight/tasks',
-    status: '201',
-    request: ['params', 'priority', 'maxAttempts', 'dedupe', 'maxAgeSeconds'],
-    response: ['taskID'],
-    errors: ['400', '422', '429'],
-  },
-  {
-    method: 'get',
-    path: '/insight/tasks',
-    status: '200',
-    response: ['id', 'params', 'state', 'result', 'error'],
-    array: true,
-    params: ['query:cursor', 'query:limit', 'query:state', 'query:errorCode', 'query:schemaID'],
-    headers: ['Link'],
-    errors: ['400'],
-  },
-  {
-    method: 'get',
-    path: '/insight/tasks/{task_id}',
-    status: '200',
-    response: ['id', 'params', 'state', 'result', 'error', 'attempts', 'progress', 'cancelRequested'],
-    params: ['path:task_id', 'query:wait', 'query:attempts'],
-    errors: ['400', '404'],
-  },
-  {
-    method: 'post',
-    path: '/insight/task-queue/executing-tasks',
-    status: '200',
-    request: ['limit', 'wait', 'schemas', 'executor'],
-    response: ['id', 'createdAt', 'params', 'attempt', 'leaseToken', 'leaseExpiresAt'],
-    array: true,
-    errors: ['400'],
-  },
-  { method: 'post', path: '/insight/task-queue/completed-tasks', status: '204', request: ['taskID', 'result', 'leaseToken'], errors: ['400', '409', '422'] },
-  { method: 'post', path: '/insight/task-queue/failed-tasks', status: '204', request: ['taskID', 'error', 'leaseToken'], errors: ['400', '409', '422'] },
+    errors: '400',
+  }),
+  endpoint('post /insight/task-queue/completed-tasks 204', { request: 'taskID result leaseToken', errors: '400 409 422' }),
+  endpoint('post /insight/task-queue/failed-tasks 204', { request: 'taskID error leaseToken', errors: '400 409 422' }),
   // Executors' protocol (extensions §16).
-  {
-    method: 'post',
-    path: '/insight/tasks/{task_id}/cancel',
-    status: '200',
-    response: ['id', 'state', 'cancelRequested'],
-    params: ['path:task_id'],
-    errors: ['404', '422'],
-  },
-  {
-    method: 'post',
-    path: '/insight/tasks/{task_id}/retry',
-    status: '200',
-    response: ['id', 'state', 'attempts'],
-    params: ['path:task_id'],
-    errors: ['404', '422'],
-  },
-  {
-    method: 'put',
-    path: '/insight/quotas/{schema_id}',
-    status: '200',
-    request: ['perMinute', 'perHour', 'perDay', 'maxLeased'],
-    response: ['schemaID', 'used', 'nextUnitAt'],
-    params: ['path:schema_id'],
-    errors: ['400', '422'],
-  },
-  {
-    method: 'get',
-    path: '/insight/quotas/{schema_id}',
-    status: '200',
-    response: ['schemaID', 'perMinute', 'used', 'nextUnitAt'],
-    params: ['path:schema_id'],
-    errors: ['404'],
-  },
-  { method: 'delete', path: '/insight/quotas/{schema_id}', status: '204', params: ['path:schema_id'], errors: ['404'] },
-  {
-    method: 'post',
-    path: '/insight/task-queue/heartbeats',
-    status: '200',
-    request: ['taskID', 'leaseToken', 'extendSeconds', 'progress'],
-    response: ['leaseExpiresAt', 'cancelRequested'],
-    errors: ['400', '409', '422'],
-  },
+  endpoint('post /insight/tasks/{task_id}/cancel 200', { response: 'id state cancelRequested', params: 'path:task_id', errors: '404 422' }),
+  endpoint('post /insight/tasks/{task_id}/retry 200', { response: 'id state attempts', params: 'path:task_id', errors: '404 422' }),
+  endpoint('put /insight/quotas/{schema_id} 200', {
+    request: 'perMinute perHour perDay maxLeased',
+    response: 'schemaID used nextUnitAt',
+    params: 'path:schema_id',
+    errors: '400 422',
+  }),
+  endpoint('get /insight/quotas/{schema_id} 200', { response: 'schemaID perMinute used nextUnitAt', params: 'path:schema_id', errors: '404' }),
+  endpoint('delete /insight/quotas/{schema_id} 204', { params: 'path:schema_id', errors: '404' }),
+  endpoint('post /insight/task-queue/heartbeats 200', {
+    request: 'taskID leaseToken extendSeconds progress',
+    response: 'leaseExpiresAt cancelRequested',
+    errors: '400 409 422',
+  }),
 ];
 
 describe('OpenAPI api.document: schemas, collections and insight', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { followAll, freshCollections, listAll, md5, sha1 } from './objects.helpers.js';
+import { followAll, freshCollections, hashKeys, listAll, md5, sha1 } from './objects.helpers.js';
 
 const file = (keys: { type: string; value: string }[], context: Record<string, unknown> = {}) => ({ type: 'File', keys, context });
 const domain = (value: string, context: Record<string, unknown> = {}) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context });
@@ -41,13 +41,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       file([{ type: 'MD5Hash', value: md5(1) }], { size: 1 }),
       domain('A.Example.', { size: 2 }),
       { remove: { type: 'MD5Hash', value: md5(9).toUpperCase() } },
-      file(
-        [
-          { type: 'MD5Hash', value: md5(1) },
-          { type: 'SHA1Hash', value: sha1(1) },
-        ],
-        { size: 3 },
-      ),
+      file(hashKeys(1), { size: 3 }),
       { remove: { type: 'DomainName', value: 'nowhere.example' } },
       domain('a.example', { size: 2 }),
     ]);
@@ -67,14 +61,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
         { index: 5, status: 'Unchanged' },
       ],
     });
-    const merged = {
-      type: 'File',
-      keys: [
-        { type: 'MD5Hash', value: md5(1) },
-        { type: 'SHA1Hash', value: sha1(1) },
-      ],
-      context: { size: 3 },
-    };
+    const merged = { type: 'File', keys: hashKeys(1), context: { size: 3 } };
     const a = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { size: 2 } };
     const { changes } = await followAll(t, c, before.changesCursor, 100);
     expect(changes).toEqual([
@@ -129,13 +116,7 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     const bad: [string, unknown][] = [
       ['InvalidKeyFormat', file([{ type: 'MD5Hash', value: 'abc' }])],
       ['InvalidKeySet', file([{ type: 'DomainName', value: 'a.example' }])],
-      [
-        'KeySetConflict',
-        file([
-          { type: 'MD5Hash', value: md5(1) },
-          { type: 'SHA1Hash', value: sha1(1) },
-        ]),
-      ],
+      ['KeySetConflict', file(hashKeys(1))],
       ['SchemaCheckFail', file([{ type: 'MD5Hash', value: md5(5) }], { size: -1 })],
       ['InvalidData', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(6) }], extra: 1 }],
       ['InvalidData', { type: 'File', keys: [{ type: 'MD5Hash', value: md5(7) }], context: { constructor: 1 } }],

@@ -110,6 +110,17 @@ describe('GET /intel/collections/{name}/export', () => {
         res.on('end', () => done(null, text));
       });
 
+  /** Writes one DomainName object into `collection` (one write: POST …/objects, 204). */
+  const addDomain = (collection: string, domain: string) =>
+    t
+      .http()
+      .post(`/intel/collections/${collection}/objects`)
+      .set('X-Api-Key', t.adminKey)
+      .send(object('DomainName', [['DomainName', domain]]))
+      .expect(204);
+  /** A conditional GET of `path` on `app` with If-None-Match `tags`. */
+  const getIfNoneMatch = (app: TestApp, path: string, tags: string) => app.http().get(path).set('X-Api-Key', t.adminKey).set('If-None-Match', tags);
+
   it('ndjson: the objects of the listing, one per line, in its order', async () => {
     const response = await exportOf('format=ndjson');
     expect(response.status).toBe(200);
@@ -216,30 +227,17 @@ describe('GET /intel/collections/{name}/export', () => {
 
   it('conditional GET: 304 for the current tag, HEAD answers the headers; the tag moves after a write, not after a read', async () => {
     await createCollection(t, 'polled');
-    await t
-      .http()
-      .post('/intel/collections/polled/objects')
-      .set('X-Api-Key', t.adminKey)
-      .send(object('DomainName', [['DomainName', 'one.example']]))
-      .expect(204);
+    await addDomain('polled', 'one.example');
     const first = await exportOf('format=txt&keyType=DomainName', 'polled');
     const tag = first.headers.etag as string;
     expect(tag).toMatch(/^"[^"]+"$/);
     expect(new Date(first.headers['last-modified'] as string).getTime()).not.toBeNaN();
 
-    const notModified = await t
-      .http()
-      .get('/intel/collections/polled/export?format=txt&keyType=DomainName')
-      .set('X-Api-Key', t.adminKey)
-      .set('If-None-Match', tag);
+    const notModified = await getIfNoneMatch(t, '/intel/collections/polled/export?format=txt&keyType=DomainName', tag);
     expect(notModified.status).toBe(304);
     expect(notModified.headers.etag).toBe(tag);
     expect(notModified.text ?? '').toBe('');
-    const listOfTags = await t
-      .http()
-      .get('/intel/collections/polled/export?format=txt&keyType=DomainName')
-      .set('X-Api-Key', t.adminKey)
-      .set('If-None-Match', `"other", W/${tag}`);
+    const listOfTags = await getIfNoneMatch(t, '/intel/collections/polled/export?format=txt&keyType=DomainName', `"other", W/${tag}`);
     expect(listOfTags.status).toBe(304);
 
     const head = await t.http().head('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey);
@@ -263,20 +261,10 @@ describe('GET /intel/collections/{name}/export', () => {
     expect((await exportOf('format=txt&keyType=DomainName', 'polled')).headers.etag).toBe(tag);
 
     // A write that changes nothing records nothing and keeps the tag; a real one moves it at once.
-    await t
-      .http()
-      .post('/intel/collections/polled/objects')
-      .set('X-Api-Key', t.adminKey)
-      .send(object('DomainName', [['DomainName', 'one.example']]))
-      .expect(204);
+    await addDomain('polled', 'one.example');
     expect((await exportOf('format=txt&keyType=DomainName', 'polled')).headers.etag).toBe(tag);
-    await t
-      .http()
-      .post('/intel/collections/polled/objects')
-      .set('X-Api-Key', t.adminKey)
-      .send(object('DomainName', [['DomainName', 'two.example']]))
-      .expect(204);
-    const changed = await t.http().get('/intel/collections/polled/export?format=txt&keyType=DomainName').set('X-Api-Key', t.adminKey).set('If-None-Match', tag);
+    await addDomain('polled', 'two.example');
+    const changed = await getIfNoneMatch(t, '/intel/collections/polled/export?format=txt&keyType=DomainName', tag);
     expect(changed.status).toBe(200);
     expect(changed.headers.etag).not.toBe(tag);
     expect(lines(changed.text).sort()).toEqual(['one.example', 'two.example']);
@@ -289,17 +277,8 @@ describe('GET /intel/collections/{name}/export', () => {
       const [here, there] = await Promise.all([t.http().head(path).set('X-Api-Key', t.adminKey), other.http().head(path).set('X-Api-Key', t.adminKey)]);
       expect(there.headers.etag).toBe(here.headers.etag);
       for (let n = 0; n < 5; n++) {
-        await t
-          .http()
-          .post('/intel/collections/polled/objects')
-          .set('X-Api-Key', t.adminKey)
-          .send(object('DomainName', [['DomainName', `instance-${n}.example`]]))
-          .expect(204);
-        const seen = await other
-          .http()
-          .get(path)
-          .set('X-Api-Key', t.adminKey)
-          .set('If-None-Match', here.headers.etag as string);
+        await addDomain('polled', `instance-${n}.example`);
+        const seen = await getIfNoneMatch(other, path, here.headers.etag as string);
         expect(seen.status).toBe(200);
         expect(lines(seen.text)).toContain(`instance-${n}.example`);
         expect((await t.http().head(path).set('X-Api-Key', t.adminKey)).headers.etag).toBe(seen.headers.etag);
@@ -351,12 +330,7 @@ describe('GET /intel/collections/{name}/export', () => {
       writer('b'),
       (async () => {
         for (let n = 0; writing; n++) {
-          await t
-            .http()
-            .post('/intel/collections/busy/objects')
-            .set('X-Api-Key', t.adminKey)
-            .send(object('DomainName', [['DomainName', `single-${n}.example`]]))
-            .expect(204);
+          await addDomain('busy', `single-${n}.example`);
           acknowledged.push(`single-${n}.example`);
         }
       })(),

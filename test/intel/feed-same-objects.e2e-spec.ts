@@ -17,6 +17,23 @@ interface Origin {
 const originOf = (object: ObjectViewBody) => object.context as unknown as Origin;
 const originKey = ({ w, op, i }: Origin) => `${w}/${op}/${i}`;
 
+/** Adds, through `app`, the File object with MD5 key `md5(n)` that a workload starts from (origin `{ w: -1, op: n, i: 0 }`). */
+const addInitialFile = (app: TestApp, collection: string, n: number) =>
+  app
+    .http()
+    .post(`/intel/collections/${collection}/objects`)
+    .set('X-Api-Key', app.adminKey)
+    .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } })
+    .expect(204);
+
+/** A writer's reproducible random numbers in [0, 1): a linear congruential generator started at `seed`. */
+function seededRandom(seed: number): () => number {
+  return () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+}
+
 /**
  * Runs `work` while one follower per instance polls the feed from `cursor` as the SDK does (holding empty
  * pages with `wait`), then reads the whole feed once more from the first instance: every follower must
@@ -55,12 +72,7 @@ async function sameObjectsWorkload(apps: TestApp[], collection: string): Promise
   const path = (app: TestApp) => `${app.url}/intel/collections/${collection}/objects`;
   const headers = { 'X-Api-Key': first.adminKey, 'Content-Type': 'application/json' };
   for (let n = 0; n < POOL; n += 2) {
-    await first
-      .http()
-      .post(`/intel/collections/${collection}/objects`)
-      .set('X-Api-Key', first.adminKey)
-      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } })
-      .expect(204);
+    await addInitialFile(first, collection, n);
   }
   const snapshot = await listAll(first, collection, 2);
 
@@ -68,11 +80,7 @@ async function sameObjectsWorkload(apps: TestApp[], collection: string): Promise
   async function writer(id: number): Promise<Origin[]> {
     const app = apps[id % apps.length];
     const changed: Origin[] = [];
-    let seed = id * 7919 + 17;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const random = seededRandom(id * 7919 + 17);
     type Key = { type: string; value: string };
     const item = (op: number, i: number): { remove: Key } | { type: string; keys: Key[]; context: Origin } => {
       const key = { type: 'MD5Hash', value: md5(Math.floor(random() * POOL)) };
@@ -148,12 +156,7 @@ async function updatesWorkload(apps: TestApp[], collection: string): Promise<voi
   const path = (app: TestApp) => `${app.url}/intel/collections/${collection}/objects`;
   const headers = { 'X-Api-Key': first.adminKey, 'Content-Type': 'application/json' };
   for (let n = 0; n < UPDATE_POOL; n++) {
-    await first
-      .http()
-      .post(`/intel/collections/${collection}/objects`)
-      .set('X-Api-Key', first.adminKey)
-      .send({ type: 'File', keys: [{ type: 'MD5Hash', value: md5(n) }], context: { w: -1, op: n, i: 0 } })
-      .expect(204);
+    await addInitialFile(first, collection, n);
   }
   const snapshot = await listAll(first, collection, 3);
   const churn = [md5(100), md5(101)];
@@ -161,11 +164,7 @@ async function updatesWorkload(apps: TestApp[], collection: string): Promise<voi
   async function writer(id: number): Promise<Origin[]> {
     const app = apps[id % apps.length];
     const changed: Origin[] = [];
-    let seed = id * 104729 + 3;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const random = seededRandom(id * 104729 + 3);
     const update = (op: number, i: number) => {
       const n = random() < 0.5 ? id % (UPDATE_POOL - 2) : UPDATE_POOL - 2 + Math.floor(random() * 2);
       const keys = [{ type: 'MD5Hash', value: md5(n) }];

@@ -41,6 +41,10 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
 
   const objects = (path = '') => `/intel/collections/${collection}/objects${path}`;
   const keyQuery = (value: string, type = 'DomainName') => `objectKeyType=${type}&objectKey=${encodeURIComponent(value)}`;
+  /** Requests with the writer's key (`path` from `objects`, or a Link the service gave). */
+  const getAsWriter = (path: string) => t.http().get(path).set('X-Api-Key', writer.key);
+  const postAsWriter = (path: string, body: object) => t.http().post(path).set('X-Api-Key', writer.key).send(body);
+  const deleteAsWriter = (path: string) => t.http().delete(path).set('X-Api-Key', writer.key);
   const historyOf = (value: string, key = writer.key, name = collection) =>
     t
       .http()
@@ -116,7 +120,7 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   });
 
   it('two lives of one key, and the changes of a life from before the key joined it', async () => {
-    const add = (form: Record<string, unknown>) => t.http().post(objects()).set('X-Api-Key', writer.key).send(form);
+    const add = (form: Record<string, unknown>) => postAsWriter(objects(), form);
     const md5 = 'a'.repeat(32);
     const sha1 = 'b'.repeat(40);
     const file = (keys: { type: string; value: string }[], life: number) => ({ type: 'File', keys, context: { life } });
@@ -135,21 +139,10 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
         )
       ).status,
     ).toBe(204);
-    expect(
-      (
-        await t
-          .http()
-          .delete(objects(`?${keyQuery(sha1, 'SHA1Hash')}`))
-          .set('X-Api-Key', writer.key)
-      ).status,
-    ).toBe(204);
+    expect((await deleteAsWriter(objects(`?${keyQuery(sha1, 'SHA1Hash')}`))).status).toBe(204);
     expect((await add(file([{ type: 'SHA1Hash', value: sha1 }], 2))).status).toBe(204);
 
-    const history = (type: string, value: string) =>
-      t
-        .http()
-        .get(objects(`/history?${keyQuery(value, type)}`))
-        .set('X-Api-Key', writer.key);
+    const history = (type: string, value: string) => getAsWriter(objects(`/history?${keyQuery(value, type)}`));
     const entries = (await history('SHA1Hash', sha1)).body as Entry[];
     expect(entries.map((entry) => [entry.operation, entry.obj.keys.map((key) => key.type), entry.obj.context])).toEqual([
       ['Add', ['SHA1Hash'], { life: 2 }],
@@ -163,7 +156,7 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     const seen: string[] = [];
     let next: string | undefined = objects(`/history?${keyQuery(sha1, 'SHA1Hash')}&limit=3`);
     while (next !== undefined) {
-      const page: { status: number; body: unknown; headers: Record<string, string> } = await t.http().get(next).set('X-Api-Key', writer.key);
+      const page: { status: number; body: unknown; headers: Record<string, string> } = await getAsWriter(next);
       expect(page.status).toBe(200);
       seen.push(...(page.body as Entry[]).map((entry) => entry.operation));
       next = parseLinks(page.headers.link).next;
@@ -173,24 +166,8 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
 
   it('keeps a context of hundreds of KiB whole, also on pages cut by PAGE_MAX_BYTES', async () => {
     const big = { blob: 'x'.repeat(400 * 1024), nested: { list: Array.from({ length: 1000 }, (_, n) => `item-${n}`) } };
-    expect(
-      (
-        await t
-          .http()
-          .post(objects())
-          .set('X-Api-Key', writer.key)
-          .send(domain('big.example', { context: big }))
-      ).status,
-    ).toBe(204);
-    expect(
-      (
-        await t
-          .http()
-          .post(objects())
-          .set('X-Api-Key', writer.key)
-          .send(domain('big.example', { context: { ...big, v: 2 } }))
-      ).status,
-    ).toBe(204);
+    expect((await postAsWriter(objects(), domain('big.example', { context: big }))).status).toBe(204);
+    expect((await postAsWriter(objects(), domain('big.example', { context: { ...big, v: 2 } }))).status).toBe(204);
     const entries = (await historyOf('big.example')).body as Entry[];
     expect(entries.map((entry) => entry.obj.context)).toEqual([{ ...big, v: 2 }, big]);
 
@@ -233,83 +210,30 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   it('answers [] for a key no change mentions, 400 and 422 for a missing or malformed key, 400 for a malformed page', async () => {
     expect((await historyOf('never.example')).body).toEqual([]);
     for (const query of ['objectKeyType=DomainName', 'objectKey=a.example', 'objectKeyType=Nope&objectKey=a.example']) {
-      expectError(
-        await t
-          .http()
-          .get(objects(`/history?${query}`))
-          .set('X-Api-Key', writer.key),
-        'InvalidQueryArgument',
-      );
-      expectError(
-        await t
-          .http()
-          .get(objects(`/provenance?${query}`))
-          .set('X-Api-Key', writer.key),
-        'InvalidQueryArgument',
-      );
+      expectError(await getAsWriter(objects(`/history?${query}`)), 'InvalidQueryArgument');
+      expectError(await getAsWriter(objects(`/provenance?${query}`)), 'InvalidQueryArgument');
     }
     // A malformed cursor or limit is the caller's error too, never a 500.
     for (const page of ['cursor=not-a-cursor', 'cursor=eyJ0IjoxfQ', 'limit=0', 'limit=many']) {
-      expectError(
-        await t
-          .http()
-          .get(objects(`/history?${keyQuery('a.example')}&${page}`))
-          .set('X-Api-Key', writer.key),
-        'InvalidQueryArgument',
-      );
+      expectError(await getAsWriter(objects(`/history?${keyQuery('a.example')}&${page}`)), 'InvalidQueryArgument');
     }
-    expectError(
-      await t
-        .http()
-        .get(objects(`/history?${keyQuery('not a host', 'DomainName')}`))
-        .set('X-Api-Key', writer.key),
-      'InvalidKeyFormat',
-    );
-    expectError(
-      await t
-        .http()
-        .get(objects(`/provenance?${keyQuery('zz', 'MD5Hash')}`))
-        .set('X-Api-Key', writer.key),
-      'InvalidKeyFormat',
-    );
+    expectError(await getAsWriter(objects(`/history?${keyQuery('not a host', 'DomainName')}`)), 'InvalidKeyFormat');
+    expectError(await getAsWriter(objects(`/provenance?${keyQuery('zz', 'MD5Hash')}`)), 'InvalidKeyFormat');
     expectError(await historyOf('a.example', t.adminKey, 'no-such-collection'), 'NotFound');
     expectError(await provenanceOf('a.example', t.adminKey, 'no-such-collection'), 'NotFound');
   });
 
   it('provenance: the api claim of the live object, its first and last native write; 404 ObjectNotFound when none', async () => {
-    expect((await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('nine.example'))).status).toBe(204);
-    expect(
-      (
-        await t
-          .http()
-          .post(objects('/batch'))
-          .set('X-Api-Key', writer.key)
-          .send([domain('nine.example', { context: { v: 2 } })])
-      ).status,
-    ).toBe(200);
+    expect((await postAsWriter(objects(), domain('nine.example'))).status).toBe(204);
+    expect((await postAsWriter(objects('/batch'), [domain('nine.example', { context: { v: 2 } })])).status).toBe(200);
     // An identical re-send changes nothing, so it is not a later write.
-    expect(
-      (
-        await t
-          .http()
-          .post(objects())
-          .set('X-Api-Key', writer.key)
-          .send(domain('nine.example', { context: { v: 2 } }))
-      ).status,
-    ).toBe(204);
+    expect((await postAsWriter(objects(), domain('nine.example', { context: { v: 2 } }))).status).toBe(204);
     const [update, add] = (await historyOf('nine.example')).body as Entry[];
     const response = await provenanceOf('nine.example');
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }], sightings: null, warnings: [] });
 
-    expect(
-      (
-        await t
-          .http()
-          .delete(objects(`?${keyQuery('nine.example')}`))
-          .set('X-Api-Key', writer.key)
-      ).status,
-    ).toBe(204);
+    expect((await deleteAsWriter(objects(`?${keyQuery('nine.example')}`))).status).toBe(204);
     expectError(await provenanceOf('nine.example'), 'ObjectNotFound');
     expectError(await provenanceOf('never.example'), 'ObjectNotFound');
   });
@@ -317,7 +241,7 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
   it('history and provenance only for collections the key may read: 403 MissingPermissions as other reads', async () => {
     await createCollection(t, 'elsewhere');
     const other = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, 'elsewhere'), actions: ['Read'] }] });
-    expect((await t.http().post(objects()).set('X-Api-Key', writer.key).send(domain('ten.example'))).status).toBe(204);
+    expect((await postAsWriter(objects(), domain('ten.example'))).status).toBe(204);
     expectError(await historyOf('ten.example', other.key), 'MissingPermissions');
     expectError(await provenanceOf('ten.example', other.key), 'MissingPermissions');
     expect((await historyOf('ten.example', other.key, 'elsewhere')).body).toEqual([]);

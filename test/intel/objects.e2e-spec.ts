@@ -4,7 +4,7 @@ import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, followAll, listAll, md5, sha1, type ObjectViewBody } from './objects.helpers.js';
+import { createCollection, followAll, hashKeys, listAll, md5, sha1, type ObjectViewBody } from './objects.helpers.js';
 
 describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   let t: TestApp;
@@ -168,24 +168,9 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const c = await freshCollection();
       await add(c, file([{ type: 'SHA1Hash', value: sha1(1) }], { size: 1, old: true })).expect(204);
       const { changesCursor } = await state(c);
-      await add(
-        c,
-        file(
-          [
-            { type: 'SHA1Hash', value: sha1(1) },
-            { type: 'MD5Hash', value: md5(1) },
-          ],
-          { size: 2 },
-        ),
-      ).expect(204);
-      const merged = {
-        type: 'File',
-        keys: [
-          { type: 'MD5Hash', value: md5(1) },
-          { type: 'SHA1Hash', value: sha1(1) },
-        ],
-        context: { size: 2 },
-      };
+      // Both keys, the SHA1 one first; the object lists them in its own order.
+      await add(c, file(hashKeys(1).reverse(), { size: 2 })).expect(204);
+      const merged = { type: 'File', keys: hashKeys(1), context: { size: 2 } };
       const after = await state(c, changesCursor);
       expect(after.objects).toEqual([merged]);
       expect(after.changes).toEqual([{ operation: 'Update', object: merged }]);
@@ -199,13 +184,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
 
     it('writes no change record when an add changes nothing (identical re-send, or a subset of keys)', async () => {
       const c = await freshCollection();
-      const body = file(
-        [
-          { type: 'MD5Hash', value: md5(5) },
-          { type: 'SHA1Hash', value: sha1(5) },
-        ],
-        { size: 7, tags: ['a', 'b'] },
-      );
+      const body = file(hashKeys(5), { size: 7, tags: ['a', 'b'] });
       await add(c, body).expect(204);
       const { changesCursor } = await state(c);
       await add(c, body).expect(204);
@@ -237,13 +216,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
 
     it("refuses a key clashing with the object's own key of that type with 422 KeySetConflict", async () => {
       const c = await freshCollection();
-      await add(
-        c,
-        file([
-          { type: 'MD5Hash', value: md5(1) },
-          { type: 'SHA1Hash', value: sha1(1) },
-        ]),
-      ).expect(204);
+      await add(c, file(hashKeys(1))).expect(204);
       const before = await state(c);
       expectError(
         await add(
@@ -387,16 +360,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   describe('DELETE: remove', () => {
     it('removes the object named by any of its keys, normalised first; the Remove change carries the last state', async () => {
       const c = await freshCollection();
-      await add(
-        c,
-        file(
-          [
-            { type: 'MD5Hash', value: md5(1) },
-            { type: 'SHA1Hash', value: sha1(1) },
-          ],
-          { size: 4 },
-        ),
-      ).expect(204);
+      await add(c, file(hashKeys(1), { size: 4 })).expect(204);
       await add(c, { type: 'URL', keys: [{ type: 'URL', value: 'http://a.b/c?d=e&f' }] }).expect(204);
       const before = await state(c);
       await remove(c, `?objectKeyType=SHA1Hash&objectKey=${sha1(1).toUpperCase()}`).expect(204);

@@ -44,6 +44,15 @@ export function freshCollections(app: () => TestApp, prefix: string): () => Prom
 export const md5 = (n: number) => n.toString(16).padStart(32, '0');
 export const sha1 = (n: number) => n.toString(16).padStart(40, '0');
 
+/** The keys `md5(n)` and `sha1(n)`, in this order. */
+export const hashKeys = (n: number) => [
+  { type: 'MD5Hash', value: md5(n) },
+  { type: 'SHA1Hash', value: sha1(n) },
+];
+
+/** The File object keyed by `hashKeys(n)`, with an empty context. */
+export const hashedFile = (n: number) => ({ type: 'File', keys: hashKeys(n), context: {} });
+
 /** Every page of the listing, following `rel="next"` verbatim; the changes cursor from the first page. */
 export async function listAll(t: TestApp, collection: string, limit = 3, key = t.adminKey) {
   let path: string | undefined = `/intel/collections/${collection}/objects?limit=${limit}`;

@@ -6,19 +6,11 @@ import { eventually } from '../support/eventually.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
-import { md5, sha1 } from './objects.helpers.js';
+import { hashedFile, md5, sha1 } from './objects.helpers.js';
 
 const INTEL = 2;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ip = (value: string, context: Record<string, unknown> = {}) => ({ type: 'IPAddress', keys: [{ type: 'IPAddress', value }], context });
-const file = (n: number) => ({
-  type: 'File',
-  keys: [
-    { type: 'MD5Hash', value: md5(n) },
-    { type: 'SHA1Hash', value: sha1(n) },
-  ],
-  context: {},
-});
 
 interface Claim {
   origin: string;
@@ -181,7 +173,7 @@ describe('provenance: source claims, sightings and warnings', () => {
   });
 
   it('the sighting summary of the object over all its keys, as lookups show it', async () => {
-    await add(file(1));
+    await add(hashedFile(1));
     const posted = await t
       .http()
       .post('/intel/sightings')

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
+import { createCollection, hashedFile, md5, sha1 } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 import { parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -31,14 +31,7 @@ describe('sightedSince and excludeFalsePositives on listings and exports', () =>
   beforeAll(async () => {
     t = await createTestApp();
     await createCollection(t, 'filtered');
-    const objects = [1, 2, 3, 4].map((n) => ({
-      type: 'File',
-      keys: [
-        { type: 'MD5Hash', value: md5(n) },
-        { type: 'SHA1Hash', value: sha1(n) },
-      ],
-      context: {},
-    }));
+    const objects = [1, 2, 3, 4].map((n) => hashedFile(n));
     await t.intel.batch('filtered', objects).expect(200);
     // 1: seen an hour ago; 2: ten days ago; 3: once, but marked a false positive three times (on its other key); 4: never.
     await post([

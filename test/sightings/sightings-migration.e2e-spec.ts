@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
+import { createCollection, hashedFile, md5, sha1 } from '../intel/objects.helpers.js';
 import { upgradedDatabase } from '../support/migrations.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const domain = { type: 'DomainName', value: 'seen.example' };
-const file = (n: number) => ({
-  type: 'File',
-  keys: [
-    { type: 'MD5Hash', value: md5(n) },
-    { type: 'SHA1Hash', value: sha1(n) },
-  ],
-  context: {},
-});
 
 /**
  * Sightings recorded before a summary kept its key's number of sources (migration SightingSummarySources):
@@ -32,7 +24,7 @@ describe('upgrading a database with sightings to per-key source counts', () => {
   beforeAll(async () => {
     databaseUrl = await upgradedDatabase({ table: 'sighting_summary', column: 'sources' }, async (before) => {
       await createCollection(before, 'seen');
-      for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, file(1), file(2)]) {
+      for (const form of [{ type: 'DomainName', keys: [domain], context: {} }, hashedFile(1), hashedFile(2)]) {
         await before.intel.add('seen', form).expect(204);
       }
       await post(before, [

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ObjectKey } from '../../src/common/indicators/indicators.js';
 import { SightingSummariesService } from '../../src/sightings/sighting-summaries.service.js';
-import { createCollection, md5, sha1 } from '../intel/objects.helpers.js';
+import { createCollection, hashedFile, hashKeys, md5, sha1 } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
@@ -25,19 +25,11 @@ describe('POST /intel/sightings', () => {
     expect(response.body[0].matches).toHaveLength(1);
     return response.body[0].matches[0].sightings;
   };
-  const file = (n: number) => ({
-    type: 'File',
-    keys: [
-      { type: 'MD5Hash', value: md5(n) },
-      { type: 'SHA1Hash', value: sha1(n) },
-    ],
-    context: {},
-  });
 
   beforeAll(async () => {
     t = await createTestApp();
     for (const name of ['seen-open', 'seen-secret']) await createCollection(t, name);
-    for (let n = 1; n <= 6; n++) await add('seen-open', file(n));
+    for (let n = 1; n <= 6; n++) await add('seen-open', hashedFile(n));
     await add('seen-secret', { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret.example' }], context: {} });
     const resources = (await t.auth.resources(`?parentID=${INTEL}`)).body as { id: number; name: string }[];
     const id = (name: string) => resources.find((resource) => resource.name === name)!.id;
@@ -65,25 +57,19 @@ describe('POST /intel/sightings', () => {
     expect(response.status).toBe(200);
     expect(response.body).toEqual([{ status: 'Recorded' }, { status: 'Recorded' }, { status: 'Recorded' }, { status: 'Unknown' }]);
     // firstAt and lastAt over sightings only; sources of either kind, each once.
-    expect(await summaryOf(file(1).keys[0])).toEqual({ count: 6, falsePositives: 2, firstAt: at1, lastAt: at2, sources: 3 });
-    expect(await summaryOf({ type: 'SHA1Hash', value: sha1(1) })).toEqual(await summaryOf(file(1).keys[0]));
+    expect(await summaryOf(hashedFile(1).keys[0])).toEqual({ count: 6, falsePositives: 2, firstAt: at1, lastAt: at2, sources: 3 });
+    expect(await summaryOf({ type: 'SHA1Hash', value: sha1(1) })).toEqual(await summaryOf(hashedFile(1).keys[0]));
     // The one-object summary other areas show (provenance) is the same.
-    expect(await t.app.get(SightingSummariesService).summaryOf(file(1).keys as ObjectKey[])).toEqual(await summaryOf(file(1).keys[0]));
-    expect(await t.app.get(SightingSummariesService).summaryOf(file(2).keys as ObjectKey[])).toBeNull();
-    expect(await summaryOf(file(2).keys[0])).toBeNull();
+    expect(await t.app.get(SightingSummariesService).summaryOf(hashedFile(1).keys as ObjectKey[])).toEqual(await summaryOf(hashedFile(1).keys[0]));
+    expect(await t.app.get(SightingSummariesService).summaryOf(hashedFile(2).keys as ObjectKey[])).toBeNull();
+    expect(await summaryOf(hashedFile(2).keys[0])).toBeNull();
   });
 
   it('defaults kind, count, at and source (key/<keyID>) and counts a source seen on two keys of an object once', async () => {
     const before = Date.now();
-    const response = await post(
-      [
-        { type: 'MD5Hash', value: md5(2) },
-        { type: 'SHA1Hash', value: sha1(2) },
-      ],
-      reader.key,
-    );
+    const response = await post(hashKeys(2), reader.key);
     expect(statuses(response.body)).toEqual(['Recorded', 'Recorded']);
-    const summary = (await summaryOf(file(2).keys[0]))!;
+    const summary = (await summaryOf(hashedFile(2).keys[0]))!;
     expect(summary).toMatchObject({ count: 2, falsePositives: 0, sources: 1 });
     expect(Date.parse(summary.firstAt!)).toBeGreaterThanOrEqual(before - 1000);
     const listed = await t.sightings.as(reader.key).sightings(`?objectKeyType=MD5Hash&objectKey=${md5(2)}`);
@@ -100,7 +86,7 @@ describe('POST /intel/sightings', () => {
       { type: 'SHA1Hash', value: sha1(3), id },
     ]);
     expect(statuses(again.body)).toEqual(['Duplicate', 'Duplicate']);
-    expect(await summaryOf(file(3).keys[0])).toMatchObject({ count: 3 });
+    expect(await summaryOf(hashedFile(3).keys[0])).toMatchObject({ count: 3 });
   });
 
   it('refuses malformed items on their own with a reason and records the others', async () => {
@@ -139,7 +125,7 @@ describe('POST /intel/sightings', () => {
       expect(response.body[index].reason).toMatch(reason);
     });
     expect(response.body[cases.length]).toEqual({ status: 'Recorded' });
-    expect(await summaryOf(file(4).keys[0])).toMatchObject({ count: 1_000_000 });
+    expect(await summaryOf(hashedFile(4).keys[0])).toMatchObject({ count: 1_000_000 });
   });
 
   it('acts only on keys in collections the caller may read: others are Unknown and nothing is stored', async () => {
@@ -147,7 +133,7 @@ describe('POST /intel/sightings', () => {
     expect(statuses((await post([secret, { type: 'MD5Hash', value: md5(5) }], reader.key)).body)).toEqual(['Unknown', 'Recorded']);
     expect(statuses((await post([secret, { type: 'MD5Hash', value: md5(5) }], outsider)).body)).toEqual(['Unknown', 'Unknown']);
     expect(await summaryOf({ type: 'DomainName', value: 'secret.example' })).toBeNull();
-    expect(await summaryOf(file(5).keys[0])).toMatchObject({ count: 1 });
+    expect(await summaryOf(hashedFile(5).keys[0])).toMatchObject({ count: 1 });
     // The admin reads every collection.
     expect(statuses((await post([secret])).body)).toEqual(['Recorded']);
     // An Unknown item's id is not taken: the same item is recorded once its key can be found.
@@ -163,10 +149,10 @@ describe('POST /intel/sightings', () => {
     expectError(broken, 'InvalidData');
     const tooMany = Array.from({ length: 10_001 }, () => ({ type: 'MD5Hash', value: md5(6) }));
     expectError(await post(tooMany), 'RequestEntityTooLarge');
-    expect(await summaryOf(file(6).keys[0])).toBeNull();
+    expect(await summaryOf(hashedFile(6).keys[0])).toBeNull();
     const full = await post(tooMany.slice(1));
     expect(full.status).toBe(200);
-    expect(await summaryOf(file(6).keys[0])).toMatchObject({ count: 10_000, sources: 1 });
+    expect(await summaryOf(hashedFile(6).keys[0])).toMatchObject({ count: 10_000, sources: 1 });
     expectError(
       await t
         .http()

@@ -438,12 +438,7 @@ describe('TAXII 2.1', () => {
       expect((await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send(bundle)).body).toMatchObject({
         unchanged: 1,
       });
-      const text = await t
-        .http()
-        .post('/intel/collections/feeds/objects/stix-bundle')
-        .set('X-Api-Key', t.adminKey)
-        .set('Content-Type', 'text/plain')
-        .send('{}');
+      const text = await t.intel.postAs('text/plain', '/intel/collections/feeds/objects/stix-bundle', '{}');
       expect([text.status, text.body.code]).toEqual([415, 'UnsupportedMediaType']);
       const empty = await t.http().post('/intel/collections/feeds/objects/stix-bundle').set('X-Api-Key', t.adminKey).send({ type: 'bundle', objects: [] });
       expect([empty.status, empty.body.code]).toEqual([400, 'InvalidData']);

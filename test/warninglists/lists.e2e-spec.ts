@@ -212,27 +212,22 @@ describe('warninglists: the resource, the MISP import, check and the matching ru
   describe('MISP import', () => {
     const misp = (document: Record<string, unknown>, query = '') =>
       t.warninglists.post(`/intel/warninglists/import${query}`).set('Content-Type', 'application/json').send(JSON.stringify(document));
+    /** A MISP warninglist document, its fields in this order. */
+    const mispDocument = (name: string, version: number, description: string, type: string, matchingAttributes: string[], list: string[]) => ({
+      name,
+      version,
+      description,
+      type,
+      matching_attributes: matchingAttributes,
+      list,
+    });
 
     it('takes a document of each supported type, with its version and SHA-256; matching_attributes give the key types', async () => {
       const documents = [
-        {
-          name: 'List of known Google domains',
-          version: 20240101,
-          description: 'Google',
-          type: 'string',
-          matching_attributes: ['domain', 'hostname', 'url'],
-          list: ['.google.com', 'google.com'],
-        },
-        { name: 'Top hosts', version: 3, description: 'hosts', type: 'hostname', matching_attributes: ['hostname', 'domain'], list: ['akamai.net'] },
-        { name: 'sub', version: 1, description: 's', type: 'substring', matching_attributes: ['url'], list: ['.cloudfront.'] },
-        {
-          name: 'Cloud ranges',
-          version: 7,
-          description: 'c',
-          type: 'cidr',
-          matching_attributes: ['ip-src', 'ip-dst', 'domain|ip'],
-          list: ['198.51.100.0/24', '2001:db8:99::/48'],
-        },
+        mispDocument('List of known Google domains', 20240101, 'Google', 'string', ['domain', 'hostname', 'url'], ['.google.com', 'google.com']),
+        mispDocument('Top hosts', 3, 'hosts', 'hostname', ['hostname', 'domain'], ['akamai.net']),
+        mispDocument('sub', 1, 's', 'substring', ['url'], ['.cloudfront.']),
+        mispDocument('Cloud ranges', 7, 'c', 'cidr', ['ip-src', 'ip-dst', 'domain|ip'], ['198.51.100.0/24', '2001:db8:99::/48']),
       ];
       const names = [];
       for (const document of documents) {

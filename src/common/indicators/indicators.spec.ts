@@ -26,6 +26,9 @@ function codeOf(run: () => unknown): string | undefined {
   return undefined;
 }
 
+/** A key list from `[type, value]` pairs. */
+const keys = (...pairs: [KeyType, string][]): ObjectKey[] => pairs.map(([type, value]) => ({ type, value }));
+
 const valid: [KeyType, string, string][] = [
   ['MD5Hash', '627FCDB6CC9A5E16D657CA6CDEF0A6BB', '627fcdb6cc9a5e16d657ca6cdef0a6bb'],
   ['SHA1Hash', 'A'.repeat(40), 'a'.repeat(40)],
@@ -248,39 +251,15 @@ describe('normalizeKeySet', () => {
 
 describe('inferObjectType', () => {
   it('infers File from hash keys and the own type otherwise', () => {
-    expect(
-      inferObjectType([
-        { type: 'MD5Hash', value: 'x' },
-        { type: 'SHA1Hash', value: 'y' },
-      ]),
-    ).toBe('File');
-    expect(inferObjectType([{ type: 'URL', value: 'x' }])).toBe('URL');
-    expect(
-      inferObjectType([
-        { type: 'IPNetwork', value: 'x' },
-        { type: 'IPNetwork', value: 'x' },
-      ]),
-    ).toBe('IPNetwork');
+    expect(inferObjectType(keys(['MD5Hash', 'x'], ['SHA1Hash', 'y']))).toBe('File');
+    expect(inferObjectType(keys(['URL', 'x']))).toBe('URL');
+    expect(inferObjectType(keys(['IPNetwork', 'x'], ['IPNetwork', 'x']))).toBe('IPNetwork');
   });
 
   it('refuses an empty or mixed key list with InvalidKeySet', () => {
     expect(codeOf(() => inferObjectType([]))).toBe('InvalidKeySet');
-    expect(
-      codeOf(() =>
-        inferObjectType([
-          { type: 'MD5Hash', value: 'x' },
-          { type: 'URL', value: 'y' },
-        ]),
-      ),
-    ).toBe('InvalidKeySet');
-    expect(
-      codeOf(() =>
-        inferObjectType([
-          { type: 'URL', value: 'x' },
-          { type: 'DomainName', value: 'y' },
-        ]),
-      ),
-    ).toBe('InvalidKeySet');
+    expect(codeOf(() => inferObjectType(keys(['MD5Hash', 'x'], ['URL', 'y'])))).toBe('InvalidKeySet');
+    expect(codeOf(() => inferObjectType(keys(['URL', 'x'], ['DomainName', 'y'])))).toBe('InvalidKeySet');
   });
 });
 

@@ -64,6 +64,11 @@ export class ApiClient {
     return withBody(this.request('post', path), body);
   }
 
+  /** A POST of `body` as it stands (a string is sent verbatim) with the Content-Type `contentType`. */
+  postAs(contentType: string, path: string, body: string | object): Test {
+    return this.request('post', path).set('Content-Type', contentType).send(body);
+  }
+
   put(path: string, body?: unknown, ifMatch?: string): Test {
     return withBody(withTag(this.request('put', path), ifMatch), body);
   }
