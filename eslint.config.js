@@ -67,7 +67,6 @@ const RUNS_SQL = {
   // Left for a repository of their own (next): services whose reads are still inline.
   'src/insight/quotas.service.ts': 'quota rows: three short named statements (a QuotasRepository next)',
   'src/intel/collections.service.ts': 'collection rows and their cache (a CollectionsRepository next)',
-  'src/intel/object-versions.service.ts': 'runs the statement object-versions-statements.ts builds (TAXII versions; the read policy will narrow it)',
   'src/taxii/taxii-writes.service.ts': 'TAXII status resources: written, read and pruned (a StatusRepository next)',
 };
 

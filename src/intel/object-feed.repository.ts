@@ -7,6 +7,7 @@ import { UNFILTERED, type ObjectConditions, type ReadPolicy } from '../read-poli
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 import { storedObject, type RawObject, type StoredObject, type WrittenChange } from './object-rows.js';
 import { FEED_STATEMENTS, feedPageStatement, type FeedPage } from './object-statements.js';
+import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
 
 /** A feed read that also numbers the collection's committed changes (ChangeSequencer.numberAndRead). */
 export interface Numbering {
@@ -25,6 +26,15 @@ export class ObjectFeedRepository {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** The positions a versions walk (TAXII) reads, with the feed's bounds (their statement: object-versions-statements.ts). */
+  versions<Row>(
+    collectionId: number,
+    query: VersionQuery,
+  ): Promise<({ lastSeq: string; pending: boolean; position: string | null; pageFull: boolean } & Row)[]> {
+    const statement = versionsStatement(collectionId, query, this.config.pageMaxBytes);
+    return this.dataSource.query(statement.text, statement.values);
+  }
 
   /**
    * A page of objects after `afterId` with the feed position it reflects: snapshot + later changes = the

@@ -1,12 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { Injectable } from '@nestjs/common';
 import { ChangesService } from './changes.service.js';
 import { CollectionsService } from './collections.service.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
+import { ObjectFeedRepository } from './object-feed.repository.js';
 import { storedObject, type StoredObject } from './object-rows.js';
-import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
+import type { VersionQuery } from './object-versions-statements.js';
 
 /** One feed position as a version of its object's life. */
 export interface ObjectVersionRow {
@@ -41,8 +39,7 @@ export interface ObjectVersionsPage {
 @Injectable()
 export class ObjectVersionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly feed: ObjectFeedRepository,
     private readonly collections: CollectionsService,
     private readonly changes: ChangesService,
   ) {}
@@ -55,9 +52,7 @@ export class ObjectVersionsService {
   }
 
   private async readOnce(collectionId: number, query: VersionQuery) {
-    const statement = versionsStatement(collectionId, query, this.config.pageMaxBytes);
-    const rows: ({ lastSeq: string; pending: boolean; position: string | null; pageFull: boolean } & Omit<ObjectVersionRow, 'position'>)[] =
-      await this.dataSource.query(statement.text, statement.values);
+    const rows = await this.feed.versions<Omit<ObjectVersionRow, 'position'>>(collectionId, query);
     const found = rows.filter((row) => row.position !== null);
     return {
       lastSeq: Number(rows[0].lastSeq),
