@@ -134,7 +134,5 @@ export class ReadPolicy implements ObjectConditions {
   }
 }
 
-/** The conditions of a read that nothing narrows. */
-export const UNFILTERED: ObjectConditions = new ReadPolicy({ readsAll: true, readable: [] }, NO_FILTERS, 'ignore', () => {
-  throw new Error('UNFILTERED reads no lists');
-});
+/** The conditions of a read that nothing narrows (the bench's raw baselines, a listing read without a policy). */
+export const UNFILTERED: ObjectConditions = { parameterNames: [], values: () => ({ sightedSince: null }), conditions: () => '' };
