@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ResourceAction } from '../common/guard/access.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 import type { SizedRow } from '../common/pagination/page.js';
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
@@ -23,13 +24,15 @@ export interface ApiKeyRecord {
   allowedNetworks: string[] | null;
   permissions: { resourceId: number; actions: ResourceAction[] }[];
   limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
+  /** The key's TLP ceiling, a rank (extensions §19). */
+  maxTlp: TlpRank;
 }
 
 /** The columns of a key record, over `auth_api_key k`. */
 const KEY_COLUMNS = `
   k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
          k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", k.prefix,
-         k.last_used_address AS "lastUsedAddress", k.allowed_networks AS "allowedNetworks",
+         k.last_used_address AS "lastUsedAddress", k.allowed_networks AS "allowedNetworks", k.max_tlp AS "maxTlp",
          COALESCE((SELECT json_agg(json_build_object('resourceId', p.resource_id, 'actions', p.actions)
                                    ORDER BY p.resource_id)
                      FROM auth_permission p WHERE p.key_id = k.id), '[]') AS permissions,

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { CommonErrors } from '../common/errors/api-error.js';
 import type { Principal } from '../common/guard/access.js';
+import { rankOf, TLP_INPUT_HINT, type TlpRank } from '../common/markings/tlp.js';
 import { sightingFilterOf } from '../sightings/sighting-filter.js';
 import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.service.js';
 import type { ReadFiltersQueryDto } from './read-filters.dto.js';
@@ -15,6 +17,20 @@ export class ReadPolicies {
 
   /** The policy of `principal`'s request with `query` (already validated by its DTO; 400 InvalidQueryArgument for a bad date). */
   of(principal: Principal, query: ReadQuery = {}): ReadPolicy {
-    return new ReadPolicy(readScopeOf(principal), { sightings: sightingFilterOf(query) }, query.warninglists ?? 'apply', () => this.warninglists.current());
+    return new ReadPolicy(
+      readScopeOf(principal),
+      { sightings: sightingFilterOf(query) },
+      ceilingOf(principal, query.maxTLP),
+      query.warninglists ?? 'apply',
+      () => this.warninglists.current(),
+    );
   }
+}
+
+/** The key's ceiling, narrowed (never widened) by a `maxTLP=` of the query; 400 InvalidData for a spelling that is no TLP level. */
+export function ceilingOf(principal: Principal, maxTLP: string | undefined): TlpRank {
+  if (maxTLP === undefined) return principal.maxTlp;
+  const asked = rankOf(maxTLP);
+  if (asked === undefined) throw CommonErrors.invalidData(`maxTLP must be ${TLP_INPUT_HINT}`, { field: 'maxTLP' });
+  return Math.min(asked, principal.maxTlp) as TlpRank;
 }

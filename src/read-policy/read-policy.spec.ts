@@ -1,6 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES, Principal } from '../common/guard/access.js';
+import { CLEAR, RED, type TlpRank } from '../common/markings/tlp.js';
 import { CompiledEntries, ListSet, type ActiveList, type ListAction } from '../warninglists/warninglist-matcher/index.js';
+import { ceilingOf } from './read-policies.service.js';
 import { NO_FILTERS, ReadPolicy, readScopeOf, UNFILTERED, type ReadFilters } from './read-policy.js';
 
 const list = (name: string, action: ListAction, entries: string[]): ActiveList => ({
@@ -12,9 +14,9 @@ const list = (name: string, action: ListAction, entries: string[]): ActiveList =
 });
 
 /** A policy over `lists`, counting how often it reads them. */
-function policyOver(lists: ActiveList[], filters: ReadFilters = NO_FILTERS, mode: 'apply' | 'ignore' = 'apply') {
+function policyOver(lists: ActiveList[], filters: ReadFilters = NO_FILTERS, mode: 'apply' | 'ignore' = 'apply', ceiling: TlpRank = RED) {
   const reads = { count: 0 };
-  const policy = new ReadPolicy({ readsAll: true, readable: [] }, filters, mode, async () => {
+  const policy = new ReadPolicy({ readsAll: true, readable: [] }, filters, ceiling, mode, async () => {
     reads.count++;
     return new ListSet(lists);
   });
@@ -38,7 +40,40 @@ describe('ReadPolicy', () => {
     const sql = policy.conditions('o', { sightedSince: '$9' });
     if (fragments.length === 0) expect(sql).toBe('');
     for (const fragment of fragments) expect(sql).toContain(fragment);
-    expect(policy.values()).toEqual({ sightedSince: filters.sightings.sightedSince });
+    expect(policy.values()).toEqual({ sightedSince: filters.sightings.sightedSince, maxTlp: RED });
+  });
+
+  it.each<[string, TlpRank, string[], string]>([
+    ['RED (every marking): binds nothing, narrows nothing', RED, [], ''],
+    ['AMBER: binds its rank', 2, ['maxTlp'], ' AND o.tlp <= $7::smallint'],
+    ['CLEAR: binds its rank', CLEAR, ['maxTlp'], ' AND o.tlp <= $7::smallint'],
+  ])('a ceiling of %s', (_name, ceiling, names, sql) => {
+    const { policy } = policyOver([], NO_FILTERS, 'apply', ceiling);
+    expect(policy.parameterNames).toEqual(names);
+    expect(policy.conditions('o', { maxTlp: '$7' })).toBe(sql);
+    expect(policy.values().maxTlp).toBe(ceiling);
+    expect(policy.sees(ceiling)).toBe(true);
+    if (ceiling < RED) expect(policy.sees(ceiling + 1)).toBe(false);
+  });
+
+  it('a ceiling and a filter together bind both, the sightings first', () => {
+    const { policy } = policyOver([], SIGHTED, 'apply', 1);
+    expect(policy.parameterNames).toEqual(['sightedSince', 'maxTlp']);
+    expect(policy.conditions('o', { sightedSince: '$3', maxTlp: '$4' })).toMatch(/last_at >= \$3::timestamptz.* AND o\.tlp <= \$4::smallint$/s);
+  });
+
+  it.each<[string, TlpRank, string | undefined, TlpRank | 'InvalidData']>([
+    ["no maxTLP: the key's ceiling", 2, undefined, 2],
+    ['a lower maxTLP narrows', 2, 'tlp:green', 1],
+    ['a higher maxTLP never widens', 1, 'TLP:RED', 1],
+    ['TLP:WHITE is CLEAR', RED, 'TLP:WHITE', CLEAR],
+    ['AMBER+STRICT', RED, 'TLP:AMBER+STRICT', 3],
+    ['anything else', RED, 'TLP:PURPLE', 'InvalidData'],
+    ['an empty value', RED, '', 'InvalidData'],
+  ])('ceilingOf, %s', (_name, keyCeiling, asked, expected) => {
+    const principal = new Principal(1, new Map(), [], null, keyCeiling);
+    if (expected === 'InvalidData') expect(() => ceilingOf(principal, asked)).toThrow(expect.objectContaining({ code: 'InvalidData' }));
+    else expect(ceilingOf(principal, asked)).toBe(expected);
   });
 
   it('UNFILTERED binds nothing and narrows nothing: an unfiltered read runs the statement it always ran', () => {
@@ -46,9 +81,11 @@ describe('ReadPolicy', () => {
     expect(UNFILTERED.conditions('o', {})).toBe('');
   });
 
-  it('gives every filter and the warninglist mode a distinct tag key', () => {
+  it('gives every filter, the warninglist mode and the ceiling a distinct tag key', () => {
     const keys = [NO_FILTERS, SIGHTED, NOT_FALSE, BOTH].flatMap((filters) =>
-      (['apply', 'ignore'] as const).map((mode) => JSON.stringify(policyOver([], filters, mode).policy.tagKey())),
+      (['apply', 'ignore'] as const).flatMap((mode) =>
+        ([CLEAR, 2, RED] as TlpRank[]).map((ceiling) => JSON.stringify(policyOver([], filters, mode, ceiling).policy.tagKey())),
+      ),
     );
     expect(new Set(keys).size).toBe(keys.length);
   });

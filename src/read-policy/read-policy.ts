@@ -8,6 +8,7 @@
  */
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { RED, type TlpRank } from '../common/markings/tlp.js';
 import { isFiltered, NO_SIGHTING_FILTER, type SightingFilter } from '../sightings/sighting-filter.js';
 import { sightingConditions } from '../sightings/sighting-sql.js';
 import type { ListSet, Warning } from '../warninglists/warninglist-matcher/index.js';
@@ -40,7 +41,7 @@ export interface ReadFilters {
 export const NO_FILTERS: ReadFilters = { sightings: NO_SIGHTING_FILTER };
 
 /** The parameters `conditions` may bind; a statement embedding them lists `parameterNames` after its own. */
-export type PolicyParameter = 'sightedSince';
+export type PolicyParameter = 'sightedSince' | 'maxTlp';
 
 /**
  * The warninglists that leave objects out of a read, as read once for it: the key types they check, whether a
@@ -68,6 +69,12 @@ export class ReadPolicy implements ObjectConditions {
     /** The collections the caller may read. */
     readonly scope: ReadScope,
     readonly filters: ReadFilters,
+    /**
+     * The most restrictive marking the request may see (extensions §19): the key's `maxTLP`, narrowed by the
+     * query's. An object marked above it does not exist for the request, on every read: it is a condition of
+     * every statement, never a filter applied to rows read.
+     */
+    readonly ceiling: TlpRank,
     /** Whether warninglists leave objects out of reads that apply them (exports, TAXII). */
     readonly warninglists: WarninglistMode,
     /** Reads the enabled lists; called at most once per policy (a list changed meanwhile acts from the next request). */
@@ -76,7 +83,7 @@ export class ReadPolicy implements ObjectConditions {
 
   /** The same policy with another warninglist mode (a TAXII walk carries its own in `next`); the lists are still read once. */
   withWarninglists(mode: WarninglistMode): ReadPolicy {
-    return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, mode, () => this.listSet());
+    return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, this.ceiling, mode, () => this.listSet());
   }
 
   /** True when a filter narrows the read: the summaries' version (SIGHTING_VERSION) then joins an ETag. */
@@ -84,14 +91,19 @@ export class ReadPolicy implements ObjectConditions {
     return isFiltered(this.filters.sightings);
   }
 
-  /** The names of the parameters `conditions` binds: only those of the filters in use, so an unfiltered read runs today's statement. */
+  /** Whether the ceiling leaves anything out: a key that may read every marking runs the statement it ran before markings. */
+  get restricted(): boolean {
+    return this.ceiling < RED;
+  }
+
+  /** The names of the parameters `conditions` binds: only those of the rules in use, so an unfiltered read runs today's statement. */
   get parameterNames(): PolicyParameter[] {
-    return this.filters.sightings.sightedSince === null ? [] : ['sightedSince'];
+    return [...(this.filters.sightings.sightedSince === null ? [] : ['sightedSince' as const]), ...(this.restricted ? ['maxTlp' as const] : [])];
   }
 
   /** The values of `parameterNames` (a statement's NamedParameters picks those it lists). */
   values(): Record<PolicyParameter, unknown> {
-    return { sightedSince: this.filters.sightings.sightedSince };
+    return { sightedSince: this.filters.sightings.sightedSince, maxTlp: this.ceiling };
   }
 
   /**
@@ -99,12 +111,18 @@ export class ReadPolicy implements ObjectConditions {
    * placeholders `$` of `parameterNames`. Empty when nothing narrows the read.
    */
   conditions(o: string, $: Partial<Record<PolicyParameter, string>>): string {
-    return sightingConditions(o, this.filters.sightings, $.sightedSince ?? '');
+    const marked = this.restricted ? ` AND ${o}.tlp <= ${$.maxTlp}::smallint` : '';
+    return `${sightingConditions(o, this.filters.sightings, $.sightedSince ?? '')}${marked}`;
+  }
+
+  /** Whether a record or object marked `tlp` (a rank) is within the ceiling: for what a reader checks outside SQL. */
+  sees(tlp: number): boolean {
+    return tlp <= this.ceiling;
   }
 
   /** The policy's part of a cache key or ETag digest: equal keys, the same objects chosen from the same rows. */
   tagKey(): unknown[] {
-    return [this.filters.sightings, this.warninglists];
+    return [this.filters.sightings, this.warninglists, this.ceiling];
   }
 
   /** Every enabled list, read once for the request (lookups and provenance annotate with them). */
@@ -135,4 +153,4 @@ export class ReadPolicy implements ObjectConditions {
 }
 
 /** The conditions of a read that nothing narrows (the bench's raw baselines, a listing read without a policy). */
-export const UNFILTERED: ObjectConditions = { parameterNames: [], values: () => ({ sightedSince: null }), conditions: () => '' };
+export const UNFILTERED: ObjectConditions = { parameterNames: [], values: () => ({ sightedSince: null, maxTlp: RED }), conditions: () => '' };

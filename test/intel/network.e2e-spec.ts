@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { RED } from '../../src/common/markings/tlp.js';
 import { NETWORK_SEARCHES, networkSearch } from '../../src/intel/network/network-statements.js';
 import { NO_FILTERS, ReadPolicy, type ReadFilters } from '../../src/read-policy/read-policy.js';
 import { ListSet } from '../../src/warninglists/warninglist-matcher/index.js';
@@ -166,7 +167,7 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
       ])
       .expect(200);
     const netId = (await t.db.query(`SELECT id FROM intel_collection WHERE name = 'net'`)).rows[0].id as number;
-    const policyOf = (filters: ReadFilters) => new ReadPolicy({ readsAll: true, readable: [] }, filters, 'apply', async () => new ListSet([]));
+    const policyOf = (filters: ReadFilters) => new ReadPolicy({ readsAll: true, readable: [] }, filters, RED, 'apply', async () => new ListSet([]));
     const found = async (filters: ReadFilters) => {
       const policy = policyOf(filters);
       const search = networkSearch('within', policy);

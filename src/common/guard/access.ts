@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { RED, type TlpRank } from '../markings/tlp.js';
 import type { AccessRule } from './access.decorators.js';
 
 export const RESOURCE_ACTIONS = ['Read', 'Write', 'ReadChildren', 'WriteChildren'] as const;
@@ -40,6 +41,8 @@ export class Principal {
     readonly permissions: ReadonlyMap<number, ReadonlySet<ResourceAction>>,
     readonly limits: readonly RequestLimitGrant[],
     readonly expiresAt: Date | null,
+    /** The most restrictive TLP marking (a rank, src/markings/tlp.ts) of what the key may read (extensions §19). */
+    readonly maxTlp: TlpRank = RED,
   ) {}
 
   /** The key holds `action` on `resourceId` itself. */

@@ -27,6 +27,7 @@ import { Sources1795822481412 } from './1795822481412-Sources.js';
 import { SourceFeedState1795831569068 } from './1795831569068-SourceFeedState.js';
 import { SightingSummarySources1795835744841 } from './1795835744841-SightingSummarySources.js';
 import { SourcesDueTime1795900000000 } from './1795900000000-SourcesDueTime.js';
+import { Markings1796000000000 } from './1796000000000-Markings.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -62,4 +63,5 @@ export const MIGRATIONS = [
   SourceFeedState1795831569068,
   SightingSummarySources1795835744841,
   SourcesDueTime1795900000000,
+  Markings1796000000000,
 ];
