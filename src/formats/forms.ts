@@ -1,4 +1,5 @@
 import { inferObjectType, normalizeKey, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 
 /**
  * What every format gives: object forms (as the intel batch path takes them; keys normalised unless a
@@ -43,9 +44,13 @@ export const failure = (code: FormatFailureCode, message: string, extra: Omit<Fo
   ...extra,
 });
 
-/** A record of a streamed format: a form, a rejected item, or (last) the failure that ended the input. */
+/**
+ * A record of a streamed format: a form, a rejected item, or (last) the failure that ended the input. A
+ * form's `tlp` is the marking the record carries itself (a STIX object's marking refs, a MISP event's and
+ * attribute's tags), absent when it carries none: the reader (a source's run) raises its own by it.
+ */
 export type FormatRecord =
-  { kind: 'form'; line: number; form: ObjectForm } | { kind: 'rejected'; rejection: Rejection } | { kind: 'failed'; failure: FormatFailure };
+  { kind: 'form'; line: number; form: ObjectForm; tlp?: TlpRank } | { kind: 'rejected'; rejection: Rejection } | { kind: 'failed'; failure: FormatFailure };
 
 /** A format read whole: its forms and rejections, or why it cannot be read. */
 export type Parsed<T = ObjectForm> = { ok: true; forms: T[]; rejected: Rejection[] } | { ok: false; failure: FormatFailure };

@@ -72,6 +72,32 @@ describe('MISP feeds', () => {
     expect(all.ok && all.event.forms.map(({ form }) => form.keys[0].value)).toContain('www.google.com');
   });
 
+  it("marks each form with the most restrictive of its event's and its attribute's tlp: tags (none: no marking)", () => {
+    const tagged = (tags: string[]) => tags.map((name) => ({ name }));
+    const marked = parseMispEvent(
+      JSON.stringify({
+        Event: {
+          uuid: 'e',
+          Tag: tagged(['tlp:green', 'osint:source-type="blog-post"']),
+          Attribute: [
+            attribute('ip-dst', '192.0.2.1'),
+            attribute('ip-dst', '192.0.2.2', { Tag: tagged(['TLP:AMBER']) }),
+            attribute('ip-dst', '192.0.2.3', { Tag: tagged(['tlp:white']) }),
+          ],
+          Object: [{ name: 'file', Attribute: [attribute('sha1', 'da39a3ee5e6b4b0d3255bfef95601890afd80709', { Tag: tagged(['tlp:red', 'tlp:clear']) })] }],
+        },
+      }),
+    );
+    expect(marked.ok && marked.event.forms.map(({ form, tlp }) => [form.keys[0].value, tlp])).toEqual([
+      ['192.0.2.1', 1],
+      ['192.0.2.2', 2],
+      ['192.0.2.3', 1],
+      ['da39a3ee5e6b4b0d3255bfef95601890afd80709', 4],
+    ]);
+    const plain = parseMispEvent(JSON.stringify({ Event: { Attribute: [attribute('ip-dst', '192.0.2.1', { Tag: tagged(['type:OSINT']) })] } }));
+    expect(plain.ok && plain.event.forms[0].tlp).toBeUndefined();
+  });
+
   it('withdraws every key of a deleted event', () => {
     const deleted = parseMispEvent(JSON.stringify({ Event: { ...event.Event, deleted: true } }));
     expect(deleted.ok && deleted.event.forms).toEqual([]);

@@ -1,4 +1,5 @@
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
+import { mostRestrictive, rankOfTags, type TlpRank } from '../common/markings/tlp.js';
 import { failure, formOf, isPlainObject, normalized, type FormatFailure, type ObjectForm, type Rejection } from './forms.js';
 
 /**
@@ -62,10 +63,14 @@ export interface MispOptions {
   context?: Record<string, unknown>;
 }
 
-/** A form with the MISP attribute it comes from. */
+/**
+ * A form with the MISP attribute it comes from, and the marking its event's and attribute's `tlp:` tags
+ * carry (the most restrictive of the two; absent when neither has one).
+ */
 export interface MispForm {
   form: ObjectForm;
   attribute: { uuid?: string; type: string; category?: string; comment?: string };
+  tlp?: TlpRank;
 }
 
 export interface MispEvent {
@@ -82,6 +87,10 @@ export interface MispEvent {
 
 const flag = (value: unknown) => value === true || value === 1 || value === '1' || value === 'true';
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+/** The marking of an event's or attribute's `Tag` list (`[{"name": "tlp:amber"}, …]`); undefined without a `tlp:` tag. */
+const markingOf = (holder: Record<string, unknown>): TlpRank | undefined =>
+  rankOfTags(listed(holder.Tag).flatMap((tag) => (typeof tag.name === 'string' ? [tag.name] : [])));
 
 /**
  * One event file (`{"Event": {…}}`): the attributes of the event and of its `Object`s. An attribute with
@@ -102,6 +111,7 @@ export function parseMispEvent(source: string, options: MispOptions = {}): { ok:
   const event = isPlainObject(parsed) ? parsed.Event : undefined;
   if (!isPlainObject(event)) return { ok: false, failure: failure('NotAnEvent', 'the event file has no "Event" object') };
   const toIdsOnly = options.toIdsOnly ?? true;
+  const eventTlp = markingOf(event);
   const result: MispEvent = {
     ...(text(event.uuid) !== undefined && { uuid: text(event.uuid) }),
     ...(timestampOf(event.timestamp) !== undefined && { timestamp: timestampOf(event.timestamp) }),
@@ -134,13 +144,15 @@ export function parseMispEvent(source: string, options: MispOptions = {}): { ok:
       ...(text(attribute.category) !== undefined && { category: text(attribute.category) }),
       ...(text(attribute.comment) !== undefined && text(attribute.comment) !== '' && { comment: text(attribute.comment) }),
     };
+    const ranks = [eventTlp, markingOf(attribute)];
+    const marking = ranks.some((rank) => rank !== undefined) ? { tlp: mostRestrictive(ranks) } : {};
     parts.forEach((keyType, part) => {
       if (keyType === null) return;
       const keyValue = values[part].trim();
       const checked = normalized({ type: keyType === 'IPAddress' && keyValue.includes('/') ? 'IPNetwork' : keyType, value: keyValue });
       if ('reason' in checked) result.rejected.push({ index, value: keyValue, reason: checked.reason });
       else if (deleted || flag(attribute.deleted)) result.withdrawn.push(checked.key);
-      else result.forms.push({ form: formOf(checked.key, { ...options.context }), attribute: origin });
+      else result.forms.push({ form: formOf(checked.key, { ...options.context }), attribute: origin, ...marking });
     });
   }
   return { ok: true, event: result };

@@ -53,6 +53,24 @@ describe('STIX documents', () => {
       { kind: 'form', form: { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil-example.com' }], context: {} }, sco: true },
     ]);
   });
+
+  it('carries marking definitions (stored as nothing, refused as nothing); a form takes the marking of its object_marking_refs', () => {
+    const amber = 'marking-definition--55d920b0-5e8b-4f79-9ee9-91f868d9b421';
+    const definition = { type: 'marking-definition', spec_version: '2.1', id: amber, name: 'TLP:AMBER', extensions: {} };
+    const statement = { type: 'marking-definition', id: 'marking-definition--1d7a6c1f-0b1c-4a5e-9f3d-2b8e7c6a5d4f', definition_type: 'statement' };
+    const indicator = {
+      type: 'indicator',
+      id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad',
+      pattern_type: 'stix',
+      pattern: "[ipv4-addr:value = '198.51.100.7']",
+      object_marking_refs: [amber, statement.id],
+    };
+    expect(stixItems([definition, statement, indicator])).toEqual([
+      { kind: 'carried' },
+      { kind: 'carried' },
+      { kind: 'form', form: { type: 'IPAddress', keys: [{ type: 'IPAddress', value: '198.51.100.7' }], context: {} }, sco: false, tlp: 2 },
+    ]);
+  });
 });
 
 describe('TAXII envelopes and the items a source takes from them', () => {
@@ -115,5 +133,24 @@ describe('TAXII envelopes and the items a source takes from them', () => {
     expect(taxiiItem({ type: 'domain-name', id: 'domain-name--6f1ab6a6-3b8a-5f2b-8d1c-0d0f3c1a2b3c', value: 'a.example' }, {}, now)).toEqual({
       kind: 'skipped',
     });
+  });
+
+  it("an indicator's form carries the marking of its object_marking_refs: TLP 1.0 and 2.0, the most restrictive of several, others ignored", () => {
+    const indicator = {
+      type: 'indicator',
+      id: 'indicator--44298a74-ba52-4f0c-87a3-1824e67d7fad',
+      pattern_type: 'stix',
+      pattern: "[ipv4-addr:value = '192.0.2.1']",
+    };
+    const markingOf = (refs: unknown) => {
+      const item = taxiiItem({ ...indicator, object_marking_refs: refs }, {}, now);
+      return item.kind === 'form' ? (item.tlp ?? 'none') : item.kind;
+    };
+    const other = 'marking-definition--1d7a6c1f-0b1c-4a5e-9f3d-2b8e7c6a5d4f';
+    expect(markingOf(['marking-definition--f88d31f6-486f-44da-b317-01333bde0b82'])).toBe(2); // TLP 1.0 AMBER
+    expect(markingOf(['marking-definition--939a9414-2ddd-4d32-a0cd-375ea402b003'])).toBe(3); // TLP 2.0 AMBER+STRICT
+    expect(markingOf(['marking-definition--bab4a63c-aed9-4cf5-a766-dfca5abac2bb', 'marking-definition--5e57c739-391a-4eb3-b6be-7d15ca92d5ed', other])).toBe(4);
+    expect(markingOf([other])).toBe('none');
+    expect(markingOf(undefined)).toBe('none');
   });
 });

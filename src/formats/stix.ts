@@ -1,4 +1,5 @@
 import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
+import { rankOfMarkingRefs, type TlpRank } from '../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from '../stix/stix-ids.js';
 import { parsePattern, PatternRefused } from '../stix/stix-pattern.js';
 import { fromStix } from '../stix/stix-projection.js';
@@ -29,11 +30,18 @@ export function parseStixDocument(
 }
 
 /**
- * What one posted STIX object is: a form to store (`sco` when it is an observable), an object that needs
- * nothing stored (`carried`: the service's own identity and extension definition, or an observable whose
- * keys an indicator of the same document has), or refused with the reason.
+ * What one posted STIX object is: a form to store (`sco` when it is an observable; `tlp` the marking its
+ * `object_marking_refs` carry, absent when none is a TLP), an object that needs nothing stored (`carried`:
+ * the service's own identity and extension definition, a marking definition, or an observable whose keys an
+ * indicator of the same document has), or refused with the reason.
  */
-export type StixItem = { kind: 'form'; form: ObjectForm; sco: boolean } | { kind: 'carried' } | { kind: 'refused'; reason: string };
+export type StixItem = { kind: 'form'; form: ObjectForm; sco: boolean; tlp?: TlpRank } | { kind: 'carried' } | { kind: 'refused'; reason: string };
+
+/** The marking a STIX object carries itself, as a member to spread (none when its refs name no TLP). */
+function markingOf(object: unknown): { tlp?: TlpRank } {
+  const tlp = rankOfMarkingRefs(isPlainObject(object) ? object.object_marking_refs : undefined);
+  return tlp === undefined ? {} : { tlp };
+}
 
 const SERVICE_OBJECT_IDS = new Set([SERVICE_IDENTITY_ID, CONTEXT_EXTENSION_ID]);
 
@@ -52,10 +60,12 @@ export function stixItems(objects: unknown[]): StixItem[] {
   const mapped = objects.map(fromStix);
   const indicatorKeys = new Set(mapped.flatMap((item) => (item.kind === 'object' && !item.sco ? item.form.keys.map(keyId) : [])));
   return mapped.map((item, index): StixItem => {
-    if (SERVICE_OBJECT_IDS.has((objects[index] as { id?: unknown } | null)?.id as string)) return { kind: 'carried' };
+    const object = objects[index] as { id?: unknown; type?: unknown } | null;
+    // Marking definitions (TLP or any other) are what objects refer to, not indicators: nothing to store.
+    if (SERVICE_OBJECT_IDS.has(object?.id as string) || object?.type === 'marking-definition') return { kind: 'carried' };
     if (item.kind === 'refused') return item;
     if (item.sco && item.form.keys.every((key) => indicatorKeys.has(keyId(key)))) return { kind: 'carried' };
-    return { kind: 'form', form: item.form, sco: item.sco };
+    return { kind: 'form', form: item.form, sco: item.sco, ...markingOf(object) };
   });
 }
 
@@ -96,10 +106,14 @@ export function parseTaxiiEnvelope(text: string): { ok: true; envelope: TaxiiEnv
  * What one object of a TAXII collection followed by a source is: an indicator to store (its keys
  * normalised, the source's context under its own), the keys whose claim it ends (a `revoked` indicator,
  * or one whose `valid_until` is past `now`), an indicator refused with the reason, or `skipped` (any other
- * object: observables travel with their indicators, relationships and reports are not stored).
+ * object: observables travel with their indicators, relationships, reports and marking definitions are not
+ * stored). An indicator's `tlp` is the marking its `object_marking_refs` carry (absent when none is a TLP).
  */
 export type TaxiiItem =
-  { kind: 'form'; form: ObjectForm } | { kind: 'withdrawn'; keys: ObjectKey[] } | { kind: 'refused'; id: string; reason: string } | { kind: 'skipped' };
+  | { kind: 'form'; form: ObjectForm; tlp?: TlpRank }
+  | { kind: 'withdrawn'; keys: ObjectKey[] }
+  | { kind: 'refused'; id: string; reason: string }
+  | { kind: 'skipped' };
 
 export function taxiiItem(object: unknown, context: Record<string, unknown>, now: Date): TaxiiItem {
   if (!isPlainObject(object) || object.type !== 'indicator') return { kind: 'skipped' };
@@ -133,5 +147,5 @@ export function taxiiItem(object: unknown, context: Record<string, unknown>, now
     if ('reason' in checked) return { kind: 'refused', id, reason: checked.reason };
     keys.push(checked.key);
   }
-  return { kind: 'form', form: { ...mapped.form, keys, context: { ...context, ...mapped.form.context } } };
+  return { kind: 'form', form: { ...mapped.form, keys, context: { ...context, ...mapped.form.context } }, ...markingOf(object) };
 }

@@ -68,9 +68,9 @@ export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
       before[entry.uuid]?.keys.forEach(candidate);
       for (const key of event.event.withdrawn) candidates.set(keyId(key), key);
       const keys = new Set<string>();
-      for (const { form } of event.event.forms) {
+      for (const { form, tlp } of event.event.forms) {
         form.keys.forEach((key) => keys.add(keyId(key)));
-        yield { kind: 'form', line: ++line, form };
+        yield { kind: 'form', line: ++line, form, ...(tlp !== undefined && { tlp }) };
       }
       for (const { value, reason } of event.event.rejected)
         yield { kind: 'rejected', rejection: { line: ++line, value, reason: `event ${entry.uuid}: ${reason}` } };

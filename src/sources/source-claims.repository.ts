@@ -42,9 +42,9 @@ export interface ClaimSettlement {
   /** The run's lease: the settlement writes nothing unless the run still holds it; null for a dry run. */
   runID: string | null;
   /**
-   * A relation `(key_type, value)` of the keys the body lists (each claimed, its missed runs reset), or null
-   * when the body is the previous one (304, or the same normalised objects): then the claims it did not
-   * list are missed once more.
+   * A relation `(key_type, value, tlp)` of the keys the body lists (each claimed at that marking, its missed
+   * runs reset), or null when the body is the previous one (304, or the same normalised objects): then the
+   * claims it did not list are missed once more, and every claim keeps its marking.
    */
   seen: string | null;
   /** The table `(key_type, value)` that receives the keys whose last claim in the collection ended. */
@@ -82,16 +82,19 @@ const SOURCE_PARAMETERS = namedParameters(['sourceId']);
 const S = SOURCE_PARAMETERS.$;
 
 /** The body's keys once, for the upsert and, in a snapshot, the claims it misses (`seen`: the staged relation). */
-const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DROP AS SELECT s.key_type, s.value FROM ${seen} s`;
+const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DROP AS SELECT s.key_type, s.value, s.tlp FROM ${seen} s`;
 
 /**
- * The claims of the keys listed. A snapshot rewrites only the claims whose state changes (new, or listed
- * again after a miss): a claim listed run after run keeps its row, and its lastSeenAt is the source's last
- * success (lastSeenOf). A delta body lists few keys, each seen now.
+ * The claims of the keys listed, each at the marking of this listing. A snapshot rewrites only the claims
+ * whose state changes (new, listed again after a miss, or marked otherwise): a claim listed run after run
+ * keeps its row, and its lastSeenAt is the source's last success (lastSeenOf). A delta body lists few keys,
+ * each seen now.
  */
-const UPSERT_SEEN = (snapshot: boolean) => `INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs)
-  SELECT ${S.sourceId}::int, s.key_type, s.value, now(), now(), 0 FROM ${RUN_SEEN} s
-  ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0${snapshot ? ' WHERE sources_claim.missed_runs > 0' : ''}`;
+const UPSERT_SEEN = (snapshot: boolean) => `INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs, tlp)
+  SELECT ${S.sourceId}::int, s.key_type, s.value, now(), now(), 0, s.tlp FROM ${RUN_SEEN} s
+  ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0, tlp = EXCLUDED.tlp${
+    snapshot ? ' WHERE sources_claim.missed_runs > 0 OR sources_claim.tlp <> EXCLUDED.tlp' : ''
+  }`;
 const UPSERT_SEEN_SNAPSHOT = UPSERT_SEEN(true);
 const UPSERT_SEEN_DELTA = UPSERT_SEEN(false);
 

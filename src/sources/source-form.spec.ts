@@ -30,6 +30,7 @@ describe('parseSourceForm', () => {
         headerNames: [],
         maxRemovalRatio: 0.5,
         minItems: 1,
+        tlp: 'TLP:CLEAR',
       },
       secrets: { headers: {} },
     });
@@ -52,6 +53,13 @@ describe('parseSourceForm', () => {
     expect(fieldOf(() => parseSourceForm({ ...base, kind: 'misp', toIdsOnly: 'yes' }, denied))).toBe('toIdsOnly');
     expect(fieldOf(() => parseSourceForm({ ...base, kind: 'misp', pageSize: 5 }, denied))).toBe('pageSize');
     expect(fieldOf(() => parseSourceForm({ ...base, minItems: -1 }, denied))).toBe('minItems');
+    expect(fieldOf(() => parseSourceForm({ ...base, tlp: 'TLP:ORANGE' }, denied))).toBe('tlp');
+    expect(fieldOf(() => parseSourceForm({ ...base, tlp: 2 }, denied))).toBe('tlp');
+  });
+
+  it('takes a TLP spelling in any case, TLP:WHITE as TLP:CLEAR, and stores its output spelling', () => {
+    expect(parseSourceForm({ ...base, tlp: 'tlp:amber+strict' }, denied).settings.tlp).toBe('TLP:AMBER+STRICT');
+    expect(parseSourceForm({ ...base, tlp: 'TLP:WHITE' }, denied).settings.tlp).toBe('TLP:CLEAR');
   });
 
   it('a PATCH keeps what it leaves out, secrets included; null clears a secret; name and collection stay', () => {
@@ -62,7 +70,7 @@ describe('parseSourceForm', () => {
     const changed = parseSourceForm({ intervalSeconds: 600, basicAuth: { username: 'v' } }, denied, current);
     expect(changed).toMatchObject({
       intervalSeconds: 600,
-      settings: { valueColumn: 'ioc', username: 'v', headerNames: ['Auth-Key'] },
+      settings: { valueColumn: 'ioc', username: 'v', headerNames: ['Auth-Key'], tlp: 'TLP:CLEAR' },
       secrets: { headers: { 'Auth-Key': 'k' }, password: 'p' },
     });
     const cleared = parseSourceForm({ headers: null, basicAuth: null }, denied, current);

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { CommonErrors } from '../common/errors/api-error.js';
+import { rankOf, TLP_INPUT_HINT, tlpOf, type Tlp } from '../common/markings/tlp.js';
 
 /** The kinds of extensions §13; `taxii21` and `misp` are always `delta`. */
 export const SOURCE_KINDS = ['text', 'csv', 'ndjson', 'taxii21', 'misp'] as const;
@@ -27,6 +28,7 @@ const COMMON = [
   'basicAuth',
   'maxRemovalRatio',
   'minItems',
+  'tlp',
 ];
 const PER_KIND: Record<SourceKind, string[]> = {
   text: [],
@@ -47,6 +49,8 @@ export interface SourceSettings {
   username?: string;
   maxRemovalRatio: number;
   minItems: number;
+  /** The marking of its claims (extensions §19), which a record's own marking may raise. */
+  tlp: Tlp;
   valueColumn?: string;
   typeColumn?: string;
   contextColumns?: string[];
@@ -211,6 +215,10 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     if (password === undefined) throw invalid('basicAuth.password', 'is required');
   }
 
+  const rank = rankOf(body.tlp);
+  if (body.tlp !== undefined && rank === undefined) throw invalid('tlp', `must be ${TLP_INPUT_HINT}`);
+  // Stored as its output spelling (`TLP:WHITE` as `TLP:CLEAR`), which the view shows.
+  const tlp = rank === undefined ? (before?.tlp ?? 'TLP:CLEAR') : tlpOf(rank);
   const ratio = body.maxRemovalRatio;
   if (ratio !== undefined && (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 1))) throw invalid('maxRemovalRatio', 'must be a number from 0 to 1');
   const settings: SourceSettings = {
@@ -222,6 +230,7 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     ...(username !== undefined && { username }),
     maxRemovalRatio: (ratio as number | undefined) ?? before?.maxRemovalRatio ?? 0.5,
     minItems: integer(body, 'minItems', 0, 100_000_000) ?? before?.minItems ?? 1,
+    tlp,
   };
   if (kind === 'csv') {
     settings.valueColumn = required(text(body, 'valueColumn') ?? before?.valueColumn, 'valueColumn');

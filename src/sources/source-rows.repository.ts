@@ -25,8 +25,12 @@ export interface SourceRow extends SourceForm {
   claims: number;
 }
 
-/** The columns of a SourceRow, from `sources_source s`. */
-export const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interval_seconds AS "intervalSeconds", s.settings, s.secrets,
+/**
+ * The columns of a SourceRow, from `sources_source s`. Settings stored before a member existed read with its
+ * default (`tlp`: a source made before markings marks its claims TLP:CLEAR, as they were migrated).
+ */
+export const SOURCE_COLUMNS = `s.id, s.name, s.collection, s.kind, s.enabled, s.interval_seconds AS "intervalSeconds",
+  '{"tlp": "TLP:CLEAR"}'::jsonb || s.settings AS settings, s.secrets,
   s.version, ${isoUtc('s.next_run_at')} AS "nextRunAt", s.lease_run_id AS "leaseRunId", ${isoUtc('s.last_run_at')} AS "lastRunAt",
   ${isoUtc('s.last_success_at')} AS "lastSuccessAt", s.consecutive_failures AS "consecutiveFailures", s.etag,
   s.last_modified AS "lastModified", s.body_digest AS "bodyDigest",

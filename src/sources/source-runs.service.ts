@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { CLEAR, mostRestrictive, rankOf, type TlpRank } from '../common/markings/tlp.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { FormatRecord, Rejection } from '../formats/forms.js';
@@ -191,7 +192,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       try {
         write = await this.batch.applyRun(origin, source.collection, {
           dryRun,
-          forms: records === null ? null : this.formsOf(records, result, keep),
+          forms: records === null ? null : this.formsOf(records, rankOf(source.settings.tlp) ?? CLEAR, result, keep),
           previousDigest: dryRun || feed !== null ? null : source.bodyDigest,
           fresh: source.claims === 0,
           rejected: (line, value, reason) => keep({ line, value, reason }),
@@ -240,15 +241,20 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The forms of a body through its kind's parser (or of a feed kind's requests), as they arrive, counted
-   * into the run's items; rejections go to `keep`, and a failure of the format fails the run (thrown:
-   * nothing is written).
+   * into the run's items, each marked with the source's `tlp` raised by the record's own (extensions §19);
+   * rejections go to `keep`, and a failure of the format fails the run (thrown: nothing is written).
    */
-  private async *formsOf(records: AsyncIterable<FormatRecord>, result: RunResult, keep: (rejection: Rejection) => void): AsyncGenerator<RunForm> {
+  private async *formsOf(
+    records: AsyncIterable<FormatRecord>,
+    sourceTlp: TlpRank,
+    result: RunResult,
+    keep: (rejection: Rejection) => void,
+  ): AsyncGenerator<RunForm> {
     for await (const record of records) {
       if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
       result.items += 1;
       if (record.kind === 'rejected') keep(record.rejection);
-      else yield { line: record.line, form: record.form };
+      else yield { line: record.line, form: record.form, tlp: mostRestrictive([sourceTlp, record.tlp]) };
     }
   }
 }

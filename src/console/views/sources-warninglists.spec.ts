@@ -20,6 +20,7 @@ const source = {
   headers: [HOSTILE],
   maxRemovalRatio: 0.5,
   minItems: 1,
+  tlp: 'TLP:AMBER',
   state: 'failing',
   lastRunAt: '2026-01-02T03:04:05.678Z',
   lastSuccessAt: null,

@@ -68,6 +68,7 @@ export function sourceView({ source, runs, canRun, paged, next, message, now }: 
 <dt>Kind</dt><dd>${source.kind} (${source.mode})</dd>
 <dt>URL</dt><dd class="mono">${source.url}</dd>
 <dt>Interval</dt><dd>${source.intervalSeconds} s</dd>
+<dt>Marking</dt><dd>${source.tlp}</dd>
 <dt>Removal</dt><dd>${source.removal.policy}${source.removal.runs !== undefined && ` after ${source.removal.runs} missed runs`}</dd>
 ${source.headers.length > 0 && html`<dt>Headers sent</dt><dd>${source.headers.join(', ')}</dd>`}
 <dt>State</dt><dd>${stateOf(source)}</dd>

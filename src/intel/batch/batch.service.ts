@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
 import { keyId, type ObjectForm } from '../../formats/forms.js';
 import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
@@ -26,10 +27,11 @@ import { RunStage } from './run-stage.js';
 /** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
 export { MAX_BATCH_ITEMS } from './batch-body.js';
 
-/** A form of a source's body with the line it came from (its rejection names it). */
+/** A form of a source's body with the line it came from (its rejection names it) and the marking its claim takes. */
 export interface RunForm {
   line: number;
   form: ObjectForm;
+  tlp: TlpRank;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface RunForm {
  */
 export interface StagedRun {
   body: { digest: string; forms: number; repeat: boolean } | null;
-  /** A relation `(key_type, value)`: the distinct keys of the body's items that passed their checks. */
+  /** A relation `(key_type, value, tlp)`: the distinct keys of the body's items that passed their checks, with their marking. */
   seenKeys: string;
   /** A table `(key_type, value)` the settlement fills with the keys whose last source claim in the collection it ended. */
   endedKeys: string;
@@ -232,7 +234,7 @@ export class BatchService {
           // different cores): one statement in flight at a time, awaited before the next and after the last.
           let staging: Promise<void> = Promise.resolve();
           for await (const chunk of chunksOf(run.forms, RUN_CHUNK)) {
-            const forms = chunk.map(({ line, form }) => ({ line, digest: formDigest(form) }));
+            const forms = chunk.map(({ line, form, tlp }) => ({ line, digest: formDigest(form), tlp }));
             const objects = await this.checked(collection, chunk, write, run);
             await staging;
             staging = ahead(stage.add(forms, objects));

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
 import type { PreparedObject } from '../object-rules.js';
 import { LIVE_AT_DECISION } from '../object-statements.js';
@@ -20,10 +21,12 @@ const PENDING = 'run_pending';
 const ENDED = 'run_ended';
 
 /**
- * The distinct keys of the staged items that passed their checks, as a relation `(key_type, value)` that
- * the run's settlement reads (the claims its body makes).
+ * The distinct keys of the staged items that passed their checks, as a relation `(key_type, value, tlp)`
+ * that the run's settlement reads (the claims its body makes): a key listed by several items takes the most
+ * restrictive of their markings.
  */
-const SEEN_KEYS = `(SELECT DISTINCT k.type AS key_type, k.value FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text) WHERE i.keys IS NOT NULL)`;
+const SEEN_KEYS = `(SELECT k.type AS key_type, k.value, max(i.tlp) AS tlp FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text)
+  WHERE i.keys IS NOT NULL GROUP BY 1, 2)`;
 
 /**
  * A source run's body staged in PostgreSQL (extensions §13: memory bounded whatever the body's size): the
@@ -40,10 +43,10 @@ export class RunStage {
   private constructor(private readonly manager: EntityManager) {}
 
   static async open(manager: EntityManager): Promise<RunStage> {
-    // `keys` NULL: the item failed its checks.
+    // `keys` NULL: the item failed its checks. `tlp`: the marking its claim takes.
     await manager.query(
-      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, type text, keys jsonb, context jsonb, expires_at text,
-                                   ttl int) ON COMMIT DROP`,
+      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, tlp smallint NOT NULL, type text, keys jsonb, context jsonb,
+                                   expires_at text, ttl int) ON COMMIT DROP`,
     );
     await manager.query(`CREATE TEMP TABLE ${ENDED} (key_type text NOT NULL, value text NOT NULL, PRIMARY KEY (key_type, value)) ON COMMIT DROP`);
     return new RunStage(manager);
@@ -58,18 +61,20 @@ export class RunStage {
   }
 
   /** One chunk of forms, in body order, already checked (`objects`, in the same order), in one statement. */
-  async add(forms: { line: number; digest: Buffer }[], objects: CheckedObject[]): Promise<void> {
+  async add(forms: { line: number; digest: Buffer; tlp: TlpRank }[], objects: CheckedObject[]): Promise<void> {
     const first = this.staged;
     this.staged += forms.length;
     const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
     await this.manager.query(
-      `INSERT INTO ${ITEMS} (n, line, digest, type, keys, context, expires_at, ttl)
-       SELECT $1::int + i.n, i.line, i.digest, i.type, i.keys::jsonb, i.context::jsonb, i.at, i.ttl
-         FROM unnest($2::int[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[]) WITH ORDINALITY AS i(line, digest, type, keys, context, at, ttl, n)`,
+      `INSERT INTO ${ITEMS} (n, line, digest, tlp, type, keys, context, expires_at, ttl)
+       SELECT $1::int + i.n, i.line, i.digest, i.tlp, i.type, i.keys::jsonb, i.context::jsonb, i.at, i.ttl
+         FROM unnest($2::int[], $3::bytea[], $4::smallint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
+              WITH ORDINALITY AS i(line, digest, tlp, type, keys, context, at, ttl, n)`,
       [
         first,
         forms.map((form) => form.line),
         forms.map((form) => form.digest),
+        forms.map((form) => form.tlp),
         of((object) => object.type),
         of((object) => JSON.stringify(object.keys)),
         of((object) => object.contextJson),

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Matches } from 'class-validator';
+import { TLP_INPUT_HINT, TLP_LEVELS } from '../../common/markings/tlp.js';
 import { REMOVAL_POLICIES, SOURCE_KINDS, SOURCE_MODES, SOURCE_NAME_PATTERN } from '../source-form.js';
 
 export class SourceNameParamDto {
@@ -58,6 +59,11 @@ export const SOURCE_FORM_SCHEMA = {
     },
     maxRemovalRatio: { type: 'number', minimum: 0, maximum: 1, default: 0.5 },
     minItems: { type: 'integer', minimum: 0, default: 1 },
+    tlp: {
+      type: 'string',
+      default: 'TLP:CLEAR',
+      description: `The marking of its claims, raised by a record's own (a \`taxii21\` object's \`object_marking_refs\`, a \`misp\` event's or attribute's \`tlp:\` tags): ${TLP_INPUT_HINT}.`,
+    },
     valueColumn: { type: 'string', description: '`csv`: the column holding the indicator.' },
     typeColumn: { type: 'string', description: '`csv`: the column holding its type (else inferred).' },
     contextColumns: { type: 'array', items: { type: 'string' } },
@@ -110,6 +116,9 @@ export class SourceView {
 
   @ApiProperty({ type: 'integer' })
   minItems: number;
+
+  @ApiProperty({ enum: TLP_LEVELS, description: "The marking of its claims, which a record's own marking may raise." })
+  tlp: string;
 
   @ApiPropertyOptional()
   valueColumn?: string;
