@@ -1,4 +1,5 @@
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { CLEAR, mostRestrictive, type TlpRank } from '../common/markings/tlp.js';
 import { keyId, type FormatFailure, type FormatRecord } from '../formats/forms.js';
 import { parseMispEvent, parseMispManifest } from '../formats/misp.js';
 import { RunBytes, type FeedRequest, type FeedResult, type FeedState } from './source-feeds.js';
@@ -17,6 +18,8 @@ const failed = (failure: FormatFailure, where: string): FormatRecord => ({ kind:
  * re-fetched event, and when an event is gone from the manifest, unless another event of the feed still
  * gives the key: which keys each event gave is kept in the state with its timestamp. A manifest naming
  * nothing new is `notModified`. The source's headers (its `Auth-Key`) go with every request of the folder.
+ * A key several events give is marked with the most restrictive of their `tlp:` tags (extensions §19), those
+ * of the events not read again included: the state keeps each event's markings.
  */
 export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
   const { settings, last } = request;
@@ -45,6 +48,11 @@ export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
     let line = 0;
     for (const { value, reason } of parsed.rejected) yield { kind: 'rejected', rejection: { line: ++line, value, reason: `manifest.json: ${reason}` } };
     const events = Object.fromEntries(Object.entries(before).filter(([uuid]) => listed.has(uuid)));
+    // The markings the events not read again still give their keys.
+    const dueNow = new Set(due.map((entry) => entry.uuid));
+    const held = new Map<string, TlpRank>();
+    for (const [uuid, { marks = {} }] of Object.entries(events))
+      if (!dueNow.has(uuid)) for (const [id, rank] of Object.entries(marks)) held.set(id, mostRestrictive([held.get(id), rank]));
     // Keys that may lose their claim: those of the events read again or gone, and the deleted attributes.
     const candidates = new Map<string, ObjectKey>();
     const candidate = (id: string) => {
@@ -68,13 +76,17 @@ export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
       before[entry.uuid]?.keys.forEach(candidate);
       for (const key of event.event.withdrawn) candidates.set(keyId(key), key);
       const keys = new Set<string>();
+      const marks: Record<string, TlpRank> = {};
       for (const { form, tlp } of event.event.forms) {
-        form.keys.forEach((key) => keys.add(keyId(key)));
-        yield { kind: 'form', line: ++line, form, ...(tlp !== undefined && { tlp }) };
+        const ids = form.keys.map(keyId);
+        ids.forEach((id) => keys.add(id));
+        if (tlp !== undefined && tlp > CLEAR) for (const id of ids) marks[id] = mostRestrictive([marks[id], tlp]);
+        const ranks = [tlp, ...ids.map((id) => held.get(id))];
+        yield { kind: 'form', line: ++line, form, ...(ranks.some((rank) => rank !== undefined) && { tlp: mostRestrictive(ranks) }) };
       }
       for (const { value, reason } of event.event.rejected)
         yield { kind: 'rejected', rejection: { line: ++line, value, reason: `event ${entry.uuid}: ${reason}` } };
-      events[entry.uuid] = { timestamp: entry.timestamp, keys: [...keys] };
+      events[entry.uuid] = { timestamp: entry.timestamp, keys: [...keys], ...(Object.keys(marks).length > 0 && { marks }) };
     }
     const current = new Set(Object.values(events).flatMap((event) => event.keys));
     end.withdrawn = [...candidates].filter(([id]) => !current.has(id)).map(([, key]) => key);

@@ -1,4 +1,5 @@
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 import type { SourcesConfig } from '../config/app-config.js';
 import { NotUtf8, textOf } from '../formats/chunks.js';
 import { failure, type FormatFailure, type FormatRecord } from '../formats/forms.js';
@@ -15,8 +16,11 @@ import type { SourceSettings } from './source-form.js';
 export interface FeedState {
   /** `taxii21`: the last `X-TAXII-Date-Added-Last`, exactly as the server wrote it. */
   watermark?: string;
-  /** `misp`: per event of the manifest, its timestamp and the keys its attributes gave (`type\nvalue`). */
-  events?: Record<string, { timestamp: string; keys: string[] }>;
+  /**
+   * `misp`: per event of the manifest, its timestamp, the keys its attributes gave (`type\nvalue`), and the
+   * markings its `tlp:` tags gave them, by key, when above TLP:CLEAR (absent: none).
+   */
+  events?: Record<string, { timestamp: string; keys: string[]; marks?: Record<string, TlpRank> }>;
 }
 
 /** Known once the records are drained: the keys whose claims end, and the state to store. */
