@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import { CLEAR } from '../common/markings/tlp.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
@@ -35,8 +36,16 @@ const CLAIMS_OF = `SELECT s.name AS source, ${isoUtc('min(c.first_seen_at)')} AS
    WHERE s.collection = ${C.collection} AND (c.key_type, c.value) IN (SELECT * FROM unnest(${C.types}::text[], ${C.values}::text[]))
    GROUP BY s.name ORDER BY s.name`;
 
+/** The run's tables (BatchService's StagedRun) that receive the keys of the claims it ends. */
+interface EndedTables {
+  /** `(key_type, value)`: the keys whose last claim in the collection ended. */
+  ended: string;
+  /** `(key_type, value)`: the keys whose claims changed in a way that may move a marking (every ended one included). */
+  remarked: string;
+}
+
 /** How a run's claims move (extensions §13 "Runs"). */
-export interface ClaimSettlement {
+export interface ClaimSettlement extends EndedTables {
   sourceId: number;
   collection: string;
   /** The run's lease: the settlement writes nothing unless the run still holds it; null for a dry run. */
@@ -47,8 +56,6 @@ export interface ClaimSettlement {
    * claims it did not list are missed once more, and every claim keeps its marking.
    */
   seen: string | null;
-  /** The table `(key_type, value)` that receives the keys whose last claim in the collection ended. */
-  ended: string;
   snapshot: boolean;
   /** Keys whose claim the run ends itself (a feed kind's revoked or deleted items), not among `seen`. */
   withdrawn: ObjectKey[];
@@ -88,15 +95,19 @@ const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DR
  * The claims of the keys listed, each at the marking of this listing. A snapshot rewrites only the claims
  * whose state changes (new, listed again after a miss, or marked otherwise): a claim listed run after run
  * keeps its row, and its lastSeenAt is the source's last success (lastSeenOf). A delta body lists few keys,
- * each seen now.
+ * each seen now. The keys of the claims rewritten go to `remarked` (their marking may differ), and those of
+ * the new claims above TLP:CLEAR: a new claim at TLP:CLEAR raises no object's marking, so a snapshot that
+ * lists the same million keys run after run, or a first run, re-marks nothing.
  */
-const UPSERT_SEEN = (snapshot: boolean) => `INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs, tlp)
-  SELECT ${S.sourceId}::int, s.key_type, s.value, now(), now(), 0, s.tlp FROM ${RUN_SEEN} s
-  ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0, tlp = EXCLUDED.tlp${
-    snapshot ? ' WHERE sources_claim.missed_runs > 0 OR sources_claim.tlp <> EXCLUDED.tlp' : ''
-  }`;
-const UPSERT_SEEN_SNAPSHOT = UPSERT_SEEN(true);
-const UPSERT_SEEN_DELTA = UPSERT_SEEN(false);
+const UPSERT_SEEN = (snapshot: boolean, remarked: string) => `WITH listed AS (
+    INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs, tlp)
+    SELECT ${S.sourceId}::int, s.key_type, s.value, now(), now(), 0, s.tlp FROM ${RUN_SEEN} s
+    ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0, tlp = EXCLUDED.tlp${
+      snapshot ? ' WHERE sources_claim.missed_runs > 0 OR sources_claim.tlp <> EXCLUDED.tlp' : ''
+    }
+    RETURNING key_type, value, tlp, ${HELD_BEFORE} AS held
+  )
+  INSERT INTO ${remarked} (key_type, value) SELECT key_type, value FROM listed WHERE held OR tlp > ${CLEAR}`;
 
 /**
  * Missed by this run: not listed by its body (an anti-join with the keys it lists), or, for a repeat of the
@@ -131,11 +142,22 @@ const COUNT_MISS = `UPDATE sources_claim c SET missed_runs = c.missed_runs + 1,
 const END_PARAMETERS = namedParameters(['sourceId', 'collection', 'missesToEnd']);
 const E = END_PARAMETERS.$;
 
-/** Ends the claims whose misses (this one now counted) reach the policy's threshold; `ended`: the table of keys no claim holds any more. */
-const END_MISSED = (ended: string) => `WITH gone AS (
-    DELETE FROM sources_claim c WHERE c.source_id = ${E.sourceId} AND c.missed_runs > 0 AND c.missed_runs >= ${E.missesToEnd}::int RETURNING c.key_type, c.value
-  )
-  INSERT INTO ${ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', E.sourceId, E.collection)}`;
+/**
+ * Ends the claims `deleting` deletes (a DELETE of sources_claim returning `key_type, value`) of the source
+ * `sourceId`: every key into `remarked`, and those no other source of the collection claims into `ended`.
+ */
+const ENDING = (deleting: string, tables: EndedTables, sourceId: string, collection: string) => `WITH gone AS (${deleting}),
+  remark AS (INSERT INTO ${tables.remarked} (key_type, value) SELECT g.key_type, g.value FROM gone g)
+  INSERT INTO ${tables.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', sourceId, collection)}`;
+
+/** Ends the claims whose misses (this one now counted) reach the policy's threshold. */
+const END_MISSED = (tables: EndedTables) =>
+  ENDING(
+    `DELETE FROM sources_claim c WHERE c.source_id = ${E.sourceId} AND c.missed_runs > 0 AND c.missed_runs >= ${E.missesToEnd}::int RETURNING c.key_type, c.value`,
+    tables,
+    E.sourceId,
+    E.collection,
+  );
 
 /** The claims of the keys a delta run withdraws itself, given as two arrays (types, values). */
 const LISTED = (types: string, values: string) => `(key_type, value) IN (SELECT * FROM unnest(${types}::text[], ${values}::text[]))`;
@@ -150,17 +172,20 @@ const COUNT_WITHDRAWN = `SELECT count(*) FILTER (WHERE ${HELD_BEFORE})::int AS h
 const WITHDRAW_PARAMETERS = namedParameters(['sourceId', 'types', 'values', 'collection']);
 const W = WITHDRAW_PARAMETERS.$;
 
-const WITHDRAW = (
-  ended: string,
-) => `WITH gone AS (DELETE FROM sources_claim WHERE source_id = ${W.sourceId} AND ${LISTED(W.types, W.values)} RETURNING key_type, value)
-  INSERT INTO ${ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', W.sourceId, W.collection)}`;
+const WITHDRAW = (tables: EndedTables) =>
+  ENDING(
+    `DELETE FROM sources_claim WHERE source_id = ${W.sourceId} AND ${LISTED(W.types, W.values)} RETURNING key_type, value`,
+    tables,
+    W.sourceId,
+    W.collection,
+  );
 
 const DELETE_PARAMETERS = namedParameters(['sourceId', 'collection']);
 const X = DELETE_PARAMETERS.$;
 
-/** Every claim of a source being deleted ends; the keys no other source of its collection claims go to `ended`. */
-const END_ALL = (ended: string) => `WITH gone AS (DELETE FROM sources_claim WHERE source_id = ${X.sourceId} RETURNING key_type, value)
-  INSERT INTO ${ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', X.sourceId, X.collection)}`;
+/** Every claim of a source being deleted ends. */
+const END_ALL = (tables: EndedTables) =>
+  ENDING(`DELETE FROM sources_claim WHERE source_id = ${X.sourceId} RETURNING key_type, value`, tables, X.sourceId, X.collection);
 
 const PAGE_PARAMETERS = namedParameters(['sourceId', 'afterType', 'afterValue', 'limit']);
 const P = PAGE_PARAMETERS.$;
@@ -206,7 +231,7 @@ export class SourceClaimsRepository {
     if (run.seen !== null) {
       await manager.query(STAGE_SEEN(run.seen));
       await manager.query(`ANALYZE ${RUN_SEEN}`);
-      await manager.query(run.snapshot ? UPSERT_SEEN_SNAPSHOT : UPSERT_SEEN_DELTA, source);
+      await manager.query(UPSERT_SEEN(run.snapshot, run.remarked), source);
     }
     if (!run.snapshot) return this.withdraw(manager, run);
     await manager.query(run.seen !== null ? STAGE_MISSED_OF_BODY : STAGE_MISSED_OF_REPEAT, source);
@@ -218,7 +243,7 @@ export class SourceClaimsRepository {
     const suspect = isSuspect({ held, ending, maxRemovalRatio: run.maxRemovalRatio, tooFew: run.tooFew });
     if (suspect) return { suspect };
     await manager.query(COUNT_MISS, source);
-    await manager.query(END_MISSED(run.ended), END_PARAMETERS.values({ sourceId: run.sourceId, collection: run.collection, missesToEnd: threshold }));
+    await manager.query(END_MISSED(run), END_PARAMETERS.values({ sourceId: run.sourceId, collection: run.collection, missesToEnd: threshold }));
     return { suspect };
   }
 
@@ -233,16 +258,17 @@ export class SourceClaimsRepository {
     const keys = { sourceId: run.sourceId, types: run.withdrawn.map((key) => key.type), values: run.withdrawn.map((key) => key.value) };
     const [{ held, ending }]: { held: number; ending: number }[] = await manager.query(COUNT_WITHDRAWN, COUNT_WITHDRAWN_PARAMETERS.values(keys));
     if (isSuspect({ held, ending, maxRemovalRatio: run.maxRemovalRatio, tooFew: false })) return { suspect: true };
-    await manager.query(WITHDRAW(run.ended), WITHDRAW_PARAMETERS.values({ ...keys, collection: run.collection }));
+    await manager.query(WITHDRAW(run), WITHDRAW_PARAMETERS.values({ ...keys, collection: run.collection }));
     return { suspect: false };
   }
 
   /**
    * The claims of a source being deleted end, in its deletion's transaction (under the collection's exclusive
-   * writer lock and the source row's lock); the keys whose last claim in the collection ended go into `ended`.
+   * writer lock and the source row's lock); the keys whose last claim in the collection ended go into `ended`,
+   * every key into `remarked`.
    */
-  async endAll(manager: EntityManager, source: { id: number; collection: string }, ended: string): Promise<void> {
-    await manager.query(END_ALL(ended), DELETE_PARAMETERS.values({ sourceId: source.id, collection: source.collection }));
+  async endAll(manager: EntityManager, source: { id: number; collection: string }, tables: EndedTables): Promise<void> {
+    await manager.query(END_ALL(tables), DELETE_PARAMETERS.values({ sourceId: source.id, collection: source.collection }));
   }
 
   async claims(sourceId: number, after: { type: string; value: string } | null, limit: number): Promise<ClaimRow[]> {

@@ -205,6 +205,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
               runID: lease?.runID ?? null,
               seen: isRepeat(staged.body) ? null : staged.seenKeys,
               ended: staged.endedKeys,
+              remarked: staged.remarkedKeys,
               withdrawn,
               snapshot: source.settings.mode === 'snapshot',
               policy: source.settings.removal,

@@ -163,7 +163,7 @@ export class SourcesService implements ChildNameResolver {
           found = false;
           return;
         }
-        await this.claimRows.endAll(manager, locked, staged.endedKeys);
+        await this.claimRows.endAll(manager, locked, { ended: staged.endedKeys, remarked: staged.remarkedKeys });
         await this.repository.delete(manager, locked);
       },
     });

@@ -44,6 +44,12 @@ export interface StagedRun {
   seenKeys: string;
   /** A table `(key_type, value)` the settlement fills with the keys whose last source claim in the collection it ended. */
   endedKeys: string;
+  /**
+   * A table `(key_type, value)` the settlement fills with the keys whose claims it changed in a way that may
+   * move an object's marking (a claim ended, marked otherwise, or new above TLP:CLEAR): the objects of those
+   * keys that the run does not rewrite are re-marked after its writes (RunStage.remark).
+   */
+  remarkedKeys: string;
 }
 
 /**

@@ -19,6 +19,7 @@ export interface StagedItem {
 const ITEMS = 'run_item';
 const PENDING = 'run_pending';
 const ENDED = 'run_ended';
+const REMARKED = 'run_remarked';
 
 /**
  * The distinct keys of the staged items that passed their checks, as a relation `(key_type, value, tlp)`
@@ -49,11 +50,15 @@ export class RunStage {
                                    expires_at text, ttl int) ON COMMIT DROP`,
     );
     await manager.query(`CREATE TEMP TABLE ${ENDED} (key_type text NOT NULL, value text NOT NULL, PRIMARY KEY (key_type, value)) ON COMMIT DROP`);
+    await manager.query(`CREATE TEMP TABLE ${REMARKED} (key_type text NOT NULL, value text NOT NULL) ON COMMIT DROP`);
     return new RunStage(manager);
   }
 
-  /** The relation of the keys the body lists, and the table its settlement fills with the keys whose last claim ended. */
-  readonly tables = { seenKeys: SEEN_KEYS, endedKeys: ENDED };
+  /**
+   * The relation of the keys the body lists, the table its settlement fills with the keys whose last claim
+   * ended, and the one it fills with the keys whose claims' markings may have moved (`remark`).
+   */
+  readonly tables = { seenKeys: SEEN_KEYS, endedKeys: ENDED, remarkedKeys: REMARKED };
 
   /** The number of items staged. */
   get size(): number {
