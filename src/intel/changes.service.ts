@@ -13,7 +13,7 @@ import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
 import { CollectionsService, type CollectionRecord } from './collections.service.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { objectView, storedObject, type WrittenChange } from './object-rows.js';
+import { objectView, type WrittenChange } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
