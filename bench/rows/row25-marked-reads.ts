@@ -237,7 +237,7 @@ function walkModule(
         walksPerSecond(measured.service.throughput, probes.green.pages) / walksPerSecond(measured.baseline.throughput, probes.unrestricted.pages);
       return [
         finishRow(row, measured, [
-          `${marked.count.toLocaleString('en-US')} objects (1 KB contexts), every other one AMBER; ${scale.readers} readers, each walking the whole ${noun} from its first page to its last ${scale.walks} time(s) a round`,
+          `${marked.count.toLocaleString('en-US')} objects (1 KB contexts), every other one AMBER; ${scale.readers} readers, each walking the whole ${noun} from its first page to its last ${scale.walks === 1 ? 'once' : `${scale.walks} times`} a round`,
           `a walk: the GREEN key ${probes.green.pages} pages (${clear.toLocaleString('en-US')} objects), the unrestricted key ${probes.unrestricted.pages} pages (${marked.count.toLocaleString('en-US')}); pages/s is the cost of one page request; whole walks per second, GREEN over unrestricted: ${walkRatio.toFixed(2)}`,
         ]),
       ];
