@@ -8,8 +8,10 @@
  *
  * The claim's marking `api_tlp` (extensions §19) is the marking of the latest native write, so a later write
  * may lower it. A native write always carries one (its `tlp` parameter, a TAXII object's markings, else the
- * collection's `defaultTLP`, resolved by the service from the collection row it holds); a source write
- * carries none (null) and leaves it as it is: its marking is its source claim's (`claimed_tlp`).
+ * collection's `defaultTLP`); a source write carries none (null) and leaves it as it is: its marking is its
+ * source claim's (`claimed_tlp`). The default is resolved by the service, from the collection row it holds
+ * (cached) anyway, not in SQL: every statement then takes one concrete marking per written row, a batch's
+ * items each their own as a TAXII envelope's objects need, with no look-up of the collection row per write.
  */
 
 /** Whether a write with this origin (`via`, a text parameter) claims the object for the api. */

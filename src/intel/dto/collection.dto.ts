@@ -41,7 +41,7 @@ const DefaultTlp = () =>
       type: 'string',
       example: 'TLP:AMBER',
       description:
-        'The marking of native writes (single add, batch, import, TAXII) that name none (extensions §19): ' +
+        'The marking of native writes (single add, batch, import, TAXII) that name none: ' +
         `${TLP_INPUT_HINT}. Marks the writes made after it is set, never the objects already stored. Default \`TLP:CLEAR\`.`,
     }),
     // null is no marking: refused as any other value that is not one.
