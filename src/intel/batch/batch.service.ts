@@ -314,11 +314,7 @@ export class BatchService {
     rawItems: unknown[],
     { atomic = false, tlp }: ItemsOptions,
   ): Promise<BatchReportView> {
-    const items = await this.prepareAll(
-      collection,
-      rawItems,
-      (index) => (Array.isArray(tlp) ? tlp[index] : (tlp as TlpRank | undefined)) ?? collection.defaultTlp,
-    );
+    const items = await this.prepareAll(collection, rawItems, (index) => (typeof tlp === 'number' ? tlp : tlp?.[index]) ?? collection.defaultTlp);
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }
