@@ -68,7 +68,7 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
   ],
   ['key editor', keyEditorView({ rows: [{ id: 9, path: HOSTILE, actions: ['Read'] }], form, refusal })],
   ['key created', keyCreatedView({ id: 7, key: HOSTILE })],
-  ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE }], paged: true, next: HOSTILE })],
+  ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE, defaultTLP: 'TLP:CLEAR' }], paged: true, next: HOSTILE })],
   [
     'collection',
     collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE }),
