@@ -15,8 +15,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
+import { IsTlp } from '../../common/markings/tlp-validation.js';
 import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
-import { IsTlp } from '../../common/markings/tlp.validator.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 
 export class ResourceRefDto {
