@@ -6,6 +6,7 @@ import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const AUTH = 1;
+const INTEL = 2;
 const domain = (value: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
 
 /** TLP markings in the console: keys' ceilings (set at creation and on an existing key), badges on objects. */
@@ -51,8 +52,45 @@ describe('console markings', () => {
       await expectAccessible(page);
       await page.getByLabel(`TLP ceiling of key ${id}`, { exact: true }).selectOption('TLP:AMBER+STRICT');
       await page.getByRole('button', { name: `Set the TLP ceiling of key ${id}` }).click();
-      await page.getByRole('row', { name: new RegExp(`^${id} .*TLP:AMBER\\+STRICT`) }).waitFor();
+      await row.locator('.tlp', { hasText: 'TLP:AMBER+STRICT' }).waitFor();
       expect(await ceilingOf(id)).toBe('TLP:AMBER+STRICT');
+    });
+  });
+
+  it('marks every object with its TLP badge (collection, object, lookup), and a key below it never sees the object', async () => {
+    await asKey(t.adminKey, 'badges', async (page) => {
+      await page.goto('/console/collections/marked');
+      const row = (value: string) => page.getByRole('row', { name: new RegExp(value.replace('.', '\\.')) });
+      expect(await row('amber.example').locator('.tlp').textContent()).toBe('TLP:AMBER');
+      expect(await row('clear.example').locator('.tlp').textContent()).toBe('TLP:CLEAR');
+      await expectAccessible(page);
+
+      await page.getByRole('link', { name: 'amber.example' }).click();
+      await page.getByRole('heading', { name: 'Object in marked' }).waitFor();
+      const marking = page.locator('dt', { hasText: 'Marking' }).locator('xpath=following-sibling::dd[1]');
+      expect(await marking.textContent()).toBe('TLP:AMBER');
+      expect(await marking.locator('.tlp-amber').isVisible()).toBe(true);
+      await expectAccessible(page);
+
+      await page.goto('/console/lookup');
+      await page.getByLabel('Indicators').fill('amber.example\nclear.example');
+      await page.getByRole('button', { name: 'Look up' }).click();
+      await page.getByRole('heading', { name: '2 known, 0 unknown' }).waitFor();
+      expect(await page.locator('#known .tlp').allTextContents()).toEqual(['TLP:AMBER', 'TLP:CLEAR']);
+      await expectAccessible(page);
+    });
+
+    const green = await createKey(t, { permissions: [{ resource: INTEL, actions: ['ReadChildren'] }], maxTLP: 'TLP:GREEN' });
+    await asKey(green.key, 'badges-green', async (page) => {
+      await page.goto('/console/collections/marked');
+      expect(await page.locator('tbody .tlp').allTextContents()).toEqual(['TLP:CLEAR']);
+      const answer = await page.goto('/console/collections/marked/object?type=DomainName&value=amber.example');
+      expect(answer!.status()).toBe(404);
+      await page.goto('/console/lookup');
+      await page.getByLabel('Indicators').fill('amber.example\nclear.example');
+      await page.getByRole('button', { name: 'Look up' }).click();
+      await page.getByRole('heading', { name: '1 known, 1 unknown' }).waitFor();
+      expect(await page.getByLabel(/Unknown indicators/).inputValue()).toBe('amber.example');
     });
   });
 

@@ -160,6 +160,26 @@ describe('console views', () => {
     );
   });
 
+  it("marks every object it shows with its TLP badge: a collection's objects, its changes, one object, the lookup", () => {
+    const amber = { ...object, tlp: 'TLP:AMBER+STRICT' } as ObjectView;
+    const badge = '<span class="tlp tlp-amber">TLP:AMBER+STRICT</span>';
+    const texts = [
+      collectionView({ name: 'c', schema: { id: 's' }, objects: [amber], paged: false }).body.text,
+      changesFragment({ name: 'c', changes: [{ operation: 'Update', object: amber } as never], next: 'n' }).text,
+      objectView({ collection: 'c', object: amber, sightings: null, latestSightings: [], key: amber.keys[0], history: [] }).body.text,
+      lookupView({
+        text: '',
+        outcome: {
+          known: [{ key: amber.keys[0], matches: [{ collection: 'c', object: amber, sightings: null }], warnings: [] }],
+          unknown: [],
+          unknownWarned: [],
+          invalid: [],
+        },
+      }).body.text,
+    ];
+    for (const text of texts) expect(text).toContain(badge);
+  });
+
   it("says what each change of an object's history did, against the change before it", () => {
     const md5 = { type: 'MD5Hash', value: 'a'.repeat(32) } as const;
     const sha1 = { type: 'SHA1Hash', value: 'b'.repeat(40) } as const;
