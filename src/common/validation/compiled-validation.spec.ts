@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ApiKeyIdParamDto, CreateApiKeyDto } from '../../auth/dto/api-key.dto.js';
+import { ApiKeyIdParamDto, CreateApiKeyDto, UpdateApiKeyDto } from '../../auth/dto/api-key.dto.js';
 import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
 import { QuotaDto } from '../../insight/dto/quota.dto.js';
 import { CompleteTaskDto, FailTaskDto, HeartbeatDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
@@ -64,6 +64,8 @@ const schemaId = fc.constantFrom('phishing', 'a.b-c~d', 'x');
 const tlpSpelling = fc.constantFrom<unknown>('TLP:RED', 'tlp:white', ' TLP:amber+strict ', 'TLP:AMBER', 'TLP:WHITE+', 'PAP:RED', null, 4);
 const leaseToken = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
 const resourceRef = fc.record({ id: fc.integer({ min: 1, max: 100 }) });
+/** TLP levels as input may spell them, and look-alikes that are none. */
+const tlp = fc.constantFrom('TLP:CLEAR', 'tlp:white', ' TLP:Green ', 'TLP:AMBER+STRICT', 'TLP:RED', 'TLP:AMBER-STRICT', 'RED', 'TLP:');
 /** A warninglist's POST form (and PUT's), with these members required. */
 const warninglistForm = (requiredKeys: ('name' | 'kind' | 'entries')[]) =>
   fc.record(
@@ -176,10 +178,12 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
         ),
         expiresAt: fc.constant('2030-01-02T03:04:05Z'),
         description: text,
+        maxTLP: tlp,
       },
       { requiredKeys: ['permissions'] },
     ),
   ],
+  ['UpdateApiKeyDto', UpdateApiKeyDto, fc.record({ maxTLP: tlp }, { requiredKeys: [] })],
   [
     'CreateCollectionDto',
     CreateCollectionDto,
