@@ -35,10 +35,21 @@ export async function seedTarget(ctx: Seeder, name: string): Promise<SeedTarget>
   return { name, collectionId: rows[0].id, startCursor };
 }
 
-/** A batch plan adding `objects`, all new (batch-plan.ts's shape for new objects: an insert and an Add each). */
+/**
+ * A batch plan adding `objects`, all new (batch-plan.ts's shape for new objects: an insert and an Add each),
+ * marked TLP:CLEAR as a batch naming no marking into a collection of the default `defaultTLP`.
+ */
 function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
   const none = { at: null, ttlSeconds: null } as const;
-  const inserts = objects.map((object) => ({ type: object.type, keys: [object.key], contextJson: object.contextJson, expiry: none, uid: randomUUID() }));
+  const clear = 0;
+  const inserts = objects.map((object) => ({
+    type: object.type,
+    keys: [object.key],
+    contextJson: object.contextJson,
+    expiry: none,
+    uid: randomUUID(),
+    tlp: clear,
+  }));
   return {
     inserts,
     updates: [],
@@ -50,6 +61,8 @@ function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
       expiry: none,
       uid: insert.uid,
       addedAt: null,
+      tlp: insert.tlp,
+      wasTlp: null,
     })),
   };
 }
