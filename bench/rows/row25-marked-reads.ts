@@ -35,8 +35,7 @@ const LOOKUP: Row = {
   target: { minRatio: 0.8 },
 };
 
-/** TLP ranks (src/common/markings/tlp.ts). */
-const TLP_GREEN = 1;
+/** The rank of TLP:AMBER (src/common/markings/tlp.ts): the seeding's batch plan takes ranks. */
 const TLP_AMBER = 2;
 
 /** Every odd object is AMBER and says so in its key's value, so that every answer is checked by its text alone. */
@@ -80,45 +79,31 @@ interface MarkedCollection {
   tokens: { green: string; unrestricted: string };
 }
 
-/** A key with Read on `resourceId`; its ceiling is set before its first use (the service caches a key's record once used). */
-async function readKey(ctx: RowContext, resourceId: number, maxTlp?: number): Promise<string> {
-  const { id, key } = await ctx.admin.createKey({ permissions: [{ resource: resourceId, actions: ['Read'] }] });
-  if (maxTlp !== undefined) await ctx.setupPool.query('UPDATE auth_api_key SET max_tlp = $2 WHERE id = $1', [id, maxTlp]);
+/** A key with Read on `resourceId`, its TLP ceiling `maxTLP` (the admin's own, TLP:RED, without it). */
+async function readKey(ctx: RowContext, resourceId: number, maxTLP?: string): Promise<string> {
+  const { key } = await ctx.admin.createKey({ permissions: [{ resource: resourceId, actions: ['Read'] }], maxTLP });
   return ctx.admin.withKey(key).token();
 }
 
 /**
- * `count` DomainName objects seeded through the service's batch statement (seed.ts), then every odd one marked
- * AMBER by SQL as a write with `tlp=TLP:AMBER` leaves it: the api claim's marking on the object (its `tlp`
- * follows) and the marking on its `Add` record, before the service numbers the records and anything reads them.
- * Seeded once per run for `label`.
+ * `count` DomainName objects seeded through the service's batch statement (seed.ts), every odd one marked AMBER
+ * there as a batch with `tlp=TLP:AMBER` marks it (its api claim, and its `Add` record). Seeded once per run for `label`.
  */
 async function markedCollection(ctx: RowContext, label: string, count: number, contextJson: (g: number) => string): Promise<MarkedCollection> {
   const cached = ctx.shared.get(`marked-${label}`) as MarkedCollection | undefined;
   if (cached) return cached;
   const collection = await createCollection(ctx, `marked-${label}`);
   const target = await seedTarget(ctx, collection.name);
-  await seedObjects(ctx, target, 0, count, (g) => ({ type: 'DomainName', key: { type: 'DomainName', value: markedValue(g) }, contextJson: contextJson(g) }));
-  // Each object and record is found by its one key's value: no join, so no plan over tables whose statistics
-  // predate the seeding (a nested loop over a million records).
-  const amberValue = `%${AMBER_MARK}`;
-  const objects = await ctx.setupPool.query(`UPDATE intel_object SET api_tlp = $2, was_tlp = tlp WHERE collection_id = $1 AND keys -> 0 ->> 'value' LIKE $3`, [
-    target.collectionId,
-    TLP_AMBER,
-    amberValue,
-  ]);
-  const records = await ctx.setupPool.query(`UPDATE intel_change SET tlp = $2 WHERE collection_id = $1 AND object -> 'keys' -> 0 ->> 'value' LIKE $3`, [
-    target.collectionId,
-    TLP_AMBER,
-    amberValue,
-  ]);
-  const amber = Math.floor(count / 2);
-  if (objects.rowCount !== amber || records.rowCount !== amber) {
-    throw new Error(`marked ${objects.rowCount} objects and ${records.rowCount} records AMBER, not ${amber} of each`);
-  }
+  await seedObjects(ctx, target, 0, count, (g) => ({
+    type: 'DomainName',
+    key: { type: 'DomainName', value: markedValue(g) },
+    contextJson: contextJson(g),
+    tlp: g % 2 === 1 ? TLP_AMBER : undefined,
+  }));
   await numberSeeded(ctx, target);
   await settleTables(ctx);
-  const tokens = { green: await readKey(ctx, collection.resourceId, TLP_GREEN), unrestricted: await readKey(ctx, collection.resourceId) };
+  const amber = Math.floor(count / 2);
+  const tokens = { green: await readKey(ctx, collection.resourceId, 'TLP:GREEN'), unrestricted: await readKey(ctx, collection.resourceId) };
   const marked = { name: collection.name, count, amber, startCursor: target.startCursor, tokens };
   ctx.shared.set(`marked-${label}`, marked);
   return marked;
