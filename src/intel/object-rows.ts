@@ -1,4 +1,5 @@
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
+import { tlpOf, type Tlp, type TlpRank } from '../common/markings/tlp.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /**
@@ -17,6 +18,8 @@ export interface KeyHit {
   sameExpiry: boolean | null;
   /** Past its expiry: logically gone, removed (Remove, Expired) before anything else is decided. */
   expired: boolean;
+  /** The marking of its api claim (`api_tlp`); null while no native write claims it. */
+  apiTlp: TlpRank | null;
 }
 
 /** A key hit as read for a decision, with the time its `expired` was judged at (timestamptz as text: microseconds kept). */
@@ -31,9 +34,12 @@ export interface Expiry {
   ttlSeconds: number | null;
 }
 
-/** One write of the object add/delete rules; `context` is JSON text. */
+/**
+ * One write of the object add/delete rules; `context` is JSON text, `tlp` the marking of the api claim it
+ * makes (null for a write that makes none: a source's, see api-claim.ts).
+ */
 export type ObjectWrite =
-  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
+  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry; tlp: TlpRank | null }
   | {
       kind: 'update';
       objectId: string;
@@ -41,6 +47,7 @@ export type ObjectWrite =
       newKeys: ObjectKey[];
       context: string;
       expiry: Expiry;
+      tlp: TlpRank | null;
       /** The object's keys the update was decided on: it is written only while they are still its keys. */
       decidedOnKeys: ObjectKey[];
     }
@@ -76,4 +83,14 @@ export interface RawObject {
 /** The object view of a row: fields in the view's order (type, keys, context, expiresAt when set). */
 export function storedObject({ type, keys, context, expiresAt }: RawObject | StoredObject): StoredObject {
   return { type, keys, context, ...(expiresAt != null && { expiresAt }) };
+}
+
+/** A live object's row as readers select it: its columns and its marking (`tlp`, a rank). */
+export type MarkedRow = RawObject & { tlp: number };
+
+/** A live object as readers answer it (listings, network search, lookups, provenance): the stored object and its marking. */
+export type ObjectView = StoredObject & { tlp: Tlp };
+
+export function objectView(row: (RawObject | StoredObject) & { tlp: number }): ObjectView {
+  return { ...storedObject(row), tlp: tlpOf(row.tlp) };
 }

@@ -41,7 +41,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const batch = api.document.paths[`${OBJECTS}/batch`].post;
     expect(batch.summary).toEqual(expect.any(String));
     expect(batch.description).toContain('atomic');
-    expect(params(batch)).toEqual(['path:collection_id!', 'query:atomic']);
+    expect(params(batch)).toEqual(['path:collection_id!', 'query:atomic', 'query:tlp']);
     expect(Object.keys(batch.requestBody!.content).sort()).toEqual(['application/json', 'application/x-ndjson']);
     const array = batch.requestBody!.content['application/json'].schema;
     expect(array.type).toBe('array');
@@ -63,7 +63,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(params(search)).toEqual(['path:collection_id!', 'query:contains', 'query:cursor', 'query:limit', 'query:within']);
     const page = resolve(search.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
-    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(search.responses['200'].headers ?? {})).toEqual(['Link']);
     expectErrors(search, ['400', '401', '403', '404', '429', '503']);
   });
@@ -75,7 +75,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(page.type).toBe('array');
     const entry = resolve(page.items!);
     expect(Object.keys(entry.properties!).sort()).toEqual(['at', 'keyID', 'obj', 'operation', 'position', 'reason', 'requestID', 'source', 'via']);
-    expect(Object.keys(resolve(entry.properties!.obj).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(resolve(entry.properties!.obj).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(history.responses['200'].headers ?? {})).toEqual(['Link']);
     expectErrors(history, ['400', '401', '403', '404', '422', '429', '503']);
 
@@ -98,6 +98,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
         'query:excludeFalsePositives',
         'query:format!',
         'query:keyType',
+        'query:maxTLP',
         'query:sightedSince',
         'query:urlScheme',
         'query:warninglists',
@@ -110,6 +111,9 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const imported = api.document.paths['/intel/collections/{collection_id}/import'].post;
     expect(imported.summary).toEqual(expect.any(String));
     expect(imported.description).toContain('dryRun');
+    expect(params(imported)).toEqual(
+      expect.arrayContaining(['path:collection_id!', 'query:atomic', 'query:context', 'query:dryRun', 'query:format!', 'query:tlp']),
+    );
     expect(Object.keys(imported.requestBody!.content).sort()).toEqual(['text/csv', 'text/plain']);
     expect(imported.security).not.toEqual(expect.arrayContaining([{ basic: [] }]));
     expectErrors(imported, ['400', '401', '403', '404', '413', '415', '422', '429', '503']);
@@ -142,6 +146,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(resolve(key.properties!.type).enum).toContain('IPNetwork');
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['204', '400', '404', '422']));
     expect(post.responses['204'].content).toBeUndefined();
+    expect(params(post)).toEqual(['path:collection_id!', 'query:tlp']);
 
     const remove = api.document.paths[OBJECTS].delete;
     expect(remove.requestBody).toBeUndefined();
@@ -151,12 +156,12 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
 
   it('GET objects: a page of object views with Link (next, related); GET changes: change views, cursor required', () => {
     const list = api.document.paths[OBJECTS].get;
-    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:sightedSince']);
+    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:maxTLP', 'query:sightedSince']);
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);
-    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
-    expect(view.required?.sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
+    expect(view.required?.sort()).toEqual(['context', 'keys', 'tlp', 'type']);
     expect(Object.keys(list.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(JSON.stringify(list.responses['200'].headers)).toContain('rel=\\"related\\"');
 
@@ -167,7 +172,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const change = resolve(feed.items!);
     expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation', 'reason']);
     expect(resolve(change.properties!.operation).enum).toEqual(['Add', 'Update', 'Remove']);
-    expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(changes.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(Object.keys(changes.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '422']));
   });
