@@ -41,7 +41,8 @@ export async function seedTarget(ctx: Seeder, name: string): Promise<SeedTarget>
 
 /**
  * A batch plan adding `objects`, all new (batch-plan.ts's shape for new objects: an insert and an Add each),
- * each marked as it says, else TLP:CLEAR as a batch naming no marking into a collection of the default `defaultTLP`.
+ * each marked as it says, else TLP:CLEAR as a batch naming no marking into a collection of the default `defaultTLP`;
+ * no source claims them.
  */
 function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
   const none = { at: null, ttlSeconds: null } as const;
@@ -53,6 +54,7 @@ function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
     expiry: none,
     uid: randomUUID(),
     tlp: object.tlp ?? clear,
+    claimedTlp: null,
   }));
   return {
     inserts,

@@ -49,8 +49,16 @@ export interface NewObjectsPlan {
     wasTlp: null;
   }[];
   updates: never[];
-  /** `tlp`: the marking of the api claim the write makes (a rank). */
-  inserts: { type: string; keys: { type: string; value: string }[]; contextJson: string; expiry: { at: null; ttlSeconds: null }; uid: string; tlp: number }[];
+  /** `tlp`: the marking of the api claim the write makes (a rank); `claimedTlp` its source claims' (none here). */
+  inserts: {
+    type: string;
+    keys: { type: string; value: string }[];
+    contextJson: string;
+    expiry: { at: null; ttlSeconds: null };
+    uid: string;
+    tlp: number;
+    claimedTlp: null;
+  }[];
 }
 
 /** src/intel/write-origin.ts. */

@@ -10,6 +10,7 @@ import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
 import { apiClaimOnInsert, apiClaimOnUpdate, apiMarkingHeld } from './api-claim.js';
 import { expiresAt, insertChanges, ORIGIN_PARAMETERS, PREVIOUS_MARKING, SHARED_WRITER_LOCK, type OriginPlaceholders } from './change-records.js';
+import { CLAIMED_MARKING } from './claimed-marking.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /** The written object's columns, as every write statement returns them. */
@@ -134,9 +135,9 @@ const WRITE_SQL = {
   insert: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at, api_tlp)
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at, api_tlp, claimed_tlp)
       SELECT ${I.collectionId}::int, ${I.type}::text, ${I.keys}::jsonb, ${I.context}::jsonb, ${expiresAt(I.expiresAt, I.ttlSeconds)},
-             ${apiClaimOnInsert(I.via, I.tlp)} FROM lk
+             ${apiClaimOnInsert(I.via, I.tlp)}, ${CLAIMED_MARKING(`${I.keys}::jsonb`, `(SELECT name FROM intel_collection WHERE id = ${I.collectionId}::int)`)} FROM lk
       RETURNING id, type, keys, context, expires_at, uid, added_at, tlp
     )${ADD_KEYS(I.keys)}${recordingChange(I, 'Add', null, true)}`,
   update: `

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../common/errors/api-error.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 import { parseStixDocument, stixItems } from '../formats/stix.js';
 import type { BatchItemView, BatchReportView } from '../intel/batch/batch.dto.js';
 import { BatchService, MAX_BATCH_ITEMS } from '../intel/batch/batch.service.js';
@@ -19,6 +20,11 @@ import { TaxiiErrors } from './taxii.errors.js';
  * An observable travels with its indicator: one whose keys an indicator of the same request has is that
  * indicator's (Unchanged); one alone is stored as an object with an empty context, unless an object of the
  * collection already holds its keys (Unchanged: a bare observable never replaces a context).
+ *
+ * Markings (extensions §19): each object is written marked by its own `object_marking_refs` (TLP 1.0 or 2.0
+ * marking definitions, the most restrictive of several), else by the collection's `defaultTLP`, as a native
+ * write naming no marking; marking-definition objects are what objects refer to, not indicators: each is
+ * `Unchanged`, nothing stored.
  */
 @Injectable()
 export class StixImportService {
@@ -48,7 +54,7 @@ export class StixImportService {
 
   async import(origin: WriteOrigin, collectionName: string, objects: unknown[]): Promise<BatchReportView> {
     const results: (BatchItemView | undefined)[] = [];
-    const forms: { index: number; form: unknown }[] = [];
+    const forms: { index: number; form: unknown; tlp?: TlpRank }[] = [];
     for (const [index, item] of stixItems(objects).entries()) {
       if (item.kind === 'carried') {
         results[index] = { index, status: 'Unchanged' };
@@ -57,7 +63,7 @@ export class StixImportService {
       } else if (item.sco && (await this.heldAlready(collectionName, item.form.keys, index, results))) {
         // answered by heldAlready
       } else {
-        forms.push({ index, form: item.form });
+        forms.push({ index, form: item.form, tlp: item.tlp });
       }
     }
     if (forms.length > 0) {
@@ -65,6 +71,7 @@ export class StixImportService {
         origin,
         collectionName,
         forms.map((entry) => entry.form),
+        { tlp: forms.map((entry) => entry.tlp) },
       );
       report.items.forEach((outcome, at) => (results[forms[at].index] = { ...outcome, index: forms[at].index }));
     }

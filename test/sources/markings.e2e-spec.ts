@@ -192,6 +192,154 @@ describe('markings from sources', () => {
       };
       expect(await claimMarkings(name)).toEqual(expected);
       expect(await markings(c)).toEqual(expected);
+
+      // 198.51.100.1 in an AMBER event too: AMBER. Then the GREEN event alone is read again (its timestamp
+      // moved): the AMBER event, not read again, still marks it.
+      const amber = { Event: { uuid: randomUUID(), timestamp: '1', Tag: tags('tlp:amber'), Attribute: [attribute(1)] } };
+      feed.routes.set(`/misp/${amber.Event.uuid}.json`, { body: JSON.stringify(amber), headers: { 'content-type': 'application/json' } });
+      const serve = (changed: Record<string, string>) =>
+        feed.routes.set('/misp/manifest.json', {
+          body: JSON.stringify({
+            ...manifest,
+            [amber.Event.uuid]: { timestamp: '1' },
+            ...Object.fromEntries(Object.entries(changed).map(([uuid, at]) => [uuid, { timestamp: at }])),
+          }),
+          headers: { 'content-type': 'application/json' },
+        });
+      serve({});
+      expect(await run(name)).toMatchObject({ outcome: 'ok' });
+      expect((await markings(c))[ip(1)]).toBe('TLP:AMBER');
+      events.green.Event.timestamp = '2';
+      feed.routes.set(`/misp/${events.green.Event.uuid}.json`, { body: JSON.stringify(events.green), headers: { 'content-type': 'application/json' } });
+      serve({ [events.green.Event.uuid]: '2' });
+      expect(await run(name)).toMatchObject({ outcome: 'ok' });
+      expect((await claimMarkings(name))[ip(1)]).toBe('TLP:AMBER');
+      expect((await markings(c))[ip(1)]).toBe('TLP:AMBER');
+    });
+  });
+
+  describe("an object's marking: the most restrictive of its live claims", () => {
+    it('a value a CLEAR and a RED source both list is RED (an Update of the RED source), and CLEAR again once the RED claim ends', async () => {
+      const c = await fresh();
+      feed.list('/clear.txt', ips(1, 2));
+      feed.list('/red.txt', ips(1, 3));
+      const clear = await text(c, '/clear.txt');
+      const red = await text(c, '/red.txt', { tlp: 'TLP:RED', maxRemovalRatio: 1 });
+      expect(await run(clear)).toMatchObject({ outcome: 'ok', added: 2 });
+      // The RED source lists 198.51.100.1 as it is stored (no context): unchanged, but re-marked RED.
+      expect(await run(red)).toMatchObject({ outcome: 'ok', added: 1, updated: 0 });
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:RED', [ip(2)]: 'TLP:CLEAR', [ip(3)]: 'TLP:RED' });
+      const raised = { operation: 'Update', value: ip(1), tlp: 'TLP:RED', wasTlp: 'TLP:CLEAR', via: 'source', source: red };
+      expect((await records(c)).slice(2)).toEqual([{ operation: 'Add', value: ip(3), tlp: 'TLP:RED', wasTlp: null, via: 'source', source: red }, raised]);
+
+      // The same bodies again: nothing moves.
+      expect(await run(red)).toMatchObject({ outcome: 'unchanged' });
+      expect(await run(clear)).toMatchObject({ outcome: 'unchanged' });
+      expect(await records(c)).toHaveLength(4);
+
+      // The RED source drops it: its claim ends, the CLEAR one still holds it, CLEAR again (the RED source's Update).
+      feed.list('/red.txt', ips(3));
+      expect(await run(red)).toMatchObject({ outcome: 'ok', withdrawn: 0 });
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:CLEAR', [ip(2)]: 'TLP:CLEAR', [ip(3)]: 'TLP:RED' });
+      expect((await records(c)).slice(4)).toEqual([{ operation: 'Update', value: ip(1), tlp: 'TLP:CLEAR', wasTlp: 'TLP:RED', via: 'source', source: red }]);
+
+      // Listed by both again, then the RED source deleted: its claims end with it, and so does the marking.
+      feed.list('/red.txt', ips(1, 3));
+      expect(await run(red)).toMatchObject({ outcome: 'ok' });
+      expect((await markings(c))[ip(1)]).toBe('TLP:RED');
+      expect((await t.sources.remove(red)).status).toBe(204);
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:CLEAR', [ip(2)]: 'TLP:CLEAR' });
+      expect((await records(c)).slice(-2)).toEqual([
+        { operation: 'Remove', value: ip(3), tlp: 'TLP:RED', wasTlp: 'TLP:RED', via: 'source', source: red },
+        { operation: 'Update', value: ip(1), tlp: 'TLP:CLEAR', wasTlp: 'TLP:RED', via: 'source', source: red },
+      ]);
+    });
+
+    it("a source that rewrites an object marks it in the same record; an object a source's claim outlived is added at that claim's marking", async () => {
+      const c = await fresh();
+      feed.list('/plain.txt', ips(1));
+      feed.list('/partner.txt', ips(1, 2));
+      const plain = await text(c, '/plain.txt', { context: { feed: 'plain' } });
+      const partner = await text(c, '/partner.txt', { context: { feed: 'partner' }, tlp: 'TLP:AMBER' });
+      expect(await run(plain)).toMatchObject({ added: 1 });
+      // Another context: the partner's run updates the object, and that one Update carries AMBER.
+      expect(await run(partner)).toMatchObject({ added: 1, updated: 1 });
+      expect((await records(c)).filter((record) => record.value === ip(1))).toEqual([
+        { operation: 'Add', value: ip(1), tlp: 'TLP:CLEAR', wasTlp: null, via: 'source', source: plain },
+        { operation: 'Update', value: ip(1), tlp: 'TLP:AMBER', wasTlp: 'TLP:CLEAR', via: 'source', source: partner },
+      ]);
+
+      // 198.51.100.2 deleted natively: the partner's claim stays. The plain source lists it next: its Add is AMBER.
+      expect((await t.intel.remove(c, 'IPAddress', ip(2))).status).toBe(204);
+      feed.list('/plain.txt', ips(1, 2));
+      expect(await run(plain)).toMatchObject({ added: 1 });
+      expect((await records(c)).at(-1)).toEqual({ operation: 'Add', value: ip(2), tlp: 'TLP:AMBER', wasTlp: null, via: 'source', source: plain });
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:AMBER', [ip(2)]: 'TLP:AMBER' });
+    });
+
+    it("a change of a source's tlp re-marks what it claims with its next run, though the body is the same", async () => {
+      const c = await fresh();
+      feed.list('/remarked.txt', ips(1, 2));
+      const name = await text(c, '/remarked.txt');
+      expect(await run(name)).toMatchObject({ outcome: 'ok', added: 2 });
+      expect((await t.sources.update(name, { tlp: 'TLP:GREEN' }, '"1"')).status).toBe(204);
+      expect(await run(name)).toMatchObject({ outcome: 'ok', added: 0, updated: 0 });
+      expect(await claimMarkings(name)).toEqual({ [ip(1)]: 'TLP:GREEN', [ip(2)]: 'TLP:GREEN' });
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:GREEN', [ip(2)]: 'TLP:GREEN' });
+      expect((await records(c)).slice(2)).toEqual(
+        [1, 2].map((n) => ({ operation: 'Update', value: ip(n), tlp: 'TLP:GREEN', wasTlp: 'TLP:CLEAR', via: 'source', source: name })),
+      );
+    });
+
+    it("a native write and a source claim: the most restrictive of the two; the api claim's marking stays when the source's claim ends", async () => {
+      const c = await fresh();
+      const add = (n: number, tlp: string) =>
+        t
+          .http()
+          .post(`/intel/collections/${c}/objects`)
+          .query({ tlp })
+          .set('X-Api-Key', t.adminKey)
+          .send({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: ip(n) }], context: {} });
+      await add(1, 'TLP:AMBER').expect(204);
+      feed.list('/mixed.txt', ips(1, 2));
+      const name = await text(c, '/mixed.txt', { tlp: 'TLP:GREEN', maxRemovalRatio: 1 });
+      expect(await run(name)).toMatchObject({ added: 1, updated: 0 });
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:AMBER', [ip(2)]: 'TLP:GREEN' });
+      // A native write lowers the api claim: the source's GREEN claim is now the most restrictive.
+      await add(1, 'TLP:CLEAR').expect(204);
+      // A native RED write over the source's GREEN: RED.
+      await add(2, 'TLP:RED').expect(204);
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:GREEN', [ip(2)]: 'TLP:RED' });
+      // The source drops both: the api claims keep the objects, each at its api claim's marking.
+      feed.list('/mixed.txt', ips(3));
+      expect(await run(name)).toMatchObject({ outcome: 'ok', added: 1, withdrawn: 0 });
+      expect(await markings(c)).toEqual({ [ip(1)]: 'TLP:CLEAR', [ip(2)]: 'TLP:RED', [ip(3)]: 'TLP:GREEN' });
+      expect((await records(c)).filter((record) => record.source === name && record.operation === 'Update')).toEqual([
+        { operation: 'Update', value: ip(1), tlp: 'TLP:CLEAR', wasTlp: 'TLP:GREEN', via: 'source', source: name },
+      ]);
+
+      // Deleted natively, the source's claim outlives the object: added again natively (single add, batch), it is
+      // marked by that claim in its very Add.
+      expect((await t.intel.remove(c, 'IPAddress', ip(3))).status).toBe(204);
+      await add(3, 'TLP:CLEAR').expect(204);
+      expect((await t.intel.remove(c, 'IPAddress', ip(3))).status).toBe(204);
+      const batch = await t
+        .http()
+        .post(`/intel/collections/${c}/objects/batch`)
+        .query({ tlp: 'TLP:CLEAR' })
+        .set('X-Api-Key', t.adminKey)
+        .send([{ type: 'IPAddress', keys: [{ type: 'IPAddress', value: ip(3) }], context: {} }]);
+      expect(batch.body).toMatchObject({ added: 1 });
+      expect((await records(c)).filter((record) => record.value === ip(3) && record.operation === 'Add')).toEqual(
+        ['source', 'api', 'batch'].map((via) => ({
+          operation: 'Add',
+          value: ip(3),
+          tlp: 'TLP:GREEN',
+          wasTlp: null,
+          via,
+          source: via === 'source' ? name : null,
+        })),
+      );
     });
   });
 });

@@ -3,7 +3,7 @@ import { ApiError } from '../../common/errors/api-error.js';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { TlpRank } from '../../common/markings/tlp.js';
 import { prepareObject } from '../object-rules.js';
-import { planBatch, type BatchPlan, type OwningObject, type PreparedItem } from './batch-plan.js';
+import { planBatch, type BatchPlan, type ClaimMarkings, type OwningObject, type PreparedItem } from './batch-plan.js';
 
 const LATER = '2099-01-01T00:00:00.000Z';
 const OTHER_LATER = '2099-06-01T00:00:00.000Z';
@@ -43,6 +43,9 @@ const stored = (id: string, keys: ObjectKey[], context: Record<string, unknown> 
   apiTlp: 0,
   claimedTlp: null,
 });
+
+/** The markings of source claims on keys, as BatchRepository.claimMarkings reads them. */
+const claimsOf = (...claims: [ObjectKey, TlpRank][]): ClaimMarkings => new Map(claims.map(([key, tlp]) => [`${key.type}\n${key.value}`, tlp]));
 
 /** A plan as short text: item statuses, records, and the net writes. */
 function summary(plan: BatchPlan) {
@@ -164,11 +167,11 @@ describe('planBatch: the items replayed in order over the stored objects', () =>
   ];
 
   it.each(cases)('$name', ({ owners, items, expected }) => {
-    expect(summary(planBatch(items, owners))).toEqual(expected);
+    expect(summary(planBatch(items, owners, new Map()))).toEqual(expected);
   });
 
   it("records carry the object's life: a stored one's, and a new one for a re-add", () => {
-    const plan = planBatch([add([md5('a')], { n: 2 }), remove(md5('a')), add([md5('a')])], [stored('1', [md5('a')], { n: 1 })]);
+    const plan = planBatch([add([md5('a')], { n: 2 }), remove(md5('a')), add([md5('a')])], [stored('1', [md5('a')], { n: 1 })], new Map());
     const [updated, removed, readded] = plan.changes;
     expect([updated, removed].map(({ uid, addedAt }) => ({ uid, addedAt }))).toEqual([
       { uid: 'uid-1', addedAt: '2026-01-01 00:00:00+00' },
@@ -185,6 +188,7 @@ describe('planBatch: the items replayed in order over the stored objects', () =>
     const plan = planBatch(
       [marked('a', 4), marked('a', 0), marked('a', 0), marked('a', null), remove(md5('a')), marked('a', 3), marked('b', 1), marked('c', 0)],
       [owner, { ...stored('2', [md5('c')]), apiTlp: null, claimedTlp: 3 }],
+      claimsOf([md5('a'), 1], [md5('c'), 3]),
     );
     expect(plan.outcomes.map((outcome) => outcome.status)).toEqual(['Updated', 'Updated', 'Unchanged', 'Unchanged', 'Removed', 'Added', 'Added', 'Updated']);
     // Lowered to CLEAR, the source claim (GREEN) still marks it; a source's re-send leaves the api claim alone;
@@ -203,7 +207,7 @@ describe('planBatch: the items replayed in order over the stored objects', () =>
   });
 
   it("a stored object's net update writes the api claim's last marking", () => {
-    const plan = planBatch([marked('a', 4), marked('a', 1)], [stored('1', [md5('a')])]);
+    const plan = planBatch([marked('a', 4), marked('a', 1)], [stored('1', [md5('a')])], new Map());
     expect(plan.updates.map((update) => update.tlp)).toEqual([1]);
     expect(plan.changes.map(({ tlp, wasTlp }) => [tlp, wasTlp])).toEqual([
       [4, 0],
@@ -212,7 +216,7 @@ describe('planBatch: the items replayed in order over the stored objects', () =>
   });
 
   it('records and net writes carry the expiry each add asked for', () => {
-    const plan = planBatch([add([md5('a')], {}, LATER), add([md5('b')], {}, undefined, 60)], []);
+    const plan = planBatch([add([md5('a')], {}, LATER), add([md5('b')], {}, undefined, 60)], [], new Map());
     expect(plan.changes.map((change) => change.expiry)).toEqual([
       { at: LATER, ttlSeconds: null },
       { at: null, ttlSeconds: 60 },

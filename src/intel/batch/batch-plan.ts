@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
-import type { TlpRank } from '../../common/markings/tlp.js';
+import { mostRestrictive, type TlpRank } from '../../common/markings/tlp.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import type { Expiry, KeyHit } from '../object-rows.js';
 import { objectMarking, planAdd, type PreparedObject } from '../object-rules.js';
@@ -62,12 +62,27 @@ export interface BatchPlan {
   /**
    * Stored objects that end up with other keys, another context or another api claim; `newKeys` are keys
    * they did not have, `tlp` the marking of their api claim as the items leave it (null: none; written only
-   * by a write that claims for the api, see api-claim.ts).
+   * by a write that claims for the api, see api-claim.ts), `claimedTlp` the marking of their source claims
+   * (claimed-marking.ts; null: none).
    */
-  updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string; expiry: Expiry; tlp: TlpRank | null }[];
-  /** Objects created by the batch that still exist at its end; `tlp` as for `updates`. */
-  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry; uid: string; tlp: TlpRank | null }[];
+  updates: {
+    id: string;
+    keys: ObjectKey[];
+    newKeys: ObjectKey[];
+    contextJson: string;
+    expiry: Expiry;
+    tlp: TlpRank | null;
+    claimedTlp: TlpRank | null;
+  }[];
+  /** Objects created by the batch that still exist at its end; `tlp` and `claimedTlp` as for `updates`. */
+  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry; uid: string; tlp: TlpRank | null; claimedTlp: TlpRank | null }[];
 }
+
+/**
+ * The markings of the source claims on keys (BatchRepository.claimMarkings), by key (`type\nvalue`): per key,
+ * the most restrictive claim of the collection's sources; a key no source claims is absent.
+ */
+export type ClaimMarkings = ReadonlyMap<string, TlpRank>;
 
 /** An object as the items see it while the batch is replayed. */
 interface Tracked {
@@ -125,9 +140,12 @@ export function sameJson(a: unknown, b: unknown): boolean {
  * shared, batches, runs and the expiry job exclusively) while it writes, and sources' claims change only
  * within a run's transaction, before its items are read: from the read of `owners` to the commit no other
  * transaction can change these rows, so the markings read are those the writes replace, and the plan's last
- * record of each object has the marking its row ends with.
+ * record of each object has the marking its row ends with. An object an item writes takes the marking of the
+ * source claims on its keys as they are now (`claims`, read with the owners, those of a run's own claims
+ * included, settled before its items are written): so a source's claim raises the Add or Update that
+ * writes the object itself, never a later record.
  */
-export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchPlan {
+export function planBatch(items: PreparedItem[], owners: OwningObject[], claims: ClaimMarkings): BatchPlan {
   const byKey = new Map<string, Tracked>();
   const tracked: Tracked[] = [];
   for (const owner of owners) {
@@ -153,6 +171,10 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
   const byId = new Map(tracked.map((object) => [object.id, object]));
   const changes: PlannedChange[] = [];
   const marking = (object: Tracked) => objectMarking(object.apiTlp, object.claimedTlp);
+  const claimedOf = (keys: ObjectKey[]): TlpRank | null => {
+    const ranks = keys.map((key) => claims.get(keyId(key)));
+    return ranks.some((rank) => rank !== undefined) ? mostRestrictive(ranks) : null;
+  };
   /** Records the change that left `object` as it is now; `wasTlp` its marking before (none for an Add). */
   const record = (operation: ChangeOperation, object: Tracked, wasTlp: TlpRank | null, reason: RemoveReason | null = null) =>
     changes.push({
@@ -214,7 +236,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
         uid: randomUUID(),
         addedAt: null,
         apiTlp: write.tlp,
-        claimedTlp: null,
+        claimedTlp: claimedOf(write.keys),
       };
       tracked.push(object);
       byId.set(object.id, object);
@@ -228,6 +250,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     Object.assign(object, { keys: write.keys, context: submitted.context, contextJson: write.context, expiry: write.expiry, changed: true });
     // A source's item (no marking) leaves the api claim as it is.
     if (write.tlp !== null) object.apiTlp = write.tlp;
+    object.claimedTlp = claimedOf(object.keys);
     for (const key of write.newKeys) byKey.set(keyId(key), object);
     record('Update', object, wasTlp);
     return { status: 'Updated' };
@@ -239,9 +262,11 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     else if (object.stored && object.changed) {
       const had = new Set(object.storedKeys.map(keyId));
       const newKeys = object.keys.filter((key) => !had.has(keyId(key)));
-      plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson, expiry: object.expiry, tlp: object.apiTlp });
+      const { keys, contextJson, expiry, apiTlp: tlp, claimedTlp } = object;
+      plan.updates.push({ id: object.id, keys, newKeys, contextJson, expiry, tlp, claimedTlp });
     } else if (!object.stored && object.present) {
-      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry, uid: object.uid, tlp: object.apiTlp });
+      const { type, keys, contextJson, expiry, uid, apiTlp: tlp, claimedTlp } = object;
+      plan.inserts.push({ type, keys, contextJson, expiry, uid, tlp, claimedTlp });
     }
   }
   return plan;

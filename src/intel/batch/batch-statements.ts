@@ -45,6 +45,8 @@ const APPLY_PARAMETERS = namedParameters([
   'insertTlps',
   'changeTlps',
   'changeWasTlps',
+  'updateClaimedTlps',
+  'insertClaimedTlps',
   ...ORIGIN_PARAMETERS,
 ]);
 const P = APPLY_PARAMETERS.$;
@@ -61,17 +63,18 @@ const P = APPLY_PARAMETERS.$;
  * which fires at the end of the deleting statement, and a later item may re-add one of those keys.
  * Expiries are a fixed moment or a TTL in seconds; the objects' lives of changes (uid, first add) are null
  * for new objects: this statement's time, as for the new objects. The markings: each written object's api
- * claim (api-claim.ts, per row: each item may carry its own), and each record's after and before, replayed
- * by the plan from the owners it read under the same exclusive lock (see planBatch why they are the rows').
+ * claim (api-claim.ts, per row: each item may carry its own) and source claims' (claimed-marking.ts), and each
+ * record's after and before, replayed by the plan from the owners and claims it read under the same exclusive
+ * lock (see planBatch why they are the rows').
  */
 const APPLY = `
     WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest(${P.contexts}::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
       UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')},
-             ${apiClaimOnUpdate('o', P.via, 'u.tlp')}, ${PREVIOUS_MARKING('o')}
+             ${apiClaimOnUpdate('o', P.via, 'u.tlp')}, claimed_tlp = u.claimed, ${PREVIOUS_MARKING('o')}
         FROM unnest(${P.updateIds}::bigint[], ${P.updateKeys}::text[], ${P.updateContexts}::int[], ${P.updateExpiresAt}::timestamptz[], ${P.updateTtlSeconds}::int[],
-                    ${P.updateTlps}::smallint[])
-               AS u(id, keys, c, at, ttl, tlp) JOIN ctx ON ctx.i = u.c
+                    ${P.updateTlps}::smallint[], ${P.updateClaimedTlps}::smallint[])
+               AS u(id, keys, c, at, ttl, tlp, claimed) JOIN ctx ON ctx.i = u.c
        WHERE o.id = u.id AND o.collection_id = ${P.collectionId}::int
     ),
     upd_keys AS (
@@ -80,14 +83,15 @@ const APPLY = `
     ),
     new_obj AS MATERIALIZED (
       SELECT nextval(pg_get_serial_sequence('intel_object', 'id')) AS id, n.type, n.keys::jsonb AS keys, ctx.context,
-             ${expiresAt('n.at', 'n.ttl')} AS expires_at, n.uid, n.tlp
+             ${expiresAt('n.at', 'n.ttl')} AS expires_at, n.uid, n.tlp, n.claimed
         FROM unnest(${P.insertTypes}::text[], ${P.insertKeys}::text[], ${P.insertContexts}::int[], ${P.insertExpiresAt}::timestamptz[],
-                    ${P.insertTtlSeconds}::int[], ${P.insertUids}::uuid[], ${P.insertTlps}::smallint[]) AS n(type, keys, c, at, ttl, uid, tlp)
+                    ${P.insertTtlSeconds}::int[], ${P.insertUids}::uuid[], ${P.insertTlps}::smallint[], ${P.insertClaimedTlps}::smallint[])
+               AS n(type, keys, c, at, ttl, uid, tlp, claimed)
         JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at, api_tlp)
-      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via, 'new_obj.tlp')} FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at, api_tlp, claimed_tlp)
+      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via, 'new_obj.tlp')}, claimed FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
@@ -165,6 +169,8 @@ function applyParameters(collectionId: number, plan: BatchWrite, origin: WriteOr
     insertTlps: plan.inserts.map((n) => n.tlp),
     changeTlps: plan.changes.map((c) => c.tlp),
     changeWasTlps: plan.changes.map((c) => c.wasTlp),
+    updateClaimedTlps: plan.updates.map((u) => u.claimedTlp),
+    insertClaimedTlps: plan.inserts.map((n) => n.claimedTlp),
     ...origin,
   };
   return APPLY_PARAMETERS.values({ ...named, contexts: [...contexts.keys()] });

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { Metrics } from '../../common/metrics/metrics.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
 import { type RecordedIds } from '../change-records.js';
+import { CLAIMS_ON } from '../claimed-marking.js';
 import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
 import type { WriteOrigin } from '../write-origin.js';
-import type { BatchPlan, OwningObject } from './batch-plan.js';
+import type { BatchPlan, ClaimMarkings, OwningObject } from './batch-plan.js';
 import { BATCH_STATEMENTS } from './batch-statements.js';
 
 /** The SQL of batches; every method is one round trip, run by BatchService inside its transaction. */
@@ -22,6 +24,19 @@ export class BatchRepository {
          FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
     );
+  }
+
+  /**
+   * The markings of the source claims on `keys` (the batch's and its owners'), by key (`type\nvalue`): per
+   * key, the most restrictive claim of the collection's sources; keys no source claims are absent. Read under
+   * the collection's exclusive writer lock, as the owners are: the plan marks each object it writes with them.
+   */
+  async claimMarkings(manager: EntityManager, collectionName: string, keys: ObjectKey[]): Promise<ClaimMarkings> {
+    const rows: { type: string; value: string; tlp: TlpRank }[] = await manager.query(
+      `SELECT c.key_type AS type, c.value, max(c.tlp) AS tlp FROM ${CLAIMS_ON('unnest($2::text[], $3::text[]) AS q(type, value)', '$1')} GROUP BY 1, 2`,
+      [collectionName, keys.map((key) => key.type), keys.map((key) => key.value)],
+    );
+    return new Map(rows.map((row) => [`${row.type}\n${row.value}`, row.tlp]));
   }
 
   /**

@@ -56,8 +56,9 @@ export interface StagedRun {
  * A source run's part in its write (extensions §13). `forms` are staged as they arrive (a failure they
  * throw rolls everything back). `settle` runs inside the write's transaction, under the collection's
  * exclusive writer lock, once the body is staged: the run's bookkeeping (its claims, the ended ones into
- * `endedKeys`), so that the run commits whole or not at all; the body's items are written unless it is a
- * repeat, then the ended keys that no native write claims are removed (`Withdrawn`). `close` is the
+ * `endedKeys`, the keys whose markings may move into `remarkedKeys`), so that the run commits whole or not
+ * at all; the body's items are written unless it is a repeat, then the ended keys that no native write claims
+ * are removed (`Withdrawn`), then the other objects of the keys noted are re-marked. `close` is the
  * transaction's last statement. `rejected` hears of each item that fails its checks, in order. `dryRun`
  * decides everything and rolls it all back.
  */
@@ -228,18 +229,23 @@ export class BatchService {
   /**
    * A source run (extensions §13) in one transaction: its body staged chunk by chunk with exactly the checks
    * of `apply` (RunStage), then under the collection's exclusive writer lock its bookkeeping (RunSettlement),
-   * the items that may change something written through the batch path in chunks, in body order, and a
-   * `Withdrawn` remove for each key whose last claim it ended, unless natively claimed (the `api` claim).
-   * Memory stays bounded whatever the body's size: only a chunk is in hand at a time.
+   * the items that may change something written through the batch path in chunks, in body order (each
+   * object marked by its claims as settled, extensions §19), a `Withdrawn` remove for each key whose last
+   * claim it ended, unless natively claimed (the `api` claim), and the re-mark of the objects it did not
+   * rewrite whose claims it changed (RunStage.remark). Memory stays bounded whatever the body's size: only a
+   * chunk is in hand at a time.
    */
   async applyRun(origin: WriteOrigin, collectionName: string, run: RunSettlement): Promise<RunWrite> {
     const collection = await this.collections.findByName(collectionName);
     const write: RunWrite = { added: 0, updated: 0, unchanged: 0, failed: 0, withdrawn: 0 };
     const expired: WrittenChange[] = [];
     let recorded: RecordedIds | null = null;
+    const record = (ids: RecordedIds | null) => {
+      if (ids !== null) recorded = { firstId: recorded?.firstId ?? ids.firstId, lastId: ids.lastId };
+    };
     const written = (chunk: Written) => {
       expired.push(...chunk.expired);
-      if (chunk.recorded !== null) recorded = { firstId: recorded?.firstId ?? chunk.recorded.firstId, lastId: chunk.recorded.lastId };
+      record(chunk.recorded);
     };
     try {
       await this.dataSource.transaction(async (manager) => {
@@ -303,6 +309,7 @@ export class BatchService {
           write.withdrawn += chunk.plan.outcomes.filter((outcome) => outcome.status === 'Removed').length;
           written(chunk);
         }
+        record(await stage.remark(collection, origin));
         await run.close?.(manager);
         if (run.dryRun) throw new DryRun();
       });
@@ -325,7 +332,7 @@ export class BatchService {
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }
-    if (keysOf(items).length === 0) return report(planBatch(items, []).outcomes);
+    if (keysOf(items).length === 0) return report(planBatch(items, [], new Map()).outcomes);
 
     let written: Written;
     try {
@@ -385,14 +392,16 @@ export class BatchService {
 
   /**
    * Decides and writes items; the caller holds the collection's exclusive writer lock. Expired owners are
-   * removed (Expired) first, so their keys are free for the items.
+   * removed (Expired) first, so their keys are free for the items. An object an add writes takes the marking
+   * of the source claims on its keys (the items' and its owner's): read only when there is an add.
    */
   private async writeItems(manager: EntityManager, origin: WriteOrigin, collection: CollectionRecord, items: PreparedItem[], atomic = false): Promise<Written> {
     const owners = await this.repository.owners(manager, collection.id, keysOf(items));
-    const plan = planBatch(
-      items,
-      owners.filter((owner) => !owner.expired),
-    );
+    const live = owners.filter((owner) => !owner.expired);
+    const claims = items.some((item) => item.kind === 'add')
+      ? await this.repository.claimMarkings(manager, collection.name, [...keysOf(items), ...live.flatMap((owner) => owner.keys)])
+      : new Map<string, TlpRank>();
+    const plan = planBatch(items, live, claims);
     if (atomic && plan.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(plan.outcomes);
     const expired = await this.objects.expireHits(manager, origin, collection.id, owners);
     const recorded = await this.repository.apply(manager, origin, collection.id, plan);

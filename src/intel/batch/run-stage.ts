@@ -1,9 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { TlpRank } from '../../common/markings/tlp.js';
+import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
+import { insertChanges, ORIGIN_PARAMETERS, PREVIOUS_MARKING, type RecordedIds } from '../change-records.js';
+import { CLAIMED_MARKING } from '../claimed-marking.js';
 import type { PreparedObject } from '../object-rules.js';
 import { LIVE_AT_DECISION } from '../object-statements.js';
+import type { WriteOrigin } from '../write-origin.js';
 
 /** A checked item: the object its form prepared to, or null when it failed its checks. */
 export type CheckedObject = PreparedObject | null;
@@ -28,6 +32,53 @@ const REMARKED = 'run_remarked';
  */
 const SEEN_KEYS = `(SELECT k.type AS key_type, k.value, max(i.tlp) AS tlp FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text)
   WHERE i.keys IS NOT NULL GROUP BY 1, 2)`;
+
+const REMARK_PARAMETERS = namedParameters(['collectionId', 'collection', ...ORIGIN_PARAMETERS]);
+const R = REMARK_PARAMETERS.$;
+
+/**
+ * The re-mark of the objects holding the keys in `run_remarked`: each one's `claimed_tlp` set to the marking
+ * of the source claims on its keys now (claimed-marking.ts) where it differs, and an `Update` record (the
+ * object as it is, its marking after and before) for each live one whose marking (`tlp`) that moved. Objects
+ * the run wrote already carry it (the batch statement marked them): only the others are updated.
+ */
+const REMARK = `
+    WITH held AS MATERIALIZED (
+      SELECT DISTINCT k.object_id AS id FROM ${REMARKED} r
+        JOIN intel_object_key k ON k.collection_id = ${R.collectionId}::int AND k.key_type = r.key_type AND k.value = r.value
+    ),
+    marked AS MATERIALIZED (
+      SELECT o.id, ${CLAIMED_MARKING('o.keys', `${R.collection}::text`)} AS claimed
+        FROM held JOIN intel_object o ON o.id = held.id
+    ),
+    upd AS (
+      UPDATE intel_object o SET claimed_tlp = m.claimed, ${PREVIOUS_MARKING('o')}
+        FROM marked m WHERE o.id = m.id AND o.claimed_tlp IS DISTINCT FROM m.claimed
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp, o.was_tlp
+    ),
+    change AS (
+      ${insertChanges(
+        {
+          record: {
+            order: 'u.id',
+            operation: `'Update'`,
+            reason: 'NULL::text',
+            type: 'u.type',
+            keys: 'u.keys',
+            context: 'u.context',
+            expiresAt: 'u.expires_at',
+            uid: 'u.uid',
+            addedAt: 'u.added_at',
+            tlp: 'u.tlp',
+            wasTlp: 'u.was_tlp',
+          },
+          from: `FROM upd u WHERE u.tlp <> u.was_tlp AND ${LIVE_AT_DECISION('u')}`,
+        },
+        R,
+      )}
+      RETURNING id
+    )
+    SELECT min(id) AS "firstId", max(id) AS "lastId" FROM change`;
 
 /**
  * A source run's body staged in PostgreSQL (extensions §13: memory bounded whatever the body's size): the
@@ -177,6 +228,22 @@ export class RunStage {
         tlp: null,
       },
     }));
+  }
+
+  /**
+   * The re-mark of the objects whose source claims the run's settlement changed (`remarkedKeys`: a claim
+   * ended, marked otherwise, or new above TLP:CLEAR) and that its writes left as they were: an item unchanged
+   * (its object listed again by another source at another marking), a claim ended while another source or
+   * the api still claims the object. Under the collection's exclusive writer lock, after the run's writes and
+   * withdrawals, attributed to the run's `origin`. One statement over the keys noted (none for a run that
+   * repeats its body and ends nothing); the ids of its records, or null when it wrote none.
+   */
+  async remark(collection: { id: number; name: string }, origin: WriteOrigin): Promise<RecordedIds | null> {
+    const [recorded]: { firstId: string | null; lastId: string | null }[] = await this.manager.query(
+      REMARK,
+      REMARK_PARAMETERS.values({ collectionId: collection.id, collection: collection.name, ...origin }),
+    );
+    return recorded.firstId === null ? null : (recorded as RecordedIds);
   }
 
   /**
