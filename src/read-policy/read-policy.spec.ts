@@ -51,6 +51,9 @@ describe('ReadPolicy', () => {
     const { policy } = policyOver([], NO_FILTERS, 'apply', ceiling);
     expect(policy.parameterNames).toEqual(names);
     expect(policy.conditions('o', { maxTlp: '$7' })).toBe(sql);
+    // Statements over change records bind the ceiling alone, and only when it narrows.
+    expect(policy.recordParameterNames).toEqual(names);
+    expect(policy.ceilingSql({ maxTlp: '$7' })).toBe(ceiling < RED ? '$7::smallint' : undefined);
     expect(policy.values().maxTlp).toBe(ceiling);
     expect(policy.sees(ceiling)).toBe(true);
     if (ceiling < RED) expect(policy.sees(ceiling + 1)).toBe(false);
@@ -59,6 +62,7 @@ describe('ReadPolicy', () => {
   it('a ceiling and a filter together bind both, the sightings first', () => {
     const { policy } = policyOver([], SIGHTED, 'apply', 1);
     expect(policy.parameterNames).toEqual(['sightedSince', 'maxTlp']);
+    expect(policy.recordParameterNames).toEqual(['maxTlp']);
     expect(policy.conditions('o', { sightedSince: '$3', maxTlp: '$4' })).toMatch(/last_at >= \$3::timestamptz.* AND o\.tlp <= \$4::smallint$/s);
   });
 
