@@ -7,13 +7,15 @@ import { pageRequestOf, PageResult } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
+import type { ReadPolicy } from '../read-policy/read-policy.js';
 import type { RecordedIds } from './change-records.js';
 import { ChangeRetentionRepository } from './change-retention.repository.js';
 import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
 import { CollectionsService, type CollectionRecord } from './collections.service.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
+import type { ChangeOperation } from './entities/change.entity.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { storedObject, type WrittenChange } from './object-rows.js';
+import { storedObject, type StoredObject, type WrittenChange } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
@@ -83,15 +85,22 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
   /**
    * wire-contract §3.2: a next link after the last change on every non-empty page, none on an empty one.
    * With `wait`, an empty page is held until a change of the collection is numbered (on any instance).
+   *
+   * Under `policy`'s ceiling (extensions §19 "Feed per key") the page shows each record as the key may see it
+   * and leaves out those it may not, while its cursor moves past every record it read: positions stay
+   * gap-free for the key. A page that read only such records is empty and still links `next` (and a
+   * long-poll answers it at once: its cursor moved); only a page that read nothing has no link, and only
+   * that one waits.
    */
-  async page(collectionName: string, query: ChangesQueryDto, gone?: AbortSignal): Promise<PageResult<ObjectChangeView>> {
+  async page(policy: ReadPolicy, collectionName: string, query: ChangesQueryDto, gone?: AbortSignal): Promise<PageResult<ObjectChangeView>> {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     if (page.cursor === undefined) throw ObjectErrors.cursorRequired();
     const cursor = decodeCursor(page.cursor, isChangesCursor);
     if (cursor.c !== collection.id) throw ObjectErrors.foreignCursor();
-    const options = { waitSeconds: waitSecondsOf(query.wait), gone, ready: (items: unknown[]) => items.length > 0 };
-    const read = () => this.repository.changesAfter(collection.id, cursor.s, page.limit);
+    // Ready once records were read, shown or not: a page of records the key may not see moves its cursor.
+    const options = { waitSeconds: waitSecondsOf(query.wait), gone, ready: (records: unknown[]) => records.length > 0 };
+    const read = () => this.repository.changesAfter(policy, collection.id, cursor.s, page.limit);
     let first = true;
     const rows = await this.feedSignals.poll(String(collection.id), options, async () => {
       // Later checks follow a wake-up, which the sequencer sends once it has numbered.
@@ -102,13 +111,17 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
       if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
       return rows;
     });
+    const shown = rows.filter((row): row is typeof row & { operation: ChangeOperation; object: StoredObject } => row.operation !== null);
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
-    const items = rows.map(({ operation, object, reason }) => ({
+    const items = shown.map(({ operation, object, reason }) => ({
       operation,
       object: storedObject(object),
       ...(reason !== null && { reason }),
     }));
-    return new PageResult(items, (index) => encodeChangesCursor(collection.id, Number(rows[index].position)), rows.length > 0);
+    // After the last change shown (and an empty page's -1): past every record read, also those not shown.
+    const end = rows.length === 0 ? cursor.s : Number(rows[rows.length - 1].position);
+    const positionAfter = (index: number) => (index === shown.length - 1 ? end : Number(shown[index].position));
+    return new PageResult(items, (index) => encodeChangesCursor(collection.id, positionAfter(index)), rows.length > 0);
   }
 
   /**

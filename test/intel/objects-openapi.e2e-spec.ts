@@ -98,6 +98,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
         'query:excludeFalsePositives',
         'query:format!',
         'query:keyType',
+        'query:maxTLP',
         'query:sightedSince',
         'query:urlScheme',
         'query:warninglists',
@@ -151,7 +152,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
 
   it('GET objects: a page of object views with Link (next, related); GET changes: change views, cursor required', () => {
     const list = api.document.paths[OBJECTS].get;
-    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:sightedSince']);
+    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:maxTLP', 'query:sightedSince']);
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);
@@ -167,6 +168,8 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const change = resolve(feed.items!);
     expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation', 'reason']);
     expect(resolve(change.properties!.operation).enum).toEqual(['Add', 'Update', 'Remove']);
+    // `Restricted`: only the feed of a key below TLP:RED says it (extensions §19), never a stored record.
+    expect(resolve(change.properties!.reason).enum).toEqual(['Deleted', 'Expired', 'Withdrawn', 'Restricted']);
     expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
     expect(Object.keys(changes.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(Object.keys(changes.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '422']));
