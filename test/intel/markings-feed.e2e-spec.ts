@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { InvalidationBus } from '../../src/database/invalidation-bus.js';
+import { expectError } from '../support/clients/api-client.js';
+import { eventually } from '../support/eventually.js';
+import { createKey, cursorOf, parseLinks } from '../support/factories.js';
+import { createTestApp, type TestApp } from '../support/test-app.js';
+import { canonical, freshCollections, listAll, md5, replay, sha1, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
+
+const INTEL = 2;
+const GREEN = 1;
+const AMBER = 2;
+
+type Key = { type: string; value: string };
+const md5Key = (n: number): Key => ({ type: 'MD5Hash', value: md5(n) });
+const sha1Key = (n: number): Key => ({ type: 'SHA1Hash', value: sha1(n) });
+const file = (keys: Key[], context: Record<string, unknown> = {}): ObjectViewBody => ({ type: 'File', keys, context });
+
+/**
+ * The change feed, history and provenance of a key whose `maxTLP` is below RED (extensions §19 "Feed per
+ * key", "Keys"): a GREEN key never sees a record of an object marked above GREEN at that record; the record
+ * that raised an object above it reads as `Remove` (`Restricted`, the object as the key last saw it), the one
+ * that brought it back as `Add`; pages that read only hidden records are empty and link `next`.
+ */
+describe('markings: the change feed, history and provenance per key', () => {
+  let t: TestApp;
+  let green: string;
+  let everything: string;
+  const fresh = freshCollections(() => t, 'marked');
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    green = await readerKey(GREEN);
+    everything = await readerKey();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** A key reading every collection, with `maxTLP` `ceiling` (the key creation's default, RED, without). */
+  async function readerKey(ceiling?: number): Promise<string> {
+    const { id, key } = await createKey(t, { permissions: [{ resource: INTEL, actions: ['Read', 'ReadChildren'] }] });
+    if (ceiling !== undefined) await t.db.query('UPDATE auth_api_key SET max_tlp = $2 WHERE id = $1', [id, ceiling]);
+    return key;
+  }
+
+  /**
+   * Marks the change just recorded in `collection`, and its object, `tlp` (a rank), as a native write marked
+   * so records it: `was_tlp` the object's marking before (none for an Add, its own for a Remove). The statement
+   * sees the object as it was before its own update of it.
+   */
+  async function markLastChange(collection: string, tlp: number): Promise<void> {
+    await t.db.query(
+      `WITH last AS (SELECT ch.id, ch.object_uid, ch.operation FROM intel_change ch JOIN intel_collection c ON c.id = ch.collection_id
+                      WHERE c.name = $1 ORDER BY ch.id DESC LIMIT 1),
+            marked AS (UPDATE intel_object o SET api_tlp = $2 FROM last WHERE o.uid = last.object_uid)
+       UPDATE intel_change ch
+          SET tlp = $2,
+              was_tlp = CASE last.operation WHEN 'Add' THEN NULL WHEN 'Remove' THEN $2
+                        ELSE (SELECT o.tlp FROM intel_object o WHERE o.uid = last.object_uid) END
+         FROM last WHERE ch.id = last.id`,
+      [collection, tlp],
+    );
+  }
+
+  /** Adds (or updates) `object` in `collection`, marked `tlp`. */
+  async function write(collection: string, object: ObjectViewBody, tlp: number): Promise<void> {
+    await t.intel.add(collection, object).expect(204);
+    await markLastChange(collection, tlp);
+  }
+
+  /** Deletes the object holding `key` (marked `tlp`) from `collection`. */
+  async function remove(collection: string, key: Key, tlp: number): Promise<void> {
+    await t.intel.remove(collection, key.type, key.value).expect(204);
+    await markLastChange(collection, tlp);
+  }
+
+  /** One page of the feed as `key` reads it: its changes and the cursor of its next link (undefined: none). */
+  async function page(collection: string, cursor: string, key: string, query = '') {
+    const response = await t.intel.as(key).changes(collection, `?cursor=${cursor}${query}`);
+    expect(response.status).toBe(200);
+    const next = parseLinks(response.headers.link as string | undefined).next;
+    return { changes: response.body as ChangeBody[], next: next === undefined ? undefined : (cursorOf(next) as string) };
+  }
+
+  /** Every page from `cursor` to the first without a next link (which must be empty: caught up). */
+  async function walk(collection: string, cursor: string, key: string, limit: number) {
+    const pages: ChangeBody[][] = [];
+    let at = cursor;
+    for (;;) {
+      const { changes, next } = await page(collection, at, key, `&limit=${limit}`);
+      pages.push(changes);
+      if (next === undefined) {
+        expect(changes).toEqual([]);
+        return { pages, cursor: at };
+      }
+      at = next;
+    }
+  }
+
+  it('a GREEN key follows the feed: hidden records skipped, a raise reads as Remove Restricted, a lowering as Add, positions gap-free', async () => {
+    const name = await fresh();
+    const start = (await listAll(t, name, 3, green)).changesCursor;
+    await write(name, file([md5Key(1)], { v: 1 }), GREEN); // Add, seen
+    await write(name, file([md5Key(2)], { v: 1 }), AMBER); // Add above: hidden
+    await write(name, file([md5Key(1), sha1Key(1)], { v: 2 }), AMBER); // raised, with a key that joined: Remove Restricted
+    await write(name, file([md5Key(2)], { v: 2 }), GREEN); // lowered: Add
+    await write(name, file([md5Key(3)]), AMBER); // Add above: hidden
+    await remove(name, md5Key(3), AMBER); // removed while above: hidden
+    await write(name, file([md5Key(1)], { v: 3 }), AMBER); // above before and after: hidden
+    await write(name, file([md5Key(1)], { v: 4 }), GREEN); // lowered: Add, with every key it has now
+    await remove(name, md5Key(2), GREEN); // Remove, seen
+
+    const seen: ChangeBody[] = [
+      { operation: 'Add', object: file([md5Key(1)], { v: 1 }) },
+      // Nothing of the raising change: neither its context nor the key that joined with it.
+      { operation: 'Remove', object: file([md5Key(1)], { v: 1 }), reason: 'Restricted' } as ChangeBody,
+      { operation: 'Add', object: file([md5Key(2)], { v: 2 }) },
+      { operation: 'Add', object: file([md5Key(1), sha1Key(1)], { v: 4 }) },
+      { operation: 'Remove', object: file([md5Key(2)], { v: 2 }), reason: 'Deleted' } as ChangeBody,
+    ];
+    // One record a page: a page of a hidden record is empty and links next; the last page (nothing read) has no link.
+    const one = await walk(name, start, green, 1);
+    expect(one.pages).toEqual([[seen[0]], [], [seen[1]], [seen[2]], [], [], [], [seen[3]], [seen[4]], []]);
+    // Any page size walks the same changes, and ends at the same position.
+    for (const limit of [2, 3, 100]) {
+      const walked = await walk(name, start, green, limit);
+      expect(walked.pages.flat()).toEqual(seen);
+      expect(walked.cursor).toBe(one.cursor);
+    }
+    // What the feed says the key holds is exactly what it lists.
+    expect(canonical(replay([], seen))).toEqual(canonical((await listAll(t, name, 3, green)).objects));
+
+    // A key that may read every marking walks every record as it is.
+    const all = await walk(name, start, everything, 4);
+    expect(all.pages.flat().map(({ operation, object }) => [operation, object.keys.map((key) => key.value.at(-1)).join(''), object.context.v])).toEqual([
+      ['Add', '1', 1],
+      ['Add', '2', 1],
+      ['Update', '11', 2],
+      ['Update', '2', 2],
+      ['Add', '3', undefined],
+      ['Remove', '3', undefined],
+      ['Update', '11', 3],
+      ['Update', '11', 4],
+      ['Remove', '2', 2],
+    ]);
+    expect(all.cursor).toBe(one.cursor);
+  });
+
+  it("a raise whose previous record history's retention removed reads as Remove with the type and keys alone", async () => {
+    const name = await fresh();
+    const start = (await listAll(t, name, 3, green)).changesCursor;
+    await write(name, file([md5Key(1)], { v: 1 }), GREEN);
+    const { cursor } = await walk(name, start, green, 10);
+    // As pruning leaves it: the feed's retention moved past the record, history's deleted it.
+    await t.db.query(
+      `WITH gone AS (DELETE FROM intel_change ch USING intel_collection c WHERE c.id = ch.collection_id AND c.name = $1 RETURNING ch.seq)
+       UPDATE intel_collection SET pruned_seq = (SELECT max(seq) FROM gone) WHERE name = $1`,
+      [name],
+    );
+    await write(name, file([md5Key(1)], { v: 2 }), AMBER);
+    expect((await walk(name, cursor, green, 10)).pages.flat()).toEqual([{ operation: 'Remove', object: file([md5Key(1)]), reason: 'Restricted' }]);
+  });
+
+  it('a long-poll of a GREEN key: a page of hidden records answers at once with next; caught up, it waits as before', async () => {
+    const name = await fresh();
+    const start = (await listAll(t, name, 3, green)).changesCursor;
+    await write(name, file([md5Key(1)]), AMBER);
+    await write(name, file([md5Key(2)]), AMBER);
+
+    let began = Date.now();
+    const hidden = await page(name, start, green, '&wait=20');
+    expect(hidden.changes).toEqual([]);
+    expect(hidden.next).toEqual(expect.any(String));
+    expect(Date.now() - began).toBeLessThan(10_000);
+
+    began = Date.now();
+    const caughtUp = await page(name, hidden.next as string, green, '&wait=1');
+    expect(caughtUp).toEqual({ changes: [], next: undefined });
+    expect(Date.now() - began).toBeGreaterThanOrEqual(900);
+
+    // A waiting follower is answered by a change it may see.
+    const waiting = page(name, hidden.next as string, green, '&wait=30');
+    await eventually(() => t.app.get(InvalidationBus).waiters === 1);
+    await write(name, file([md5Key(3)]), GREEN);
+    const answered = await waiting;
+    expect(answered.changes).toEqual([{ operation: 'Add', object: file([md5Key(3)]) }]);
+    expect(answered.next).toEqual(expect.any(String));
+  });
+
+  describe('history, provenance and sightings of an object above the key', () => {
+    const keyQuery = (key: Key) => `?objectKeyType=${key.type}&objectKey=${key.value}`;
+    const history = async (name: string, key: Key, as: string) => {
+      const response = await t.intel.as(as).history(name, keyQuery(key));
+      expect(response.status).toBe(200);
+      return (response.body as { operation: string; obj: ObjectViewBody }[]).map(({ operation, obj }) => [operation, obj.context.v]);
+    };
+    const provenance = (name: string, key: Key, as: string) => t.intel.as(as).get(`/intel/collections/${name}/objects/provenance${keyQuery(key)}`);
+
+    it('an object marked above the key does not exist for it: history [], provenance 404 ObjectNotFound', async () => {
+      const name = await fresh();
+      await write(name, file([md5Key(1)], { v: 1 }), GREEN);
+      await write(name, file([md5Key(1)], { v: 2 }), AMBER);
+      expect(await history(name, md5Key(1), green)).toEqual([]);
+      expectError(await provenance(name, md5Key(1), green), 'ObjectNotFound');
+      expect(await history(name, md5Key(1), everything)).toEqual([
+        ['Update', 2],
+        ['Add', 1],
+      ]);
+      expect((await provenance(name, md5Key(1), everything)).status).toBe(200);
+      // Back within reach, it is there again, without what it was while above.
+      await write(name, file([md5Key(1)], { v: 3 }), GREEN);
+      expect(await history(name, md5Key(1), green)).toEqual([
+        ['Update', 3],
+        ['Add', 1],
+      ]);
+      expect((await provenance(name, md5Key(1), green)).status).toBe(200);
+    });
+
+    it('past lives: records marked above the key are left out, and a key that joined a life while above finds nothing', async () => {
+      const name = await fresh();
+      await write(name, file([md5Key(1)], { v: 1 }), GREEN);
+      await write(name, file([md5Key(1), sha1Key(1)], { v: 2 }), AMBER);
+      await remove(name, md5Key(1), AMBER);
+      await write(name, file([md5Key(1)], { v: 3 }), GREEN);
+      expect(await history(name, md5Key(1), green)).toEqual([
+        ['Add', 3],
+        ['Add', 1],
+      ]);
+      expect(await history(name, md5Key(1), everything)).toEqual([
+        ['Add', 3],
+        ['Remove', 2],
+        ['Update', 2],
+        ['Add', 1],
+      ]);
+      // sha1(1) belonged to the first life only while it was AMBER: the key learns nothing of it.
+      expect(await history(name, sha1Key(1), green)).toEqual([]);
+      expect(await history(name, sha1Key(1), everything)).toEqual([
+        ['Remove', 2],
+        ['Update', 2],
+        ['Add', 1],
+      ]);
+    });
+  });
+});
