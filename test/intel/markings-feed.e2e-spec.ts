@@ -216,6 +216,24 @@ describe('markings: the change feed, history and provenance per key', () => {
       expect((await provenance(name, md5Key(1), green)).status).toBe(200);
     });
 
+    it("sightings of an object above the key: none listed, and the key's own are Unknown (nothing stored)", async () => {
+      const name = await fresh();
+      await write(name, file([md5Key(7)]), AMBER);
+      const item = { type: 'MD5Hash', value: md5(7), source: 'siem/green' };
+      expect((await t.sightings.as(green).record([item])).body).toEqual([{ status: 'Unknown' }]);
+      expect((await t.sightings.as(everything).record([{ ...item, source: 'siem/all' }])).body).toEqual([{ status: 'Recorded' }]);
+      const listed = async (as: string) => {
+        const response = await t.sightings.as(as).sightings(keyQuery(md5Key(7)));
+        expect(response.status).toBe(200);
+        return (response.body as { source: string }[]).map(({ source }) => source);
+      };
+      expect(await listed(green)).toEqual([]);
+      expect(await listed(everything)).toEqual(['siem/all']);
+      // Within reach again, the object's sightings are there for the key too.
+      await write(name, file([md5Key(7)], { v: 1 }), GREEN);
+      expect(await listed(green)).toEqual(['siem/all']);
+    });
+
     it('past lives: records marked above the key are left out, and a key that joined a life while above finds nothing', async () => {
       const name = await fresh();
       await write(name, file([md5Key(1)], { v: 1 }), GREEN);

@@ -5,6 +5,7 @@
  */
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
+import type { ObjectConditions } from '../../read-policy/read-policy.js';
 import { sightingSummarySql } from '../../sightings/sighting-sql.js';
 import { LIVE } from '../object-statements.js';
 
@@ -41,19 +42,23 @@ const LOOKUP = `
 
 /**
  * Which of the keys (`types`, `values`) a live object holds in a collection the caller may read (`readsAll`, or
- * `readable` resource ids): the positions (from 1) of those held. One index probe per key, as LOOKUP's.
+ * `readable` resource ids) and that its read policy lets it see (`conditions`, e.g. its marking ceiling: an
+ * object above it does not exist for the caller): the positions (from 1) of those held. One index probe per
+ * key, as LOOKUP's.
  */
 const HELD_PARAMETERS = namedParameters(['types', 'values', 'readsAll', 'readable']);
-const H = HELD_PARAMETERS.$;
-const HELD = `
-  SELECT q.i FROM unnest(${H.types}::text[], ${H.values}::text[]) WITH ORDINALITY AS q(type, value, i)
+
+/** The held keys' statement and its parameters, with the policy's after them (bound only when it narrows). */
+export function heldStatement(policy: ObjectConditions) {
+  const p = HELD_PARAMETERS.with(policy.parameterNames);
+  const text = `
+  SELECT q.i FROM unnest(${p.$.types}::text[], ${p.$.values}::text[]) WITH ORDINALITY AS q(type, value, i)
    WHERE EXISTS (SELECT FROM intel_object_key k
                    JOIN intel_collection c ON c.id = k.collection_id
                    JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
-                  WHERE k.key_type = q.type AND k.value = q.value AND (${H.readsAll} OR c.resource_id = ANY(${H.readable}::int[])))`;
-
-/** The held keys' statement and its parameters. */
-export const HELD_STATEMENT = { text: HELD, parameters: HELD_PARAMETERS } as const;
+                  WHERE k.key_type = q.type AND k.value = q.value AND (${p.$.readsAll} OR c.resource_id = ANY(${p.$.readable}::int[]))${policy.conditions('o', p.$)})`;
+  return { text, parameters: p };
+}
 
 /** The statement and its parameters by name ($1 to $6 above, in that order). */
 export const LOOKUP_STATEMENT = {

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
-import type { ReadScope } from '../../read-policy/read-policy.js';
+import type { ReadPolicy, ReadScope } from '../../read-policy/read-policy.js';
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import type { StoredObject } from '../object-rows.js';
-import { HELD_STATEMENT, LOOKUP_STATEMENT } from './lookup-statements.js';
+import { heldStatement, LOOKUP_STATEMENT } from './lookup-statements.js';
 
 /** A lookup's row: a key's position, a collection holding it, whether it is within the byte cap, the object. */
 export type LookupRow = { i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & StoredObject;
@@ -15,11 +15,13 @@ export type LookupRow = { i: string; collection: string; within: boolean; sighti
 export class LookupRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The positions (from 1) of the keys a live object holds in a collection of `scope`. */
-  held(keys: readonly ObjectKey[], { readsAll, readable }: ReadScope): Promise<{ i: string }[]> {
+  /** The positions (from 1) of the keys a live object the policy lets the caller see holds in a collection of its scope. */
+  held(policy: ReadPolicy, keys: readonly ObjectKey[]): Promise<{ i: string }[]> {
+    const { text, parameters } = heldStatement(policy);
+    const { readsAll, readable } = policy.scope;
     return this.dataSource.query(
-      HELD_STATEMENT.text,
-      HELD_STATEMENT.parameters.values({ types: keys.map((key) => key.type), values: keys.map((key) => key.value), readsAll, readable }),
+      text,
+      parameters.values({ types: keys.map((key) => key.type), values: keys.map((key) => key.value), readsAll, readable, ...policy.values() }),
     );
   }
 

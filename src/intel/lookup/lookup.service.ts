@@ -16,12 +16,12 @@ export class LookupService {
   ) {}
 
   /**
-   * For each of these normalised keys, whether a lookup by this caller would find it (a live object holds it
-   * in a collection the caller may read): the areas that act only on such keys (sightings) ask here.
+   * For each of these normalised keys, whether a lookup by this caller would find it (a live object the policy
+   * lets it see holds it in a collection it may read): the areas that act only on such keys (sightings) ask here.
    */
   async heldKeys(policy: ReadPolicy, keys: readonly ObjectKey[]): Promise<boolean[]> {
     if (keys.length === 0) return [];
-    const rows = await this.repository.held(keys, policy.scope);
+    const rows = await this.repository.held(policy, keys);
     const held = keys.map(() => false);
     for (const { i } of rows) held[Number(i) - 1] = true;
     return held;
