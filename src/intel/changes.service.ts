@@ -15,7 +15,7 @@ import { CollectionsService, type CollectionRecord } from './collections.service
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
 import type { ChangeOperation } from './entities/change.entity.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { storedObject, type StoredObject, type WrittenChange } from './object-rows.js';
+import { objectView, type StoredObject, type WrittenChange } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
@@ -111,11 +111,11 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
       if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
       return rows;
     });
-    const shown = rows.filter((row): row is typeof row & { operation: ChangeOperation; object: StoredObject } => row.operation !== null);
+    const shown = rows.filter((row): row is typeof row & { operation: ChangeOperation; object: StoredObject; tlp: number } => row.operation !== null);
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
-    const items = shown.map(({ operation, object, reason }) => ({
+    const items = shown.map(({ operation, object, reason, tlp }) => ({
       operation,
-      object: storedObject(object),
+      object: objectView({ ...object, tlp }),
       ...(reason !== null && { reason }),
     }));
     // After the last change shown (and an empty page's -1): past every record read, also those not shown.

@@ -5,7 +5,7 @@ import type { SizedRow } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PolicyParameter, ReadPolicy } from '../read-policy/read-policy.js';
 import type { ChangeOperation, FeedRemoveReason, RemoveReason } from './entities/change.entity.js';
-import { storedObject, type RawObject, type StoredObject, type WrittenChange } from './object-rows.js';
+import { storedObject, type MarkedRow, type StoredObject, type WrittenChange } from './object-rows.js';
 import { FEED_STATEMENTS, feedPageStatement, type FeedPage } from './object-statements.js';
 import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
 
@@ -16,11 +16,15 @@ export interface Numbering {
   ctes: string;
 }
 
-/** A change as a page of the feed shows it to its reader; `operation` null: a record the key may not see (nothing else of it read). */
+/**
+ * A change as a page of the feed shows it to its reader, with the object's marking then (`tlp`, a rank);
+ * `operation` null: a record the key may not see (nothing else of it read).
+ */
 export interface SeenChange {
   operation: ChangeOperation | null;
   object: StoredObject | null;
   reason: FeedRemoveReason | null;
+  tlp: number | null;
 }
 
 /** What narrows a feed page (feedPageStatement's `narrowing`): its SQL, given the placeholders of its parameters. */
@@ -58,7 +62,7 @@ export class ObjectFeedRepository {
    */
   listPage(policy: ReadPolicy, collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
     const narrowing: Narrowing = { parameterNames: policy.parameterNames, values: policy.values(), sql: ($) => policy.conditions('intel_object', $) };
-    return this.withFeedBounds<RawObject>('listPage', collectionId, afterId, limit, numbering, narrowing);
+    return this.withFeedBounds<MarkedRow>('listPage', collectionId, afterId, limit, numbering, narrowing);
   }
 
   /**

@@ -190,8 +190,8 @@ export const OBJECT_STATEMENTS = {
  * - within the ceiling after: as it is, except an Update from above it (or from an unknown marking), which
  *   brings the object within reach: an `Add`;
  * - above it after but within before (an Update that raised it): a `Remove` with reason `Restricted`, carrying
- *   the object as the key last saw it: the object's previous record (nothing of the raising change: its
- *   context, a key that joined with it, its expiry). Where history's retention removed that record (no change
+ *   the object as the key last saw it: the object's previous record and marking (nothing of the raising
+ *   change: its context, a key that joined with it, its expiry, its marking). Where history's retention removed that record (no change
  *   of the object for HISTORY_RETENTION_DAYS), its type and current keys alone;
  * - above it both before and after, or an Add or Remove above it: not shown (`operation` NULL; nothing of the
  *   record leaves the database).
@@ -210,7 +210,8 @@ const RECORD_AS_SEEN = {
                            ORDER BY p.seq DESC LIMIT 1),
                          jsonb_build_object('type', ch.object -> 'type', 'keys', ch.object -> 'keys', 'context', '{}'::jsonb))
            WHEN s.seen IS NOT NULL THEN ch.object END AS object,
-      CASE WHEN s.seen = 'Restricted' THEN 'Restricted' WHEN s.seen = 'Remove' THEN COALESCE(ch.reason, 'Deleted') END AS reason`,
+      CASE WHEN s.seen = 'Restricted' THEN 'Restricted' WHEN s.seen = 'Remove' THEN COALESCE(ch.reason, 'Deleted') END AS reason,
+      CASE WHEN s.seen = 'Restricted' THEN ch.was_tlp WHEN s.seen IS NOT NULL THEN ch.tlp END AS tlp`,
 };
 
 /**
@@ -239,7 +240,7 @@ const FEED_PAGES = {
   listPage: (conditions: string) =>
     sizeBoundedPage(
       {
-        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
+        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}, intel_object.tlp`,
         from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}${conditions}`,
         orderBy: 'collection_id, id',
         rowBytes: 'row_bytes',
@@ -251,7 +252,7 @@ const FEED_PAGES = {
     sizeBoundedPage(
       ceiling === ''
         ? {
-            select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+            select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason, tlp`,
             from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
             orderBy: 'seq',
             rowBytes: 'row_bytes',

@@ -4,7 +4,7 @@ import { expectError } from '../support/clients/api-client.js';
 import { eventually } from '../support/eventually.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { canonical, freshCollections, listAll, md5, replay, sha1, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
+import { canonical, freshCollections, listAll, md5, replay, sha1, viewOf, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
 
 const INTEL = 2;
 const GREEN = 1;
@@ -14,6 +14,8 @@ type Key = { type: string; value: string };
 const md5Key = (n: number): Key => ({ type: 'MD5Hash', value: md5(n) });
 const sha1Key = (n: number): Key => ({ type: 'SHA1Hash', value: sha1(n) });
 const file = (keys: Key[], context: Record<string, unknown> = {}): ObjectViewBody => ({ type: 'File', keys, context });
+/** The view of that File marked TLP:GREEN, as the feed shows it. */
+const greenView = (keys: Key[], context: Record<string, unknown> = {}) => viewOf(file(keys, context), 'TLP:GREEN');
 
 /**
  * The change feed, history and provenance of a key whose `maxTLP` is below RED (extensions §19 "Feed per
@@ -111,12 +113,12 @@ describe('markings: the change feed, history and provenance per key', () => {
     await remove(name, md5Key(2), GREEN); // Remove, seen
 
     const seen: ChangeBody[] = [
-      { operation: 'Add', object: file([md5Key(1)], { v: 1 }) },
-      // Nothing of the raising change: neither its context nor the key that joined with it.
-      { operation: 'Remove', object: file([md5Key(1)], { v: 1 }), reason: 'Restricted' } as ChangeBody,
-      { operation: 'Add', object: file([md5Key(2)], { v: 2 }) },
-      { operation: 'Add', object: file([md5Key(1), sha1Key(1)], { v: 4 }) },
-      { operation: 'Remove', object: file([md5Key(2)], { v: 2 }), reason: 'Deleted' } as ChangeBody,
+      { operation: 'Add', object: greenView([md5Key(1)], { v: 1 }) },
+      // Nothing of the raising change: neither its context, nor the key that joined with it, nor its marking.
+      { operation: 'Remove', object: greenView([md5Key(1)], { v: 1 }), reason: 'Restricted' } as ChangeBody,
+      { operation: 'Add', object: greenView([md5Key(2)], { v: 2 }) },
+      { operation: 'Add', object: greenView([md5Key(1), sha1Key(1)], { v: 4 }) },
+      { operation: 'Remove', object: greenView([md5Key(2)], { v: 2 }), reason: 'Deleted' } as ChangeBody,
     ];
     // One record a page: a page of a hidden record is empty and links next; the last page (nothing read) has no link.
     const one = await walk(name, start, green, 1);
@@ -158,7 +160,7 @@ describe('markings: the change feed, history and provenance per key', () => {
       [name],
     );
     await write(name, file([md5Key(1)], { v: 2 }), AMBER);
-    expect((await walk(name, cursor, green, 10)).pages.flat()).toEqual([{ operation: 'Remove', object: file([md5Key(1)]), reason: 'Restricted' }]);
+    expect((await walk(name, cursor, green, 10)).pages.flat()).toEqual([{ operation: 'Remove', object: greenView([md5Key(1)]), reason: 'Restricted' }]);
   });
 
   it('a long-poll of a GREEN key: a page of hidden records answers at once with next; caught up, it waits as before', async () => {
@@ -183,7 +185,7 @@ describe('markings: the change feed, history and provenance per key', () => {
     await eventually(() => t.app.get(InvalidationBus).waiters === 1);
     await write(name, file([md5Key(3)]), GREEN);
     const answered = await waiting;
-    expect(answered.changes).toEqual([{ operation: 'Add', object: file([md5Key(3)]) }]);
+    expect(answered.changes).toEqual([{ operation: 'Add', object: greenView([md5Key(3)]) }]);
     expect(answered.next).toEqual(expect.any(String));
   });
 
