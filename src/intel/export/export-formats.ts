@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
 import { storedObject, type StoredObject } from '../object-rows.js';
 
@@ -32,8 +33,9 @@ export interface BodyContext {
   tag: string;
 }
 
-/** A row of the STIX export: an object with its life (the indicator's id and `created`) and last change time. */
+/** A row of the STIX export: an object with its marking, its life (the indicator's id and `created`) and last change time. */
 export interface LifeRow extends StoredObject {
+  tlp: TlpRank;
   uid: string;
   addedAt: string;
   modified: string;
@@ -83,8 +85,8 @@ export function ndjsonLine(object: StoredObject): string {
  */
 export function stixObjects(row: LifeRow, collection: string): string {
   const object = storedObject(row);
-  const indicator = toIndicator({ indicatorUuid: row.uid, collection, object, firstAdded: row.addedAt, modified: row.modified });
-  return `,${JSON.stringify(indicator)},${JSON.stringify(toSco(object))}`;
+  const indicator = toIndicator({ indicatorUuid: row.uid, collection, object, firstAdded: row.addedAt, modified: row.modified, tlp: row.tlp });
+  return `,${JSON.stringify(indicator)},${JSON.stringify(toSco(object, row.tlp))}`;
 }
 
 /**

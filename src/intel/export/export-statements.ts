@@ -70,7 +70,7 @@ function exportStatement(collectionId: number, params: ExportParams, policy: Obj
       case 'stix':
         // The object's life and the time of its last change record (its feed position's time; a record not
         // numbered yet has none, its creation stands in; a pruned history leaves the life's first add).
-        return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.uid, ${isoMicros('o.added_at')} AS "addedAt",
+        return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.tlp, o.uid, ${isoMicros('o.added_at')} AS "addedAt",
                        COALESCE((SELECT ${isoMicros('COALESCE(ch.seq_at, ch.created_at)')} FROM intel_change ch
                                   WHERE ch.collection_id = o.collection_id AND ch.object_uid = o.uid ORDER BY ch.id DESC LIMIT 1),
                                 ${isoMicros('o.added_at')}) AS modified

@@ -13,8 +13,8 @@ import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
 import { ExportRepository, type Exclusion, type ExportPosition, type ExportSnapshot } from './export.repository.js';
 
-/** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. */
-const EXPORT_LAYOUT_VERSION = 1;
+/** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. 2: markings. */
+const EXPORT_LAYOUT_VERSION = 2;
 
 /** The query as the parameters of one export; 400 for a parameter the format does not take. */
 export function exportParams(query: ExportQueryDto): ExportParams {
