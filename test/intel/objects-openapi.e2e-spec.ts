@@ -98,12 +98,13 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
         'query:excludeFalsePositives',
         'query:format!',
         'query:keyType',
+        'query:maxTLP',
         'query:sightedSince',
         'query:urlScheme',
         'query:warninglists',
       ]);
       expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
-      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
+      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified', 'X-Excluded-Count', 'X-TLP-Max']));
       expectErrors(operation, ['400', '401', '403', '404', '429', '503']);
     }
     expect(Object.keys(get.responses['200'].content!).sort()).toEqual(['application/stix+json', 'application/x-ndjson', 'text/csv', 'text/plain']);
@@ -151,7 +152,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
 
   it('GET objects: a page of object views with Link (next, related); GET changes: change views, cursor required', () => {
     const list = api.document.paths[OBJECTS].get;
-    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:sightedSince']);
+    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:maxTLP', 'query:sightedSince']);
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);

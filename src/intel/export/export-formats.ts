@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
-import type { TlpRank } from '../../common/markings/tlp.js';
+import { tlpOf, type TlpRank } from '../../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
 import { storedObject, type StoredObject } from '../object-rows.js';
 
@@ -33,9 +33,13 @@ export interface BodyContext {
   tag: string;
 }
 
-/** A row of the STIX export: an object with its marking, its life (the indicator's id and `created`) and last change time. */
-export interface LifeRow extends StoredObject {
+/** A row of the ndjson and STIX exports: a stored object with its marking (extensions §19). */
+export interface MarkedObject extends StoredObject {
   tlp: TlpRank;
+}
+
+/** A row of the STIX export: an object with its life (the indicator's id and `created`) and last change time. */
+export interface LifeRow extends MarkedObject {
   uid: string;
   addedAt: string;
   modified: string;
@@ -61,6 +65,7 @@ export interface KeyRow {
   value: string;
   expiresAt: string | null;
   context: Record<string, unknown>;
+  tlp: TlpRank;
 }
 
 /** RFC 4180: a field with a quote, comma, CR or LF is quoted, its quotes doubled; records end with CRLF. */
@@ -68,15 +73,16 @@ export function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-export const CSV_HEADER = ['type', 'key type', 'key value', 'expiresAt', 'context'].join(',') + '\r\n';
+/** The marking comes last: the columns a reader took by position before markings keep their places. */
+export const CSV_HEADER = ['type', 'key type', 'key value', 'expiresAt', 'context', 'tlp'].join(',') + '\r\n';
 
 export function csvRecord(row: KeyRow): string {
-  return [row.type, row.keyType, row.value, row.expiresAt ?? '', JSON.stringify(row.context)].map(csvField).join(',') + '\r\n';
+  return [row.type, row.keyType, row.value, row.expiresAt ?? '', JSON.stringify(row.context), tlpOf(row.tlp)].map(csvField).join(',') + '\r\n';
 }
 
-/** The object view of the listing, one per line. */
-export function ndjsonLine(object: StoredObject): string {
-  return JSON.stringify(storedObject(object)) + '\n';
+/** The object view of the listing with its marking, one per line. */
+export function ndjsonLine(object: MarkedObject): string {
+  return JSON.stringify({ ...storedObject(object), tlp: tlpOf(object.tlp) }) + '\n';
 }
 
 /**
@@ -100,7 +106,7 @@ export function chunkOf(format: ExportFormat, rows: unknown[], body: BodyContext
     case 'csv':
       return (rows as KeyRow[]).map(csvRecord).join('');
     case 'ndjson':
-      return (rows as StoredObject[]).map(ndjsonLine).join('');
+      return (rows as MarkedObject[]).map(ndjsonLine).join('');
     case 'stix':
       return (rows as LifeRow[]).map((row) => stixObjects(row, body.collection)).join('');
   }
