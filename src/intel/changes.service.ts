@@ -13,7 +13,7 @@ import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
 import { CollectionsService, type CollectionRecord } from './collections.service.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { storedObject, type WrittenChange } from './object-rows.js';
+import { objectView, type WrittenChange } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /** A feed position: collection id and the sequence number of the last change already delivered. */
@@ -103,9 +103,9 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
       return rows;
     });
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
-    const items = rows.map(({ operation, object, reason }) => ({
+    const items = rows.map(({ operation, object, reason, tlp }) => ({
       operation,
-      object: storedObject(object),
+      object: objectView({ ...object, tlp }),
       ...(reason !== null && { reason }),
     }));
     return new PageResult(items, (index) => encodeChangesCursor(collection.id, Number(rows[index].position)), rows.length > 0);

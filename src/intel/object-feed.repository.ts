@@ -5,7 +5,7 @@ import type { SizedRow } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { UNFILTERED, type ObjectConditions, type ReadPolicy } from '../read-policy/read-policy.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
-import { storedObject, type RawObject, type StoredObject, type WrittenChange } from './object-rows.js';
+import { storedObject, type MarkedRow, type StoredObject, type WrittenChange } from './object-rows.js';
 import { FEED_STATEMENTS, feedPageStatement, type FeedPage } from './object-statements.js';
 import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
 
@@ -43,14 +43,14 @@ export class ObjectFeedRepository {
    * Its statement and why its plan holds: FEED_PAGES in object-statements.ts.
    */
   listPage(policy: ReadPolicy, collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
-    return this.withFeedBounds<RawObject>('listPage', collectionId, afterId, limit, numbering, policy);
+    return this.withFeedBounds<MarkedRow>('listPage', collectionId, afterId, limit, numbering, policy);
   }
 
   /**
    * Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq.
    */
   changesAfter(collectionId: number, afterSeq: number, limit: number) {
-    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null }>(
+    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null; tlp: number }>(
       'changesAfter',
       collectionId,
       afterSeq,

@@ -1,4 +1,5 @@
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
+import { tlpOf, type Tlp } from '../common/markings/tlp.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /**
@@ -76,4 +77,14 @@ export interface RawObject {
 /** The object view of a row: fields in the view's order (type, keys, context, expiresAt when set). */
 export function storedObject({ type, keys, context, expiresAt }: RawObject | StoredObject): StoredObject {
   return { type, keys, context, ...(expiresAt != null && { expiresAt }) };
+}
+
+/** A live object's row as readers select it: its columns and its marking (`tlp`, a rank). */
+export type MarkedRow = RawObject & { tlp: number };
+
+/** A live object as readers answer it (listings, network search, lookups, provenance): the stored object and its marking. */
+export type ObjectView = StoredObject & { tlp: Tlp };
+
+export function objectView(row: (RawObject | StoredObject) & { tlp: number }): ObjectView {
+  return { ...storedObject(row), tlp: tlpOf(row.tlp) };
 }

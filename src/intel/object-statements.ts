@@ -208,7 +208,7 @@ const FEED_PAGES = {
   listPage: (conditions: string) =>
     sizeBoundedPage(
       {
-        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}`,
+        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}, intel_object.tlp`,
         from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}${conditions}`,
         orderBy: 'collection_id, id',
         rowBytes: 'row_bytes',
@@ -219,7 +219,7 @@ const FEED_PAGES = {
   changesAfter: () =>
     sizeBoundedPage(
       {
-        select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason`,
+        select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason, tlp`,
         from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
         orderBy: 'seq',
         rowBytes: 'row_bytes',

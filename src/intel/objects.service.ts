@@ -13,7 +13,7 @@ import { CollectionsService, type CollectionRecord } from './collections.service
 import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { ObjectExpiryRepository } from './object-expiry.repository.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { storedObject, type WrittenChange } from './object-rows.js';
+import { objectView, type WrittenChange } from './object-rows.js';
 import { addOutcome, planAdd, prepareObject, schemaInstance, type AddOutcome, type PreparedObject } from './object-rules.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
@@ -197,6 +197,6 @@ export class ObjectsService {
       page.cursor === undefined
         ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq) }
         : undefined;
-    return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), storedObject, related);
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), objectView, related);
   }
 }

@@ -61,13 +61,13 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
         { index: 5, status: 'Unchanged' },
       ],
     });
-    const merged = { type: 'File', keys: hashKeys(1), context: { size: 3 } };
-    const a = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { size: 2 } };
+    const merged = { type: 'File', keys: hashKeys(1), context: { size: 3 }, tlp: 'TLP:CLEAR' };
+    const a = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: { size: 2 }, tlp: 'TLP:CLEAR' };
     const { changes } = await followAll(t, c, before.changesCursor, 100);
     expect(changes).toEqual([
-      { operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { size: 1 } } },
+      { operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { size: 1 }, tlp: 'TLP:CLEAR' } },
       { operation: 'Add', object: a },
-      { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(9) }], context: { size: 9 } } },
+      { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(9) }], context: { size: 9 }, tlp: 'TLP:CLEAR' } },
       { operation: 'Update', object: merged },
     ]);
     expect((await listAll(t, c, 100)).objects).toEqual([merged, a]);
@@ -94,10 +94,10 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       file([{ type: 'SHA1Hash', value: sha1(2) }], { size: 3 }),
     ]);
     expect(response.body.items.map((item: { status: string }) => item.status)).toEqual(['Updated', 'Unchanged', 'Removed', 'Absent', 'Added', 'Updated']);
-    const final = { type: 'File', keys: [key, { type: 'SHA1Hash', value: sha1(2) }], context: { size: 3 } };
+    const final = { type: 'File', keys: [key, { type: 'SHA1Hash', value: sha1(2) }], context: { size: 3 }, tlp: 'TLP:CLEAR' };
     const { changes } = await followAll(t, c, before.changesCursor, 100);
     expect(changes.map((change) => change.operation)).toEqual(['Update', 'Remove', 'Add', 'Update']);
-    expect(changes[1].object).toEqual({ type: 'File', keys: [key], context: { size: 1 } });
+    expect(changes[1].object).toEqual({ type: 'File', keys: [key], context: { size: 1 }, tlp: 'TLP:CLEAR' });
     expect(changes[3].object).toEqual(final);
     expect((await listAll(t, c, 100)).objects).toEqual([final]);
 

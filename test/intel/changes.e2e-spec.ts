@@ -94,9 +94,9 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
       { type: 'SHA1Hash', value: sha1(1) },
     ];
     expect((await followAll(t, c, changesCursor)).changes).toEqual([
-      { operation: 'Add', object: { type: 'File', keys: [both[0]], context: { size: 1 } } },
-      { operation: 'Update', object: { type: 'File', keys: both, context: { size: 2 } } },
-      { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: both, context: { size: 2 } } },
+      { operation: 'Add', object: { type: 'File', keys: [both[0]], context: { size: 1 }, tlp: 'TLP:CLEAR' } },
+      { operation: 'Update', object: { type: 'File', keys: both, context: { size: 2 }, tlp: 'TLP:CLEAR' } },
+      { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: both, context: { size: 2 }, tlp: 'TLP:CLEAR' } },
     ]);
   });
 
@@ -310,12 +310,12 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     expectError(await changes(c, `?cursor=${start}`), 'CursorOutOfRange');
   });
 
-  it('shows each change object with the fields in ObjectView order (type, keys, context)', async () => {
+  it('shows each change object with the fields in ObjectView order (type, keys, context, tlp)', async () => {
     const c = await freshCollection();
     const { changesCursor } = await listAll(t, c);
     await addFile(c, 1, { z: 1, a: 2 });
     const page = await changes(c, `?cursor=${changesCursor}`);
-    expect(page.text).toMatch(/^\[\{"operation":"Add","object":\{"type":"File","keys":\[.*\],"context":\{.*\}\}\}\]$/);
+    expect(page.text).toMatch(/^\[\{"operation":"Add","object":\{"type":"File","keys":\[.*\],"context":\{.*\},"tlp":"TLP:CLEAR"\}\}\]$/);
   });
 
   it('needs Read on the collection', async () => {

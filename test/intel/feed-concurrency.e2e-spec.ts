@@ -162,6 +162,8 @@ describe('change feed under concurrent writers', () => {
     const responses = await Promise.all(Array.from({ length: 16 }, () => fetch(base(), { method: 'POST', headers: headers(), body })));
     expect(responses.map((r) => r.status)).toEqual(Array(16).fill(204));
     const page = await t.http().get(`/intel/collections/busy/objects/changes?cursor=${changesCursor}`).set('X-Api-Key', t.adminKey);
-    expect(page.body).toEqual([{ operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(999) }], context: { same: true } } }]);
+    expect(page.body).toEqual([
+      { operation: 'Add', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(999) }], context: { same: true }, tlp: 'TLP:CLEAR' } },
+    ]);
   });
 });

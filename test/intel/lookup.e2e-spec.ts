@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, md5, sha1 } from './objects.helpers.js';
+import { createCollection, md5, sha1, viewOf } from './objects.helpers.js';
 
 const INTEL = 2;
 
@@ -28,6 +28,7 @@ describe('POST /intel/lookup', () => {
   };
   const fileB = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { in: 'b' } };
   const secretDomain = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret.example' }], context: { in: 'secret' } };
+  const [viewA, viewB, secretView] = [fileA, fileB, secretDomain].map((form) => viewOf(form));
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -67,8 +68,8 @@ describe('POST /intel/lookup', () => {
       reader,
     );
     expect(response.status).toBe(200);
-    const inA = { collection: 'lookup-a', object: fileA, sightings: null };
-    const inB = { collection: 'lookup-b', object: fileB, sightings: null };
+    const inA = { collection: 'lookup-a', object: viewA, sightings: null };
+    const inB = { collection: 'lookup-b', object: viewB, sightings: null };
     expect(response.body).toEqual([
       { key: { type: 'MD5Hash', value: md5(1) }, matches: [inA, inB], warnings: [] },
       { key: { type: 'DomainName', value: 'nowhere.example' }, matches: [], warnings: [] },
@@ -94,7 +95,7 @@ describe('POST /intel/lookup', () => {
 
     // ReadChildren on intel reads every collection; `collections` narrows the search.
     const everything = await lookup({ keys }, childrenReader);
-    expect(everything.body[0].matches).toEqual([{ collection: 'lookup-secret', object: secretDomain, sightings: null }]);
+    expect(everything.body[0].matches).toEqual([{ collection: 'lookup-secret', object: secretView, sightings: null }]);
     expect(everything.body[1].matches.map((match: { collection: string }) => match.collection)).toEqual(['lookup-a', 'lookup-b', 'lookup-secret']);
     const narrowed = await lookup({ keys, collections: ['lookup-b', 'no-such-collection'] }, childrenReader);
     expect(narrowed.body[1].matches.map((match: { collection: string }) => match.collection)).toEqual(['lookup-b']);

@@ -4,6 +4,7 @@ import { expectError } from '../support/clients/intel.js';
 import { createKey, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
+import { viewOf } from './objects.helpers.js';
 import { domain, UUID, writableCollection, type writePaths } from './write-paths.helpers.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -80,9 +81,9 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     expect(response.status).toBe(200);
     const entries = response.body as Entry[];
     expect(entries.map(({ position, at, ...rest }) => rest)).toEqual([
-      { ...byWriter('Remove', 'api', 'h-remove', 'Deleted'), obj: domain('one.example', { context: { n: 2 } }) },
-      { ...byWriter('Update', 'api', updated), obj: domain('one.example', { context: { n: 2 } }) },
-      { ...byWriter('Add', 'api', 'h-add'), obj: domain('one.example', { context: { n: 1 } }) },
+      { ...byWriter('Remove', 'api', 'h-remove', 'Deleted'), obj: viewOf(domain('one.example', { context: { n: 2 } })) },
+      { ...byWriter('Update', 'api', updated), obj: viewOf(domain('one.example', { context: { n: 2 } })) },
+      { ...byWriter('Add', 'api', 'h-add'), obj: viewOf(domain('one.example', { context: { n: 1 } })) },
     ]);
     for (const entry of entries) expect(entry.at).toMatch(ISO_MS);
     const positions = entries.map((entry) => entry.position);

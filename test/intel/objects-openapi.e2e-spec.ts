@@ -63,7 +63,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(params(search)).toEqual(['path:collection_id!', 'query:contains', 'query:cursor', 'query:limit', 'query:within']);
     const page = resolve(search.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
-    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(resolve(page.items!).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(search.responses['200'].headers ?? {})).toEqual(['Link']);
     expectErrors(search, ['400', '401', '403', '404', '429', '503']);
   });
@@ -75,7 +75,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(page.type).toBe('array');
     const entry = resolve(page.items!);
     expect(Object.keys(entry.properties!).sort()).toEqual(['at', 'keyID', 'obj', 'operation', 'position', 'reason', 'requestID', 'source', 'via']);
-    expect(Object.keys(resolve(entry.properties!.obj).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(resolve(entry.properties!.obj).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(history.responses['200'].headers ?? {})).toEqual(['Link']);
     expectErrors(history, ['400', '401', '403', '404', '422', '429', '503']);
 
@@ -156,8 +156,8 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);
-    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
-    expect(view.required?.sort()).toEqual(['context', 'keys', 'type']);
+    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
+    expect(view.required?.sort()).toEqual(['context', 'keys', 'tlp', 'type']);
     expect(Object.keys(list.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(JSON.stringify(list.responses['200'].headers)).toContain('rel=\\"related\\"');
 
@@ -168,7 +168,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const change = resolve(feed.items!);
     expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation', 'reason']);
     expect(resolve(change.properties!.operation).enum).toEqual(['Add', 'Update', 'Remove']);
-    expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'type']);
+    expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(changes.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(Object.keys(changes.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '422']));
   });

@@ -53,7 +53,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       expect(response.status).toBe(204);
       expect(response.text).toBe('');
       const after = await state(c, changesCursor);
-      const object = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: {} };
+      const object = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: {}, tlp: 'TLP:CLEAR' };
       expect(after.objects).toEqual([object]);
       expect(after.changes).toEqual([{ operation: 'Add', object }]);
     });
@@ -76,7 +76,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const c = await freshCollection();
       const objectType = type.endsWith('Hash') ? 'File' : type;
       expect((await add(c, { type: objectType, keys: [{ type, value }], context: {} })).status).toBe(204);
-      expect((await state(c)).objects).toEqual([{ type: objectType, keys: [{ type, value: stored }], context: {} }]);
+      expect((await state(c)).objects).toEqual([{ type: objectType, keys: [{ type, value: stored }], context: {}, tlp: 'TLP:CLEAR' }]);
       // The normalised value names the same object: re-adding the raw form changes nothing.
       const { changesCursor } = await state(c);
       expect((await add(c, { type: objectType, keys: [{ type, value }], context: {} })).status).toBe(204);
@@ -159,8 +159,8 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         ]),
       ).expect(204);
       expect((await state(c)).objects).toEqual([
-        { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: {} },
-        { type: 'File', keys: [{ type: 'MD5Hash', value: md5(10) }], context: {} },
+        { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: {}, tlp: 'TLP:CLEAR' },
+        { type: 'File', keys: [{ type: 'MD5Hash', value: md5(10) }], context: {}, tlp: 'TLP:CLEAR' },
       ]);
     });
 
@@ -170,7 +170,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const { changesCursor } = await state(c);
       // Both keys, the SHA1 one first; the object lists them in its own order.
       await add(c, file(hashKeys(1).reverse(), { size: 2 })).expect(204);
-      const merged = { type: 'File', keys: hashKeys(1), context: { size: 2 } };
+      const merged = { type: 'File', keys: hashKeys(1), context: { size: 2 }, tlp: 'TLP:CLEAR' };
       const after = await state(c, changesCursor);
       expect(after.objects).toEqual([merged]);
       expect(after.changes).toEqual([{ operation: 'Update', object: merged }]);

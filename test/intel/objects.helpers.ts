@@ -142,3 +142,6 @@ export function canonical(objects: ObjectViewBody[]): string[] {
         : value;
   return objects.map((object) => JSON.stringify(sortDeep(object))).sort();
 }
+
+/** The view of an object stored from `form` (its members in form order) and marked `tlp`: what listings, lookups and the feed show. */
+export const viewOf = <Form extends object>(form: Form, tlp = 'TLP:CLEAR') => ({ ...form, tlp });

@@ -129,8 +129,8 @@ describe('single updates of one collection commit in parallel', () => {
     ];
     const { changes } = await followAll(t, 'parallel', changesCursor, 10);
     expect(changes).toEqual([
-      { operation: 'Update', object: { type: 'File', keys, context: { v: 'merge' } } },
-      { operation: 'Update', object: { type: 'File', keys, context: { v: 'update' } } },
+      { operation: 'Update', object: { type: 'File', keys, context: { v: 'merge' }, tlp: 'TLP:CLEAR' } },
+      { operation: 'Update', object: { type: 'File', keys, context: { v: 'update' }, tlp: 'TLP:CLEAR' } },
     ]);
   });
 });

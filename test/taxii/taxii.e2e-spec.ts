@@ -338,7 +338,12 @@ describe('TAXII 2.1', () => {
       expect((await admin.get(`/taxii2/api/status/${status.id}`)).status).toBe(404);
 
       const stored = await t.http().get('/intel/collections/feeds/objects').set('X-Api-Key', t.adminKey);
-      expect(stored.body).toContainEqual({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'posted.example' }], context: { name: 'posted' } });
+      expect(stored.body).toContainEqual({
+        type: 'DomainName',
+        keys: [{ type: 'DomainName', value: 'posted.example' }],
+        context: { name: 'posted' },
+        tlp: 'TLP:CLEAR',
+      });
     });
 
     it('re-posting what is served fails none and makes no new version', async () => {

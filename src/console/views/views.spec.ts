@@ -16,6 +16,7 @@ const object: ObjectView = {
   keys: [{ type: 'DomainName', value: HOSTILE }],
   context: { [HOSTILE]: HOSTILE },
   expiresAt: '2030-01-02T00:00:00.000Z',
+  tlp: 'TLP:CLEAR',
 } as ObjectView;
 
 const entry = (operation: HistoryEntryView['operation'], obj: ObjectView, extra: Partial<HistoryEntryView> = {}): HistoryEntryView => ({
@@ -133,7 +134,7 @@ describe('console views', () => {
   it("says what each change of an object's history did, against the change before it", () => {
     const md5 = { type: 'MD5Hash', value: 'a'.repeat(32) } as const;
     const sha1 = { type: 'SHA1Hash', value: 'b'.repeat(40) } as const;
-    const first = { type: 'File', keys: [md5], context: { a: 1, b: 1 } } as ObjectView;
+    const first = { type: 'File', keys: [md5], context: { a: 1, b: 1 }, tlp: 'TLP:CLEAR' } as ObjectView;
     const second = { ...first, keys: [md5, sha1], context: { a: 1, b: 2, c: 3 }, expiresAt: '2030-01-02T00:00:00.000Z' } as ObjectView;
     expect(whatChanged(entry('Add', first), undefined)).toBe(`added with ${md5.value}`);
     expect(whatChanged(entry('Update', second), entry('Add', first))).toBe(`keys ${sha1.value} joined; context b, c; expiry 2030-01-02 00:00:00 UTC`);

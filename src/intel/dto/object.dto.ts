@@ -3,6 +3,7 @@ import { IsOptional, IsString, Matches } from 'class-validator';
 import { WaitQuery } from '../../common/http/long-poll.js';
 import { KEY_TYPES, OBJECT_TYPES, type KeyType, type ObjectType } from '../../common/indicators/indicators.js';
 import { ObjectFormDto, ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
+import { TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
@@ -61,6 +62,9 @@ export class ObjectView {
     description: "When the object expires (UTC, milliseconds): its own `expiresAt`, or the collection's `objectTTLSeconds` after its last add. Absent: never.",
   })
   expiresAt?: string;
+
+  @ApiProperty({ enum: TLP_LEVELS, description: "The object's TLP marking: the most restrictive among its live claims." })
+  tlp: Tlp;
 }
 
 export class ObjectChangeView {

@@ -22,6 +22,8 @@ export interface HistoryRow extends SizedRow {
   via: WriteVia | null;
   source: string | null;
   object: StoredObject;
+  /** The object's marking at the record (a rank). */
+  tlp: number;
 }
 
 /** The live object holding a key, as provenance needs it: its keys and its api claim (both times null when none). */
@@ -66,7 +68,7 @@ export class HistoryRepository {
            {
              select: `ch.seq AS position, ${isoUtc('ch.created_at')} AS at, ch.operation,
                       CASE WHEN ch.operation = 'Remove' THEN COALESCE(ch.reason, 'Deleted') END AS reason,
-                      ch.key_id AS "keyID", ch.request_id AS "requestID", ch.via, ch.source, ch.object`,
+                      ch.key_id AS "keyID", ch.request_id AS "requestID", ch.via, ch.source, ch.object, ch.tlp`,
              from: `FROM intel_change ch
                    WHERE ch.collection_id = $1 AND ch.object_uid IN (${LIVES_OF_KEY})
                      AND ch.seq < COALESCE($4::bigint, 9223372036854775807)`,

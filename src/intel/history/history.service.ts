@@ -8,7 +8,7 @@ import { SourceClaimsService } from '../../sources/source-claims.service.js';
 import { ChangesService } from '../changes.service.js';
 import { CollectionsService } from '../collections.service.js';
 import type { DeleteObjectQueryDto } from '../dto/object.dto.js';
-import { storedObject } from '../object-rows.js';
+import { objectView } from '../object-rows.js';
 import { ObjectErrors } from '../objects.errors.js';
 import type { ClaimView, HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryRepository, type HistoryRow } from './history.repository.js';
@@ -23,7 +23,7 @@ function entryView(row: HistoryRow): HistoryEntryView {
     requestID: row.requestID,
     via: row.via,
     source: row.source,
-    obj: storedObject(row.object),
+    obj: objectView({ ...row.object, tlp: row.tlp }),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
+import type { ObjectConditions } from '../../read-policy/read-policy.js';
 import { sightingSummarySql } from '../../sightings/sighting-sql.js';
 import { LIVE } from '../object-statements.js';
 
@@ -19,20 +20,21 @@ import { LIVE } from '../object-statements.js';
  * within the cap, in request order, get their objects read (`within`); the first key always does. The
  * large values of the others are never fetched (TOAST is read only for the rows joined), so the process
  * holds at most the cap plus one key's matches. Each object read gets its sighting summary (null for the
- * others: their keys are NULL).
+ * others: their keys are NULL). `narrowed`: the read policy's conditions on each object (the ceiling of a
+ * key that may not read every marking), so a key finds exactly what it may see and the byte cap counts only that.
  */
-const LOOKUP = `
+const LOOKUP = (narrowed = '') => `
   WITH found AS (
     SELECT q.i, c.name AS collection, o.id, o.row_bytes
       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(type, value, i)
       JOIN intel_object_key k ON k.key_type = q.type AND k.value = q.value
       JOIN intel_collection c ON c.id = k.collection_id
-      JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
+      JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}${narrowed}
      WHERE ($3 OR c.resource_id = ANY($4::int[])) AND ($5::text[] IS NULL OR c.name = ANY($5::text[]))
   ), answered AS (
     SELECT i, sum(sum(row_bytes)) OVER (ORDER BY i) - sum(row_bytes) < $6 AS within FROM found GROUP BY i
   )
-  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt",
+  SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.tlp,
          ${sightingSummarySql('o.keys')} AS sightings
     FROM found f
     JOIN answered a USING (i)
@@ -45,18 +47,28 @@ const LOOKUP = `
  */
 const HELD_PARAMETERS = namedParameters(['types', 'values', 'readsAll', 'readable']);
 const H = HELD_PARAMETERS.$;
-const HELD = `
+const HELD = (narrowed: string) => `
   SELECT q.i FROM unnest(${H.types}::text[], ${H.values}::text[]) WITH ORDINALITY AS q(type, value, i)
    WHERE EXISTS (SELECT FROM intel_object_key k
                    JOIN intel_collection c ON c.id = k.collection_id
-                   JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}
+                   JOIN intel_object o ON o.id = k.object_id AND ${LIVE('o')}${narrowed}
                   WHERE k.key_type = q.type AND k.value = q.value AND (${H.readsAll} OR c.resource_id = ANY(${H.readable}::int[])))`;
 
-/** The held keys' statement and its parameters. */
-export const HELD_STATEMENT = { text: HELD, parameters: HELD_PARAMETERS } as const;
+/** The held keys' statement under a read policy (its conditions on each object; parameters after the four above). */
+export function heldStatement(policy: ObjectConditions) {
+  const parameters = HELD_PARAMETERS.with(policy.parameterNames);
+  return { text: HELD(policy.conditions('o', parameters.$)), parameters };
+}
 
-/** The statement and its parameters by name ($1 to $6 above, in that order). */
+/** The statement of a read nothing narrows and its parameters by name ($1 to $6 above, in that order). */
 export const LOOKUP_STATEMENT = {
-  text: LOOKUP,
+  text: LOOKUP(),
   parameters: namedParameters(['types', 'values', 'readsAll', 'readable', 'collections', 'maxBytes']),
 } as const;
+
+/** The lookup under a read policy: the statement above when it narrows nothing, its parameters after $6. */
+export function lookupStatement(policy: ObjectConditions) {
+  const parameters = LOOKUP_STATEMENT.parameters.with(policy.parameterNames);
+  const narrowed = policy.conditions('o', parameters.$);
+  return { text: narrowed === '' ? LOOKUP_STATEMENT.text : LOOKUP(narrowed), parameters };
+}

@@ -3,7 +3,7 @@ import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
-import { storedObject } from '../object-rows.js';
+import { objectView } from '../object-rows.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LookupRepository } from './lookup.repository.js';
@@ -21,7 +21,7 @@ export class LookupService {
    */
   async heldKeys(policy: ReadPolicy, keys: readonly ObjectKey[]): Promise<boolean[]> {
     if (keys.length === 0) return [];
-    const rows = await this.repository.held(keys, policy.scope);
+    const rows = await this.repository.held(policy, keys);
     const held = keys.map(() => false);
     for (const { i } of rows) held[Number(i) - 1] = true;
     return held;
@@ -45,7 +45,7 @@ export class LookupService {
     const keys = [...distinct.keys()].map((id) => id.split('\n'));
     // The lists are read beside the lookup statement (both read committed state).
     const [rows, listed] = await Promise.all([
-      keys.length === 0 ? [] : this.repository.lookup(keys, policy.scope, query.collections ?? null, this.config.pageMaxBytes),
+      keys.length === 0 ? [] : this.repository.lookup(policy, keys, query.collections ?? null, this.config.pageMaxBytes),
       policy.listSet(),
     ]);
     const matches = new Map<number, LookupMatchView[]>();
@@ -57,7 +57,7 @@ export class LookupService {
         continue;
       }
       if (!matches.has(position)) matches.set(position, []);
-      matches.get(position)!.push({ collection, object: storedObject(object), sightings });
+      matches.get(position)!.push({ collection, object: objectView(object), sightings });
     }
     const tooLarge = LookupErrors.answerTooLarge(this.config.pageMaxBytes);
     return entries.map(({ key, error }) => {

@@ -29,7 +29,7 @@ function page(condition: string, narrowed = ''): string {
           page AS MATERIALIZED (SELECT object_id FROM hits ORDER BY object_id LIMIT $4)
           ${sizeBoundedPage(
             {
-              select: `o.id AS position, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt"`,
+              select: `o.id AS position, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.tlp`,
               from: 'FROM page JOIN intel_object o ON o.id = page.object_id',
               orderBy: 'page.object_id',
               rowBytes: 'o.row_bytes',

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { SizedRow } from '../../common/pagination/page.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
-import type { StoredObject } from '../object-rows.js';
+import type { MarkedRow } from '../object-rows.js';
 import { networkSearch } from './network-statements.js';
 
 /** The network search's read (its statement, and why its plan holds: network-statements.ts). */
@@ -16,7 +16,7 @@ export class NetworkRepository {
     mode: 'within' | 'contains',
     policy: ObjectConditions,
     page: { collectionId: number; network: string; afterId: number; limit: number; maxBytes: number },
-  ): Promise<(StoredObject & SizedRow & { position: string })[]> {
+  ): Promise<(MarkedRow & SizedRow & { position: string })[]> {
     const search = networkSearch(mode, policy);
     return this.dataSource.query(search.text, search.parameters.values({ ...page, ...policy.values() }));
   }

@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { CollectionsService } from '../collections.service.js';
 import type { ObjectView } from '../dto/object.dto.js';
-import { storedObject } from '../object-rows.js';
+import { objectView } from '../object-rows.js';
 import type { NetworkQueryDto } from './network.dto.js';
 import { NetworkRepository } from './network.repository.js';
 
@@ -47,6 +47,6 @@ export class NetworkService {
       limit: request.limit + 1,
       maxBytes: this.config.pageMaxBytes,
     });
-    return keysetPage(rows, request.limit, (row) => afterIdCursor(Number(row.position)), storedObject);
+    return keysetPage(rows, request.limit, (row) => afterIdCursor(Number(row.position)), objectView);
   }
 }
