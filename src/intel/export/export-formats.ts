@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
 import { tlpOf, type TlpRank } from '../../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
-import { storedObject, type StoredObject } from '../object-rows.js';
+import { objectView, storedObject, type StoredObject } from '../object-rows.js';
 
 export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson', 'stix'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -80,9 +80,9 @@ export function csvRecord(row: KeyRow): string {
   return [row.type, row.keyType, row.value, row.expiresAt ?? '', JSON.stringify(row.context), tlpOf(row.tlp)].map(csvField).join(',') + '\r\n';
 }
 
-/** The object view of the listing with its marking, one per line. */
+/** The object view of the listing (with its marking), one per line. */
 export function ndjsonLine(object: MarkedObject): string {
-  return JSON.stringify({ ...storedObject(object), tlp: tlpOf(object.tlp) }) + '\n';
+  return JSON.stringify(objectView(object)) + '\n';
 }
 
 /**
