@@ -40,7 +40,9 @@ export class TaxiiObjectsController {
       'The collection as STIX 2.1, in the order added: the service identity and the context extension definition, then per change of ' +
       'an object a version of its `indicator` (all its keys in one pattern, the context in a property extension, revoked when the ' +
       'object is removed or expires) followed by its observable. `date_added` strictly increases; poll with `added_after` set to the ' +
-      'last `X-TAXII-Date-Added-Last`, or page with `next`: each version is delivered exactly once either way.',
+      'last `X-TAXII-Date-Added-Last`, or page with `next`: each version is delivered exactly once either way. Indicators and ' +
+      "observables carry `object_marking_refs`: the TLP 2.0 marking definition of the object's marking at that version; a version " +
+      "marked above the key's `maxTLP` (narrowed by `maxTLP=`) is not served.",
   })
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
