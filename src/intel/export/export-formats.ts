@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
 import { tlpOf, type TlpRank } from '../../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
-import { objectView, storedObject, type StoredObject } from '../object-rows.js';
+import { objectView, storedObject, type MarkedRow, type StoredObject } from '../object-rows.js';
 
 export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson', 'stix'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -33,13 +33,9 @@ export interface BodyContext {
   tag: string;
 }
 
-/** A row of the ndjson and STIX exports: a stored object with its marking (extensions §19). */
-export interface MarkedObject extends StoredObject {
+/** A row of the STIX export: an object with its marking, its life (the indicator's id and `created`) and last change time. */
+export interface LifeRow extends StoredObject {
   tlp: TlpRank;
-}
-
-/** A row of the STIX export: an object with its life (the indicator's id and `created`) and last change time. */
-export interface LifeRow extends MarkedObject {
   uid: string;
   addedAt: string;
   modified: string;
@@ -81,7 +77,7 @@ export function csvRecord(row: KeyRow): string {
 }
 
 /** The object view of the listing (with its marking), one per line. */
-export function ndjsonLine(object: MarkedObject): string {
+export function ndjsonLine(object: MarkedRow): string {
   return JSON.stringify(objectView(object)) + '\n';
 }
 
@@ -106,7 +102,7 @@ export function chunkOf(format: ExportFormat, rows: unknown[], body: BodyContext
     case 'csv':
       return (rows as KeyRow[]).map(csvRecord).join('');
     case 'ndjson':
-      return (rows as MarkedObject[]).map(ndjsonLine).join('');
+      return (rows as MarkedRow[]).map(ndjsonLine).join('');
     case 'stix':
       return (rows as LifeRow[]).map((row) => stixObjects(row, body.collection)).join('');
   }
