@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * most restrictive down, instead of scanning the collection (EXPORT_STATEMENTS.marking). Partial: unmarked
  * objects, what every write of an unmarked collection stores, add no entry and cost nothing to write.
  */
-export class MarkedObjects1796000000100 implements MigrationInterface {
-  name = 'MarkedObjects1796000000100';
+export class MarkedObjects1796000200000 implements MigrationInterface {
+  name = 'MarkedObjects1796000200000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`CREATE INDEX "IDX_intel_object_marked" ON intel_object (collection_id, tlp) WHERE tlp > 0`);
