@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse } from 'csv-parse/sync';
 import type { Tlp } from '../../src/common/markings/tlp.js';
 import { expectError } from '../support/clients/api-client.js';
-import { markObject, readerUpTo } from '../support/markings.js';
+import { readerUpTo } from '../support/markings.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, hashKeys, md5, sha1 } from './objects.helpers.js';
 
@@ -43,19 +43,21 @@ describe('exports and markings', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await createCollection(t, 'marked');
-    const written = await t
-      .http()
-      .post('/intel/collections/marked/objects/batch')
-      .set('X-Api-Key', t.adminKey)
-      .send(MARKED.map(([object]) => object));
-    expect(written.body.added).toBe(MARKED.length);
-    for (const [, value, tlp] of MARKED) await markObject(t, 'marked', value, tlp);
+    for (const [object, , tlp] of MARKED) await add('marked', object, tlp);
     green = await readerUpTo(t, 'TLP:GREEN', 'marked');
   });
   afterAll(async () => {
     await t.close();
   });
 
+  /** A native write marked `tlp`. */
+  const add = (collection: string, object: object, tlp: Tlp) =>
+    t
+      .http()
+      .post(`/intel/collections/${collection}/objects?tlp=${encodeURIComponent(tlp)}`)
+      .set('X-Api-Key', t.adminKey)
+      .send(object)
+      .expect(204);
   const exportAs = (key: string, query: string, collection = 'marked', app = t) =>
     app
       .http()
@@ -186,14 +188,8 @@ describe('exports and markings', () => {
 
     await createCollection(t, 'fading');
     const soon = new Date(Date.now() + 1200).toISOString();
-    await t
-      .http()
-      .post('/intel/collections/fading/objects/batch')
-      .set('X-Api-Key', t.adminKey)
-      .send([domain('stays.example'), { ...domain('fades.example'), expiresAt: soon }])
-      .expect(200);
-    await markObject(t, 'fading', 'stays.example', 'TLP:AMBER');
-    await markObject(t, 'fading', 'fades.example', 'TLP:RED');
+    await add('fading', domain('stays.example'), 'TLP:AMBER');
+    await add('fading', { ...domain('fades.example'), expiresAt: soon }, 'TLP:RED');
     const reader = await readerUpTo(t, 'TLP:GREEN', 'fading');
     expect(stateOf(await exportAs(t.adminKey, 'format=txt', 'fading'))).toEqual(['TLP:RED', '0']);
     const hidden = await exportAs(reader, 'format=txt', 'fading');

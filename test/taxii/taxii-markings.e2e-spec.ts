@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Tlp } from '../../src/common/markings/tlp.js';
 import { expectTaxiiError } from '../support/clients/taxii.js';
-import { markObject, markRecords, readerUpTo } from '../support/markings.js';
+import { readerUpTo } from '../support/markings.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, ROOT, taxiiClient } from './taxii-support.js';
 
@@ -40,10 +40,11 @@ describe('TAXII and markings', () => {
   let green: ReturnType<typeof taxiiClient>;
   const indicatorOf = new Map<string, string>();
 
-  const add = (value: string, context: Record<string, unknown> = {}) =>
+  /** A native write marked `tlp` (the latest write's marking is the object's: a later one may lower it). */
+  const add = (value: string, tlp: Tlp, context: Record<string, unknown> = {}) =>
     t
       .http()
-      .post('/intel/collections/tlp-feed/objects')
+      .post(`/intel/collections/tlp-feed/objects?tlp=${encodeURIComponent(tlp)}`)
       .set('X-Api-Key', t.adminKey)
       .send({
         type: value.startsWith('10.') ? 'IPAddress' : 'DomainName',
@@ -66,19 +67,14 @@ describe('TAXII and markings', () => {
       ['10.0.0.3', 'TLP:AMBER'],
       ['10.0.0.4', 'TLP:CLEAR'],
     ];
-    for (const [value, tlp] of levels) {
-      await add(value);
-      await markObject(t, 'tlp-feed', value, tlp);
-    }
+    for (const [value, tlp] of levels) await add(value, tlp);
     // Lowered: AMBER at its first version, GREEN at its second. Raised: GREEN, then AMBER.
     for (const [value, first, now] of [
       ['lowered.example', 'TLP:AMBER', 'TLP:GREEN'],
       ['raised.example', 'TLP:GREEN', 'TLP:AMBER'],
     ] as [string, Tlp, Tlp][]) {
-      await add(value, { v: 1 });
-      await add(value, { v: 2 });
-      await markObject(t, 'tlp-feed', value, now);
-      await markRecords(t, 'tlp-feed', value, first, { context: { v: 1 } });
+      await add(value, first, { v: 1 });
+      await add(value, now, { v: 2 });
     }
     green = taxiiClient(t, await readerUpTo(t, 'TLP:GREEN', 'tlp-feed'));
     for (const object of bodyOf(await objects(admin, 'match[type]=indicator&limit=1000')).objects!) indicatorOf.set(shown(object).split(' ')[1], object.id);
