@@ -56,6 +56,8 @@ export async function add(collectionId: number, body: ObjectBody): Promise<boole
       context,
       expiresAt: none.at,
       ttlSeconds: none.ttlSeconds,
+      // A native add naming no marking: the collection's defaultTLP, CLEAR.
+      tlp: 0,
       ...RAW_WRITE_ORIGIN,
     }),
   });

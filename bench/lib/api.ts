@@ -55,6 +55,8 @@ export class Api {
     permissions: { resource: number; actions: string[] }[];
     limits?: { resource: number; action: string; limit: number }[];
     description?: string;
+    /** The key's TLP ceiling (`TLP:GREEN` …); the service's default without it (the creator's own). */
+    maxTLP?: string;
   }): Promise<{ id: number; key: string }> {
     return this.json('POST', '/auth/keys', {
       permissions: spec.permissions.map((p) => ({ resource: { id: p.resource }, actions: p.actions })),
@@ -62,6 +64,7 @@ export class Api {
         requestLimits: spec.limits.map((l) => ({ target: { resource: { id: l.resource }, action: l.action }, limit: l.limit, period: 'Day' })),
       }),
       description: spec.description ?? 'bench',
+      ...(spec.maxTLP && { maxTLP: spec.maxTLP }),
     });
   }
 

@@ -21,14 +21,14 @@ export const domainObject = (g: number): SeedObject => ({
 });
 
 /** Newlines of a body, counted as it streams (the bench holds none of it). */
-function countLines(chunk: Buffer): number {
+export function countLines(chunk: Buffer): number {
   let lines = 0;
   for (let at = chunk.indexOf(0x0a); at !== -1; at = chunk.indexOf(0x0a, at + 1)) lines++;
   return lines;
 }
 
-/** GETs `url` and counts the lines of its body; rejects unless 200. */
-export function exportLines(url: string, headers: Record<string, string>): Promise<number> {
+/** GETs `url` and hands each chunk of its body to `onChunk` as it streams; rejects unless 200. */
+export function exportBody(url: string, headers: Record<string, string>, onChunk: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     http
       .get(url, { headers }, (response) => {
@@ -37,13 +37,19 @@ export function exportLines(url: string, headers: Record<string, string>): Promi
           reject(new Error(`export answered ${response.statusCode}`));
           return;
         }
-        let lines = 0;
-        response.on('data', (chunk: Buffer) => (lines += countLines(chunk)));
-        response.on('end', () => resolve(lines));
+        response.on('data', onChunk);
+        response.on('end', () => resolve());
         response.on('error', reject);
       })
       .on('error', reject);
   });
+}
+
+/** GETs `url` and counts the lines of its body; rejects unless 200. */
+export async function exportLines(url: string, headers: Record<string, string>): Promise<number> {
+  let lines = 0;
+  await exportBody(url, headers, (chunk) => (lines += countLines(chunk)));
+  return lines;
 }
 
 /** Runs `COPY (sql) TO STDOUT` on a raw `pg` client and counts the lines it sends (what pg-copy-streams does underneath). */

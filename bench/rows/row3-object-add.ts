@@ -121,6 +121,8 @@ export const row3: RowModule = {
             context: object.contextJson,
             expiresAt: null,
             ttlSeconds: null,
+            // A native add naming no marking: the collection's defaultTLP, CLEAR.
+            tlp: 0,
             ...RAW_WRITE_ORIGIN,
           }),
         });

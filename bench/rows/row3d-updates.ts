@@ -84,6 +84,8 @@ export const row3d: RowModule = {
               expiresAt: null,
               ttlSeconds: null,
               decidedOnKeys: keysJson,
+              // A native update naming no marking: the collection's defaultTLP, CLEAR.
+              tlp: 0,
               ...RAW_WRITE_ORIGIN,
             }),
           });

@@ -4,11 +4,15 @@ import type { RowContext } from '../lib/row.js';
 import { createCollection } from './intel-setup.js';
 import type { NewObjectsPlan } from './service-statements.js';
 
-/** One object to seed: its type, its one key (normalised as the service stores it) and its context's JSON text. */
+/**
+ * One object to seed: its type, its one key (normalised as the service stores it), its context's JSON text and
+ * its marking (a TLP rank, as a batch with `tlp=` writes it; TLP:CLEAR without).
+ */
 export interface SeedObject {
   type: string;
   key: { type: string; value: string };
   contextJson: string;
+  tlp?: number;
 }
 
 /** Objects per batch statement: the service's own batches are smaller, but seeding is never timed. */
@@ -35,10 +39,21 @@ export async function seedTarget(ctx: Seeder, name: string): Promise<SeedTarget>
   return { name, collectionId: rows[0].id, startCursor };
 }
 
-/** A batch plan adding `objects`, all new (batch-plan.ts's shape for new objects: an insert and an Add each). */
+/**
+ * A batch plan adding `objects`, all new (batch-plan.ts's shape for new objects: an insert and an Add each),
+ * each marked as it says, else TLP:CLEAR as a batch naming no marking into a collection of the default `defaultTLP`.
+ */
 function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
   const none = { at: null, ttlSeconds: null } as const;
-  const inserts = objects.map((object) => ({ type: object.type, keys: [object.key], contextJson: object.contextJson, expiry: none, uid: randomUUID() }));
+  const clear = 0;
+  const inserts = objects.map((object) => ({
+    type: object.type,
+    keys: [object.key],
+    contextJson: object.contextJson,
+    expiry: none,
+    uid: randomUUID(),
+    tlp: object.tlp ?? clear,
+  }));
   return {
     inserts,
     updates: [],
@@ -50,6 +65,8 @@ function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
       expiry: none,
       uid: insert.uid,
       addedAt: null,
+      tlp: insert.tlp,
+      wasTlp: null,
     })),
   };
 }

@@ -44,9 +44,13 @@ export interface NewObjectsPlan {
     expiry: { at: null; ttlSeconds: null };
     uid: string;
     addedAt: null;
+    /** The object's marking after the record (a TLP rank) and before it (none for an Add). */
+    tlp: number;
+    wasTlp: null;
   }[];
   updates: never[];
-  inserts: { type: string; keys: { type: string; value: string }[]; contextJson: string; expiry: { at: null; ttlSeconds: null }; uid: string }[];
+  /** `tlp`: the marking of the api claim the write makes (a rank). */
+  inserts: { type: string; keys: { type: string; value: string }[]; contextJson: string; expiry: { at: null; ttlSeconds: null }; uid: string; tlp: number }[];
 }
 
 /** src/intel/write-origin.ts. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, RESOURCE_ACTIONS } from '../common/guard/access.js';
+import { RED } from '../common/markings/tlp.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 
@@ -62,6 +63,7 @@ export class AdminKeysService {
       expiresAt: null,
       permissions: ADMIN_PERMISSIONS,
       limits: [],
+      maxTlp: RED,
     });
   }
 }

@@ -7,9 +7,10 @@ import type { ApiKeyRecord } from './api-key.repository.js';
 const MAX_HASHES = 10_000;
 
 /**
- * API-key records of recent callers, so that an authenticated request needs no key lookup. A key changes
- * only by revocation, which invalidates it on every instance (see InvalidatedCache); expiry is checked on
- * every request from the record itself. The hash → id mapping never changes, so it needs no invalidation.
+ * API-key records of recent callers, so that an authenticated request needs no key lookup. What a request
+ * reads of a key changes only by revocation or a new ceiling (`maxTLP`), each of which invalidates it on
+ * every instance (see InvalidatedCache); expiry is checked on every request from the record itself. The
+ * hash → id mapping never changes, so it needs no invalidation.
  */
 @Injectable()
 export class ApiKeyCache {
@@ -36,12 +37,12 @@ export class ApiKeyCache {
     return this.records.get(String(id), load);
   }
 
-  /** Inside the revoking transaction. */
-  publishRevocation(manager: EntityManager, id: number): Promise<void> {
+  /** Inside the transaction that revokes the key or changes its ceiling. */
+  publishChange(manager: EntityManager, id: number): Promise<void> {
     return this.records.publish(manager, String(id));
   }
 
-  /** After the revocation commits, before answering. */
+  /** After that change commits, before answering. */
   evictLocally(id: number): void {
     this.records.evictLocally(String(id));
   }

@@ -26,6 +26,8 @@ export interface ApiKeyRecord {
   limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
   /** The key's TLP ceiling, a rank (extensions §19). */
   maxTlp: TlpRank;
+  /** The view's version (its tag): moves with every change of the row, its use included. */
+  version: number;
 }
 
 /** The columns of a key record, over `auth_api_key k`. */
@@ -33,6 +35,7 @@ const KEY_COLUMNS = `
   k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
          k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", k.prefix,
          k.last_used_address AS "lastUsedAddress", k.allowed_networks AS "allowedNetworks", k.max_tlp AS "maxTlp",
+         k.version,
          COALESCE((SELECT json_agg(json_build_object('resourceId', p.resource_id, 'actions', p.actions)
                                    ORDER BY p.resource_id)
                      FROM auth_permission p WHERE p.key_id = k.id), '[]') AS permissions,
@@ -53,6 +56,7 @@ export interface NewApiKey {
   expiresAt: Date | null;
   permissions: { resourceId: number; actions: ResourceAction[] }[];
   limits: { resourceId: number; action: ResourceAction; limit: number }[];
+  maxTlp: TlpRank;
 }
 
 @Injectable()
@@ -102,9 +106,9 @@ export class ApiKeyRepository {
   /** Inserts a key with its permissions and limits; the caller provides the transaction. */
   async insert(manager: EntityManager, key: NewApiKey): Promise<number> {
     const [{ id }]: { id: number }[] = await manager.query(
-      `INSERT INTO auth_api_key (key_hash, description, expires_at, prefix, allowed_networks)
-       VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-      [key.keyHash, key.description, key.expiresAt, key.prefix, key.allowedNetworks],
+      `INSERT INTO auth_api_key (key_hash, description, expires_at, prefix, allowed_networks, max_tlp)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [key.keyHash, key.description, key.expiresAt, key.prefix, key.allowedNetworks, key.maxTlp],
     );
     if (key.permissions.length > 0) {
       await manager.query(
@@ -125,22 +129,36 @@ export class ApiKeyRepository {
     return id;
   }
 
-  /** Sets `revoked_at` once; revoking again keeps the first moment. Returns false for an unknown key. */
+  /** Sets `revoked_at` once; revoking again keeps the first moment (and the tag). Returns false for an unknown key. */
   async revoke(manager: EntityManager, id: number): Promise<boolean> {
     // Wrapped in a SELECT: TypeORM answers a bare UPDATE with [rows, rowCount], which is never empty.
     const rows: unknown[] = await manager.query(
       `WITH revoked AS (
-         UPDATE auth_api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING id
+         UPDATE auth_api_key SET revoked_at = COALESCE(revoked_at, now()), version = version + (revoked_at IS NULL)::int
+          WHERE id = $1 RETURNING id
        ) SELECT id FROM revoked`,
       [id],
     );
     return rows.length > 0;
   }
 
-  /** Once a minute per key, or at once from another address; the statement re-checks both. */
+  /** The settings a PATCH compares with, its row locked to the end of the manager's transaction; undefined for an unknown key. */
+  async lockSettings(manager: EntityManager, id: number): Promise<{ version: number; maxTlp: TlpRank } | undefined> {
+    const rows: { version: number; maxTlp: TlpRank }[] = await manager.query(`SELECT version, max_tlp AS "maxTlp" FROM auth_api_key WHERE id = $1 FOR UPDATE`, [
+      id,
+    ]);
+    return rows[0];
+  }
+
+  /** A new ceiling, and a new tag; the row is the caller's (lockSettings). */
+  async setMaxTlp(manager: EntityManager, id: number, maxTlp: TlpRank): Promise<void> {
+    await manager.query(`UPDATE auth_api_key SET max_tlp = $2, version = version + 1 WHERE id = $1`, [id, maxTlp]);
+  }
+
+  /** Once a minute per key, or at once from another address; the statement re-checks both. The view changes: so does its tag. */
   async touchLastUsed(id: number, address: string | null): Promise<void> {
     await this.dataSource.query(
-      `UPDATE auth_api_key SET last_used_at = now(), last_used_address = $2
+      `UPDATE auth_api_key SET last_used_at = now(), last_used_address = $2, version = version + 1
         WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute'
                            OR last_used_address IS DISTINCT FROM $2)`,
       [id, address],

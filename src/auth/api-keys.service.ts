@@ -3,12 +3,22 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Principal, type ResourceAction, type ResourceNode } from '../common/guard/access.js';
 import { parseCidr } from '../common/http/client-address.js';
+import { rankOf, tlpOf, type TlpRank } from '../common/markings/tlp.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
+import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
-import type { ApiKeyIdParamDto, ApiKeyRegistrationView, ApiKeyUsageView, ApiKeyView, CreateApiKeyDto, ListApiKeysQueryDto } from './dto/api-key.dto.js';
+import type {
+  ApiKeyIdParamDto,
+  ApiKeyRegistrationView,
+  ApiKeyUsageView,
+  ApiKeyView,
+  CreateApiKeyDto,
+  ListApiKeysQueryDto,
+  UpdateApiKeyDto,
+} from './dto/api-key.dto.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 import { RequestLimitsService, secondsUntilUtcMidnight } from './request-limits.service.js';
 import { ResourcesService } from './resources.service.js';
@@ -56,6 +66,9 @@ export class ApiKeysService {
         if (!caller.canGrant(nodes.get(resourceId)!, action)) throw AuthErrors.cannotGrant(resourceId, action);
       }
     }
+    // Nor a key that sees more than it does: absent, the new key's ceiling is the creator's own.
+    const maxTlp = ceilingOf(form.maxTLP) ?? caller.maxTlp;
+    if (!caller.canGrantTlp(maxTlp)) throw AuthErrors.cannotGrantTlp(maxTlp, caller.maxTlp);
     const newKey = new Principal(0, granted, [], null);
 
     const targets = new Set<string>();
@@ -91,9 +104,42 @@ export class ApiKeysService {
           action: limit.target.action,
           limit: limit.limit,
         })),
+        maxTlp,
       }),
     );
     return { id, key: value };
+  }
+
+  /** One key's view with its tag (`If-Match` of a PATCH). */
+  async view(params: ApiKeyIdParamDto): Promise<TaggedResult<ApiKeyView>> {
+    const id = keyIdOf(params);
+    const record = await this.keys.findById(id);
+    if (!record) throw AuthErrors.keyNotFound(id);
+    return new TaggedResult(toView(record), record.version);
+  }
+
+  /**
+   * The members sent, under `If-Match` when sent (checks in this order: 404, 412, 403). A new ceiling reaches
+   * every instance's key cache as a revocation does, so the key's next request reads with it; `{}` and the
+   * current value change nothing and keep the tag.
+   */
+  async update(caller: Principal, params: ApiKeyIdParamDto, ifMatch: string | undefined, form: UpdateApiKeyDto): Promise<TaggedResult<ApiKeyView>> {
+    const id = keyIdOf(params);
+    const maxTlp = ceilingOf(form.maxTLP);
+    const changed = await this.dataSource.transaction(async (manager) => {
+      const current = await this.keys.lockSettings(manager, id);
+      if (!current) throw AuthErrors.keyNotFound(id);
+      if (ifMatch !== undefined) assertTagMatches(ifMatch, current.version);
+      if (maxTlp === undefined) return false;
+      if (!caller.canGrantTlp(maxTlp)) throw AuthErrors.cannotGrantTlp(maxTlp, caller.maxTlp);
+      if (maxTlp === current.maxTlp) return false;
+      await this.keys.setMaxTlp(manager, id, maxTlp);
+      await this.cache.publishChange(manager, id);
+      return true;
+    });
+    // This instance drops it before answering, so no request sent after the answer is served from its cache.
+    if (changed) this.cache.evictLocally(id);
+    return this.view(params);
   }
 
   async list(query: ListApiKeysQueryDto): Promise<PageResult<ApiKeyView>> {
@@ -131,7 +177,7 @@ export class ApiKeysService {
     const found = await this.dataSource.transaction(async (manager) => {
       const revoked = await this.keys.revoke(manager, id);
       // Delivered to every instance when the revocation commits: their key caches drop the key.
-      if (revoked) await this.cache.publishRevocation(manager, id);
+      if (revoked) await this.cache.publishChange(manager, id);
       return revoked;
     });
     if (!found) throw AuthErrors.keyNotFound(id);
@@ -145,6 +191,11 @@ function keyIdOf(params: ApiKeyIdParamDto): number {
   // Ids beyond the integer column cannot exist (and would make PostgreSQL refuse the parameter).
   if (id > MAX_INT4) throw AuthErrors.keyNotFound(id);
   return id;
+}
+
+/** A ceiling as the DTO let it through (`IsTlp`); undefined when absent or null. */
+function ceilingOf(maxTLP: string | null | undefined): TlpRank | undefined {
+  return maxTLP === undefined || maxTLP === null ? undefined : rankOf(maxTLP);
 }
 
 /** `Date` rolls impossible days over (Feb 30 → Mar 2); the written calendar date must exist. */
@@ -176,5 +227,6 @@ function toView(record: ApiKeyRecord): ApiKeyView {
     prefix: record.prefix,
     lastUsedAddress: record.lastUsedAddress,
     allowedNetworks: record.allowedNetworks,
+    maxTLP: tlpOf(record.maxTlp),
   };
 }

@@ -1,4 +1,5 @@
 import { ApiError, registerErrorCodes, type ErrorCodesOf } from '../common/errors/api-error.js';
+import { tlpOf, type TlpRank } from '../common/markings/tlp.js';
 
 /** Auth's own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
 export const AUTH_ERROR_CODES = registerErrorCodes({ ResourceNotFound: 422, InvalidRequestLimit: 422, LimitSetConflict: 422 });
@@ -12,6 +13,8 @@ export const AuthErrors = {
   resourceNotFound: (id: number) => new ApiError('ResourceNotFound', `resource ${id} does not exist`),
   cannotGrant: (resourceId: number, action: string) =>
     new ApiError('Forbidden', `a key can only grant what it holds: ${action} on resource ${resourceId} is not held`),
+  cannotGrantTlp: (asked: TlpRank, own: TlpRank) =>
+    new ApiError('Forbidden', `a key can only grant what it sees: maxTLP ${tlpOf(asked)} is above this key's own ${tlpOf(own)}`),
   limitedCreator: () => new ApiError('Forbidden', 'a key with request limits cannot create keys: the new key would escape those limits'),
   outlivesCreator: () => new ApiError('Forbidden', 'a key cannot create a key that expires after it (or never): set an earlier expiresAt'),
   limitSetConflict: (resourceId: number, action: string) => new ApiError('LimitSetConflict', `two request limits target ${action} on resource ${resourceId}`),

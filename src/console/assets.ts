@@ -45,6 +45,12 @@ code, .mono { font-family: ui-monospace, monospace; word-break: break-all; }
 .htmx-request .busy { display: inline; }
 .busy { display: none; }
 progress { width: 20rem; }
+/* TLP 2.0 badges: the level in black on its colour (FIRST's values; each at least 5.6:1 against black). */
+.tlp { display: inline-block; padding: 0 .4rem; border: 1px solid #000; border-radius: 3px; color: #000; font-size: .85rem; font-weight: 700; white-space: nowrap; }
+.tlp-clear { background: #ffffff; }
+.tlp-green { background: #33ff00; }
+.tlp-amber { background: #ffc000; }
+.tlp-red { background: #ff2b2b; }
 `;
 
 /**

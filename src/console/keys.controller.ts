@@ -6,7 +6,7 @@ import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { KeysScreen } from './keys.screen.js';
 import type { Screen } from './views/layout.js';
 
-/** API keys for admins: list, generate (value shown once), revoke; the same checks as `/auth/keys`. */
+/** API keys for admins: list, generate (value shown once), set a key's TLP ceiling, revoke; the same checks as `/auth/keys`. */
 @ConsoleController('keys')
 export class KeysController {
   constructor(
@@ -30,6 +30,12 @@ export class KeysController {
   @ConsoleAccess('auth', 'Write')
   async create(@Req() request: ConsoleRequest, @Res() response: Response): Promise<void> {
     await this.answers.form(request, response, await this.screen.create(request.principal!, request.form!));
+  }
+
+  @Post(':id')
+  @ConsoleAccess('auth', 'Write')
+  async update(@Req() request: ConsoleRequest, @Res() response: Response, @Param('id') id: string): Promise<void> {
+    await this.answers.form(request, response, await this.screen.update(request.principal!, id, request.form!));
   }
 
   @Post(':id/revoke')

@@ -1,21 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeysService } from '../auth/api-keys.service.js';
-import { CreateApiKeyDto, type ApiKeyView } from '../auth/dto/api-key.dto.js';
+import { CreateApiKeyDto, UpdateApiKeyDto, type ApiKeyView } from '../auth/dto/api-key.dto.js';
 import { ResourcesService } from '../auth/resources.service.js';
 import { ApiError } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, RESOURCE_ACTIONS, type Principal, type ResourceAction } from '../common/guard/access.js';
+import { TLP_LEVELS, tlpOf, type TlpRank } from '../common/markings/tlp.js';
 import type { FormAnswer } from './console-answers.js';
 import { ConsoleSessionsService } from './console-sessions.service.js';
 import { refusalOf, validatedForm, type Refusal } from './forms.js';
 import { cursorParam, nextCursor } from './paging.js';
 import { resourcePath, ResourceTree, type ResourceTreeNode } from './resource-tree.js';
-import { keyCreatedView, keyEditorView, keysView, type KeyRow } from './views/keys.view.js';
+import { keyCreatedView, keyEditorView, keysView, type Ceilings, type KeyRow } from './views/keys.view.js';
 import type { Screen } from './views/layout.js';
 
 const PAGE_SIZE = '50';
 
 /** The form fields that show the key form's problems (the rest go to the page's message). */
-const KEY_FIELDS = { description: 'description', expiresAt: 'expiresOn' };
+const KEY_FIELDS = { description: 'description', expiresAt: 'expiresOn', maxTLP: 'maxTLP' };
 
 /** API keys for admins through the auth area's services: the same checks as `/auth/keys`. */
 @Injectable()
@@ -39,6 +40,7 @@ export class KeysScreen {
     return keysView({
       keys: result.items.map((key) => keyRow(key, pathOf)),
       canWrite: principal.holds(BUILTIN_RESOURCES.auth, 'Write'),
+      ceilings: ceilingsOf(principal),
       next: nextCursor(result),
     });
   }
@@ -48,7 +50,7 @@ export class KeysScreen {
     const rows = nodes
       .map((node) => ({ id: node.id, path: resourcePath(nodes, node), actions: grantable(principal, node) }))
       .filter((row) => row.actions.length > 0);
-    return keyEditorView({ rows, form, refusal });
+    return keyEditorView({ rows, ceilings: ceilingsOf(principal), form, refusal });
   }
 
   /** The editor's form as the API's key form, by the API's rules; the value is shown once. */
@@ -62,13 +64,30 @@ export class KeysScreen {
     }
   }
 
+  /** The ceiling set in a key's row, as `PATCH /auth/keys/{id}` sets it (by its DTO and rules; no tag: the form sets one member). */
+  async update(principal: Principal, id: string, form: URLSearchParams): Promise<FormAnswer> {
+    const changes = await validatedForm(UpdateApiKeyDto, { maxTLP: form.get('maxTLP') ?? undefined });
+    await this.keys.update(principal, keyParam(id), undefined, changes);
+    return { seeOther: '/console/keys' };
+  }
+
   async revoke(id: string): Promise<FormAnswer> {
-    if (!/^[1-9]\d{0,9}$/.test(id)) throw new ApiError('NotFound', 'No key has this id.');
-    await this.keys.revoke({ api_key_id: id });
+    await this.keys.revoke(keyParam(id));
     // Its sessions would end at their next request anyway (the key is checked on each); this ends them now.
     await this.sessions.endKey(Number(id));
     return { seeOther: '/console/keys' };
   }
+}
+
+/** A key id from the console's path, checked as the API's path DTO checks it (anything else: no such key). */
+function keyParam(id: string): { api_key_id: string } {
+  if (!/^[1-9]\d{0,9}$/.test(id)) throw new ApiError('NotFound', 'No key has this id.');
+  return { api_key_id: id };
+}
+
+/** The ceilings the signed-in key may set: up to its own, by the API's rule. */
+function ceilingsOf(principal: Principal): Ceilings {
+  return { choices: TLP_LEVELS.filter((_level, rank) => principal.canGrantTlp(rank as TlpRank)), own: tlpOf(principal.maxTlp) };
 }
 
 function keyRow(key: ApiKeyView, pathOf: (id: number) => string): KeyRow {
@@ -82,6 +101,7 @@ function keyRow(key: ApiKeyView, pathOf: (id: number) => string): KeyRow {
     permissions: key.permissions.map((permission) => ({ path: pathOf(permission.resource.id), actions: permission.actions })),
     limits: key.requestLimits.map((limit) => ({ path: pathOf(limit.target.resource.id), action: limit.target.action, limit: limit.limit })),
     state: key.revoked ? 'revoked' : expired ? 'expired' : 'active',
+    maxTLP: key.maxTLP,
   };
 }
 
@@ -105,11 +125,13 @@ function keyBodyOf(form: URLSearchParams): object {
     }));
   const description = form.get('description')?.trim();
   const expiresOn = form.get('expiresOn')?.trim();
+  const maxTLP = form.get('maxTLP')?.trim();
   return {
     permissions: [...granted].map(([id, actions]) => ({ resource: { id: Number(id) }, actions: [...actions] })),
     requestLimits,
     ...(expiresOn && { expiresAt: `${expiresOn}T00:00:00Z` }),
     ...(description && { description }),
+    ...(maxTLP && { maxTLP }),
   };
 }
 

@@ -47,7 +47,11 @@ export function objectJson(row: string): string {
  * One change record, named: each field an SQL expression over the rows of the statement that records it.
  * `order` is its order within the statement; `type` to `expiresAt` the object's state after the change (its
  * last state for a Remove); `reason` why it went for a Remove (`Deleted` or `Expired`; NULL otherwise);
- * `uid` and `addedAt` the object's life (intel_object's columns; a re-add is a new life).
+ * `uid` and `addedAt` the object's life (intel_object's columns; a re-add is a new life); `tlp` the object's
+ * marking after the change (its marking for a Remove) and `wasTlp` before it (NULL for an Add; `tlp` for a
+ * Remove), as ranks (smallint): what the feed needs to tell, per key, whether the change crossed the key's
+ * ceiling (extensions §19). A single write takes both from its row (RETURNING `tlp` and `was_tlp`, which
+ * every UPDATE sets, `PREVIOUS_MARKING`).
  */
 export interface ChangeRecord {
   order: string;
@@ -59,6 +63,8 @@ export interface ChangeRecord {
   expiresAt: string;
   uid: string;
   addedAt: string;
+  tlp: string;
+  wasTlp: string;
 }
 
 /** The column of each field in the rows `insertChanges` reads (`c`): the one place a record becomes a column list. */
@@ -72,6 +78,8 @@ const RECORD_COLUMNS: { readonly [Field in keyof ChangeRecord]: string } = {
   expiresAt: 'expires_at',
   uid: 'uid',
   addedAt: 'added_at',
+  tlp: 'tlp',
+  wasTlp: 'was_tlp',
 };
 const RECORD_FIELDS = Object.keys(RECORD_COLUMNS) as (keyof ChangeRecord)[];
 
@@ -102,12 +110,19 @@ export interface RecordedRows {
 export function insertChanges({ record, from, besides }: RecordedRows, origin: OriginPlaceholders): string {
   const values = RECORD_FIELDS.map((field) => record[field]).join(', ');
   const columns = RECORD_FIELDS.map((field) => RECORD_COLUMNS[field]).join(', ');
-  return `INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at, via, key_id, request_id, source)
-      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}, c.uid, c.added_at,
+  return `INSERT INTO intel_change (collection_id, operation, reason, object, object_uid, object_added_at, tlp, was_tlp, via, key_id, request_id, source)
+      SELECT $1::int, c.operation, c.reason, ${objectJson('c')}, c.uid, c.added_at, c.tlp, c.was_tlp,
              ${origin.via}::text, ${origin.keyID}::int, ${origin.requestID}::text, ${origin.source}::text
         FROM (SELECT ${values}${besides === undefined ? '' : `, ${besides}`} ${from}) AS c(${columns})
        ORDER BY c.n`;
 }
+
+/**
+ * The SET item every UPDATE of intel_object carries: its marking before the update into `was_tlp`. SET
+ * reads the row version the UPDATE locked (the latest committed one, after any wait for another writer),
+ * so RETURNING `was_tlp` is the marking this very update changed, whatever ran concurrently.
+ */
+export const PREVIOUS_MARKING = (row: string) => `was_tlp = ${row}.tlp`;
 
 /**
  * The expiry of a written object: `at` (a timestamptz parameter) a fixed moment, or `ttl` (an integer

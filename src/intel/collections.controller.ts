@@ -24,11 +24,12 @@ export class CollectionsController {
       'Creates a collection of objects validated by an intel schema. `name` (1 to 128 of `A-Z a-z 0-9 . _ ~ -`, not ' +
       '`.` or `..`) is how paths name it. The collection is also a protected resource, a child of `intel` (list it ' +
       'with `GET /auth/resources?parentID=2`): keys get `Read`/`Write` on it alone, or on every collection through ' +
-      '`ReadChildren`/`WriteChildren` on `intel`.',
+      '`ReadChildren`/`WriteChildren` on `intel`. `defaultTLP` (default `TLP:CLEAR`) marks the native writes that name no ' +
+      'marking (`tlp`).',
   })
   @ApiCreatedResponse({ type: CollectionRegistrationView })
   @ApiErrors({
-    400: 'InvalidData: a malformed name or schemaID.',
+    400: 'InvalidData: a malformed name, schemaID, objectTTLSeconds or defaultTLP.',
     409: 'DuplicateCollection: the name is taken.',
     422: 'SchemaNotFound: no intel schema has this schemaID.',
   })
@@ -56,7 +57,7 @@ export class CollectionsController {
   @ApiOperation({
     summary: 'Get a collection',
     description:
-      "Returns `{name, schemaID}` with the collection's version in `ETag`; send it in `If-Match` to change the " +
+      "Returns `{name, schemaID, objectTTLSeconds?, defaultTLP}` with the collection's version in `ETag`; send it in `If-Match` to change the " +
       'schema. A key that may read every collection gets 404 for an unknown name; any other key gets 403, so names ' +
       'do not leak.',
   })
@@ -86,17 +87,18 @@ export class CollectionsController {
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
   @ApiOperation({
-    summary: "Change a collection's schema",
+    summary: "Change a collection's schema, time to live or default marking",
     description:
       'Moves the collection to another intel schema (`{"schemaID": ...}`); objects already stored are not ' +
-      "re-validated, later writes are. Send the collection's `ETag` in `If-Match` (missing: 400, stale: 412, re-read " +
-      'and repeat). `{}` or the current schema changes nothing and keeps the tag. Checks run in this order: 404, ' +
+      're-validated, later writes are. `objectTTLSeconds` and `defaultTLP` likewise apply to later writes only. ' +
+      "Send the collection's `ETag` in `If-Match` (missing: 400, stale: 412, re-read " +
+      'and repeat). `{}` or the current values change nothing and keep the tag. Checks run in this order: 404, ' +
       '412, 422.',
   })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Changed (or nothing to change).' })
   @ApiErrors({
-    400: 'BadRequest: If-Match missing. InvalidData: a malformed body.',
+    400: 'BadRequest: If-Match missing. InvalidData: a malformed body (defaultTLP not a TLP level included).',
     404: 'NotFound: no collection has this name.',
     412: 'ResourceModified: the tag is stale.',
     422: 'SchemaNotFound: no intel schema has this schemaID.',

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { ResourcesService } from '../auth/resources.service.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
+import { CLEAR, rankOf, tlpOf, type TlpRank } from '../common/markings/tlp.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, pageRequestOf, type PageQueryDto, type PageResult } from '../common/pagination/page.js';
 import { isoMicros } from '../common/sql/timestamps.js';
@@ -24,6 +25,8 @@ export interface CollectionRecord {
   resourceId: number;
   /** Objects written without their own expiry expire this long after the write; null: never. */
   objectTtlSeconds: number | null;
+  /** The marking of native writes that name none (extensions §19). */
+  defaultTlp: TlpRank;
 }
 
 /** The cached row: the record plus its version (the tag) and what a standard feed names it by. */
@@ -52,9 +55,12 @@ function isNameTaken(error: unknown): boolean {
   return driverError.code === '23505' && NAME_CONSTRAINTS.has(driverError.constraint ?? '');
 }
 
-function collectionView(name: string, schemaID: string, objectTtlSeconds: number | null): CollectionView {
-  return { name, schemaID, ...(objectTtlSeconds !== null && { objectTTLSeconds: objectTtlSeconds }) };
+function collectionView(name: string, schemaID: string, objectTtlSeconds: number | null, defaultTlp: TlpRank): CollectionView {
+  return { name, schemaID, ...(objectTtlSeconds !== null && { objectTTLSeconds: objectTtlSeconds }), defaultTLP: tlpOf(defaultTlp) };
 }
+
+/** A form's `defaultTLP` (already checked by its DTO) as the rank stored; undefined when absent. */
+const defaultTlpOf = (form: { defaultTLP?: string }): TlpRank | undefined => (form.defaultTLP === undefined ? undefined : rankOf(form.defaultTLP));
 
 @Injectable()
 export class CollectionsService {
@@ -76,12 +82,10 @@ export class CollectionsService {
       await this.dataSource.transaction(async (manager) => {
         if (!(await this.schemas.exists('intel', form.schemaID, manager))) throw SchemaRegistryErrors.schemaNotFound('intel', form.schemaID);
         const resource = await this.resources.createChild(manager, 'intel', form.name);
-        await manager.query(`INSERT INTO intel_collection (name, schema_id, version, resource_id, object_ttl_seconds) VALUES ($1, $2, 1, $3, $4)`, [
-          form.name,
-          form.schemaID,
-          resource.id,
-          form.objectTTLSeconds ?? null,
-        ]);
+        await manager.query(
+          `INSERT INTO intel_collection (name, schema_id, version, resource_id, object_ttl_seconds, default_tlp) VALUES ($1, $2, 1, $3, $4, $5)`,
+          [form.name, form.schemaID, resource.id, form.objectTTLSeconds ?? null, defaultTlpOf(form) ?? CLEAR],
+        );
       });
     } catch (error) {
       // No pre-check for the name: the unique indexes decide, so a concurrent race ends the same way.
@@ -93,8 +97,8 @@ export class CollectionsService {
 
   /** 404 NotFound when absent. */
   async findByName(name: string): Promise<CollectionRecord> {
-    const { id, schemaId, resourceId, objectTtlSeconds } = await this.row(name);
-    return { id, name, schemaId, resourceId, objectTtlSeconds };
+    const { id, schemaId, resourceId, objectTtlSeconds, defaultTlp } = await this.row(name);
+    return { id, name, schemaId, resourceId, objectTtlSeconds, defaultTlp };
   }
 
   /** 404 NotFound when absent. */
@@ -128,14 +132,14 @@ export class CollectionsService {
 
   async view(name: string): Promise<TaggedResult<CollectionView>> {
     const row = await this.row(name);
-    return new TaggedResult(collectionView(row.name, row.schemaId, row.objectTtlSeconds), row.version);
+    return new TaggedResult(collectionView(row.name, row.schemaId, row.objectTtlSeconds, row.defaultTlp), row.version);
   }
 
   private async row(name: string): Promise<CollectionRow> {
     const row = await this.rows.get(name, async () => {
       const found: CollectionRow[] = await this.dataSource.query(
         `SELECT id, name, schema_id AS "schemaId", resource_id AS "resourceId", version,
-                object_ttl_seconds AS "objectTtlSeconds", taxii_id AS "taxiiId", ${isoMicros('created_at')} AS "createdAt"
+                object_ttl_seconds AS "objectTtlSeconds", default_tlp AS "defaultTlp", taxii_id AS "taxiiId", ${isoMicros('created_at')} AS "createdAt"
            FROM intel_collection WHERE name = $1`,
         [name],
       );
@@ -153,26 +157,28 @@ export class CollectionsService {
 
   /**
    * `{}` and the current values change nothing and keep the tag; a real change increments it.
-   * `objectTTLSeconds: null` removes the time to live.
+   * `objectTTLSeconds: null` removes the time to live. A new `defaultTLP` marks the writes made after it
+   * commits; objects already stored keep their marking.
    */
   async update(name: string, ifMatch: string, form: UpdateCollectionDto): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const rows: { schemaId: string; version: number; ttl: number | null }[] = await manager.query(
-        `SELECT schema_id AS "schemaId", version, object_ttl_seconds AS ttl FROM intel_collection WHERE name = $1 FOR UPDATE`,
+      const rows: { schemaId: string; version: number; ttl: number | null; defaultTlp: TlpRank }[] = await manager.query(
+        `SELECT schema_id AS "schemaId", version, object_ttl_seconds AS ttl, default_tlp AS "defaultTlp" FROM intel_collection WHERE name = $1 FOR UPDATE`,
         [name],
       );
       if (rows.length === 0) throw IntelErrors.collectionNotFound(name);
       assertTagMatches(ifMatch, rows[0].version);
       const schemaId = form.schemaID ?? rows[0].schemaId;
       const ttl = form.objectTTLSeconds === undefined ? rows[0].ttl : form.objectTTLSeconds;
-      if (schemaId === rows[0].schemaId && ttl === rows[0].ttl) return;
+      const defaultTlp = defaultTlpOf(form) ?? rows[0].defaultTlp;
+      if (schemaId === rows[0].schemaId && ttl === rows[0].ttl && defaultTlp === rows[0].defaultTlp) return;
       if (schemaId !== rows[0].schemaId && !(await this.schemas.exists('intel', schemaId, manager))) {
         throw SchemaRegistryErrors.schemaNotFound('intel', schemaId);
       }
       await manager.query(
-        `UPDATE intel_collection SET schema_id = $2, object_ttl_seconds = $3, version = version + 1, updated_at = now()
+        `UPDATE intel_collection SET schema_id = $2, object_ttl_seconds = $3, default_tlp = $4, version = version + 1, updated_at = now()
           WHERE name = $1`,
-        [name, schemaId, ttl],
+        [name, schemaId, ttl, defaultTlp],
       );
       await this.rows.publish(manager, name);
     });
@@ -184,8 +190,8 @@ export class CollectionsService {
     const page = pageRequestOf(query);
     const afterId = afterIdFromCursor(page.cursor);
     const { readsAll, readable } = readScopeOf(principal);
-    const rows: { id: number; name: string; schemaID: string; ttl: number | null }[] = await this.dataSource.query(
-      `SELECT id, name, schema_id AS "schemaID", object_ttl_seconds AS ttl FROM intel_collection
+    const rows: { id: number; name: string; schemaID: string; ttl: number | null; defaultTlp: TlpRank }[] = await this.dataSource.query(
+      `SELECT id, name, schema_id AS "schemaID", object_ttl_seconds AS ttl, default_tlp AS "defaultTlp" FROM intel_collection
         WHERE id > $1::bigint AND ($2 OR resource_id = ANY($3::int[])) ORDER BY id LIMIT $4`,
       [afterId, readsAll, readable, page.limit + 1],
     );
@@ -193,7 +199,7 @@ export class CollectionsService {
       rows,
       page.limit,
       (row) => afterIdCursor(row.id),
-      ({ name, schemaID, ttl }) => collectionView(name, schemaID, ttl),
+      ({ name, schemaID, ttl, defaultTlp }) => collectionView(name, schemaID, ttl, defaultTlp),
     );
   }
 }

@@ -27,7 +27,7 @@ const EXPIRE = `
                      WHERE collection_id = ${X.collectionId}::int AND expires_at <= COALESCE(${X.asOf}::timestamptz, statement_timestamp())
                        AND (${X.ids}::bigint[] IS NULL OR id = ANY(${X.ids}::bigint[]))
                      ORDER BY id LIMIT ${X.limit})
-    RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
+    RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp
   ),
   change AS (
     ${insertChanges(
@@ -42,6 +42,9 @@ const EXPIRE = `
           expiresAt: 'gone.expires_at',
           uid: 'gone.uid',
           addedAt: 'gone.added_at',
+          // A Remove leaves the marking as it was.
+          tlp: 'gone.tlp',
+          wasTlp: 'gone.tlp',
         },
         from: 'FROM gone',
       },

@@ -1,5 +1,5 @@
 import type { ObjectKey, ObjectType } from '../common/indicators/indicators.js';
-import { tlpOf, type Tlp } from '../common/markings/tlp.js';
+import { tlpOf, type Tlp, type TlpRank } from '../common/markings/tlp.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /**
@@ -18,6 +18,8 @@ export interface KeyHit {
   sameExpiry: boolean | null;
   /** Past its expiry: logically gone, removed (Remove, Expired) before anything else is decided. */
   expired: boolean;
+  /** The marking of its api claim (`api_tlp`); null while no native write claims it. */
+  apiTlp: TlpRank | null;
 }
 
 /** A key hit as read for a decision, with the time its `expired` was judged at (timestamptz as text: microseconds kept). */
@@ -32,9 +34,12 @@ export interface Expiry {
   ttlSeconds: number | null;
 }
 
-/** One write of the object add/delete rules; `context` is JSON text. */
+/**
+ * One write of the object add/delete rules; `context` is JSON text, `tlp` the marking of the api claim it
+ * makes (null for a write that makes none: a source's, see api-claim.ts).
+ */
 export type ObjectWrite =
-  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry }
+  | { kind: 'insert'; type: ObjectType; keys: ObjectKey[]; context: string; expiry: Expiry; tlp: TlpRank | null }
   | {
       kind: 'update';
       objectId: string;
@@ -42,6 +47,7 @@ export type ObjectWrite =
       newKeys: ObjectKey[];
       context: string;
       expiry: Expiry;
+      tlp: TlpRank | null;
       /** The object's keys the update was decided on: it is written only while they are still its keys. */
       decidedOnKeys: ObjectKey[];
     }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 import type { KeyHit } from './object-rows.js';
 import { addOutcome, planAdd, prepareObject } from './object-rules.js';
 
@@ -12,17 +13,18 @@ const LATER = '2099-01-01T00:00:00.000Z';
 const md5 = (value = MD5): ObjectKey => ({ type: 'MD5Hash', value });
 const sha1 = (value = SHA1): ObjectKey => ({ type: 'SHA1Hash', value });
 
-/** A submitted File; `ttl` is the collection's time to live. */
-const file = (keys: ObjectKey[], context: Record<string, unknown> = {}, expiresAt?: string, ttl: number | null = null) =>
-  prepareObject({ type: 'File', keys, context, ...(expiresAt !== undefined && { expiresAt }) }, ttl);
+/** A submitted File; `ttl` is the collection's time to live, `tlp` the write's marking (null: a source's). */
+const file = (keys: ObjectKey[], context: Record<string, unknown> = {}, expiresAt?: string, ttl: number | null = null, tlp: TlpRank | null = 0) =>
+  prepareObject({ type: 'File', keys, context, ...(expiresAt !== undefined && { expiresAt }) }, ttl, tlp);
 
-/** A stored object found by a key, compared with the submitted one as findHits compares it. */
-const hit = (keys: ObjectKey[], sameContext = true, sameExpiry: boolean | null = true): KeyHit => ({
+/** A stored object found by a key, compared with the submitted one as findHits compares it; `apiTlp` its api claim's marking. */
+const hit = (keys: ObjectKey[], sameContext = true, sameExpiry: boolean | null = true, apiTlp: TlpRank | null = 0): KeyHit => ({
   id: '7',
   keys,
   sameContext,
   sameExpiry,
   expired: false,
+  apiTlp,
 });
 
 /** planAdd's answer as data: the write with its outcome, or the error code it throws. */
@@ -44,7 +46,7 @@ describe('planAdd (decisions §7)', () => {
       hits: [],
       expected: {
         outcome: 'Added',
-        write: { kind: 'insert', type: 'File', keys: [md5()], context: '{"a":1}', expiry: { at: null, ttlSeconds: null } },
+        write: { kind: 'insert', type: 'File', keys: [md5()], context: '{"a":1}', expiry: { at: null, ttlSeconds: null }, tlp: 0 },
       },
     },
     {
@@ -78,6 +80,7 @@ describe('planAdd (decisions §7)', () => {
           newKeys: [],
           context: '{"a":2}',
           expiry: { at: null, ttlSeconds: null },
+          tlp: 0,
           decidedOnKeys: [md5()],
         },
       },
@@ -114,6 +117,36 @@ describe('planAdd (decisions §7)', () => {
       object: file([md5()], {}, LATER, 3600),
       hits: [],
       expected: { outcome: 'Added', write: expect.objectContaining({ expiry: { at: LATER, ttlSeconds: null } }) },
+    },
+    {
+      name: 'a new object carries the marking of its write',
+      object: file([md5()], {}, undefined, null, 2),
+      hits: [],
+      expected: { outcome: 'Added', write: expect.objectContaining({ kind: 'insert', tlp: 2 }) },
+    },
+    {
+      name: 'an identical re-send with the marking of the api claim: nothing to write',
+      object: file([md5()], {}, undefined, null, 2),
+      hits: [hit([md5()], true, true, 2)],
+      expected: { outcome: 'Unchanged', write: null },
+    },
+    {
+      name: 'a re-send with another marking (lower included): an update of the marking alone',
+      object: file([md5()], {}, undefined, null, 1),
+      hits: [hit([md5()], true, true, 2)],
+      expected: { outcome: 'Updated', write: expect.objectContaining({ kind: 'update', newKeys: [], tlp: 1 }) },
+    },
+    {
+      name: 'a native re-send of an object no native write claims yet: an update (the api claim is new)',
+      object: file([md5()]),
+      hits: [hit([md5()], true, true, null)],
+      expected: { outcome: 'Updated', write: expect.objectContaining({ kind: 'update', tlp: 0 }) },
+    },
+    {
+      name: "a source's re-send (no marking of its own): the api claim's marking is not compared",
+      object: file([md5()], {}, undefined, null, null),
+      hits: [hit([md5()], true, true, 3)],
+      expected: { outcome: 'Unchanged', write: null },
     },
     {
       name: 'the keys name two stored objects: a conflict',

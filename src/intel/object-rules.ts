@@ -1,5 +1,6 @@
 import { KEY_TYPES, normalizeKeySet, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
+import { mostRestrictive, rankOf, type TlpRank } from '../common/markings/tlp.js';
 import { parseDateTime } from '../common/validation/date-time.js';
 import type { AddWrite, Expiry, KeyHit } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
@@ -30,6 +31,11 @@ export interface PreparedObject {
   contextJson: string;
   /** When the written object expires. */
   expiry: Expiry;
+  /**
+   * The marking of the api claim the write makes (extensions §19): the request's `tlp`, a TAXII object's own,
+   * else the collection's `defaultTLP`; null for a source's write, which makes none (api-claim.ts).
+   */
+  tlp: TlpRank | null;
 }
 
 /**
@@ -46,15 +52,35 @@ export function expiryOf(expiresAt: string | null | undefined, ttlSeconds: numbe
 
 /**
  * Normalises the keys (InvalidKeyFormat, InvalidKeySet), refuses contexts jsonb cannot hold and expiries
- * that are not future moments (InvalidData); `ttlSeconds` is the collection's time to live.
+ * that are not future moments (InvalidData); `ttlSeconds` is the collection's time to live, `tlp` the
+ * write's marking (PreparedObject.tlp).
  */
-export function prepareObject(form: ObjectFormDto & { expiresAt?: string | null }, ttlSeconds: number | null): PreparedObject {
+export function prepareObject(form: ObjectFormDto & { expiresAt?: string | null }, ttlSeconds: number | null, tlp: TlpRank | null): PreparedObject {
   const expiry = expiryOf(form.expiresAt, ttlSeconds);
   const keys = sortKeys(normalizeKeySet(form.type, form.keys));
   const contextJson = JSON.stringify(form.context);
   if (UNSTORABLE_ESCAPE.test(contextJson)) throw ObjectErrors.unstorableContext();
-  return { type: form.type, keys, context: form.context, contextJson, expiry };
+  return { type: form.type, keys, context: form.context, contextJson, expiry, tlp };
 }
+
+/**
+ * The `tlp` query parameter of a native write (single add, batch, import): its rank, or undefined when it is
+ * absent (the collection's `defaultTLP` applies). Anything but a TLP level (a repeated parameter included) is
+ * 400 InvalidData naming it (extensions §19), before anything is written.
+ */
+export function tlpParameter(tlp: unknown): TlpRank | undefined {
+  if (tlp === undefined) return undefined;
+  const rank = rankOf(tlp);
+  if (rank === undefined) throw ObjectErrors.invalidTlp();
+  return rank;
+}
+
+/**
+ * An object's marking from its claims' (null: no such claim): the most restrictive, CLEAR without any. The
+ * rule of the generated column `intel_object.tlp` (migration Markings), for the batch plan, which replays the
+ * markings of several changes of one object before the row is written.
+ */
+export const objectMarking = (apiTlp: TlpRank | null, claimedTlp: TlpRank | null): TlpRank => mostRestrictive([apiTlp ?? undefined, claimedTlp ?? undefined]);
 
 /** The instance a collection's schema validates: the whole object as it will be stored (decisions §6). */
 export function schemaInstance(object: PreparedObject): Record<string, unknown> {
@@ -76,7 +102,8 @@ export function addOutcome(write: AddWrite | null): AddOutcome {
  */
 export function planAdd(object: PreparedObject, hits: KeyHit[]): AddWrite | null {
   const { keys, contextJson: context, expiry } = object;
-  if (hits.length === 0) return { kind: 'insert', type: object.type, keys, context, expiry };
+  const { tlp } = object;
+  if (hits.length === 0) return { kind: 'insert', type: object.type, keys, context, expiry, tlp };
   if (hits.length > 1) throw ObjectErrors.keySetConflict('the keys belong to two or more different objects');
   const [hit] = hits;
   const clash = keys.find((key) => hit.keys.some((own) => own.type === key.type && own.value !== key.value));
@@ -84,7 +111,8 @@ export function planAdd(object: PreparedObject, hits: KeyHit[]): AddWrite | null
     throw ObjectErrors.keySetConflict(`the object already has a different ${clash.type} key than "${clash.value}"`);
   }
   const newKeys = keys.filter((key) => !hit.keys.some((own) => own.type === key.type));
-  // A time to live always moves the expiry (sameExpiry is null then): such an add is an Update.
-  if (newKeys.length === 0 && hit.sameContext && hit.sameExpiry) return null;
-  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context, expiry, decidedOnKeys: hit.keys };
+  // A time to live always moves the expiry (sameExpiry is null then): such an add is an Update. So is a
+  // native write whose marking differs from the api claim's, or that makes the object's first api claim.
+  if (newKeys.length === 0 && hit.sameContext && hit.sameExpiry && (tlp === null || hit.apiTlp === tlp)) return null;
+  return { kind: 'update', objectId: hit.id, keys: sortKeys([...hit.keys, ...newKeys]), newKeys, context, expiry, tlp, decidedOnKeys: hit.keys };
 }

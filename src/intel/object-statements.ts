@@ -8,8 +8,8 @@
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
-import { apiClaimOnInsert, apiClaimOnUpdate } from './api-claim.js';
-import { expiresAt, insertChanges, ORIGIN_PARAMETERS, SHARED_WRITER_LOCK, type OriginPlaceholders } from './change-records.js';
+import { apiClaimOnInsert, apiClaimOnUpdate, apiMarkingHeld } from './api-claim.js';
+import { expiresAt, insertChanges, ORIGIN_PARAMETERS, PREVIOUS_MARKING, SHARED_WRITER_LOCK, type OriginPlaceholders } from './change-records.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
 
 /** The written object's columns, as every write statement returns them. */
@@ -54,13 +54,20 @@ export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM unnest($2::text[], $3:
 
 /**
  * The parameters of each write statement, by name (`collectionId` first: the writer lock and the record
- * name it `$1`), then the write's origin (ORIGIN_PARAMETERS). ObjectsRepository fills them by name.
+ * name it `$1`), then the write's origin (ORIGIN_PARAMETERS). ObjectsRepository fills them by name. `tlp`:
+ * the marking of the api claim the write makes (a rank; null for a source's write, see api-claim.ts).
  */
 export const WRITE_PARAMETERS = {
-  insert: namedParameters(['collectionId', 'type', 'keys', 'context', 'expiresAt', 'ttlSeconds', ...ORIGIN_PARAMETERS]),
-  update: namedParameters(['collectionId', 'objectId', 'keys', 'context', 'newKeys', 'expiresAt', 'ttlSeconds', 'decidedOnKeys', ...ORIGIN_PARAMETERS]),
+  insert: namedParameters(['collectionId', 'type', 'keys', 'context', 'expiresAt', 'ttlSeconds', 'tlp', ...ORIGIN_PARAMETERS]),
+  update: namedParameters(['collectionId', 'objectId', 'keys', 'context', 'newKeys', 'expiresAt', 'ttlSeconds', 'decidedOnKeys', 'tlp', ...ORIGIN_PARAMETERS]),
   remove: namedParameters(['collectionId', 'keyType', 'keyValue', 'uid', ...ORIGIN_PARAMETERS]),
 };
+
+/**
+ * The marking before the change, by operation: none for an Add; for an Update the row's `was_tlp`, which the
+ * UPDATE set from the version it locked (PREVIOUS_MARKING); a Remove leaves the marking as it was.
+ */
+const MARKING_BEFORE: Record<ChangeOperation, string> = { Add: 'NULL::smallint', Update: 'obj.was_tlp', Remove: 'obj.tlp' };
 
 /**
  * The change record, built from what `obj` RETURNING says was stored; yields the written object (or no row).
@@ -80,6 +87,8 @@ function recordingChange(origin: OriginPlaceholders, operation: ChangeOperation,
     expiresAt: 'obj.expires_at',
     uid: 'obj.uid',
     addedAt: 'obj.added_at',
+    tlp: 'obj.tlp',
+    wasTlp: MARKING_BEFORE[operation],
   };
   const besides = afterKeys ? '(SELECT count(*) FROM new_keys) AS keys_written' : undefined;
   return `,
@@ -110,7 +119,8 @@ const [I, U, R] = [WRITE_PARAMETERS.insert.$, WRITE_PARAMETERS.update.$, WRITE_P
  * under the exclusive lock (in a transaction that holds it already, the shared request does not wait).
  *
  * The update is a compare-and-set on the object's row: it writes only while the object is exactly as the
- * add was decided on (`decidedOnKeys` its keys, live, and not by now equal to what the add would write), which
+ * add was decided on (`decidedOnKeys` its keys, live, and not by now equal to what the add would write, its
+ * api claim's marking included), which
  * UPDATE checks on the row's latest committed version once it holds the row lock (READ COMMITTED
  * re-evaluates the WHERE after waiting for a concurrent writer of the row). Keys only ever join an object
  * and leave with it, so its unchanged key list means every key the add names is still its own or among
@@ -124,21 +134,21 @@ const WRITE_SQL = {
   insert: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at)
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at, api_tlp)
       SELECT ${I.collectionId}::int, ${I.type}::text, ${I.keys}::jsonb, ${I.context}::jsonb, ${expiresAt(I.expiresAt, I.ttlSeconds)},
-             ${apiClaimOnInsert(I.via)} FROM lk
-      RETURNING id, type, keys, context, expires_at, uid, added_at
+             ${apiClaimOnInsert(I.via, I.tlp)} FROM lk
+      RETURNING id, type, keys, context, expires_at, uid, added_at, tlp
     )${ADD_KEYS(I.keys)}${recordingChange(I, 'Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       UPDATE intel_object o SET keys = ${U.keys}::jsonb, context = ${U.context}::jsonb, expires_at = ${expiresAt(U.expiresAt, U.ttlSeconds)},
-             ${apiClaimOnUpdate('o', U.via)}
+             ${apiClaimOnUpdate('o', U.via, U.tlp)}, ${PREVIOUS_MARKING('o')}
         FROM lk
        WHERE o.id = ${U.objectId}::bigint AND o.keys = ${U.decidedOnKeys}::jsonb AND ${LIVE_AT_WRITE('o')}
          AND NOT (jsonb_array_length(${U.newKeys}::jsonb) = 0 AND ${U.ttlSeconds}::int IS NULL AND o.context = ${U.context}::jsonb
-                  AND o.expires_at IS NOT DISTINCT FROM ${U.expiresAt}::timestamptz)
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
+                  AND o.expires_at IS NOT DISTINCT FROM ${U.expiresAt}::timestamptz AND ${apiMarkingHeld('o', U.via, U.tlp)})
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp, o.was_tlp
     )${ADD_KEYS(U.newKeys)}${recordingChange(U, 'Update', null, true)}`,
   // The key rows go with the object (ON DELETE CASCADE). An expired object is already gone: the expiry
   // job (or the next add of its keys) removes it, with reason Expired.
@@ -148,12 +158,12 @@ const WRITE_SQL = {
       DELETE FROM intel_object o USING intel_object_key k, lk
        WHERE k.collection_id = ${R.collectionId}::int AND k.key_type = ${R.keyType}::text AND k.value = ${R.keyValue}::text AND o.id = k.object_id
          AND ${LIVE_AT_WRITE('o')} AND (${R.uid}::uuid IS NULL OR o.uid = ${R.uid}::uuid)
-      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at
+      RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp
     )${recordingChange(R, 'Remove', 'Deleted')}`,
 } as const;
 
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
-const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext",
+const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext", o.api_tlp AS "apiTlp",
           CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
           NOT ${LIVE_AT_DECISION('o')} AS expired, statement_timestamp()::text AS "decidedAt"
      FROM intel_object o

@@ -16,6 +16,7 @@ import {
   ObjectAddDto,
   ObjectChangeView,
   ObjectView,
+  WriteMarkingQueryDto,
 } from './dto/object.dto.js';
 import { ObjectsService } from './objects.service.js';
 import { Origin, type WriteOrigin } from './write-origin.js';
@@ -45,11 +46,14 @@ export class ObjectsController {
       '`KeySetConflict`. Sending an object exactly as stored ' +
       'writes nothing and makes no change record. Optional `expiresAt` (in the future) sets when the object ' +
       "expires; without it the collection's `objectTTLSeconds` applies from this write (each add then moves the " +
-      'expiry: an `Update`). An expired object is gone: adding its keys again creates it anew (`Add`).',
+      'expiry: an `Update`). An expired object is gone: adding its keys again creates it anew (`Add`). `tlp` marks ' +
+      "the write (default: the collection's `defaultTLP`); the same object with another marking is an `Update`.",
   })
   @ApiNoContentResponse({ description: 'Stored (or already stored as sent).' })
   @ApiErrors({
-    400: 'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256), expiresAt malformed or not in the future.',
+    400:
+      'InvalidData: a malformed body (a missing or unknown field, a bad type, nesting deeper than 256), expiresAt malformed or not in the future, ' +
+      'tlp not a TLP level.',
     404: 'NotFound: no collection has this name.',
     422:
       'InvalidKeyFormat: a key value its type does not allow. InvalidKeySet: no keys, or keys that do not fit the ' +
@@ -57,8 +61,8 @@ export class ObjectsController {
       'not satisfy the schema (details: AbsoluteKeywordLocation, InstanceLocation, Message, errors). Warninglisted: a key is on ' +
       'an enabled warninglist whose action is rejectOnIngest (details.warning names the list, entry and match).',
   })
-  async add(@Origin('api') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Body() form: ObjectAddDto) {
-    await this.objects.add(origin, params.collection_id, form);
+  async add(@Origin('api') origin: WriteOrigin, @Param() params: CollectionIdParamDto, @Query() query: WriteMarkingQueryDto, @Body() form: ObjectAddDto) {
+    await this.objects.add(origin, params.collection_id, form, query.tlp);
   }
 
   @Delete()

@@ -1,4 +1,5 @@
 import { ApiError, CommonErrors, registerErrorCodes, type ErrorCodesOf } from '../common/errors/api-error.js';
+import { TLP_INPUT_HINT } from '../common/markings/tlp.js';
 
 /** Objects', their change feed's and batches' own error codes and their HTTP statuses, registered in the one table (common/errors/api-error.ts). */
 export const OBJECT_ERROR_CODES = registerErrorCodes({ ObjectNotFound: 404, KeySetConflict: 422, CursorOutOfRange: 422, BatchRejected: 422 });
@@ -15,5 +16,6 @@ export const ObjectErrors = {
   foreignCursor: () => CommonErrors.invalidQuery('the cursor belongs to another collection'),
   unknownCursor: () => CommonErrors.invalidQuery('malformed cursor'),
   invalidExpiresAt: (message: string) => CommonErrors.invalidData(message),
+  invalidTlp: () => CommonErrors.invalidData(`tlp must be ${TLP_INPUT_HINT}`, { field: 'tlp' }),
   unstorableContext: () => CommonErrors.invalidData('context strings may not contain NUL characters or unpaired UTF-16 surrogates'),
 };

@@ -33,6 +33,7 @@ function writeParams(collectionId: number, write: ObjectWrite, origin: WriteOrig
         context: write.context,
         expiresAt: write.expiry.at,
         ttlSeconds: write.expiry.ttlSeconds,
+        tlp: write.tlp,
         ...origin,
       });
     case 'update':
@@ -45,6 +46,7 @@ function writeParams(collectionId: number, write: ObjectWrite, origin: WriteOrig
         expiresAt: write.expiry.at,
         ttlSeconds: write.expiry.ttlSeconds,
         decidedOnKeys: JSON.stringify(write.decidedOnKeys),
+        tlp: write.tlp,
         ...origin,
       });
     case 'remove':

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import type { ReadPolicy } from '../read-policy/read-policy.js';
@@ -14,7 +15,7 @@ import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectVie
 import { ObjectExpiryRepository } from './object-expiry.repository.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
 import { objectView, type WrittenChange } from './object-rows.js';
-import { addOutcome, planAdd, prepareObject, schemaInstance, type AddOutcome, type PreparedObject } from './object-rules.js';
+import { addOutcome, planAdd, prepareObject, schemaInstance, tlpParameter, type AddOutcome, type PreparedObject } from './object-rules.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
 
@@ -40,20 +41,25 @@ export class ObjectsService {
   ) {}
 
   /**
-   * Add or upsert (decisions §7), and what it did. `Unchanged` (an identical re-send) writes no change
-   * record; the answer to the client is the same whatever the outcome.
+   * Add or upsert (decisions §7), and what it did. `Unchanged` (an identical re-send, its marking included)
+   * writes no change record; the answer to the client is the same whatever the outcome. `tlp`: the request's
+   * marking (its `tlp` parameter, unchecked: 400 InvalidData for anything but a TLP level); absent, the
+   * collection's `defaultTLP`.
    */
-  add(origin: WriteOrigin, collectionName: string, form: ObjectAddDto): Promise<AddOutcome>;
-  /** The add of an extension module (src/extensions), recorded as `via: 'extension'`. */
+  add(origin: WriteOrigin, collectionName: string, form: ObjectAddDto, tlp?: unknown): Promise<AddOutcome>;
+  /** The add of an extension module (src/extensions), recorded as `via: 'extension'`, marked with the collection's `defaultTLP`. */
   add(collectionName: string, form: ObjectAddDto): Promise<AddOutcome>;
-  add(...args: [WriteOrigin, string, ObjectAddDto] | [string, ObjectAddDto]): Promise<AddOutcome> {
-    return args.length === 2 ? this.addAs(EXTENSION_ORIGIN, ...args) : this.addAs(...args);
+  add(...args: [WriteOrigin, string, ObjectAddDto, unknown?] | [string, ObjectAddDto]): Promise<AddOutcome> {
+    return typeof args[0] === 'string'
+      ? this.addAs(EXTENSION_ORIGIN, args[0], args[1] as ObjectAddDto)
+      : this.addAs(...(args as [WriteOrigin, string, ObjectAddDto, unknown?]));
   }
 
-  private async addAs(origin: WriteOrigin, collectionName: string, form: ObjectAddDto): Promise<AddOutcome> {
+  private async addAs(origin: WriteOrigin, collectionName: string, form: ObjectAddDto, tlp?: unknown): Promise<AddOutcome> {
+    const marking = tlpParameter(tlp);
     // 404 first, as for the change feed: an unknown collection is not a question of the object's keys.
     const collection = await this.collections.findByName(collectionName);
-    const object = await this.prepare(collection, form);
+    const object = await this.prepare(collection, form, marking ?? collection.defaultTlp);
     const { keys, contextJson } = object;
     const [refused] = await this.warninglists.refusals([keys]);
     if (refused) throw refused;
@@ -127,10 +133,10 @@ export class ObjectsService {
    * Everything of an add that needs no lock, for single adds and batch items alike: normalisation and the
    * schema check. The check runs on the submitted object (normalised keys, new context): the stored
    * object differs from it only by keys it already had, which passed the key-set rules, and error
-   * locations then point into what the client sent.
+   * locations then point into what the client sent. `tlp`: the write's marking (PreparedObject.tlp).
    */
-  async prepare(collection: CollectionRecord, form: ObjectAddDto): Promise<PreparedObject> {
-    const object = prepareObject(form, collection.objectTtlSeconds);
+  async prepare(collection: CollectionRecord, form: ObjectAddDto, tlp: TlpRank | null): Promise<PreparedObject> {
+    const object = prepareObject(form, collection.objectTtlSeconds, tlp);
     await this.schemas.validate('intel', collection.schemaId, schemaInstance(object));
     return object;
   }

@@ -80,6 +80,20 @@ describe('ReadPolicy', () => {
     else expect(ceilingOf(principal, asked)).toBe(expected);
   });
 
+  it.each<[string, TlpRank, TlpRank | undefined, TlpRank]>([
+    ['nothing asked: the same policy', 2, undefined, 2],
+    ['a lower level narrows', 2, 1, 1],
+    ['a higher level never widens', 1, RED, 1],
+  ])('narrowedTo (a TAXII walk’s maxTLP), %s', async (_name, ceiling, asked, expected) => {
+    const { policy, reads } = policyOver([list('dns', 'excludeFromExport', ['8.8.8.8'])], NO_FILTERS, 'apply', ceiling);
+    const narrowed = policy.narrowedTo(asked);
+    expect(narrowed.ceiling).toBe(expected);
+    if (expected === ceiling) expect(narrowed).toBe(policy);
+    await policy.exclusion();
+    await narrowed.exclusion();
+    expect(reads.count).toBe(1);
+  });
+
   it('UNFILTERED binds nothing and narrows nothing: an unfiltered read runs the statement it always ran', () => {
     expect(UNFILTERED.parameterNames).toEqual([]);
     expect(UNFILTERED.conditions('o', {})).toBe('');

@@ -86,6 +86,12 @@ export class ReadPolicy implements ObjectConditions {
     return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, this.ceiling, mode, () => this.listSet());
   }
 
+  /** The same policy under `ceiling` when that is lower (a TAXII walk carries the `maxTLP=` it began with in `next`); never higher. */
+  narrowedTo(ceiling: TlpRank | undefined): ReadPolicy {
+    if (ceiling === undefined || ceiling >= this.ceiling) return this;
+    return new ReadPolicy(this.scope, this.filters, ceiling, this.warninglists, () => this.listSet());
+  }
+
   /** True when a filter narrows the read: the summaries' version (SIGHTING_VERSION) then joins an ETag. */
   get filtered(): boolean {
     return isFiltered(this.filters.sightings);

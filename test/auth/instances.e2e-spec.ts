@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
+import { createCollection } from '../intel/objects.helpers.js';
 import { eventually } from '../support/eventually.js';
 import { createKey, tokenFor } from '../support/factories.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
@@ -37,6 +38,24 @@ describe('several instances on one database', () => {
     expect((await readResources(a, ['X-Api-Key', key])).status).toBe(401);
     await eventually(async () => (await readResources(b, ['X-Api-Key', key])).status === 401);
     expect((await readResources(b, ['Authorization', `Bearer ${token}`])).status).toBe(401);
+  });
+
+  it("reads on instance B with a key's ceiling changed through instance A", async () => {
+    await createCollection(a, 'ceilings');
+    const domain = (value: string) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} });
+    await a.intel.batch('ceilings', [domain('clear.example'), domain('amber.example')]).expect(200);
+    await db.query(
+      `UPDATE intel_object o SET was_tlp = o.tlp, api_tlp = 2
+        WHERE EXISTS (SELECT 1 FROM intel_object_key k WHERE k.object_id = o.id AND k.value = 'amber.example')`,
+    );
+    const { id, key } = await createKey(a, { permissions: [{ resource: 2, actions: ['ReadChildren'] }] });
+    const listed = async (app: TestApp) => ((await app.intel.as(key).get('/intel/collections/ceilings/objects').expect(200)).body as unknown[]).length;
+    // B has the key cached now, with its ceiling.
+    expect(await listed(b)).toBe(2);
+
+    await a.auth.updateKey(id, { maxTLP: 'TLP:GREEN' }).expect(200);
+    expect(await listed(a)).toBe(1);
+    await eventually(async () => (await listed(b)) === 1);
   });
 
   it('stops trusting its cache the moment its invalidation listener is lost', async () => {

@@ -69,6 +69,8 @@ describe('API keys (/auth/keys)', () => {
         prefix: response.body.key.slice(0, 8),
         lastUsedAddress: null,
         allowedNetworks: null,
+        // The key's TLP ceiling (docs/markings.md): an unrestricted creator's default.
+        maxTLP: 'TLP:RED',
       });
       expect(view.permissions[0].actions).toHaveLength(2);
     });

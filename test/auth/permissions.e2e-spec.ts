@@ -54,7 +54,7 @@ describe('the permission rule with child resources', () => {
     it('Read on the collection itself is enough', async () => {
       const response = await view(await keyWith([{ resource: collectionId, actions: ['Read'] }]));
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ name: 'perm-coll', schemaID: 'perm-schema' });
+      expect(response.body).toEqual({ name: 'perm-coll', schemaID: 'perm-schema', defaultTLP: 'TLP:CLEAR' });
     });
 
     it('ReadChildren on intel (the direct parent) is enough, also through a token', async () => {

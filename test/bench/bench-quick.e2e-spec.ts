@@ -63,6 +63,10 @@ const ROW_IDS = [
   '22a',
   '22b',
   '23',
+  '25a',
+  '25b',
+  '25c',
+  '25d',
 ];
 
 interface Side {

@@ -299,4 +299,24 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
       PER_ROW_BUFFERS,
     );
   });
+
+  it('the marking an export states (X-TLP-Max): along the index of marked objects, never a scan of the collection', async () => {
+    // Last: it marks objects of the burst (a marking set by SQL records no change). Marked objects ANALYZE never saw.
+    await db.query(`UPDATE intel_object SET api_tlp = 1, was_tlp = tlp WHERE collection_id = $1 AND id % 100 = 0`, [collectionId]);
+    await db.query(
+      `UPDATE intel_object SET api_tlp = 3, was_tlp = tlp WHERE collection_id = $1 AND id = (SELECT max(id) FROM intel_object WHERE collection_id = $1)`,
+      [collectionId],
+    );
+    const marking = async (query: string, tlp: string) => {
+      cluster.plansSince(/$^/);
+      const head = await t.http().head(`/intel/collections/burst/export?${query}`).set('X-Api-Key', t.adminKey);
+      expect([head.status, head.headers['x-tlp-max']]).toEqual([200, tlp]);
+      const plans = await cluster.plansAfterLog(/o\.tlp > 0/);
+      expect(plans.length).toBe(1);
+      expectBoundedPlan(plans[0].plan, ['intel_object'], PAGE_BUFFERS);
+    };
+    await marking('format=ndjson&warninglists=ignore', 'TLP:AMBER+STRICT');
+    await marking('format=ndjson&warninglists=ignore&maxTLP=TLP:AMBER', 'TLP:GREEN');
+    await marking('format=txt&keyType=IPAddress&warninglists=ignore&maxTLP=TLP:CLEAR', 'TLP:CLEAR');
+  });
 });

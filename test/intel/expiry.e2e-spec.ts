@@ -170,7 +170,7 @@ describe('object expiry', () => {
     const created = await a.http().post('/intel/collections').set('X-Api-Key', a.adminKey).send({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600 });
     expect(created.status).toBe(201);
     const view = await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey);
-    expect(view.body).toEqual({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600 });
+    expect(view.body).toEqual({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600, defaultTLP: 'TLP:CLEAR' });
     const patch = (body: object, tag: string) => a.http().patch('/intel/collections/ttl').set('X-Api-Key', a.adminKey).set('If-Match', tag).send(body);
     const tagOf = async () => (await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).headers.etag as string;
 
@@ -198,7 +198,11 @@ describe('object expiry', () => {
     await sleep(5);
     expect((await add('ttl', domain('ttl.example'))).status).toBe(204);
     expect((await patch({ objectTTLSeconds: null }, tag2)).status).toBe(204);
-    expect((await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).body).toEqual({ name: 'ttl', schemaID: 'ttl-any' });
+    expect((await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).body).toEqual({
+      name: 'ttl',
+      schemaID: 'ttl-any',
+      defaultTLP: 'TLP:CLEAR',
+    });
     expect((await add('ttl', domain('forever.example'))).status).toBe(204);
 
     await sleep(2100);

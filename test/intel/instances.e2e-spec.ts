@@ -48,7 +48,7 @@ describe('intel caches across instances', () => {
     expect((await as(a).post('/intel/schemas', schema('strict', 100))).status).toBe(201);
     expect((await as(a).post('/intel/collections', { name: 'moving', schemaID: 'loose' })).status).toBe(201);
     const before = await as(b).get('/intel/collections/moving');
-    expect(before.body).toEqual({ name: 'moving', schemaID: 'loose' });
+    expect(before.body).toEqual({ name: 'moving', schemaID: 'loose', defaultTLP: 'TLP:CLEAR' });
     expect((await addSized(b, 'moving', 1)).status).toBe(204);
 
     const patch = await a
@@ -59,9 +59,9 @@ describe('intel caches across instances', () => {
       .send({ schemaID: 'strict' });
     expect(patch.status).toBe(204);
     // The same instance answers with the new state at once.
-    expect((await as(a).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict' });
+    expect((await as(a).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict', defaultTLP: 'TLP:CLEAR' });
     await eventually(async () => (await as(b).get('/intel/collections/moving')).headers.etag !== before.headers.etag);
-    expect((await as(b).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict' });
+    expect((await as(b).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict', defaultTLP: 'TLP:CLEAR' });
     expect((await addSized(b, 'moving', 2)).body.code).toBe('SchemaCheckFail');
   });
 });

@@ -41,7 +41,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const batch = api.document.paths[`${OBJECTS}/batch`].post;
     expect(batch.summary).toEqual(expect.any(String));
     expect(batch.description).toContain('atomic');
-    expect(params(batch)).toEqual(['path:collection_id!', 'query:atomic']);
+    expect(params(batch)).toEqual(['path:collection_id!', 'query:atomic', 'query:tlp']);
     expect(Object.keys(batch.requestBody!.content).sort()).toEqual(['application/json', 'application/x-ndjson']);
     const array = batch.requestBody!.content['application/json'].schema;
     expect(array.type).toBe('array');
@@ -104,13 +104,16 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
         'query:warninglists',
       ]);
       expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
-      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
+      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified', 'X-Excluded-Count', 'X-TLP-Max']));
       expectErrors(operation, ['400', '401', '403', '404', '429', '503']);
     }
     expect(Object.keys(get.responses['200'].content!).sort()).toEqual(['application/stix+json', 'application/x-ndjson', 'text/csv', 'text/plain']);
     const imported = api.document.paths['/intel/collections/{collection_id}/import'].post;
     expect(imported.summary).toEqual(expect.any(String));
     expect(imported.description).toContain('dryRun');
+    expect(params(imported)).toEqual(
+      expect.arrayContaining(['path:collection_id!', 'query:atomic', 'query:context', 'query:dryRun', 'query:format!', 'query:tlp']),
+    );
     expect(Object.keys(imported.requestBody!.content).sort()).toEqual(['text/csv', 'text/plain']);
     expect(imported.security).not.toEqual(expect.arrayContaining([{ basic: [] }]));
     expectErrors(imported, ['400', '401', '403', '404', '413', '415', '422', '429', '503']);
@@ -143,6 +146,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(resolve(key.properties!.type).enum).toContain('IPNetwork');
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['204', '400', '404', '422']));
     expect(post.responses['204'].content).toBeUndefined();
+    expect(params(post)).toEqual(['path:collection_id!', 'query:tlp']);
 
     const remove = api.document.paths[OBJECTS].delete;
     expect(remove.requestBody).toBeUndefined();

@@ -59,12 +59,13 @@ describe('a source run cut by kill -9', () => {
     expect((await post('/intel/sources', { name: 'killed', collection: 'killed', kind: 'text', url: feed.url('/killed.txt') })).status).toBe(201);
 
     // The run is writing its chunks (the batch statement in flight, inside the run's transaction): kill -9.
+    // Told by the statement's first CTE: pg_stat_activity keeps only the text's first 1024 bytes.
     await eventually(
       async () =>
         (
           await db.query(
             `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
-                AND query LIKE '%new_obj AS MATERIALIZED%'`,
+                AND query LIKE '%WITH ctx AS MATERIALIZED%'`,
           )
         ).rows.length > 0,
       { timeoutMs: 120_000, intervalMs: 10 },

@@ -7,6 +7,8 @@ export interface KeySpec {
   limits?: { resource: number; action: ResourceAction; limit: number }[];
   expiresAt?: string;
   description?: string;
+  /** The key's TLP ceiling as input spells it (`TLP:GREEN`); absent: the creator's own. */
+  maxTLP?: string;
 }
 
 /** Generates a key through the API (as the admin) and returns its id and value. */
@@ -26,6 +28,7 @@ export async function createKey(testApp: TestApp, spec: KeySpec, asKey = testApp
       }),
       ...(spec.expiresAt && { expiresAt: spec.expiresAt }),
       ...(spec.description && { description: spec.description }),
+      ...(spec.maxTLP && { maxTLP: spec.maxTLP }),
     });
   if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as { id: number; key: string };

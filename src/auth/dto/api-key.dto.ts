@@ -15,6 +15,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
+import { IsTlp } from '../../common/markings/tlp-validation.js';
+import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 
 export class ResourceRefDto {
@@ -68,6 +70,10 @@ export class RequestLimitDto {
 /** RFC 3339 with an explicit zone; the SDK sends `YYYY-MM-DDTHH:MM:SSZ`. */
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
+const MAX_TLP_DESCRIPTION =
+  `The most restrictive TLP marking the key may read: ${TLP_INPUT_HINT}. Objects marked above it do not exist for ` +
+  "the key. Never above the calling key's own (absent at creation: the caller's own, TLP:RED for an unrestricted key).";
+
 export class CreateApiKeyDto {
   @ApiProperty({ type: [PermissionDto] })
   @IsArray()
@@ -115,6 +121,19 @@ export class CreateApiKeyDto {
   @IsString({ each: true })
   @MaxLength(64, { each: true })
   allowedNetworks?: string[];
+
+  @ApiPropertyOptional({ type: String, example: 'TLP:GREEN', description: MAX_TLP_DESCRIPTION })
+  @IsOptional()
+  @IsTlp()
+  maxTLP?: string;
+}
+
+/** `PATCH /auth/keys/{id}`: the members sent change, the others keep their values. */
+export class UpdateApiKeyDto {
+  @ApiPropertyOptional({ type: String, example: 'TLP:GREEN', description: MAX_TLP_DESCRIPTION })
+  @IsOptional()
+  @IsTlp()
+  maxTLP?: string;
 }
 
 export class ListApiKeysQueryDto extends PageQueryDto {
@@ -213,6 +232,9 @@ export class ApiKeyView {
 
   @ApiPropertyOptional({ type: [String], nullable: true, description: 'The networks the key may be used from; null: anywhere.' })
   allowedNetworks: string[] | null;
+
+  @ApiProperty({ enum: TLP_LEVELS, description: 'The most restrictive TLP marking the key may read (objects marked above it do not exist for it).' })
+  maxTLP: Tlp;
 }
 
 export class RequestLimitUsageView extends RequestLimitView {

@@ -59,6 +59,11 @@ export class Principal {
   canGrant(resource: ResourceNode, action: ResourceAction): boolean {
     return action === 'Read' || action === 'Write' ? this.holds(resource, action) : this.hasDirect(resource.id, action);
   }
+
+  /** A key's ceiling this key may set (at creation or by PATCH): never one that sees more than this key does. */
+  canGrantTlp(ceiling: TlpRank): boolean {
+    return ceiling <= this.maxTlp;
+  }
 }
 
 /** What the guard leaves on the request for handlers and the rate-limit interceptor. */

@@ -27,14 +27,20 @@ export const ApiConditionalGet = () =>
     ApiResponse({ status: 304, description: 'Not modified: the tag in `If-None-Match` is current.' }),
   );
 
+function ifMatchOf(context: ExecutionContext): string | undefined {
+  const value = context.switchToHttp().getRequest<Request>().headers['if-match'];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
 /** `@IfMatch() tag: string`: the raw `If-Match` header, required (400 BadRequest when missing or empty). */
 export const IfMatch = createParamDecorator((_data: unknown, context: ExecutionContext): string => {
-  const value = context.switchToHttp().getRequest<Request>().headers['if-match'];
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw CommonErrors.badRequest('the If-Match header with the resource tag is required');
-  }
-  return value.trim();
+  const value = ifMatchOf(context);
+  if (value === undefined) throw CommonErrors.badRequest('the If-Match header with the resource tag is required');
+  return value;
 });
+
+/** `@IfMatchWhenSent() tag: string | undefined`: the raw `If-Match` header of an edit that honours it only when sent (missing or empty: undefined). */
+export const IfMatchWhenSent = createParamDecorator((_data: unknown, context: ExecutionContext): string | undefined => ifMatchOf(context));
 
 /** The raw If-Match string is compared with the current tag byte for byte (wire-contract §4). */
 export function tagMatches(ifMatch: string, version: number): boolean {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ApiKeyIdParamDto, CreateApiKeyDto } from '../../auth/dto/api-key.dto.js';
+import { ApiKeyIdParamDto, CreateApiKeyDto, UpdateApiKeyDto } from '../../auth/dto/api-key.dto.js';
 import { CreateSessionDto } from '../../filebox/dto/session.dto.js';
 import { QuotaDto } from '../../insight/dto/quota.dto.js';
 import { CompleteTaskDto, FailTaskDto, HeartbeatDto, TakeTasksDto } from '../../insight/dto/task-queue.dto.js';
@@ -60,8 +60,12 @@ const objectForm = (objectTypes: readonly string[], keyTypes: readonly string[])
   fc.record({ type: fc.constantFrom(...objectTypes), keys: fc.array(key(keyTypes), { maxLength: 3 }), context }, { requiredKeys: ['type', 'keys'] });
 const uuid = fc.uuid();
 const schemaId = fc.constantFrom('phishing', 'a.b-c~d', 'x');
+/** TLP spellings as a form may send them, and some it may not (null, other levels, other types). */
+const tlpSpelling = fc.constantFrom<unknown>('TLP:RED', 'tlp:white', ' TLP:amber+strict ', 'TLP:AMBER', 'TLP:WHITE+', 'PAP:RED', null, 4);
 const leaseToken = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex'));
 const resourceRef = fc.record({ id: fc.integer({ min: 1, max: 100 }) });
+/** TLP levels as input may spell them, and look-alikes that are none. */
+const tlp = fc.constantFrom('TLP:CLEAR', 'tlp:white', ' TLP:Green ', 'TLP:AMBER+STRICT', 'TLP:RED', 'TLP:AMBER-STRICT', 'RED', 'TLP:');
 /** A warninglist's POST form (and PUT's), with these members required. */
 const warninglistForm = (requiredKeys: ('name' | 'kind' | 'entries')[]) =>
   fc.record(
@@ -174,16 +178,25 @@ const BODIES: Array<[string, Function, fc.Arbitrary<Record<string, unknown>>]> =
         ),
         expiresAt: fc.constant('2030-01-02T03:04:05Z'),
         description: text,
+        maxTLP: tlp,
       },
       { requiredKeys: ['permissions'] },
     ),
   ],
+  ['UpdateApiKeyDto', UpdateApiKeyDto, fc.record({ maxTLP: tlp }, { requiredKeys: [] })],
   [
     'CreateCollectionDto',
     CreateCollectionDto,
-    fc.record({ name: schemaId, schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1, max: 1000 })) }, { requiredKeys: ['name', 'schemaID'] }),
+    fc.record(
+      { name: schemaId, schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1, max: 1000 })), defaultTLP: tlpSpelling },
+      { requiredKeys: ['name', 'schemaID'] },
+    ),
   ],
-  ['UpdateCollectionDto', UpdateCollectionDto, fc.record({ schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1 })) }, { requiredKeys: [] })],
+  [
+    'UpdateCollectionDto',
+    UpdateCollectionDto,
+    fc.record({ schemaID: schemaId, objectTTLSeconds: fc.option(fc.integer({ min: 1 })), defaultTLP: tlpSpelling }, { requiredKeys: [] }),
+  ],
   ['CreateWarninglistDto', CreateWarninglistDto, warninglistForm(['name', 'kind', 'entries'])],
   // PUT's body: the POST form, its name optional (the service compares it with the path's).
   ['ReplaceWarninglistDto', ReplaceWarninglistDto, warninglistForm(['kind', 'entries'])],

@@ -4,7 +4,7 @@ import type { ObjectChangeView, ObjectView } from '../../intel/dto/object.dto.js
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
 import type { SightingSummaryView, SightingView } from '../../sightings/dto/sighting.dto.js';
 import { html, type Html } from '../html.js';
-import { dataTable, dateOf, expiryOf, pager } from './components.js';
+import { dataTable, dateOf, expiryOf, pager, tlpBadge } from './components.js';
 import { Screen } from './layout.js';
 
 export function collectionHref(name: string): string {
@@ -73,6 +73,7 @@ ${
             header: 'Keys',
             cell: (object) => object.keys.map((key) => html`<a class="mono" href="${objectHref(name, key)}">${key.value}</a> `),
           },
+          { header: 'Marking', cell: (object) => tlpBadge(object.tlp) },
           { header: 'Expires', cell: (object) => expiryOf(object.expiresAt) },
         ],
       })
@@ -112,7 +113,7 @@ export function changesView({ name, changes, next }: ChangesModel): Screen {
 function changeEntry(collection: string, change: ObjectChangeView): Html {
   const [first] = change.object.keys;
   return html`<li><strong>${change.operation}</strong>${change.reason ? html` (${change.reason})` : ''} ${change.object.type}
-${first && html`<a class="mono" href="${objectHref(collection, first)}">${first.value}</a>`}</li>`;
+${first && html`<a class="mono" href="${objectHref(collection, first)}">${first.value}</a>`} ${tlpBadge(change.object.tlp)}</li>`;
 }
 
 /** Invisible: asks for the changes after `cursor` as soon as it is on the page, and is replaced by them. */
@@ -147,6 +148,7 @@ export function objectView({ collection, object, sightings, latestSightings, key
     html`<dl>
 <dt>Collection</dt><dd><a href="${collectionHref(collection)}">${collection}</a></dd>
 <dt>Type</dt><dd>${object.type}</dd>
+<dt>Marking</dt><dd>${tlpBadge(object.tlp)}</dd>
 <dt>Expires</dt><dd>${expiryOf(object.expiresAt)}</dd>
 </dl>
 ${dataTable({

@@ -1,3 +1,4 @@
+import type { Tlp } from '../../common/markings/tlp.js';
 import type { Refusal } from '../forms.js';
 import { html, type Html, type Value } from '../html.js';
 
@@ -57,8 +58,10 @@ export interface FieldOptions {
   error?: string;
   /** A note under the control, tied to it too. */
   help?: Html | string;
-  /** `textarea` for a multi-line field; otherwise an `input` of this type (default text). */
-  type?: 'text' | 'password' | 'date' | 'file' | 'textarea';
+  /** `textarea` for a multi-line field, `select` for one of `choices`; otherwise an `input` of this type (default text). */
+  type?: 'text' | 'password' | 'date' | 'file' | 'textarea' | 'select';
+  /** The options of a `select`, as sent and shown. */
+  choices?: readonly string[];
   /** Further attributes of the control, fixed markup of our own (`required maxlength="128"`). */
   attributes?: Html;
 }
@@ -84,7 +87,9 @@ export function formField(options: FieldOptions, { form, refusal }: SentForm = {
   const control =
     type === 'textarea'
       ? html`<textarea${common}>${value}</textarea>`
-      : html`<input${type === 'text' ? '' : html` type="${type}"`}${common}${type === 'file' || type === 'password' ? '' : html` value="${value}"`}>`;
+      : type === 'select'
+        ? html`<select${common}>${(options.choices ?? []).map((choice) => html`<option${choice === value ? html` selected` : ''}>${choice}</option>`)}</select>`
+        : html`<input${type === 'text' ? '' : html` type="${type}"`}${common}${type === 'file' || type === 'password' ? '' : html` value="${value}"`}>`;
   return html`<label for="${name}">${label}</label>
 ${control}${
     help !== undefined &&
@@ -100,6 +105,19 @@ ${control}${
 /** A message above a form or as a page's whole content (role=alert: screen readers announce it after a swap). */
 export function alert(message: string | undefined): Html | '' {
   return message ? html`<p role="alert" class="error">${message}</p>` : '';
+}
+
+const TLP_CLASSES: Record<Tlp, string> = {
+  'TLP:CLEAR': 'tlp-clear',
+  'TLP:GREEN': 'tlp-green',
+  'TLP:AMBER': 'tlp-amber',
+  'TLP:AMBER+STRICT': 'tlp-amber',
+  'TLP:RED': 'tlp-red',
+};
+
+/** A TLP marking as a badge: the level's text on its TLP 2.0 colour (console.css), so it reads without the colour too. */
+export function tlpBadge(tlp: Tlp): Html {
+  return html`<span class="tlp ${TLP_CLASSES[tlp]}">${tlp}</span>`;
 }
 
 /** A stored time as people read it, in UTC; '—' for none. */

@@ -1,6 +1,7 @@
 import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
+import type { Tlp } from '../../common/markings/tlp.js';
 import { html, type Html } from '../html.js';
-import { alert, dataTable, dateOf, expiryOf, formField, pager, type SentForm } from './components.js';
+import { alert, dataTable, dateOf, expiryOf, formField, pager, tlpBadge, type SentForm } from './components.js';
 import { Screen } from './layout.js';
 
 /** Actions held on one resource, named by its path (`intel/phishing-domains`). */
@@ -24,16 +25,25 @@ export interface KeyRow {
   permissions: GrantLine[];
   limits: LimitLine[];
   state: 'active' | 'expired' | 'revoked';
+  /** The most restrictive TLP marking the key may read. */
+  maxTLP: Tlp;
+}
+
+/** The TLP ceilings the signed-in key may set (up to its own), and its own, the default of a new key. */
+export interface Ceilings {
+  choices: readonly Tlp[];
+  own: Tlp;
 }
 
 export interface KeysModel {
   keys: KeyRow[];
-  /** The signed-in key may generate and revoke keys. */
+  /** The signed-in key may generate, change and revoke keys. */
   canWrite: boolean;
+  ceilings: Ceilings;
   next?: string;
 }
 
-export function keysView({ keys, canWrite, next }: KeysModel): Screen {
+export function keysView({ keys, canWrite, ceilings, next }: KeysModel): Screen {
   return new Screen(
     'API keys',
     html`${canWrite && html`<p><a href="/console/keys/new">Generate a key</a></p>`}
@@ -47,6 +57,10 @@ ${dataTable({
     { header: 'Expires', cell: (key) => expiryOf(key.expiresAt) },
     { header: 'Last used', cell: (key) => dateOf(key.lastUsedAt) },
     { header: 'Permissions', cell: grantsOf },
+    {
+      header: 'TLP ceiling',
+      cell: (key) => html`${tlpBadge(key.maxTLP)}${canWrite && key.state === 'active' && ceilingForm(key, ceilings)}`,
+    },
     { header: 'State', cell: (key) => html`${key.state}${canWrite && key.state === 'active' && revokeButton(key.id)}` },
   ],
 })}
@@ -58,6 +72,17 @@ function grantsOf(key: KeyRow): Html {
   return html`${key.permissions.map((grant) => html`${grant.path}: ${grant.actions.join(', ')}<br>`)}${key.limits.map(
     (limit) => html`limit ${limit.path} ${limit.action}: ${limit.limit}/day<br>`,
   )}`;
+}
+
+/** Sets the key's ceiling to one the signed-in key may set; the one shown first is the key's, or the nearest below it. */
+function ceilingForm(key: KeyRow, { choices }: Ceilings): Html {
+  const selected = choices.includes(key.maxTLP) ? key.maxTLP : choices.at(-1);
+  return html`<form method="post" action="/console/keys/${key.id}" class="row">
+<select name="maxTLP" aria-label="TLP ceiling of key ${key.id}">${choices.map(
+    (choice) => html`<option${choice === selected ? html` selected` : ''}>${choice}</option>`,
+  )}</select>
+<button type="submit" class="secondary" aria-label="Set the TLP ceiling of key ${key.id}">Set</button>
+</form>`;
 }
 
 function revokeButton(id: number): Html {
@@ -73,10 +98,11 @@ export interface GrantableRow {
 
 export interface KeyEditorModel extends SentForm {
   rows: GrantableRow[];
+  ceilings: Ceilings;
 }
 
-/** The form's names: `grant` = `<id>:<action>` checkboxes, `limit:<id>:<action>` daily limits. */
-export function keyEditorView({ rows, ...sent }: KeyEditorModel): Screen {
+/** The form's names: `grant` = `<id>:<action>` checkboxes, `limit:<id>:<action>` daily limits, `maxTLP` the ceiling. */
+export function keyEditorView({ rows, ceilings, ...sent }: KeyEditorModel): Screen {
   const { form, refusal } = sent;
   const checked = new Set(form?.getAll('grant') ?? []);
   return new Screen(
@@ -85,6 +111,17 @@ export function keyEditorView({ rows, ...sent }: KeyEditorModel): Screen {
 <form method="post" action="/console/keys" class="stack wide">
 ${formField({ name: 'description', label: 'Description', attributes: html`maxlength="1024"` }, sent)}
 ${formField({ name: 'expiresOn', label: 'Expires on (UTC, optional)', type: 'date' }, sent)}
+${formField(
+  {
+    name: 'maxTLP',
+    label: 'TLP ceiling',
+    type: 'select',
+    choices: ceilings.choices,
+    value: form?.get('maxTLP') ?? ceilings.own,
+    help: 'The most restrictive marking the key may read: objects marked above it do not exist for it.',
+  },
+  sent,
+)}
 ${dataTable({
   caption: 'Permissions and optional daily limits (only what this key may hand out)',
   rows,

@@ -4,7 +4,7 @@ import { MAX_FORM_BYTES } from '../console-http.js';
 import { html, type Html } from '../html.js';
 import { MAX_LOOKUP_LINES } from '../indicator-lines.js';
 import { objectHref, sightingSummaryOf } from './collections.view.js';
-import { alert, dataTable, formField, type Column } from './components.js';
+import { alert, dataTable, formField, tlpBadge, type Column } from './components.js';
 import { Screen } from './layout.js';
 
 export interface LookupOutcome {
@@ -63,7 +63,8 @@ ${
       ...KEY_COLUMNS,
       {
         header: 'Found in',
-        cell: (result) => result.matches.map((match) => html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> `),
+        cell: (result) =>
+          result.matches.map((match) => html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> ${tlpBadge(match.object.tlp)}<br>`),
       },
       { header: 'Sightings', cell: sightingsOf },
       { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { TLP_LEVELS } from '../../common/markings/tlp.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
 import type { ObjectView } from '../../intel/dto/object.dto.js';
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
@@ -40,6 +41,8 @@ const task = {
   error: { code: HOSTILE, message: HOSTILE },
 } as unknown as TaskView;
 
+const RED_CEILINGS = { choices: TLP_LEVELS, own: 'TLP:RED' } as const;
+
 const form = new URLSearchParams({ description: HOSTILE, expiresOn: HOSTILE, schemaID: HOSTILE, objectKeys: HOSTILE, fileID: HOSTILE });
 const refusal = { status: 400, message: HOSTILE, fields: { description: HOSTILE, schemaID: HOSTILE, objectKeys: HOSTILE } };
 
@@ -60,15 +63,17 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
           permissions: [{ path: HOSTILE, actions: ['Read'] }],
           limits: [{ path: HOSTILE, action: 'Read', limit: 5 }],
           state: 'active',
+          maxTLP: 'TLP:RED',
         },
       ],
       canWrite: true,
+      ceilings: RED_CEILINGS,
       next: HOSTILE,
     }),
   ],
-  ['key editor', keyEditorView({ rows: [{ id: 9, path: HOSTILE, actions: ['Read'] }], form, refusal })],
+  ['key editor', keyEditorView({ rows: [{ id: 9, path: HOSTILE, actions: ['Read'] }], ceilings: RED_CEILINGS, form, refusal })],
   ['key created', keyCreatedView({ id: 7, key: HOSTILE })],
-  ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE }], paged: true, next: HOSTILE })],
+  ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE, defaultTLP: 'TLP:CLEAR' }], paged: true, next: HOSTILE })],
   [
     'collection',
     collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE }),
@@ -122,13 +127,57 @@ describe('console views', () => {
           permissions: [{ path: 'intel/phishing-domains', actions: ['Read', 'Write'] }],
           limits: [{ path: 'intel/phishing-domains', action: 'Read', limit: 1000 }],
           state: 'revoked',
+          maxTLP: 'TLP:RED',
         },
       ],
       canWrite: true,
+      ceilings: RED_CEILINGS,
     }).body.text;
     expect(text).toContain('<td>intel/phishing-domains: Read, Write<br>limit intel/phishing-domains Read: 1000/day<br></td>');
-    // A revoked key offers no Revoke button.
+    // A revoked key offers no Revoke button, nor a ceiling to set.
     expect(text).not.toContain('Revoke key 3');
+    expect(text).not.toContain('TLP ceiling of key 3');
+  });
+
+  it("shows a key's ceiling as a badge and offers the ceilings the signed-in key may set, the key's own (or the nearest below) chosen", () => {
+    const key = { description: null, createdAt: new Date(0), expiresAt: null, lastUsedAt: null, permissions: [], limits: [], state: 'active' as const };
+    const text = keysView({
+      keys: [
+        { ...key, id: 4, maxTLP: 'TLP:CLEAR' },
+        { ...key, id: 5, maxTLP: 'TLP:AMBER+STRICT' },
+      ],
+      canWrite: true,
+      ceilings: { choices: ['TLP:CLEAR', 'TLP:GREEN'], own: 'TLP:GREEN' },
+    }).body.text;
+    expect(text).toContain('<span class="tlp tlp-clear">TLP:CLEAR</span>');
+    expect(text).toContain('<span class="tlp tlp-amber">TLP:AMBER+STRICT</span>');
+    const options = (id: number) => /aria-label="TLP ceiling of key (\d+)">(.*?)<\/select>/gs.exec(text.slice(text.indexOf(`/console/keys/${id}"`)))![2];
+    expect(options(4)).toBe('<option selected>TLP:CLEAR</option><option>TLP:GREEN</option>');
+    expect(options(5)).toBe('<option>TLP:CLEAR</option><option selected>TLP:GREEN</option>');
+    const editor = keyEditorView({ rows: [], ceilings: { choices: ['TLP:CLEAR', 'TLP:GREEN'], own: 'TLP:GREEN' } }).body.text;
+    expect(editor).toContain(
+      '<select id="maxTLP" name="maxTLP" aria-describedby="maxTLP-help"><option>TLP:CLEAR</option><option selected>TLP:GREEN</option></select>',
+    );
+  });
+
+  it("marks every object it shows with its TLP badge: a collection's objects, its changes, one object, the lookup", () => {
+    const amber = { ...object, tlp: 'TLP:AMBER+STRICT' } as ObjectView;
+    const badge = '<span class="tlp tlp-amber">TLP:AMBER+STRICT</span>';
+    const texts = [
+      collectionView({ name: 'c', schema: { id: 's' }, objects: [amber], paged: false }).body.text,
+      changesFragment({ name: 'c', changes: [{ operation: 'Update', object: amber } as never], next: 'n' }).text,
+      objectView({ collection: 'c', object: amber, sightings: null, latestSightings: [], key: amber.keys[0], history: [] }).body.text,
+      lookupView({
+        text: '',
+        outcome: {
+          known: [{ key: amber.keys[0], matches: [{ collection: 'c', object: amber, sightings: null }], warnings: [] }],
+          unknown: [],
+          unknownWarned: [],
+          invalid: [],
+        },
+      }).body.text,
+    ];
+    for (const text of texts) expect(text).toContain(badge);
   });
 
   it("says what each change of an object's history did, against the change before it", () => {

@@ -28,6 +28,8 @@ import { SourceFeedState1795831569068 } from './1795831569068-SourceFeedState.js
 import { SightingSummarySources1795835744841 } from './1795835744841-SightingSummarySources.js';
 import { SourcesDueTime1795900000000 } from './1795900000000-SourcesDueTime.js';
 import { Markings1796000000000 } from './1796000000000-Markings.js';
+import { KeyVersions1796000100000 } from './1796000100000-KeyVersions.js';
+import { MarkedObjects1796000200000 } from './1796000200000-MarkedObjects.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -64,4 +66,6 @@ export const MIGRATIONS = [
   SightingSummarySources1795835744841,
   SourcesDueTime1795900000000,
   Markings1796000000000,
+  KeyVersions1796000100000,
+  MarkedObjects1796000200000,
 ];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { prepareObject } from '../object-rules.js';
 import { planBatch, type BatchPlan, type OwningObject, type PreparedItem } from './batch-plan.js';
 
@@ -13,14 +14,22 @@ const sha1 = (letter: string): ObjectKey => ({ type: 'SHA1Hash', value: letter.r
 const label = (key: ObjectKey) => `${key.type === 'MD5Hash' ? 'md5' : 'sha1'}:${key.value[0]}`;
 const labels = (keys: ObjectKey[]) => keys.map(label).join(' ');
 
-const add = (keys: ObjectKey[], context: Record<string, unknown> = {}, expiresAt?: string, ttl: number | null = null): PreparedItem => ({
+const add = (
+  keys: ObjectKey[],
+  context: Record<string, unknown> = {},
+  expiresAt?: string,
+  ttl: number | null = null,
+  tlp: TlpRank | null = 0,
+): PreparedItem => ({
   kind: 'add',
-  object: prepareObject({ type: 'File', keys, context, ...(expiresAt !== undefined && { expiresAt }) }, ttl),
+  object: prepareObject({ type: 'File', keys, context, ...(expiresAt !== undefined && { expiresAt }) }, ttl, tlp),
 });
+/** An add of `md5(letter)` marked `tlp` (null: a source's item). */
+const marked = (letter: string, tlp: TlpRank | null) => add([md5(letter)], {}, undefined, null, tlp);
 const remove = (key: ObjectKey): PreparedItem => ({ kind: 'remove', key });
 const failed: PreparedItem = { kind: 'failed', error: new ApiError('InvalidData', 'checked before the lock') };
 
-/** A stored File owning some of the batch's keys. */
+/** A stored File owning some of the batch's keys, claimed by the api (CLEAR) only. */
 const stored = (id: string, keys: ObjectKey[], context: Record<string, unknown> = {}, expiresAt: string | null = null): OwningObject => ({
   id,
   type: 'File',
@@ -31,6 +40,8 @@ const stored = (id: string, keys: ObjectKey[], context: Record<string, unknown> 
   decidedAt: '2026-01-01 00:00:00+00',
   uid: `uid-${id}`,
   addedAt: '2026-01-01 00:00:00+00',
+  apiTlp: 0,
+  claimedTlp: null,
 });
 
 /** A plan as short text: item statuses, records, and the net writes. */
@@ -167,6 +178,37 @@ describe('planBatch: the items replayed in order over the stored objects', () =>
     expect(readded.uid).not.toBe('uid-1');
     expect(readded.addedAt).toBeNull();
     expect(plan.inserts[0].uid).toBe(readded.uid);
+  });
+
+  it("records carry the object's marking after and before each change, replayed from the claims as read", () => {
+    const owner = { ...stored('1', [md5('a')]), apiTlp: 2 as const, claimedTlp: 1 as const };
+    const plan = planBatch(
+      [marked('a', 4), marked('a', 0), marked('a', 0), marked('a', null), remove(md5('a')), marked('a', 3), marked('b', 1), marked('c', 0)],
+      [owner, { ...stored('2', [md5('c')]), apiTlp: null, claimedTlp: 3 }],
+    );
+    expect(plan.outcomes.map((outcome) => outcome.status)).toEqual(['Updated', 'Updated', 'Unchanged', 'Unchanged', 'Removed', 'Added', 'Added', 'Updated']);
+    // Lowered to CLEAR, the source claim (GREEN) still marks it; a source's re-send leaves the api claim alone;
+    // the first api claim of an object only a source claims is an Update that leaves its marking (AMBER+STRICT).
+    expect(plan.changes.map(({ operation, tlp, wasTlp }) => [operation, tlp, wasTlp])).toEqual([
+      ['Update', 4, 2],
+      ['Update', 1, 4],
+      ['Remove', 1, 1],
+      ['Add', 3, null],
+      ['Add', 1, null],
+      ['Update', 3, 3],
+    ]);
+    expect(plan.inserts.map((insert) => insert.tlp)).toEqual([3, 1]);
+    expect(plan.updates.map((update) => [update.id, update.tlp])).toEqual([['2', 0]]);
+    expect(plan.deletes).toEqual(['1']);
+  });
+
+  it("a stored object's net update writes the api claim's last marking", () => {
+    const plan = planBatch([marked('a', 4), marked('a', 1)], [stored('1', [md5('a')])]);
+    expect(plan.updates.map((update) => update.tlp)).toEqual([1]);
+    expect(plan.changes.map(({ tlp, wasTlp }) => [tlp, wasTlp])).toEqual([
+      [4, 0],
+      [1, 4],
+    ]);
   });
 
   it('records and net writes carry the expiry each add asked for', () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../common/errors/api-error.js';
 import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import type { Expiry, KeyHit } from '../object-rows.js';
-import { planAdd, type PreparedObject } from '../object-rules.js';
+import { objectMarking, planAdd, type PreparedObject } from '../object-rules.js';
 
 /** A batch item after the checks that need no lock: what to do, or why it already failed. */
 export type PreparedItem =
@@ -30,6 +31,9 @@ export interface OwningObject {
   /** Its life's UUID and first add (timestamptz as text, microseconds kept). */
   uid: string;
   addedAt: string;
+  /** Its claims' markings (`api_tlp`, `claimed_tlp`; null without such a claim), whose most restrictive is its marking. */
+  apiTlp: TlpRank | null;
+  claimedTlp: TlpRank | null;
 }
 
 /** A change record of the batch, in order: the object's state after it (its last state for a Remove). */
@@ -44,6 +48,9 @@ export interface PlannedChange {
   /** The object's life; `addedAt` null for an object this batch creates (its statement's time). */
   uid: string;
   addedAt: string | null;
+  /** The object's marking after the change (its marking for a Remove) and before it (null for an Add). */
+  tlp: TlpRank;
+  wasTlp: TlpRank | null;
 }
 
 /** What the batch leaves in the tables: the net effect of all its items on every object they touched. */
@@ -52,10 +59,14 @@ export interface BatchPlan {
   changes: PlannedChange[];
   /** Stored objects that end up removed. */
   deletes: string[];
-  /** Stored objects that end up with other keys or another context; `newKeys` are keys they did not have. */
-  updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string; expiry: Expiry }[];
-  /** Objects created by the batch that still exist at its end. */
-  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry; uid: string }[];
+  /**
+   * Stored objects that end up with other keys, another context or another api claim; `newKeys` are keys
+   * they did not have, `tlp` the marking of their api claim as the items leave it (null: none; written only
+   * by a write that claims for the api, see api-claim.ts).
+   */
+  updates: { id: string; keys: ObjectKey[]; newKeys: ObjectKey[]; contextJson: string; expiry: Expiry; tlp: TlpRank | null }[];
+  /** Objects created by the batch that still exist at its end; `tlp` as for `updates`. */
+  inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry; uid: string; tlp: TlpRank | null }[];
 }
 
 /** An object as the items see it while the batch is replayed. */
@@ -73,6 +84,9 @@ interface Tracked {
   changed: boolean;
   uid: string;
   addedAt: string | null;
+  /** The marking of its api claim as the items leave it (null: none, or kept by a source's item) and of its source claims. */
+  apiTlp: TlpRank | null;
+  claimedTlp: TlpRank | null;
 }
 
 const keyId = (key: ObjectKey) => `${key.type}\n${key.value}`;
@@ -103,6 +117,15 @@ export function sameJson(a: unknown, b: unknown): boolean {
  * that two items naming the same object behave as two single requests in that order. Pure: the caller
  * reads `owners` under the collection's exclusive writer lock and writes the returned net effect before
  * releasing it.
+ *
+ * The markings of the change records are replayed here too, from the owners' claims as read: each record's
+ * marking before is the one the previous record of that object left (the stored one for its first), after
+ * is the marking of the claims the item leaves (`objectMarking`, the rule of the generated column). Correct
+ * under concurrency because every writer of the collection's objects holds its writer lock (single writes
+ * shared, batches, runs and the expiry job exclusively) while it writes, and sources' claims change only
+ * within a run's transaction, before its items are read: from the read of `owners` to the commit no other
+ * transaction can change these rows, so the markings read are those the writes replace, and the plan's last
+ * record of each object has the marking its row ends with.
  */
 export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchPlan {
   const byKey = new Map<string, Tracked>();
@@ -121,13 +144,17 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       changed: false,
       uid: owner.uid,
       addedAt: owner.addedAt,
+      apiTlp: owner.apiTlp,
+      claimedTlp: owner.claimedTlp,
     };
     tracked.push(object);
     for (const key of owner.keys) byKey.set(keyId(key), object);
   }
   const byId = new Map(tracked.map((object) => [object.id, object]));
   const changes: PlannedChange[] = [];
-  const record = (operation: ChangeOperation, object: Tracked, reason: RemoveReason | null = null) =>
+  const marking = (object: Tracked) => objectMarking(object.apiTlp, object.claimedTlp);
+  /** Records the change that left `object` as it is now; `wasTlp` its marking before (none for an Add). */
+  const record = (operation: ChangeOperation, object: Tracked, wasTlp: TlpRank | null, reason: RemoveReason | null = null) =>
     changes.push({
       operation,
       reason,
@@ -137,6 +164,8 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       expiry: object.expiry,
       uid: object.uid,
       addedAt: object.addedAt,
+      tlp: marking(object),
+      wasTlp,
     });
 
   const outcomes = items.map((item): ItemOutcome => {
@@ -146,7 +175,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       if (!object) return { status: 'Absent' };
       for (const key of object.keys) byKey.delete(keyId(key));
       object.present = false;
-      record('Remove', object, item.reason ?? 'Deleted');
+      record('Remove', object, marking(object), item.reason ?? 'Deleted');
       return { status: 'Removed' };
     }
     const { object: submitted } = item;
@@ -159,6 +188,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
       sameContext: sameJson(o.context, submitted.context),
       sameExpiry: sameExpiry(o),
       expired: false,
+      apiTlp: o.apiTlp,
     }));
     let write;
     try {
@@ -183,18 +213,23 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
         // A new life (a re-add of removed keys included): a new UUID.
         uid: randomUUID(),
         addedAt: null,
+        apiTlp: write.tlp,
+        claimedTlp: null,
       };
       tracked.push(object);
       byId.set(object.id, object);
       for (const key of object.keys) byKey.set(keyId(key), object);
-      record('Add', object);
+      record('Add', object, null);
       return { status: 'Added' };
     }
     if (write.kind !== 'update') throw new Error(`planAdd returned a ${write.kind}`);
     const object = byId.get(write.objectId)!;
+    const wasTlp = marking(object);
     Object.assign(object, { keys: write.keys, context: submitted.context, contextJson: write.context, expiry: write.expiry, changed: true });
+    // A source's item (no marking) leaves the api claim as it is.
+    if (write.tlp !== null) object.apiTlp = write.tlp;
     for (const key of write.newKeys) byKey.set(keyId(key), object);
-    record('Update', object);
+    record('Update', object, wasTlp);
     return { status: 'Updated' };
   });
 
@@ -204,9 +239,9 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[]): BatchP
     else if (object.stored && object.changed) {
       const had = new Set(object.storedKeys.map(keyId));
       const newKeys = object.keys.filter((key) => !had.has(keyId(key)));
-      plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson, expiry: object.expiry });
+      plan.updates.push({ id: object.id, keys: object.keys, newKeys, contextJson: object.contextJson, expiry: object.expiry, tlp: object.apiTlp });
     } else if (!object.stored && object.present) {
-      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry, uid: object.uid });
+      plan.inserts.push({ type: object.type, keys: object.keys, contextJson: object.contextJson, expiry: object.expiry, uid: object.uid, tlp: object.apiTlp });
     }
   }
   return plan;

@@ -7,7 +7,7 @@
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { apiClaimOnInsert, apiClaimOnUpdate } from '../api-claim.js';
-import { EXCLUSIVE_WRITER_LOCK, expiresAt, insertChanges, ORIGIN_PARAMETERS } from '../change-records.js';
+import { EXCLUSIVE_WRITER_LOCK, expiresAt, insertChanges, ORIGIN_PARAMETERS, PREVIOUS_MARKING } from '../change-records.js';
 import type { WriteOrigin } from '../write-origin.js';
 import type { BatchPlan } from './batch-plan.js';
 
@@ -41,6 +41,10 @@ const APPLY_PARAMETERS = namedParameters([
   'changeUids',
   'changeAddedAt',
   'insertUids',
+  'updateTlps',
+  'insertTlps',
+  'changeTlps',
+  'changeWasTlps',
   ...ORIGIN_PARAMETERS,
 ]);
 const P = APPLY_PARAMETERS.$;
@@ -56,15 +60,18 @@ const P = APPLY_PARAMETERS.$;
  * Deletes run before it in a statement of their own: key rows go with their object by ON DELETE CASCADE,
  * which fires at the end of the deleting statement, and a later item may re-add one of those keys.
  * Expiries are a fixed moment or a TTL in seconds; the objects' lives of changes (uid, first add) are null
- * for new objects: this statement's time, as for the new objects.
+ * for new objects: this statement's time, as for the new objects. The markings: each written object's api
+ * claim (api-claim.ts, per row: each item may carry its own), and each record's after and before, replayed
+ * by the plan from the owners it read under the same exclusive lock (see planBatch why they are the rows').
  */
 const APPLY = `
     WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest(${P.contexts}::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
       UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')},
-             ${apiClaimOnUpdate('o', P.via)}
-        FROM unnest(${P.updateIds}::bigint[], ${P.updateKeys}::text[], ${P.updateContexts}::int[], ${P.updateExpiresAt}::timestamptz[], ${P.updateTtlSeconds}::int[])
-               AS u(id, keys, c, at, ttl) JOIN ctx ON ctx.i = u.c
+             ${apiClaimOnUpdate('o', P.via, 'u.tlp')}, ${PREVIOUS_MARKING('o')}
+        FROM unnest(${P.updateIds}::bigint[], ${P.updateKeys}::text[], ${P.updateContexts}::int[], ${P.updateExpiresAt}::timestamptz[], ${P.updateTtlSeconds}::int[],
+                    ${P.updateTlps}::smallint[])
+               AS u(id, keys, c, at, ttl, tlp) JOIN ctx ON ctx.i = u.c
        WHERE o.id = u.id AND o.collection_id = ${P.collectionId}::int
     ),
     upd_keys AS (
@@ -73,14 +80,14 @@ const APPLY = `
     ),
     new_obj AS MATERIALIZED (
       SELECT nextval(pg_get_serial_sequence('intel_object', 'id')) AS id, n.type, n.keys::jsonb AS keys, ctx.context,
-             ${expiresAt('n.at', 'n.ttl')} AS expires_at, n.uid
+             ${expiresAt('n.at', 'n.ttl')} AS expires_at, n.uid, n.tlp
         FROM unnest(${P.insertTypes}::text[], ${P.insertKeys}::text[], ${P.insertContexts}::int[], ${P.insertExpiresAt}::timestamptz[],
-                    ${P.insertTtlSeconds}::int[], ${P.insertUids}::uuid[]) AS n(type, keys, c, at, ttl, uid)
+                    ${P.insertTtlSeconds}::int[], ${P.insertUids}::uuid[], ${P.insertTlps}::smallint[]) AS n(type, keys, c, at, ttl, uid, tlp)
         JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at)
-      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via)} FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at, api_tlp)
+      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via, 'new_obj.tlp')} FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)
@@ -99,10 +106,13 @@ const APPLY = `
             expiresAt: expiresAt('c.at', 'c.ttl'),
             uid: 'c.uid',
             addedAt: 'COALESCE(c.added_at, now())',
+            tlp: 'c.tlp',
+            wasTlp: 'c.was_tlp',
           },
           from: `FROM unnest(${P.changeOperations}::text[], ${P.changeReasons}::text[], ${P.changeTypes}::text[], ${P.changeKeys}::text[], ${P.changeContexts}::int[],
-                             ${P.changeExpiresAt}::timestamptz[], ${P.changeTtlSeconds}::int[], ${P.changeUids}::uuid[], ${P.changeAddedAt}::timestamptz[])
-                   WITH ORDINALITY AS c(operation, reason, type, keys, c, at, ttl, uid, added_at, n)
+                             ${P.changeExpiresAt}::timestamptz[], ${P.changeTtlSeconds}::int[], ${P.changeUids}::uuid[], ${P.changeAddedAt}::timestamptz[],
+                             ${P.changeTlps}::smallint[], ${P.changeWasTlps}::smallint[])
+                   WITH ORDINALITY AS c(operation, reason, type, keys, c, at, ttl, uid, added_at, tlp, was_tlp, n)
                  JOIN ctx ON ctx.i = c.c`,
         },
         P,
@@ -151,6 +161,10 @@ function applyParameters(collectionId: number, plan: BatchWrite, origin: WriteOr
     changeUids: plan.changes.map((c) => c.uid),
     changeAddedAt: plan.changes.map((c) => c.addedAt),
     insertUids: plan.inserts.map((n) => n.uid),
+    updateTlps: plan.updates.map((u) => u.tlp),
+    insertTlps: plan.inserts.map((n) => n.tlp),
+    changeTlps: plan.changes.map((c) => c.tlp),
+    changeWasTlps: plan.changes.map((c) => c.wasTlp),
     ...origin,
   };
   return APPLY_PARAMETERS.values({ ...named, contexts: [...contexts.keys()] });

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
 import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
+import { WriteMarkingQueryDto } from '../dto/object.dto.js';
 import { MAX_BATCH_ITEMS } from './batch-body.js';
 import { ITEM_STATUSES, type ItemStatus } from './batch-plan.js';
 
@@ -14,7 +15,8 @@ export class RemoveItemDto {
   remove: ObjectKeyDto;
 }
 
-export class BatchQueryDto {
+/** `atomic`, and `tlp`: the marking of every item (WriteMarkingQueryDto). */
+export class BatchQueryDto extends WriteMarkingQueryDto {
   @ApiPropertyOptional({
     enum: ['true', 'false'],
     description: 'All or nothing: when any item fails, nothing is applied and the answer is 422 with the report.',

@@ -18,7 +18,7 @@ export class BatchRepository {
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
       `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE_AT_DECISION('o')} AS expired,
-              statement_timestamp()::text AS "decidedAt", o.uid, o.added_at::text AS "addedAt"
+              statement_timestamp()::text AS "decidedAt", o.uid, o.added_at::text AS "addedAt", o.api_tlp AS "apiTlp", o.claimed_tlp AS "claimedTlp"
          FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
     );

@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { AppValidationPipe } from '../../common/validation/validation.pipe.js';
 import { keyId, type ObjectForm } from '../../formats/forms.js';
 import { WarninglistMatcherService } from '../../warninglists/warninglist-matcher.service.js';
@@ -13,7 +14,7 @@ import { ChangesService } from '../changes.service.js';
 import { CollectionsService, type CollectionRecord } from '../collections.service.js';
 import { ObjectAddDto } from '../dto/object.dto.js';
 import type { WrittenChange } from '../object-rows.js';
-import type { PreparedObject } from '../object-rules.js';
+import { tlpParameter, type PreparedObject } from '../object-rules.js';
 import { ObjectsRepository } from '../objects.repository.js';
 import { ObjectsService } from '../objects.service.js';
 import type { WriteOrigin } from '../write-origin.js';
@@ -125,6 +126,19 @@ class AtomicRejection extends Error {
   }
 }
 
+/** How `applyItems` writes its items. */
+export interface ItemsOptions {
+  /** All or nothing: any failed item → nothing is applied, 422 `BatchRejected` (`?atomic=true`). */
+  atomic?: boolean;
+  /**
+   * The marking of the api claim each item makes (extensions §19), as a rank: one for every item (the
+   * request's `tlp`), or one per item by its index in `rawItems` (a TAXII write: each STIX object's
+   * `object_marking_refs`, `rankOfMarkingRefs`). An item without one (undefined, or no `tlp` at all) takes
+   * the collection's `defaultTLP`.
+   */
+  tlp?: TlpRank | readonly (TlpRank | undefined)[];
+}
+
 /** What one write of items did: its plan, the expired owners it removed first, and its records' ids. */
 interface Written {
   plan: BatchPlan;
@@ -191,16 +205,17 @@ export class BatchService {
   ) {}
 
   async apply(origin: WriteOrigin, collectionName: string, query: BatchQueryDto, body: unknown, contentType: string | undefined): Promise<BatchReportView> {
+    const tlp = tlpParameter(query.tlp);
     const collection = await this.collections.findByName(collectionName);
-    return this.applyTo(origin, collection, parseBatch(body, contentType), query.atomic === 'true');
+    return this.applyTo(origin, collection, parseBatch(body, contentType), { atomic: query.atomic === 'true', tlp });
   }
 
   /**
    * A batch of items already parsed (imports of other formats map their records to items), with exactly
-   * the rules of `apply`, all or nothing when `atomic`.
+   * the rules of `apply` (ItemsOptions: all or nothing, the items' markings).
    */
-  async applyItems(origin: WriteOrigin, collectionName: string, rawItems: unknown[], atomic = false): Promise<BatchReportView> {
-    return this.applyTo(origin, await this.collections.findByName(collectionName), rawItems, atomic);
+  async applyItems(origin: WriteOrigin, collectionName: string, rawItems: unknown[], options: ItemsOptions = {}): Promise<BatchReportView> {
+    return this.applyTo(origin, await this.collections.findByName(collectionName), rawItems, options);
   }
 
   /**
@@ -293,8 +308,13 @@ export class BatchService {
     return write;
   }
 
-  private async applyTo(origin: WriteOrigin, collection: CollectionRecord, rawItems: unknown[], atomic: boolean): Promise<BatchReportView> {
-    const items = await this.prepareAll(collection, rawItems);
+  private async applyTo(
+    origin: WriteOrigin,
+    collection: CollectionRecord,
+    rawItems: unknown[],
+    { atomic = false, tlp }: ItemsOptions,
+  ): Promise<BatchReportView> {
+    const items = await this.prepareAll(collection, rawItems, (index) => (typeof tlp === 'number' ? tlp : tlp?.[index]) ?? collection.defaultTlp);
     if (atomic && items.some((item) => item.kind === 'failed')) {
       throw rejection(items.map((item) => (item.kind === 'failed' ? { status: 'Failed', error: item.error } : { status: 'NotApplied' })));
     }
@@ -330,6 +350,8 @@ export class BatchService {
         ...(await this.prepareAll(
           collection,
           forms.slice(start, start + CHECK_SLICE).map(({ form }) => form),
+          // A source's items make no api claim: no marking of theirs (PreparedObject.tlp).
+          () => null,
         )),
       );
     }
@@ -343,10 +365,13 @@ export class BatchService {
     });
   }
 
-  /** Every item through the checks of its single endpoint; adds with a key on a rejectOnIngest warninglist fail as items. */
-  private async prepareAll(collection: CollectionRecord, rawItems: unknown[]): Promise<PreparedItem[]> {
+  /**
+   * Every item through the checks of its single endpoint, with its marking (`markingAt` its index);
+   * adds with a key on a rejectOnIngest warninglist fail as items.
+   */
+  private async prepareAll(collection: CollectionRecord, rawItems: unknown[], markingAt: (index: number) => TlpRank | null): Promise<PreparedItem[]> {
     const prepared: PreparedItem[] = [];
-    for (const raw of rawItems) prepared.push(await this.prepare(collection, raw));
+    for (const [index, raw] of rawItems.entries()) prepared.push(await this.prepare(collection, raw, markingAt(index)));
     const refusals = await this.warninglists.refusals(prepared.map((item) => (item.kind === 'add' ? item.object.keys : [])));
     return prepared.map((item, index): PreparedItem => (refusals[index] ? { kind: 'failed', error: refusals[index] } : item));
   }
@@ -368,14 +393,14 @@ export class BatchService {
   }
 
   /** The checks of the single endpoints that need no lock; an ApiError becomes the item's failure. */
-  private async prepare(collection: CollectionRecord, raw: unknown): Promise<PreparedItem> {
+  private async prepare(collection: CollectionRecord, raw: unknown, tlp: TlpRank | null): Promise<PreparedItem> {
     try {
       if (isPlainObject(raw) && 'remove' in raw) {
         const item = (await this.validation.transform(raw, { type: 'body', metatype: RemoveItemDto })) as RemoveItemDto;
         return { kind: 'remove', key: normalizeKey({ type: item.remove.type, value: item.remove.value }) };
       }
       const form = (await this.validation.transform(raw, { type: 'body', metatype: ObjectAddDto })) as ObjectAddDto;
-      return { kind: 'add', object: await this.objects.prepare(collection, form) };
+      return { kind: 'add', object: await this.objects.prepare(collection, form, tlp) };
     } catch (error) {
       if (error instanceof ApiError) return { kind: 'failed', error };
       throw error;

@@ -157,7 +157,15 @@ export class RunStage {
     return rows.map((row) => ({
       n: row.n,
       line: row.line,
-      object: { type: row.type, keys: row.keys, context: row.context, contextJson: JSON.stringify(row.context), expiry: { at: row.at, ttlSeconds: row.ttl } },
+      // A source's item makes no api claim, so it carries no marking (PreparedObject.tlp).
+      object: {
+        type: row.type,
+        keys: row.keys,
+        context: row.context,
+        contextJson: JSON.stringify(row.context),
+        expiry: { at: row.at, ttlSeconds: row.ttl },
+        tlp: null,
+      },
     }));
   }
 

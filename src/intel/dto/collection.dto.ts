@@ -1,6 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsTlp } from '../../common/markings/tlp-validation.js';
+import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
 
 /**
@@ -32,6 +34,21 @@ const ObjectTtlSeconds = () =>
     Max(MAX_TTL_SECONDS, { message: TTL_MESSAGE }),
   );
 
+/** `defaultTLP`: absent = unchanged (PATCH) or `TLP:CLEAR` (registration). */
+const DefaultTlp = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      type: 'string',
+      example: 'TLP:AMBER',
+      description:
+        'The marking of native writes (single add, batch, import, TAXII) that name none: ' +
+        `${TLP_INPUT_HINT}. Marks the writes made after it is set, never the objects already stored. Default \`TLP:CLEAR\`.`,
+    }),
+    // null is no marking: refused as any other value that is not one.
+    ValidateIf((_, value) => value !== undefined),
+    IsTlp(),
+  );
+
 export class CreateCollectionDto {
   @ApiProperty({ pattern: COLLECTION_NAME_PATTERN.source })
   @IsString()
@@ -45,6 +62,9 @@ export class CreateCollectionDto {
 
   @ObjectTtlSeconds()
   objectTTLSeconds?: number | null;
+
+  @DefaultTlp()
+  defaultTLP?: string;
 }
 
 export class UpdateCollectionDto {
@@ -56,6 +76,9 @@ export class UpdateCollectionDto {
 
   @ObjectTtlSeconds()
   objectTTLSeconds?: number | null;
+
+  @DefaultTlp()
+  defaultTLP?: string;
 }
 
 export class CollectionNameParamDto {
@@ -78,4 +101,7 @@ export class CollectionView {
 
   @ApiPropertyOptional({ type: 'integer', description: 'The time to live of objects without their own `expiresAt`; absent: none.' })
   objectTTLSeconds?: number;
+
+  @ApiProperty({ enum: TLP_LEVELS, description: 'The marking of native writes that name none.' })
+  defaultTLP: Tlp;
 }

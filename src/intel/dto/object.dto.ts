@@ -3,7 +3,7 @@ import { IsOptional, IsString, Matches } from 'class-validator';
 import { WaitQuery } from '../../common/http/long-poll.js';
 import { KEY_TYPES, OBJECT_TYPES, type KeyType, type ObjectType } from '../../common/indicators/indicators.js';
 import { ObjectFormDto, ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
-import { TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
+import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
@@ -21,6 +21,24 @@ export class ListObjectsQueryDto extends IntersectionType(PageQueryDto, ReadFilt
 
 /** The object to delete, named by one of its keys (wire-contract §7.4: query, not body). */
 export class DeleteObjectQueryDto extends ObjectKeyQueryDto {}
+
+/**
+ * The marking of a native write (extensions §19), a query parameter of single add, batch and import. Checked
+ * by the service (`tlpParameter`): a bad spelling is 400 InvalidData naming `tlp`, as the spec has it, not the
+ * pipe's InvalidQueryArgument.
+ */
+export class WriteMarkingQueryDto {
+  @ApiPropertyOptional({
+    type: 'string',
+    example: 'TLP:AMBER',
+    description:
+      `The marking of what this request writes: ${TLP_INPUT_HINT}. It becomes the marking of the objects' api claim ` +
+      "(a later write may lower it); an object's marking is the most restrictive of its claims'. Absent: the " +
+      "collection's `defaultTLP`. Re-sending an object with another marking is an `Update`.",
+  })
+  @IsOptional()
+  tlp?: string;
+}
 
 /** The body of `POST .../objects`: the indicator object form plus its optional expiry. */
 export class ObjectAddDto extends ObjectFormDto {

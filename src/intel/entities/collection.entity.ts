@@ -21,6 +21,10 @@ export class CollectionEntity {
   @Column({ name: 'object_ttl_seconds', type: 'integer', nullable: true })
   objectTtlSeconds: number | null;
 
+  /** The marking (a TLP rank, 0 CLEAR … 4 RED) of native writes that name none. */
+  @Column({ name: 'default_tlp', type: 'smallint', default: 0 })
+  defaultTlp: number;
+
   @Column({ name: 'resource_id', type: 'integer', unique: true })
   resourceId: number;
 

@@ -2,13 +2,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ObjectFormDto } from '../../common/indicators/object-form.dto.js';
 import { BatchReportView } from '../batch/batch.dto.js';
+import { WriteMarkingQueryDto } from '../dto/object.dto.js';
 
 export const IMPORT_FORMATS = ['text', 'csv'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 const COLUMN = { maxLength: 256 };
 
-export class ImportQueryDto {
+/** The format and its columns, the context, `dryRun`, `atomic`, and `tlp`: the marking of every object (WriteMarkingQueryDto). */
+export class ImportQueryDto extends WriteMarkingQueryDto {
   @ApiProperty({ enum: IMPORT_FORMATS, description: '`text`: indicators found in free text; `csv`: a CSV with a header row.' })
   @IsIn(IMPORT_FORMATS, { message: `format must be one of ${IMPORT_FORMATS.join(', ')}` })
   format: ImportFormat;

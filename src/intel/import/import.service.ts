@@ -5,6 +5,7 @@ import { extractForms } from '../../formats/text.js';
 import { MAX_BATCH_ITEMS } from '../batch/batch-body.js';
 import { BatchService } from '../batch/batch.service.js';
 import { CollectionsService } from '../collections.service.js';
+import { tlpParameter } from '../object-rules.js';
 import type { WriteOrigin } from '../write-origin.js';
 import { importText } from './import-body.js';
 import type { ImportQueryDto, ImportView } from './import.dto.js';
@@ -52,6 +53,7 @@ export class ImportService {
     if (csv && (query.typeColumn === undefined || query.valueColumn === undefined)) throw ImportErrors.csvColumnsRequired();
     if (!csv && (query.typeColumn ?? query.valueColumn ?? query.contextColumns) !== undefined) throw ImportErrors.csvColumnsNotTaken();
     const context = importContext(query.context, contextHeader);
+    const tlp = tlpParameter(query.tlp);
     const collection = await this.collections.findByName(collectionName);
     const text = importText(body, contentType);
     const objects = csv
@@ -59,7 +61,7 @@ export class ImportService {
       : extractForms(text, context);
     if (objects.length > MAX_BATCH_ITEMS) throw ImportErrors.tooMany(objects.length);
     if (query.dryRun === 'true') return { objects: objects as Record<string, unknown>[] };
-    const report = await this.batch.applyItems(origin, collection.name, objects, query.atomic === 'true');
+    const report = await this.batch.applyItems(origin, collection.name, objects, { atomic: query.atomic === 'true', tlp });
     return { objects: objects as Record<string, unknown>[], report };
   }
 }

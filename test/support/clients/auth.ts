@@ -15,6 +15,16 @@ export class AuthClient extends ApiClient {
     return this.get(`/auth/keys${query}`);
   }
 
+  /** `GET /auth/keys/{id}`: one key's view and its `ETag`. */
+  key(id: number | string): Test {
+    return this.get(`/auth/keys/${id}`);
+  }
+
+  /** `PATCH /auth/keys/{id}`, with `If-Match` when a tag is given. */
+  updateKey(id: number | string, form: unknown, ifMatch?: string): Test {
+    return this.patch(`/auth/keys/${id}`, form, ifMatch);
+  }
+
   revoke(id: number | string): Test {
     return this.post(`/auth/keys/${id}/revoked`);
   }
