@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { TLP_LEVELS, tlpOf, type TlpRank } from '../../src/common/markings/tlp.js';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { expectError } from '../support/clients/api-client.js';
 import { eventually } from '../support/eventually.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { canonical, freshCollections, listAll, md5, replay, sha1, viewOf, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
+import { canonical, follow, freshCollections, listAll, md5, replay, sha1, viewOf, type ChangeBody, type ObjectViewBody } from './objects.helpers.js';
 
 const INTEL = 2;
-const GREEN = 1;
-const AMBER = 2;
+const GREEN: TlpRank = 1;
+const AMBER: TlpRank = 2;
 
 type Key = { type: string; value: string };
 const md5Key = (n: number): Key => ({ type: 'MD5Hash', value: md5(n) });
@@ -38,42 +39,23 @@ describe('markings: the change feed, history and provenance per key', () => {
     await t.close();
   });
 
-  /** A key reading every collection, with `maxTLP` `ceiling` (the key creation's default, RED, without). */
-  async function readerKey(ceiling?: number): Promise<string> {
-    const { id, key } = await createKey(t, { permissions: [{ resource: INTEL, actions: ['Read', 'ReadChildren'] }] });
-    if (ceiling !== undefined) await t.db.query('UPDATE auth_api_key SET max_tlp = $2 WHERE id = $1', [id, ceiling]);
-    return key;
+  /** A key reading every collection, with `maxTLP` `ceiling` (without: the admin's own, TLP:RED). */
+  async function readerKey(ceiling?: TlpRank): Promise<string> {
+    const permissions = [{ resource: INTEL, actions: ['Read' as const, 'ReadChildren' as const] }];
+    return (await createKey(t, { permissions, ...(ceiling !== undefined && { maxTLP: tlpOf(ceiling) }) })).key;
   }
 
-  /**
-   * Marks the change just recorded in `collection`, and its object, `tlp` (a rank), as a native write marked
-   * so records it: `was_tlp` the object's marking before (none for an Add, its own for a Remove). The statement
-   * sees the object as it was before its own update of it.
-   */
-  async function markLastChange(collection: string, tlp: number): Promise<void> {
-    await t.db.query(
-      `WITH last AS (SELECT ch.id, ch.object_uid, ch.operation FROM intel_change ch JOIN intel_collection c ON c.id = ch.collection_id
-                      WHERE c.name = $1 ORDER BY ch.id DESC LIMIT 1),
-            marked AS (UPDATE intel_object o SET api_tlp = $2 FROM last WHERE o.uid = last.object_uid)
-       UPDATE intel_change ch
-          SET tlp = $2,
-              was_tlp = CASE last.operation WHEN 'Add' THEN NULL WHEN 'Remove' THEN $2
-                        ELSE (SELECT o.tlp FROM intel_object o WHERE o.uid = last.object_uid) END
-         FROM last WHERE ch.id = last.id`,
-      [collection, tlp],
-    );
+  /** Adds (or updates) `object` in `collection`, marked `tlp` (a rank), through the API. */
+  async function write(collection: string, object: ObjectViewBody, tlp: TlpRank): Promise<void> {
+    await t.intel
+      .add(collection, object)
+      .query({ tlp: tlpOf(tlp) })
+      .expect(204);
   }
 
-  /** Adds (or updates) `object` in `collection`, marked `tlp`. */
-  async function write(collection: string, object: ObjectViewBody, tlp: number): Promise<void> {
-    await t.intel.add(collection, object).expect(204);
-    await markLastChange(collection, tlp);
-  }
-
-  /** Deletes the object holding `key` (marked `tlp`) from `collection`. */
-  async function remove(collection: string, key: Key, tlp: number): Promise<void> {
+  /** Deletes the object holding `key` from `collection` (its Remove keeps the object's marking). */
+  async function remove(collection: string, key: Key): Promise<void> {
     await t.intel.remove(collection, key.type, key.value).expect(204);
-    await markLastChange(collection, tlp);
   }
 
   /** One page of the feed as `key` reads it: its changes and the cursor of its next link (undefined: none). */
@@ -107,18 +89,18 @@ describe('markings: the change feed, history and provenance per key', () => {
     await write(name, file([md5Key(1), sha1Key(1)], { v: 2 }), AMBER); // raised, with a key that joined: Remove Restricted
     await write(name, file([md5Key(2)], { v: 2 }), GREEN); // lowered: Add
     await write(name, file([md5Key(3)]), AMBER); // Add above: hidden
-    await remove(name, md5Key(3), AMBER); // removed while above: hidden
+    await remove(name, md5Key(3)); // removed while above: hidden
     await write(name, file([md5Key(1)], { v: 3 }), AMBER); // above before and after: hidden
     await write(name, file([md5Key(1)], { v: 4 }), GREEN); // lowered: Add, with every key it has now
-    await remove(name, md5Key(2), GREEN); // Remove, seen
+    await remove(name, md5Key(2)); // Remove, seen
 
     const seen: ChangeBody[] = [
       { operation: 'Add', object: greenView([md5Key(1)], { v: 1 }) },
       // Nothing of the raising change: neither its context, nor the key that joined with it, nor its marking.
-      { operation: 'Remove', object: greenView([md5Key(1)], { v: 1 }), reason: 'Restricted' } as ChangeBody,
+      { operation: 'Remove', object: greenView([md5Key(1)], { v: 1 }), reason: 'Restricted' },
       { operation: 'Add', object: greenView([md5Key(2)], { v: 2 }) },
       { operation: 'Add', object: greenView([md5Key(1), sha1Key(1)], { v: 4 }) },
-      { operation: 'Remove', object: greenView([md5Key(2)], { v: 2 }), reason: 'Deleted' } as ChangeBody,
+      { operation: 'Remove', object: greenView([md5Key(2)], { v: 2 }), reason: 'Deleted' },
     ];
     // One record a page: a page of a hidden record is empty and links next; the last page (nothing read) has no link.
     const one = await walk(name, start, green, 1);
@@ -146,6 +128,22 @@ describe('markings: the change feed, history and provenance per key', () => {
       ['Remove', '2', 2],
     ]);
     expect(all.cursor).toBe(one.cursor);
+  });
+
+  it('a marking changed alone (the object re-sent as it is) reads as Remove Restricted, then Add', async () => {
+    const name = await fresh();
+    const start = (await listAll(t, name, 3, green)).changesCursor;
+    for (const tlp of [GREEN, AMBER, AMBER, GREEN]) await write(name, file([md5Key(1)], { v: 1 }), tlp);
+    expect((await walk(name, start, green, 10)).pages.flat()).toEqual([
+      { operation: 'Add', object: greenView([md5Key(1)], { v: 1 }) },
+      { operation: 'Remove', object: greenView([md5Key(1)], { v: 1 }), reason: 'Restricted' },
+      { operation: 'Add', object: greenView([md5Key(1)], { v: 1 }) },
+    ]);
+    expect((await walk(name, start, everything, 10)).pages.flat().map(({ operation, object }) => [operation, object.tlp])).toEqual([
+      ['Add', 'TLP:GREEN'],
+      ['Update', 'TLP:AMBER'],
+      ['Update', 'TLP:GREEN'],
+    ]);
   });
 
   it("a raise whose previous record history's retention removed reads as Remove with the type and keys alone", async () => {
@@ -180,13 +178,85 @@ describe('markings: the change feed, history and provenance per key', () => {
     expect(caughtUp).toEqual({ changes: [], next: undefined });
     expect(Date.now() - began).toBeGreaterThanOrEqual(900);
 
-    // A waiting follower is answered by a change it may see.
-    const waiting = page(name, hidden.next as string, green, '&wait=30');
-    await eventually(() => t.app.get(InvalidationBus).waiters === 1);
-    await write(name, file([md5Key(3)]), GREEN);
+    // A waiting follower woken by a change it may not see answers at once, empty, its cursor moved past it.
+    const waiters = () => t.app.get(InvalidationBus).waiters;
+    const woken = page(name, hidden.next as string, green, '&wait=30');
+    await eventually(() => waiters() === 1);
+    await write(name, file([md5Key(3)]), AMBER);
+    const moved = await woken;
+    expect(moved.changes).toEqual([]);
+    expect(moved.next).toEqual(expect.any(String));
+    // From there it waits again, and is answered by a change it may see.
+    const waiting = page(name, moved.next as string, green, '&wait=30');
+    await eventually(() => waiters() === 1);
+    await write(name, file([md5Key(4)]), GREEN);
     const answered = await waiting;
-    expect(answered.changes).toEqual([{ operation: 'Add', object: greenView([md5Key(3)]) }]);
+    expect(answered.changes).toEqual([{ operation: 'Add', object: greenView([md5Key(4)]) }]);
     expect(answered.next).toEqual(expect.any(String));
+  });
+
+  it('concurrent writers re-mark objects while a GREEN key follows: it is never shown anything above GREEN, and holds exactly what it lists', async () => {
+    const name = await fresh();
+    const POOL = 8;
+    const WRITERS = 6;
+    const OPERATIONS = 25;
+    const objects = `${t.url}/intel/collections/${name}/objects`;
+    const headers = { 'X-Api-Key': t.adminKey, 'Content-Type': 'application/json' };
+    // Each write's context names its writer, operation and marking (a rank): unique, and what the key may see of it.
+    const add = (n: number, context: { w: number; op: number; tlp: number }) =>
+      fetch(`${objects}?tlp=${encodeURIComponent(TLP_LEVELS[context.tlp])}`, { method: 'POST', headers, body: JSON.stringify(file([md5Key(n)], context)) });
+    for (let n = 0; n < POOL; n += 2) expect((await add(n, { w: -1, op: n, tlp: n % TLP_LEVELS.length })).status).toBe(204);
+    const snapshot = await listAll(t, name, 3, green);
+    const everySnapshot = await listAll(t, name, 3, everything);
+
+    async function writer(w: number): Promise<void> {
+      let seed = w * 7919 + 17;
+      const random = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+      for (let op = 0; op < OPERATIONS; op++) {
+        const n = Math.floor(random() * POOL);
+        const tlp = Math.floor(random() * TLP_LEVELS.length);
+        const roll = random();
+        let response: Response;
+        if (roll < 0.2) {
+          response = await fetch(`${objects}?objectKeyType=MD5Hash&objectKey=${md5(n)}`, { method: 'DELETE', headers });
+        } else if (roll < 0.35) {
+          // A batch marks all its items alike.
+          const items = [n, (n + 1) % POOL].map((m, i) => file([md5Key(m)], { w, op: op * 10 + i, tlp }));
+          response = await fetch(`${objects}/batch?tlp=${encodeURIComponent(TLP_LEVELS[tlp])}`, { method: 'POST', headers, body: JSON.stringify(items) });
+        } else {
+          response = await add(n, { w, op, tlp });
+        }
+        expect([200, 204]).toContain(response.status);
+      }
+    }
+
+    let done = false;
+    const following = [
+      follow(t, name, snapshot.changesCursor, () => done, { limit: 3, longPoll: true, key: green, restricted: true }),
+      follow(t, name, everySnapshot.changesCursor, () => done, { limit: 5, longPoll: true, key: everything }),
+    ];
+    await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
+    done = true;
+    const [seen, all] = await Promise.all(following);
+
+    // Nothing written above GREEN ever reached the key, a Remove Restricted included (the object as last seen).
+    for (const change of seen) expect(change.object.context.tlp).toBeLessThanOrEqual(GREEN);
+    expect(seen.some((change) => change.reason === 'Restricted')).toBe(true);
+    expect(all.some((change) => (change.object.context.tlp as number) > GREEN)).toBe(true);
+    // Per object the key's feed is well formed: an Add only while it holds none, Update and Remove only while it holds it.
+    const held = new Set(snapshot.objects.map((object) => object.keys[0].value));
+    for (const { operation, object } of seen) {
+      const value = object.keys[0].value;
+      expect([operation, held.has(value)]).toEqual([operation, operation !== 'Add']);
+      if (operation === 'Remove') held.delete(value);
+      else held.add(value);
+    }
+    // What each feed says its key holds is exactly what the key lists now.
+    expect(canonical(replay(snapshot.objects, seen))).toEqual(canonical((await listAll(t, name, 5, green)).objects));
+    expect(canonical(replay(everySnapshot.objects, all))).toEqual(canonical((await listAll(t, name, 5, everything)).objects));
   });
 
   describe('history, provenance and sightings of an object above the key', () => {
@@ -240,7 +310,7 @@ describe('markings: the change feed, history and provenance per key', () => {
       const name = await fresh();
       await write(name, file([md5Key(1)], { v: 1 }), GREEN);
       await write(name, file([md5Key(1), sha1Key(1)], { v: 2 }), AMBER);
-      await remove(name, md5Key(1), AMBER);
+      await remove(name, md5Key(1));
       await write(name, file([md5Key(1)], { v: 3 }), GREEN);
       expect(await history(name, md5Key(1), green)).toEqual([
         ['Add', 3],
