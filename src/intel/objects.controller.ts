@@ -123,7 +123,8 @@ export class ObjectsController {
       'no change of an object marked above it: the change that raised an object above it reads as `Remove` with ' +
       'reason `Restricted` (the object as the key last saw it), the one that brought it back as `Add`. A page that ' +
       'read only changes the key may not see is empty and still links `next` (its position moved); only an empty ' +
-      'page without a link means the key has caught up.',
+      'page without a link means the key has caught up. A cursor keeps the ceiling of the listing that issued it ' +
+      "(its `maxTLP=` included), narrowed by the key's own, never widened.",
   })
   @ApiOkResponse({
     type: [ObjectChangeView],

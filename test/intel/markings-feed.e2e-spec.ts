@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { TLP_LEVELS, tlpOf, type TlpRank } from '../../src/common/markings/tlp.js';
+import { CLEAR, RED, TLP_LEVELS, tlpOf, type TlpRank } from '../../src/common/markings/tlp.js';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { expectError } from '../support/clients/api-client.js';
 import { eventually } from '../support/eventually.js';
@@ -84,6 +84,7 @@ describe('markings: the change feed, history and provenance per key', () => {
   it('a GREEN key follows the feed: hidden records skipped, a raise reads as Remove Restricted, a lowering as Add, positions gap-free', async () => {
     const name = await fresh();
     const start = (await listAll(t, name, 3, green)).changesCursor;
+    const startAll = (await listAll(t, name, 3, everything)).changesCursor;
     await write(name, file([md5Key(1)], { v: 1 }), GREEN); // Add, seen
     await write(name, file([md5Key(2)], { v: 1 }), AMBER); // Add above: hidden
     await write(name, file([md5Key(1), sha1Key(1)], { v: 2 }), AMBER); // raised, with a key that joined: Remove Restricted
@@ -114,8 +115,8 @@ describe('markings: the change feed, history and provenance per key', () => {
     // What the feed says the key holds is exactly what it lists.
     expect(canonical(replay([], seen))).toEqual(canonical((await listAll(t, name, 3, green)).objects));
 
-    // A key that may read every marking walks every record as it is.
-    const all = await walk(name, start, everything, 4);
+    // A key that may read every marking walks every record as it is (from its own listing's cursor).
+    const all = await walk(name, startAll, everything, 4);
     expect(all.pages.flat().map(({ operation, object }) => [operation, object.keys.map((key) => key.value.at(-1)).join(''), object.context.v])).toEqual([
       ['Add', '1', 1],
       ['Add', '2', 1],
@@ -127,22 +128,52 @@ describe('markings: the change feed, history and provenance per key', () => {
       ['Update', '11', 4],
       ['Remove', '2', 2],
     ]);
-    expect(all.cursor).toBe(one.cursor);
   });
 
   it('a marking changed alone (the object re-sent as it is) reads as Remove Restricted, then Add', async () => {
     const name = await fresh();
     const start = (await listAll(t, name, 3, green)).changesCursor;
+    const startAll = (await listAll(t, name, 3, everything)).changesCursor;
     for (const tlp of [GREEN, AMBER, AMBER, GREEN]) await write(name, file([md5Key(1)], { v: 1 }), tlp);
     expect((await walk(name, start, green, 10)).pages.flat()).toEqual([
       { operation: 'Add', object: greenView([md5Key(1)], { v: 1 }) },
       { operation: 'Remove', object: greenView([md5Key(1)], { v: 1 }), reason: 'Restricted' },
       { operation: 'Add', object: greenView([md5Key(1)], { v: 1 }) },
     ]);
-    expect((await walk(name, start, everything, 10)).pages.flat().map(({ operation, object }) => [operation, object.tlp])).toEqual([
+    expect((await walk(name, startAll, everything, 10)).pages.flat().map(({ operation, object }) => [operation, object.tlp])).toEqual([
       ['Add', 'TLP:GREEN'],
       ['Update', 'TLP:AMBER'],
       ['Update', 'TLP:GREEN'],
+    ]);
+  });
+
+  it('a cursor keeps the ceiling of the listing that issued it (maxTLP= included), never widened by the key', async () => {
+    const name = await fresh();
+    const { id, key: amber } = await createKey(t, { permissions: [{ resource: INTEL, actions: ['Read', 'ReadChildren'] }], maxTLP: 'TLP:AMBER' });
+    // A CLEAR-only mirror kept by an unrestricted key, and a follower of an AMBER key.
+    const listed = await t.intel.as(everything).objects(name, '?maxTLP=TLP:CLEAR').expect(200);
+    const mirror = cursorOf(parseLinks(listed.headers.link as string).related) as string;
+    const follower = (await listAll(t, name, 3, amber)).changesCursor;
+    await write(name, file([md5Key(1)], { v: 1 }), CLEAR);
+    await write(name, file([md5Key(2)]), GREEN);
+    await write(name, file([md5Key(1)], { v: 2 }), GREEN);
+    const clearView = (keys: Key[], context: Record<string, unknown> = {}) => viewOf(file(keys, context), 'TLP:CLEAR');
+    const mirrored = await walk(name, mirror, everything, 1);
+    expect(mirrored.pages.flat()).toEqual([
+      { operation: 'Add', object: clearView([md5Key(1)], { v: 1 }) },
+      { operation: 'Remove', object: clearView([md5Key(1)], { v: 1 }), reason: 'Restricted' },
+    ]);
+    // The key's own ceiling lowered after its listing: the lower one applies; raised again, its cursor's still does.
+    await t.auth.updateKey(id, { maxTLP: 'TLP:CLEAR' }).expect(200);
+    expect((await walk(name, follower, amber, 10)).pages.flat().map(({ operation }) => operation)).toEqual(['Add', 'Remove']);
+    await t.auth.updateKey(id, { maxTLP: 'TLP:RED' }).expect(200);
+    await write(name, file([md5Key(3)]), AMBER);
+    await write(name, file([md5Key(4)]), RED);
+    expect((await walk(name, follower, amber, 10)).pages.flat().map(({ operation, object }) => [operation, object.keys[0].value.at(-1)])).toEqual([
+      ['Add', '1'],
+      ['Add', '2'],
+      ['Update', '1'],
+      ['Add', '3'],
     ]);
   });
 
