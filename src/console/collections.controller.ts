@@ -33,7 +33,7 @@ export class CollectionsController {
     @Query() query: Record<string, unknown>,
     @ClientGone() gone: AbortSignal,
   ): Promise<Screen | Html> {
-    return this.screen.changesAfter(name, query, wantsFragment(request), gone);
+    return this.screen.changesAfter(request.principal!, name, query, wantsFragment(request), gone);
   }
 
   @Get(':name/object')

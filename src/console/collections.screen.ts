@@ -57,11 +57,12 @@ export class CollectionsScreen {
    * The change feed after `cursor`. For the live tail (`live`): a long-poll through the feed's own wait,
    * answered with the new entries and the next poller. Otherwise a page of the changes, at once.
    */
-  async changesAfter(name: string, query: Record<string, unknown>, live: boolean, gone: AbortSignal): Promise<Screen | Html> {
+  async changesAfter(principal: Principal, name: string, query: Record<string, unknown>, live: boolean, gone: AbortSignal): Promise<Screen | Html> {
     const cursor = cursorParam(query);
     if (!cursor) throw new ApiError('InvalidQueryArgument', 'a changes cursor is required');
-    const result = await this.changes.page(name, { cursor, limit: '100', wait: live ? TAIL_WAIT_SECONDS : '0' }, gone);
-    const next = result.items.length > 0 ? result.cursorAfter(result.items.length - 1) : cursor;
+    const result = await this.changes.page(this.policies.of(principal), name, { cursor, limit: '100', wait: live ? TAIL_WAIT_SECONDS : '0' }, gone);
+    // A page of changes the key may not see is empty and moves the position all the same.
+    const next = result.hasNext ? result.cursorAfter(result.items.length - 1) : cursor;
     const model = { name, changes: result.items, next };
     return live ? changesFragment(model) : changesView(model);
   }
@@ -76,7 +77,7 @@ export class CollectionsScreen {
     if (!object) throw new ApiError('NotFound', 'No object of this collection has that key (it may have expired or been deleted).');
     const key = { type: type as ObjectKey['type'], value };
     const [history, latestSightings] = await Promise.all([
-      this.history.history(name, { objectKeyType: key.type, objectKey: value, cursor: cursorParam(query), limit: PAGE_SIZE }),
+      this.history.history(this.policies.of(principal), name, { objectKeyType: key.type, objectKey: value, cursor: cursorParam(query), limit: PAGE_SIZE }),
       this.latestSightings(principal, object.keys),
     ]);
     return objectView({

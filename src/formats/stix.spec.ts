@@ -17,8 +17,8 @@ describe('STIX documents', () => {
       fc.property(indicatorArb, fc.dictionary(fc.string(), fc.jsonValue()), fc.uuid({ version: 4 }), (key, context, uuid) => {
         const object = { type: inferObjectType([key]), keys: [normalizeKey(key)], context };
         const time = '2026-01-01T00:00:00.000Z';
-        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time });
-        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object)])).toEqual([
+        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time, tlp: 0 });
+        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object, 0)])).toEqual([
           { kind: 'carried' },
           { kind: 'form', form: object, sco: false },
           { kind: 'carried' },

@@ -2,34 +2,49 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nest
 import { DomainEvents } from '../common/events/domain-events.js';
 import { waitSecondsOf } from '../common/http/long-poll.js';
 import { schedulePeriodicJob } from '../common/jobs/periodic-job.js';
+import { RED, type TlpRank } from '../common/markings/tlp.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
 import { pageRequestOf, PageResult } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { InvalidationBus } from '../database/invalidation-bus.js';
 import { LongPoll } from '../database/long-poll.js';
+import type { ReadPolicy } from '../read-policy/read-policy.js';
 import type { RecordedIds } from './change-records.js';
 import { ChangeRetentionRepository } from './change-retention.repository.js';
 import { ChangeSequencer, FEED_TOPIC } from './change-sequencer.js';
 import { CollectionsService, type CollectionRecord } from './collections.service.js';
 import type { ChangesQueryDto, ObjectChangeView } from './dto/object.dto.js';
+import type { ChangeOperation } from './entities/change.entity.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { objectView, type WrittenChange } from './object-rows.js';
+import { objectView, type StoredObject, type WrittenChange } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
-/** A feed position: collection id and the sequence number of the last change already delivered. */
+/**
+ * A feed position: collection id and the sequence number of the last change already delivered; `t`, the
+ * marking ceiling the position was issued under when below RED (the listing's, `maxTLP=` included).
+ */
 interface ChangesCursor {
   c: number;
   s: number;
+  t?: TlpRank;
 }
 
 function isChangesCursor(value: unknown): value is ChangesCursor {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { c, s, ...rest } = value as Record<string, unknown>;
-  return Object.keys(rest).length === 0 && Number.isSafeInteger(c) && (c as number) >= 1 && Number.isSafeInteger(s) && (s as number) >= 0;
+  const { c, s, t, ...rest } = value as Record<string, unknown>;
+  return (
+    Object.keys(rest).length === 0 &&
+    Number.isSafeInteger(c) &&
+    (c as number) >= 1 &&
+    Number.isSafeInteger(s) &&
+    (s as number) >= 0 &&
+    (t === undefined || (Number.isInteger(t) && (t as number) >= 0 && (t as number) < RED))
+  );
 }
 
-export function encodeChangesCursor(collectionId: number, seq: number): string {
-  return encodeCursor({ c: collectionId, s: seq } satisfies ChangesCursor);
+/** The cursor of a position read under `ceiling`: an unrestricted one (RED) is the cursor it was before markings. */
+export function encodeChangesCursor(collectionId: number, seq: number, ceiling: TlpRank = RED): string {
+  return encodeCursor({ c: collectionId, s: seq, ...(ceiling < RED && { t: ceiling }) } satisfies ChangesCursor);
 }
 
 /**
@@ -83,15 +98,26 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
   /**
    * wire-contract §3.2: a next link after the last change on every non-empty page, none on an empty one.
    * With `wait`, an empty page is held until a change of the collection is numbered (on any instance).
+   *
+   * Under `policy`'s ceiling (extensions §19 "Feed per key") the page shows each record as the key may see it
+   * and leaves out those it may not, while its cursor moves past every record it read: positions stay
+   * gap-free for the key. A page that read only such records is empty and still links `next` (and a
+   * long-poll answers it at once: its cursor moved); only a page that read nothing has no link, and only
+   * that one waits. The ceiling is the key's, narrowed by the one the cursor carries (the listing's that
+   * issued it), so a follower's view never widens without a new listing.
    */
-  async page(collectionName: string, query: ChangesQueryDto, gone?: AbortSignal): Promise<PageResult<ObjectChangeView>> {
+  async page(policy: ReadPolicy, collectionName: string, query: ChangesQueryDto, gone?: AbortSignal): Promise<PageResult<ObjectChangeView>> {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     if (page.cursor === undefined) throw ObjectErrors.cursorRequired();
     const cursor = decodeCursor(page.cursor, isChangesCursor);
     if (cursor.c !== collection.id) throw ObjectErrors.foreignCursor();
-    const options = { waitSeconds: waitSecondsOf(query.wait), gone, ready: (items: unknown[]) => items.length > 0 };
-    const read = () => this.repository.changesAfter(collection.id, cursor.s, page.limit);
+    // The ceiling the cursor was issued under goes on with it, never widened: a follower of a listing read with
+    // maxTLP= stays within it, whatever its key may read.
+    const seen = policy.narrowedTo(cursor.t);
+    // Ready once records were read, shown or not: a page of records the key may not see moves its cursor.
+    const options = { waitSeconds: waitSecondsOf(query.wait), gone, ready: (records: unknown[]) => records.length > 0 };
+    const read = () => this.repository.changesAfter(seen, collection.id, cursor.s, page.limit);
     let first = true;
     const rows = await this.feedSignals.poll(String(collection.id), options, async () => {
       // Later checks follow a wake-up, which the sequencer sends once it has numbered.
@@ -102,13 +128,17 @@ export class ChangesService implements OnModuleInit, OnModuleDestroy {
       if (cursor.s < prunedSeq) throw ObjectErrors.cursorOutOfRange();
       return rows;
     });
+    const shown = rows.filter((row): row is typeof row & { operation: ChangeOperation; object: StoredObject; tlp: number } => row.operation !== null);
     // The stored jsonb orders its keys by length; the view keeps the ObjectView order (type, keys, context).
-    const items = rows.map(({ operation, object, reason, tlp }) => ({
+    const items = shown.map(({ operation, object, reason, tlp }) => ({
       operation,
       object: objectView({ ...object, tlp }),
       ...(reason !== null && { reason }),
     }));
-    return new PageResult(items, (index) => encodeChangesCursor(collection.id, Number(rows[index].position)), rows.length > 0);
+    // After the last change shown (and an empty page's -1): past every record read, also those not shown.
+    const end = rows.length === 0 ? cursor.s : Number(rows[rows.length - 1].position);
+    const positionAfter = (index: number) => (index === shown.length - 1 ? end : Number(shown[index].position));
+    return new PageResult(items, (index) => encodeChangesCursor(collection.id, positionAfter(index), seen.ceiling), rows.length > 0);
   }
 
   /**

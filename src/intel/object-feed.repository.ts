@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SizedRow } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { UNFILTERED, type ObjectConditions, type ReadPolicy } from '../read-policy/read-policy.js';
-import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
+import type { PolicyParameter, ReadPolicy } from '../read-policy/read-policy.js';
+import type { ChangeOperation, FeedRemoveReason, RemoveReason } from './entities/change.entity.js';
 import { storedObject, type MarkedRow, type StoredObject, type WrittenChange } from './object-rows.js';
 import { FEED_STATEMENTS, feedPageStatement, type FeedPage } from './object-statements.js';
 import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
@@ -14,6 +14,24 @@ export interface Numbering {
   manager: EntityManager;
   /** The numbering CTEs for the statement (collection $1). */
   ctes: string;
+}
+
+/**
+ * A change as a page of the feed shows it to its reader, with the object's marking then (`tlp`, a rank);
+ * `operation` null: a record the key may not see (nothing else of it read).
+ */
+export interface SeenChange {
+  operation: ChangeOperation | null;
+  object: StoredObject | null;
+  reason: FeedRemoveReason | null;
+  tlp: number | null;
+}
+
+/** What narrows a feed page (feedPageStatement's `narrowing`): its SQL, given the placeholders of its parameters. */
+interface Narrowing {
+  parameterNames: PolicyParameter[];
+  values: Record<PolicyParameter, unknown>;
+  sql: ($: Partial<Record<PolicyParameter, string>>) => string;
 }
 
 /**
@@ -43,19 +61,19 @@ export class ObjectFeedRepository {
    * Its statement and why its plan holds: FEED_PAGES in object-statements.ts.
    */
   listPage(policy: ReadPolicy, collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
-    return this.withFeedBounds<MarkedRow>('listPage', collectionId, afterId, limit, numbering, policy);
+    const narrowing: Narrowing = { parameterNames: policy.parameterNames, values: policy.values(), sql: ($) => policy.conditions('intel_object', $) };
+    return this.withFeedBounds<MarkedRow>('listPage', collectionId, afterId, limit, numbering, narrowing);
   }
 
   /**
    * Changes after `afterSeq` with the feed's bounds (so pruning cannot interleave); `position` is the seq.
+   * Under a ceiling below RED (extensions §19) each record as the key may see it (`SeenChange`): the rows are
+   * the next records by position all the same, so the caller's cursor moves past those it may not see. A
+   * key that may see every marking runs the statement it ran before markings.
    */
-  changesAfter(collectionId: number, afterSeq: number, limit: number) {
-    return this.withFeedBounds<{ operation: ChangeOperation; object: StoredObject; reason: RemoveReason | null; tlp: number }>(
-      'changesAfter',
-      collectionId,
-      afterSeq,
-      limit,
-    );
+  changesAfter(policy: ReadPolicy, collectionId: number, afterSeq: number, limit: number) {
+    const narrowing: Narrowing = { parameterNames: policy.recordParameterNames, values: policy.values(), sql: ($) => policy.ceilingSql($) ?? '' };
+    return this.withFeedBounds<SeenChange>('changesAfter', collectionId, afterSeq, limit, undefined, narrowing);
   }
 
   /**
@@ -80,16 +98,16 @@ export class ObjectFeedRepository {
     collectionId: number,
     after: number,
     limit: number,
-    numbering?: Numbering,
-    /** A listing's read policy: its conditions narrow the walk, with their parameters after the feed's. */
-    policy: ObjectConditions = UNFILTERED,
+    numbering: Numbering | undefined,
+    /** The read policy's part of the page: the listing's conditions, the feed's ceiling; parameters after the feed's. */
+    narrowing: Narrowing,
   ): Promise<{ lastSeq: number; prunedSeq: number; pending: boolean; rows: (Row & SizedRow & { position: string })[] }> {
     const runner = numbering?.manager ?? this.dataSource;
-    const p = FEED_STATEMENTS.parameters.with(policy.parameterNames);
-    const conditions = policy.conditions('intel_object', p.$);
+    const p = FEED_STATEMENTS.parameters.with(narrowing.parameterNames);
+    const sql = narrowing.sql(p.$);
     const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] = await runner.query(
-      numbering || conditions ? feedPageStatement(page, numbering?.ctes, conditions) : FEED_STATEMENTS[page],
-      p.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes, ...policy.values() }),
+      numbering || sql ? feedPageStatement(page, numbering?.ctes, sql) : FEED_STATEMENTS[page],
+      p.values({ collectionId, after, limit, maxBytes: this.config.pageMaxBytes, ...narrowing.values }),
     );
     return {
       lastSeq: Number(rows[0].lastSeq),

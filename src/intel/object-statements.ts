@@ -196,6 +196,36 @@ export const OBJECT_STATEMENTS = {
 } as const;
 
 /**
+ * A change record `ch` as a key with a ceiling below RED sees it (extensions §19 "Feed per key"), judged by the
+ * markings it carries, after (`tlp`) and before (`was_tlp`, NULL for an Add) the change:
+ * - within the ceiling after: as it is, except an Update from above it (or from an unknown marking), which
+ *   brings the object within reach: an `Add`;
+ * - above it after but within before (an Update that raised it): a `Remove` with reason `Restricted`, carrying
+ *   the object as the key last saw it: the object's previous record and marking (nothing of the raising
+ *   change: its context, a key that joined with it, its expiry, its marking). Where history's retention removed that record (no change
+ *   of the object for HISTORY_RETENTION_DAYS), its type and current keys alone;
+ * - above it both before and after, or an Add or Remove above it: not shown (`operation` NULL; nothing of the
+ *   record leaves the database).
+ * The previous record is read only for a `Restricted` one, by the (collection_id, object_uid, seq) index.
+ */
+const RECORD_AS_SEEN = {
+  /** The class of `ch` for a ceiling (an SQL expression): its operation as seen, `Restricted`, or NULL (not shown). */
+  seen: (ceiling: string) => `CASE
+      WHEN ch.tlp <= ${ceiling} THEN CASE WHEN ch.operation = 'Update' AND NOT COALESCE(ch.was_tlp <= ${ceiling}, false) THEN 'Add' ELSE ch.operation END
+      WHEN ch.operation = 'Update' AND ch.was_tlp <= ${ceiling} THEN 'Restricted'
+    END`,
+  columns: `CASE WHEN s.seen = 'Restricted' THEN 'Remove' ELSE s.seen END AS operation,
+      CASE WHEN s.seen = 'Restricted'
+           THEN COALESCE((SELECT p.object FROM intel_change p
+                           WHERE p.collection_id = ch.collection_id AND p.object_uid = ch.object_uid AND p.seq < ch.seq
+                           ORDER BY p.seq DESC LIMIT 1),
+                         jsonb_build_object('type', ch.object -> 'type', 'keys', ch.object -> 'keys', 'context', '{}'::jsonb))
+           WHEN s.seen IS NOT NULL THEN ch.object END AS object,
+      CASE WHEN s.seen = 'Restricted' THEN 'Restricted' WHEN s.seen = 'Remove' THEN COALESCE(ch.reason, 'Deleted') END AS reason,
+      CASE WHEN s.seen = 'Restricted' THEN ch.was_tlp WHEN s.seen IS NOT NULL THEN ch.tlp END AS tlp`,
+};
+
+/**
  * The keyset pages read with the collection's feed bounds: $1 the collection, $2 the position to read
  * after, $3 the rows, $4 the byte cap (PAGE_MAX_BYTES, see sizeBoundedPage); each row's key is `position`.
  *
@@ -213,7 +243,9 @@ export const OBJECT_STATEMENTS = {
  * conditions on the walk too: a page reads objects until it has found its rows.
  *
  * `changesAfter`: changes after a position. Remove records written before reasons were recorded were all
- * explicit deletes.
+ * explicit deletes. With a key's ceiling (`narrowing`, its placeholder) each record reads as the key may see
+ * it (RECORD_AS_SEEN); the page still reads the next records by position, so its cursor moves past those the
+ * key may not see.
  */
 const FEED_PAGES = {
   listPage: (conditions: string) =>
@@ -227,18 +259,27 @@ const FEED_PAGES = {
       '$3',
       '$4',
     ),
-  changesAfter: () =>
+  changesAfter: (ceiling: string) =>
     sizeBoundedPage(
-      {
-        select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason, tlp`,
-        from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
-        orderBy: 'seq',
-        rowBytes: 'row_bytes',
-      },
+      ceiling === ''
+        ? {
+            select: `seq AS position, operation, object, CASE WHEN operation = 'Remove' THEN COALESCE(reason, 'Deleted') END AS reason, tlp`,
+            from: 'FROM intel_change WHERE collection_id = $1 AND seq > $2',
+            orderBy: 'seq',
+            rowBytes: 'row_bytes',
+          }
+        : {
+            select: `ch.seq AS position, ${RECORD_AS_SEEN.columns}`,
+            from: `FROM intel_change ch CROSS JOIN LATERAL (SELECT ${RECORD_AS_SEEN.seen(ceiling)} AS seen) s
+                  WHERE ch.collection_id = $1 AND ch.seq > $2`,
+            orderBy: 'ch.seq',
+            rowBytes: 'ch.row_bytes',
+          },
       '$3',
       '$4',
     ),
 };
+
 export type FeedPage = keyof typeof FEED_PAGES;
 
 /**
@@ -250,13 +291,16 @@ export type FeedPage = keyof typeof FEED_PAGES;
  * With `numbering` (the sequencer's CTEs, ChangeSequencer.numberAndRead) the same statement also numbers
  * every committed record of the collection, and `lastSeq` counts them: the rows and the bounds then cover
  * exactly the changes committed before the statement's snapshot, none of them unnumbered.
+ *
+ * `narrowing`: for `listPage` the read policy's conditions on the object row, for `changesAfter` the key's
+ * ceiling (its placeholder) when it is below RED; empty: the statement as it was before either.
  */
-export function feedPageStatement(page: FeedPage, numbering?: string, conditions = ''): string {
+export function feedPageStatement(page: FeedPage, numbering?: string, narrowing = ''): string {
   return `${numbering ? `WITH ${numbering}` : ''}
          SELECT c.last_seq ${numbering ? '+ (SELECT count(*) FROM unnumbered)' : ''} AS "lastSeq", c.pruned_seq AS "prunedSeq",
                 EXISTS (SELECT 1 FROM intel_change p WHERE p.seq IS NULL AND p.collection_id = $1::int) AS pending, r.*
            FROM intel_collection c
-           LEFT JOIN (${FEED_PAGES[page](conditions)}) r ON true
+           LEFT JOIN (${FEED_PAGES[page](narrowing)}) r ON true
           WHERE c.id = $1::int
           ORDER BY r.position`;
 }

@@ -19,6 +19,12 @@ export interface VersionQuery {
   versions: VersionSelector;
   /** Rows at most (the page is bounded by PAGE_MAX_BYTES too). */
   limit: number;
+  /**
+   * The read policy's ceiling (extensions §19), when it leaves anything out: only records marked within it.
+   * With `lives`, also only lives whose last record is marked within it (an object named by its id is the
+   * object as it is now: marked above the ceiling, none of its versions is there).
+   */
+  maxTlp?: number;
 }
 
 /**
@@ -41,6 +47,16 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
                                           ORDER BY b.seq_at DESC LIMIT 1), 0)`);
   }
   if (query.lives !== undefined) conditions.push(`ch.object_uid = ANY(${param(query.lives)}::uuid[])`);
+  if (query.maxTlp !== undefined) {
+    const maxTlp = `${param(query.maxTlp)}::smallint`;
+    conditions.push(`ch.tlp <= ${maxTlp}`);
+    // The life's last record, numbered or not (DESC puts NULL first): one probe of the (collection_id, object_uid, seq) index.
+    if (query.lives !== undefined) {
+      conditions.push(
+        `(SELECT l.tlp FROM intel_change l WHERE l.collection_id = $1 AND l.object_uid = ch.object_uid ORDER BY l.seq DESC LIMIT 1) <= ${maxTlp}`,
+      );
+    }
+  }
   if (versions !== 'all') {
     const later = (op: string) =>
       `NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq ${op} ch.seq AND v.seq > ${floor})`;
@@ -54,7 +70,7 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
   const rowsQuery = sizeBoundedPage(
     {
       select: `ch.seq AS position, ${isoMicros('ch.seq_at')} AS at, ${isoMicros(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
-               ch.operation, ch.reason, ch.object, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt"`,
+               ch.operation, ch.reason, ch.object, ch.tlp, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt"`,
       from: `FROM intel_change ch WHERE ${conditions.join(' AND ')}`,
       orderBy: 'ch.seq',
       rowBytes: 'ch.row_bytes',

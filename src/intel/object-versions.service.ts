@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { TlpRank } from '../common/markings/tlp.js';
 import { ChangesService } from './changes.service.js';
 import { CollectionsService } from './collections.service.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
@@ -15,6 +16,8 @@ export interface ObjectVersionRow {
   operation: ChangeOperation;
   reason: RemoveReason | null;
   object: StoredObject;
+  /** The object's marking at this record (extensions §19). */
+  tlp: TlpRank;
   uid: string;
   /** The life's first add, UTC with microseconds. */
   addedAt: string;
@@ -65,6 +68,7 @@ export class ObjectVersionsService {
         operation: row.operation,
         reason: row.operation === 'Remove' ? (row.reason ?? 'Deleted') : null,
         object: storedObject(row.object),
+        tlp: row.tlp,
         uid: row.uid,
         addedAt: row.addedAt,
       })),

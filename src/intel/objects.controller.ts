@@ -119,7 +119,12 @@ export class ObjectsController {
       'after its last change in `rel="next"`; an empty page has no link: everything is delivered, so keep your last ' +
       'cursor, wait, and ask again with it. A cursor older than the retention window is 422 `CursorOutOfRange`: ' +
       'list the objects again. With `wait` (0 to 60 seconds) an empty page is held until a change ' +
-      'of the collection commits (on any instance) or the wait runs out.',
+      'of the collection commits (on any instance) or the wait runs out. A key whose `maxTLP` is below `TLP:RED` sees ' +
+      'no change of an object marked above it: the change that raised an object above it reads as `Remove` with ' +
+      'reason `Restricted` (the object as the key last saw it), the one that brought it back as `Add`. A page that ' +
+      'read only changes the key may not see is empty and still links `next` (its position moved); only an empty ' +
+      'page without a link means the key has caught up. A cursor keeps the ceiling of the listing that issued it ' +
+      "(its `maxTLP=` included), narrowed by the key's own, never widened.",
   })
   @ApiOkResponse({
     type: [ObjectChangeView],
@@ -131,7 +136,7 @@ export class ObjectsController {
     404: 'NotFound: no collection has this name.',
     422: 'CursorOutOfRange: changes after the cursor were pruned; list the objects again.',
   })
-  changesPage(@Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto, @ClientGone() gone: AbortSignal) {
-    return this.changes.page(params.collection_id, query, gone);
+  changesPage(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ChangesQueryDto, @ClientGone() gone: AbortSignal) {
+    return this.changes.page(this.policies.of(principal), params.collection_id, query, gone);
   }
 }

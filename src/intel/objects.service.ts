@@ -186,7 +186,8 @@ export class ObjectsService {
    * Keyset pages in insertion order; the first page also carries the changes cursor of its snapshot
    * (decisions §8: the page plus the changes after the cursor make the collection, exactly). When its
    * snapshot holds changes not numbered yet, the page is read again by a statement that numbers them in
-   * the same snapshot (ChangeSequencer.numberAndRead), so that the cursor follows exactly what the page shows.
+   * the same snapshot (ChangeSequencer.numberAndRead), so that the cursor follows exactly what the page shows;
+   * it carries the page's marking ceiling too, so that the feed goes on with what the listing showed.
    */
   async list(policy: ReadPolicy, collectionName: string, query: ListObjectsQueryDto): Promise<PageResult<ObjectView>> {
     const page = pageRequestOf(query);
@@ -201,7 +202,7 @@ export class ObjectsService {
     const { lastSeq, rows } = listed;
     const related =
       page.cursor === undefined
-        ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq) }
+        ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq, policy.ceiling) }
         : undefined;
     return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), objectView, related);
   }

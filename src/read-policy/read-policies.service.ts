@@ -29,8 +29,14 @@ export class ReadPolicies {
 
 /** The key's ceiling, narrowed (never widened) by a `maxTLP=` of the query; 400 InvalidData for a spelling that is no TLP level. */
 export function ceilingOf(principal: Principal, maxTLP: string | undefined): TlpRank {
-  if (maxTLP === undefined) return principal.maxTlp;
+  const asked = askedCeiling(maxTLP);
+  return asked === undefined ? principal.maxTlp : (Math.min(asked, principal.maxTlp) as TlpRank);
+}
+
+/** The level a `maxTLP=` names (undefined without one); 400 InvalidData for a spelling that is no TLP level. TAXII reads it into its walk. */
+export function askedCeiling(maxTLP: string | undefined): TlpRank | undefined {
+  if (maxTLP === undefined) return undefined;
   const asked = rankOf(maxTLP);
   if (asked === undefined) throw CommonErrors.invalidData(`maxTLP must be ${TLP_INPUT_HINT}`, { field: 'maxTLP' });
-  return Math.min(asked, principal.maxTlp) as TlpRank;
+  return asked;
 }

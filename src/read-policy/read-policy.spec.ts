@@ -51,6 +51,9 @@ describe('ReadPolicy', () => {
     const { policy } = policyOver([], NO_FILTERS, 'apply', ceiling);
     expect(policy.parameterNames).toEqual(names);
     expect(policy.conditions('o', { maxTlp: '$7' })).toBe(sql);
+    // Statements over change records bind the ceiling alone, and only when it narrows.
+    expect(policy.recordParameterNames).toEqual(names);
+    expect(policy.ceilingSql({ maxTlp: '$7' })).toBe(ceiling < RED ? '$7::smallint' : undefined);
     expect(policy.values().maxTlp).toBe(ceiling);
     expect(policy.sees(ceiling)).toBe(true);
     if (ceiling < RED) expect(policy.sees(ceiling + 1)).toBe(false);
@@ -59,6 +62,7 @@ describe('ReadPolicy', () => {
   it('a ceiling and a filter together bind both, the sightings first', () => {
     const { policy } = policyOver([], SIGHTED, 'apply', 1);
     expect(policy.parameterNames).toEqual(['sightedSince', 'maxTlp']);
+    expect(policy.recordParameterNames).toEqual(['maxTlp']);
     expect(policy.conditions('o', { sightedSince: '$3', maxTlp: '$4' })).toMatch(/last_at >= \$3::timestamptz.* AND o\.tlp <= \$4::smallint$/s);
   });
 
@@ -74,6 +78,20 @@ describe('ReadPolicy', () => {
     const principal = new Principal(1, new Map(), [], null, keyCeiling);
     if (expected === 'InvalidData') expect(() => ceilingOf(principal, asked)).toThrow(expect.objectContaining({ code: 'InvalidData' }));
     else expect(ceilingOf(principal, asked)).toBe(expected);
+  });
+
+  it.each<[string, TlpRank, TlpRank | undefined, TlpRank]>([
+    ['nothing asked: the same policy', 2, undefined, 2],
+    ['a lower level narrows', 2, 1, 1],
+    ['a higher level never widens', 1, RED, 1],
+  ])('narrowedTo (a TAXII walk’s maxTLP), %s', async (_name, ceiling, asked, expected) => {
+    const { policy, reads } = policyOver([list('dns', 'excludeFromExport', ['8.8.8.8'])], NO_FILTERS, 'apply', ceiling);
+    const narrowed = policy.narrowedTo(asked);
+    expect(narrowed.ceiling).toBe(expected);
+    if (expected === ceiling) expect(narrowed).toBe(policy);
+    await policy.exclusion();
+    await narrowed.exclusion();
+    expect(reads.count).toBe(1);
   });
 
   it('UNFILTERED binds nothing and narrows nothing: an unfiltered read runs the statement it always ran', () => {

@@ -86,6 +86,12 @@ export class ReadPolicy implements ObjectConditions {
     return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, this.ceiling, mode, () => this.listSet());
   }
 
+  /** The same policy under `ceiling` when that is lower (a TAXII walk carries the `maxTLP=` it began with in `next`); never higher. */
+  narrowedTo(ceiling: TlpRank | undefined): ReadPolicy {
+    if (ceiling === undefined || ceiling >= this.ceiling) return this;
+    return new ReadPolicy(this.scope, this.filters, ceiling, this.warninglists, () => this.listSet());
+  }
+
   /** True when a filter narrows the read: the summaries' version (SIGHTING_VERSION) then joins an ETag. */
   get filtered(): boolean {
     return isFiltered(this.filters.sightings);
@@ -111,8 +117,23 @@ export class ReadPolicy implements ObjectConditions {
    * placeholders `$` of `parameterNames`. Empty when nothing narrows the read.
    */
   conditions(o: string, $: Partial<Record<PolicyParameter, string>>): string {
-    const marked = this.restricted ? ` AND ${o}.tlp <= ${$.maxTlp}::smallint` : '';
+    const ceiling = this.ceilingSql($);
+    const marked = ceiling === undefined ? '' : ` AND ${o}.tlp <= ${ceiling}`;
     return `${sightingConditions(o, this.filters.sightings, $.sightedSince ?? '')}${marked}`;
+  }
+
+  /**
+   * The parameters a statement over change records binds (the feed, history): the ceiling's alone, when it
+   * leaves anything out. Records carry their own markings (before and after the change), which such a
+   * statement judges against `ceilingSql`; filters narrow objects, never records.
+   */
+  get recordParameterNames(): PolicyParameter[] {
+    return this.restricted ? ['maxTlp'] : [];
+  }
+
+  /** The ceiling as SQL (its placeholder in `$`, cast) when it leaves anything out; undefined for RED. */
+  ceilingSql($: Partial<Record<PolicyParameter, string>>): string | undefined {
+    return this.restricted ? `${$.maxTlp}::smallint` : undefined;
   }
 
   /** Whether a record or object marked `tlp` (a rank) is within the ceiling: for what a reader checks outside SQL. */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
+import { TLP_LEVELS, type TlpRank } from '../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from './stix-ids.js';
 import { CONTEXT_EXTENSION_DEFINITION, fromStix, SERVICE_IDENTITY, toIndicator, toSco, type ObjectVersion } from './stix-projection.js';
 
@@ -29,66 +30,78 @@ const version = (object: ObjectVersion['object'], extra: Partial<ObjectVersion> 
   object,
   firstAdded: '2026-11-25T10:00:00.123456Z',
   modified: '2026-11-25T10:00:01.000001Z',
+  tlp: 0,
   ...extra,
 });
 
+/** The TLP 2.0 marking definitions (STIX 2.1 common objects), written out here rather than read from the module. */
+const CLEAR_MARKING = 'marking-definition--94868c89-83c2-464b-929b-a1a8aa3c8487';
+
 describe('SCO ids (UUIDv5 over the canonical JSON of the id-contributing properties)', () => {
   it('domain-name, url, ipv4-addr, ipv6-addr: the value', () => {
-    expect(toSco({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'example.com' }] })).toEqual({
+    expect(toSco({ type: 'DomainName', keys: [{ type: 'DomainName', value: 'example.com' }] }, 0)).toEqual({
       type: 'domain-name',
       spec_version: '2.1',
       id: `domain-name--${uuidV5('{"value":"example.com"}')}`,
       value: 'example.com',
+      object_marking_refs: [CLEAR_MARKING],
     });
     const url = 'http://example.com/a\'b\\c?q="x"';
-    expect(toSco({ type: 'URL', keys: [{ type: 'URL', value: url }] }).id).toBe(`url--${uuidV5('{"value":"http://example.com/a\'b\\\\c?q=\\"x\\""}')}`);
-    expect(toSco({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: '198.51.100.7' }] })).toMatchObject({
+    expect(toSco({ type: 'URL', keys: [{ type: 'URL', value: url }] }, 0).id).toBe(`url--${uuidV5('{"value":"http://example.com/a\'b\\\\c?q=\\"x\\""}')}`);
+    expect(toSco({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: '198.51.100.7' }] }, 0)).toMatchObject({
       type: 'ipv4-addr',
       id: `ipv4-addr--${uuidV5('{"value":"198.51.100.7"}')}`,
     });
-    expect(toSco({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: '2001:db8::1' }] })).toMatchObject({
+    expect(toSco({ type: 'IPAddress', keys: [{ type: 'IPAddress', value: '2001:db8::1' }] }, 0)).toMatchObject({
       type: 'ipv6-addr',
       id: `ipv6-addr--${uuidV5('{"value":"2001:db8::1"}')}`,
     });
-    expect(toSco({ type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '10.0.0.0/8' }] })).toMatchObject({
+    expect(toSco({ type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '10.0.0.0/8' }] }, 0)).toMatchObject({
       type: 'ipv4-addr',
       id: `ipv4-addr--${uuidV5('{"value":"10.0.0.0/8"}')}`,
       value: '10.0.0.0/8',
     });
-    expect(toSco({ type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '2001:db8::/32' }] }).type).toBe('ipv6-addr');
+    expect(toSco({ type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '2001:db8::/32' }] }, 0).type).toBe('ipv6-addr');
   });
 
   it('file: every hash served, one contributing to the id, chosen MD5, SHA-1, SHA-256, SHA-512', () => {
-    const all = toSco({
-      type: 'File',
-      keys: [
-        { type: 'MD5Hash', value: MD5 },
-        { type: 'SHA1Hash', value: SHA1 },
-        { type: 'SHA256Hash', value: SHA256 },
-        { type: 'SHA512Hash', value: SHA512 },
-      ],
-    });
+    const all = toSco(
+      {
+        type: 'File',
+        keys: [
+          { type: 'MD5Hash', value: MD5 },
+          { type: 'SHA1Hash', value: SHA1 },
+          { type: 'SHA256Hash', value: SHA256 },
+          { type: 'SHA512Hash', value: SHA512 },
+        ],
+      },
+      0,
+    );
     expect(all).toEqual({
       type: 'file',
       spec_version: '2.1',
       id: `file--${uuidV5(`{"hashes":{"MD5":"${MD5}"}}`)}`,
       hashes: { MD5, 'SHA-1': SHA1, 'SHA-256': SHA256, 'SHA-512': SHA512 },
+      object_marking_refs: [CLEAR_MARKING],
     });
     const withoutMd5 = [
       { type: 'SHA1Hash' as const, value: SHA1 },
       { type: 'SHA256Hash' as const, value: SHA256 },
     ];
-    expect(toSco({ type: 'File', keys: withoutMd5 }).id).toBe(`file--${uuidV5(`{"hashes":{"SHA-1":"${SHA1}"}}`)}`);
+    expect(toSco({ type: 'File', keys: withoutMd5 }, 0).id).toBe(`file--${uuidV5(`{"hashes":{"SHA-1":"${SHA1}"}}`)}`);
     expect(
-      toSco({
-        type: 'File',
-        keys: [
-          { type: 'SHA256Hash', value: SHA256 },
-          { type: 'SHA512Hash', value: SHA512 },
-        ],
-      }).id,
+      toSco(
+        {
+          type: 'File',
+          keys: [
+            { type: 'SHA256Hash', value: SHA256 },
+            { type: 'SHA512Hash', value: SHA512 },
+          ],
+        },
+        0,
+      ).id,
     ).toBe(`file--${uuidV5(`{"hashes":{"SHA-256":"${SHA256}"}}`)}`);
-    expect(toSco({ type: 'File', keys: [{ type: 'SHA512Hash', value: SHA512 }] }).id).toBe(`file--${uuidV5(`{"hashes":{"SHA-512":"${SHA512}"}}`)}`);
+    expect(toSco({ type: 'File', keys: [{ type: 'SHA512Hash', value: SHA512 }] }, 0).id).toBe(`file--${uuidV5(`{"hashes":{"SHA-512":"${SHA512}"}}`)}`);
   });
 });
 
@@ -120,6 +133,7 @@ describe('indicators', () => {
       pattern_version: '2.1',
       valid_from: '2026-11-25T10:00:00.123456Z',
       valid_until: '2030-01-01T00:00:00.000Z',
+      object_marking_refs: [CLEAR_MARKING],
       extensions: {
         [CONTEXT_EXTENSION_ID]: { extension_type: 'property-extension', context: { severity: 3, indicator_types: ['malicious-activity'] } },
       },
@@ -165,6 +179,25 @@ describe('indicators', () => {
     expect(live).not.toHaveProperty('revoked');
   });
 
+  it("indicator and observable refer to the TLP 2.0 marking definition of the version's marking; the constant objects to none", () => {
+    const ids = [
+      CLEAR_MARKING,
+      'marking-definition--bab4a63c-aed9-4cf5-a766-dfca5abac2bb',
+      'marking-definition--55d920b0-5e8b-4f79-9ee9-91f868d9b421',
+      'marking-definition--939a9414-2ddd-4d32-a0cd-375ea402b003',
+      'marking-definition--e828b379-4e03-4974-9ac4-e53a884c97c1',
+    ];
+    const object = { type: 'DomainName' as const, keys: [{ type: 'DomainName' as const, value: 'example.com' }], context: {} };
+    TLP_LEVELS.forEach((_, rank) => {
+      const tlp = rank as TlpRank;
+      expect(toIndicator(version(object, { tlp })).object_marking_refs).toEqual([ids[rank]]);
+      expect(toIndicator(version(object, { tlp, removal: 'Deleted' })).object_marking_refs).toEqual([ids[rank]]);
+      expect(toSco(object, tlp).object_marking_refs).toEqual([ids[rank]]);
+    });
+    expect(SERVICE_IDENTITY).not.toHaveProperty('object_marking_refs');
+    expect(CONTEXT_EXTENSION_DEFINITION).not.toHaveProperty('object_marking_refs');
+  });
+
   it('the extension definition and the identity it names', () => {
     expect(CONTEXT_EXTENSION_DEFINITION).toMatchObject({
       type: 'extension-definition',
@@ -188,10 +221,10 @@ describe('fromStix (writes)', () => {
       expiresAt: '2030-01-01T00:00:00.000Z',
     };
     expect(fromStix(toIndicator(version(object)))).toEqual({ kind: 'object', form: object, sco: false });
-    expect(fromStix(toSco(object))).toEqual({ kind: 'object', form: { type: 'File', keys: object.keys, context: {} }, sco: true });
+    expect(fromStix(toSco(object, 0))).toEqual({ kind: 'object', form: { type: 'File', keys: object.keys, context: {} }, sco: true });
     const network = { type: 'IPNetwork' as const, keys: [{ type: 'IPNetwork' as const, value: '10.0.0.0/8' }], context: {} };
     expect(fromStix(toIndicator(version(network)))).toEqual({ kind: 'object', form: network, sco: false });
-    expect(fromStix(toSco(network))).toEqual({ kind: 'object', form: network, sco: true });
+    expect(fromStix(toSco(network, 0))).toEqual({ kind: 'object', form: network, sco: true });
   });
 
   it('a foreign indicator: its name, description, labels… become the context', () => {

@@ -1,5 +1,6 @@
 import { ApiError } from '../common/errors/api-error.js';
 import { inferObjectType, type KeyType, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
+import { TLP2_MARKING_IDS, type TlpRank } from '../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_ID, idContributingHash, scoId, SERVICE_IDENTITY_ID } from './stix-ids.js';
 import { addressType, formatPattern, HASH_NAMES, hashKeyType, parsePattern, PatternRefused } from './stix-pattern.js';
 
@@ -31,7 +32,16 @@ export interface ObjectVersion {
   modified: string;
   /** Set on the last version: the object was deleted, or removed at its expiry. */
   removal?: 'Deleted' | 'Expired' | 'Withdrawn';
+  /** The object's marking at this version (extensions §19). */
+  tlp: TlpRank;
 }
+
+/**
+ * `object_marking_refs` of a projected indicator or observable: the TLP 2.0 marking definition of its marking.
+ * Only the id: the five definitions are predefined by OASIS (cti-stix-common-objects), consumers know them by
+ * id, and serving them would mean serving OASIS's identity and TLP 2.0 extension definition with them.
+ */
+const markingRefs = (tlp: TlpRank) => ({ object_marking_refs: [TLP2_MARKING_IDS[tlp]] });
 
 /** The creation time of the two constant objects below (fixed: they never change). */
 const SERVICE_OBJECTS_CREATED = '2026-11-25T00:00:00.000Z';
@@ -102,20 +112,21 @@ export function toIndicator(version: ObjectVersion): StixObject {
     valid_from: version.firstAdded,
     ...(validUntil !== undefined && { valid_until: validUntil }),
     ...(version.removal !== undefined && { revoked: true }),
+    ...markingRefs(version.tlp),
     extensions: { [CONTEXT_EXTENSION_ID]: { extension_type: 'property-extension', context: object.context } },
   };
 }
 
-/** The SCO an object describes, with its deterministic id. */
-export function toSco(object: Pick<ProjectedObject, 'type' | 'keys'>): StixObject {
+/** The SCO an object describes, with its deterministic id, marked `tlp` (the object's marking at the version served). */
+export function toSco(object: Pick<ProjectedObject, 'type' | 'keys'>, tlp: TlpRank): StixObject {
   if (object.type === 'File') {
     const hashes: Record<string, string> = {};
     for (const key of object.keys) hashes[HASH_NAMES[key.type]!] = key.value;
-    return { type: 'file', spec_version: '2.1', id: scoId('file', { hashes: idContributingHash(hashes) }), hashes };
+    return { type: 'file', spec_version: '2.1', id: scoId('file', { hashes: idContributingHash(hashes) }), hashes, ...markingRefs(tlp) };
   }
   const value = object.keys[0].value;
   const type = object.type === 'DomainName' ? 'domain-name' : object.type === 'URL' ? 'url' : addressType(value);
-  return { type, spec_version: '2.1', id: scoId(type, { value }), value };
+  return { type, spec_version: '2.1', id: scoId(type, { value }), value, ...markingRefs(tlp) };
 }
 
 /** An object form ready for the intel batch path, or why a posted STIX object cannot become one. */

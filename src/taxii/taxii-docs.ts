@@ -31,6 +31,11 @@ export const TaxiiPageQuery = (filters: 'all' | 'versions') =>
     query('next', 'From the previous page: carries the whole query, the other parameters are then not needed.'),
     query('match[spec_version]', 'Comma-separated STIX versions (only 2.1 is served).'),
     query(
+      'maxTLP',
+      "Leave out what is marked above this TLP level (`TLP:CLEAR` … `TLP:RED`, case-insensitive): narrows the key's `maxTLP`, never " +
+        'widens it. `next` carries it.',
+    ),
+    query(
       'warninglists',
       '`apply` (default): objects with a key on an enabled warninglist acting at `excludeFromExport` or beyond are left out ' +
         '(counted in `X-Excluded-Count`); `ignore` serves them too.',

@@ -41,10 +41,11 @@ function servedOf(row: ObjectVersionRow, collection: string): Served[] {
     firstAdded: row.addedAt,
     modified: row.at,
     ...(row.reason !== null && { removal: row.reason }),
+    tlp: row.tlp,
   });
   const served: Served[] = [{ object: indicator, dateAdded: row.at, version: row.at, seq: row.position, part: 0 }];
   if (row.operation !== 'Remove') {
-    served.push({ object: toSco(row.object), dateAdded: row.nextMicrosecond, version: row.nextMicrosecond, seq: row.position, part: 1 });
+    served.push({ object: toSco(row.object, row.tlp), dateAdded: row.nextMicrosecond, version: row.nextMicrosecond, seq: row.position, part: 1 });
   }
   return served;
 }
@@ -160,13 +161,18 @@ export class TaxiiFeedService implements ChildNameResolver {
    * says `warninglists=ignore`. Walked past, they move `after` as served objects do: `next` continues after
    * them, so a page they shorten (even to nothing) loses and repeats nothing; listed objects right after a
    * full page are walked past as well, so they never make a `more: true` followed by an empty last page.
+   * Versions marked above the walk's ceiling (the key's `maxTLP`, narrowed by the walk's) are not there at all
+   * (left out by the statement, never counted); an object named by its indicator id (`match[id]`, one object,
+   * its versions) is there only while its last version is within the ceiling: above it, it answers as an id
+   * no object holds.
    */
-  private async page(policy: ReadPolicy, taxiiId: string, query: URLSearchParams, fixed: Partial<WalkFilter> = {}) {
+  private async page(requestPolicy: ReadPolicy, taxiiId: string, query: URLSearchParams, fixed: Partial<WalkFilter> = {}) {
     const collection = await this.collection(taxiiId);
     const walk = walkOf(query, taxiiId, fixed);
     const { filter, limit } = walk;
-    // The walk's own mode (`next` carries it), not only this request's parameters.
-    const exclusion = await policy.withWarninglists(filter.warninglists ?? 'apply').exclusion();
+    // The walk's own mode and ceiling (`next` carries them), not only this request's parameters.
+    const policy = requestPolicy.withWarninglists(filter.warninglists ?? 'apply').narrowedTo(filter.maxTlp);
+    const exclusion = await policy.exclusion();
     const items: Served[] = [];
     // The lives walked past: a listed position's objects are walked past in the same page (`take` never stops
     // at one), so the pages of a walk count each life once (match[version]=all: once per page its versions reach).
@@ -202,6 +208,8 @@ export class TaxiiFeedService implements ChildNameResolver {
         ...(filter.addedAfter !== undefined && { notBefore: filter.addedAfter }),
         ...(lives !== undefined && { lives }),
         versions: filter.versions,
+        // Records marked above the ceiling are not there: walked past in SQL, never counted.
+        ...(policy.restricted && { maxTlp: policy.ceiling }),
         // A position serves one or two objects: the first read asks for about enough of them.
         limit: round === 0 ? Math.min(limit, Math.ceil(limit / 2) + 1) : limit,
       });

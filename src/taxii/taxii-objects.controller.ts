@@ -15,7 +15,9 @@ import { TaxiiWritesService } from './taxii-writes.service.js';
 const COLLECTION = { parent: 'intel', param: 'collection_id', resolver: TaxiiFeedService } as const;
 
 const READ_ERRORS = {
-  400: 'InvalidQueryArgument: a malformed added_after, limit, next or match[...]; a next of another collection or object.',
+  400:
+    'InvalidQueryArgument: a malformed added_after, limit, next or match[...]; a next of another collection or object. ' +
+    'InvalidData: a maxTLP that names no TLP level.',
   404: 'NotFound: no collection has this id.',
   406: 'NotAcceptable: the Accept header allows neither TAXII 2.1 nor */*.',
 };
@@ -38,7 +40,9 @@ export class TaxiiObjectsController {
       'The collection as STIX 2.1, in the order added: the service identity and the context extension definition, then per change of ' +
       'an object a version of its `indicator` (all its keys in one pattern, the context in a property extension, revoked when the ' +
       'object is removed or expires) followed by its observable. `date_added` strictly increases; poll with `added_after` set to the ' +
-      'last `X-TAXII-Date-Added-Last`, or page with `next`: each version is delivered exactly once either way.',
+      'last `X-TAXII-Date-Added-Last`, or page with `next`: each version is delivered exactly once either way. Indicators and ' +
+      "observables carry `object_marking_refs`: the TLP 2.0 marking definition of the object's marking at that version; a version " +
+      "marked above the key's `maxTLP` (narrowed by `maxTLP=`) is not served.",
   })
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
@@ -79,7 +83,10 @@ export class TaxiiObjectsController {
   })
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
-  @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or no version of the object matches.' })
+  @ApiErrors({
+    ...READ_ERRORS,
+    404: "NotFound: no collection has this id, or no version of the object matches (an object marked above the key's maxTLP has none).",
+  })
   object(@Principal() caller: Caller, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
     return this.feed.object(this.policies.of(caller), id, objectId, query);
   }
@@ -101,7 +108,7 @@ export class TaxiiObjectsController {
   @ApiOperation({ summary: 'Versions of a TAXII object', description: 'The `modified` of every version of the object, oldest first.' })
   @TaxiiPageQuery('versions')
   @ApiOkResponse({ type: VersionsView, headers: DATE_ADDED_HEADERS })
-  @ApiErrors({ ...READ_ERRORS, 404: 'NotFound: no collection has this id, or the object has no version.' })
+  @ApiErrors({ ...READ_ERRORS, 404: "NotFound: no collection has this id, or the object has no version (an object marked above the key's maxTLP has none)." })
   versions(@Principal() caller: Caller, @Param('collection_id') id: string, @Param('object_id') objectId: string, @TaxiiQuery() query: URLSearchParams) {
     return this.feed.objectVersions(this.policies.of(caller), id, objectId, query);
   }

@@ -1,11 +1,14 @@
+import type { TlpRank } from '../common/markings/tlp.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
+import { askedCeiling } from '../read-policy/read-policies.service.js';
 import { TAXII_DEFAULT_LIMIT, TAXII_MAX_LIMIT } from './taxii-limits.js';
 import { TaxiiErrors } from './taxii.errors.js';
 
 /**
  * The query of a TAXII read (`added_after`, `limit`, `next`, `match[...]`) as a walk: filters, a start and a
  * page size. `next` carries all of them with the collection and the position, so a client that sends only
- * `next` walks the same. Pure functions; malformed input → 400 InvalidQueryArgument.
+ * `next` walks the same. Pure functions; malformed input → 400 InvalidQueryArgument (a `maxTLP` that names
+ * no TLP level: 400 InvalidData, as on every read that takes it).
  */
 
 /** Which versions: all, or any of first / last / those of given times (UTC, microseconds). */
@@ -19,6 +22,11 @@ export interface WalkFilter {
   specVersions?: string[];
   /** `ignore`: objects on warninglists acting at `excludeFromExport` are served too (extensions §15), as exports take it. */
   warninglists?: 'ignore';
+  /**
+   * `maxTLP=`: the walk leaves out what is marked above this level (extensions §19). It only narrows the key's
+   * own ceiling, which applies to every page anyway; carried in `next` so that no page of the walk is wider.
+   */
+  maxTlp?: TlpRank;
 }
 
 /** After which served object to continue: a feed position and the part of it (0 indicator, 1 observable). */
@@ -94,6 +102,7 @@ function warninglistsOf(query: URLSearchParams): 'ignore' | undefined {
 /** The filters a request states; `fixed` filters (an object's id in its path) are added to them. */
 export function filterOf(query: URLSearchParams, fixed: Partial<WalkFilter> = {}): WalkFilter {
   const warninglists = warninglistsOf(query);
+  const maxTlp = askedCeiling(query.get('maxTLP') ?? undefined);
   const addedAfterText = query.get('added_after');
   const addedAfter = addedAfterText === null ? undefined : microsecondTimestamp(addedAfterText);
   if (addedAfterText !== null && addedAfter === undefined) throw TaxiiErrors.invalidQuery('added_after must be a timestamp such as 2030-01-01T00:00:00.000Z');
@@ -104,6 +113,7 @@ export function filterOf(query: URLSearchParams, fixed: Partial<WalkFilter> = {}
     versions: versionsOf(query),
     ...(listOf(query, 'match[spec_version]', /^\d+\.\d+$/) && { specVersions: listOf(query, 'match[spec_version]', /./) }),
     ...(warninglists && { warninglists }),
+    ...(maxTlp !== undefined && { maxTlp }),
     ...fixed,
   };
 }
@@ -139,6 +149,7 @@ function isNextToken(value: unknown): value is NextToken {
     isStringList(filter.ids) &&
     isStringList(filter.specVersions) &&
     (filter.warninglists === undefined || filter.warninglists === 'ignore') &&
+    (filter.maxTlp === undefined || [0, 1, 2, 3, 4].includes(filter.maxTlp)) &&
     (versions === 'all' ||
       (typeof versions === 'object' &&
         versions !== null &&

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidationBus } from '../../src/database/invalidation-bus.js';
 import { registerSchema, registerTask } from '../insight/insight-support.js';
-import { createCollection, listAll } from '../intel/objects.helpers.js';
+import { createCollection, listAll, viewOf } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 import { eventually } from '../support/eventually.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
@@ -38,7 +38,7 @@ describe('long-poll (wait)', () => {
     expect((await add(b, 'pushed.example')).status).toBe(204);
     const response = await waiting;
     expect(response.status).toBe(200);
-    expect(response.body).toEqual([{ operation: 'Add', object: domain('pushed.example') }]);
+    expect(response.body).toEqual([{ operation: 'Add', object: viewOf(domain('pushed.example')) }]);
     // The paging rule holds: a non-empty page links the position after it, carrying limit and wait.
     const next = parseLinks(response.headers.link as string).next;
     expect(new URL(next, 'http://x').searchParams.get('wait')).toBe('30');
@@ -57,7 +57,7 @@ describe('long-poll (wait)', () => {
     // Changes already past the cursor are answered at once, whatever the wait.
     expect((await add(a, 'already.example')).status).toBe(204);
     const immediate = await feed(a, changesCursor, '&wait=60');
-    expect(immediate.body).toEqual([{ operation: 'Add', object: domain('already.example') }]);
+    expect(immediate.body).toEqual([{ operation: 'Add', object: viewOf(domain('already.example')) }]);
     expect(cursorOf(parseLinks(immediate.headers.link as string).next)).toEqual(expect.any(String));
   });
 
@@ -111,7 +111,7 @@ describe('long-poll (wait)', () => {
     const responses = await all;
     for (const response of responses) {
       expect(response.status).toBe(200);
-      expect(response.body).toEqual([{ operation: 'Add', object: domain('crowd.example') }]);
+      expect(response.body).toEqual([{ operation: 'Add', object: viewOf(domain('crowd.example')) }]);
     }
   });
 

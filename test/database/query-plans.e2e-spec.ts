@@ -3,6 +3,7 @@ import pg from 'pg';
 import { encodeCursor } from '../../src/common/pagination/cursor.js';
 import { encodeChangesCursor } from '../../src/intel/changes.service.js';
 import { createCollection } from '../intel/objects.helpers.js';
+import { createKey } from '../support/factories.js';
 import { expectBoundedPlan, nodes, startExplainingCluster, type ExplainingCluster, type PlanNode } from '../support/query-plans.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
@@ -38,8 +39,8 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   let db: pg.Pool;
   let collectionId: number;
 
-  /** GETs `path` (200 expected) and returns the plans of the statements matching `pattern` that it ran. */
-  async function planOf(path: string, pattern: RegExp, body?: unknown): Promise<PlanNode> {
+  /** GETs `path` (200 expected) as `key` and returns the plans of the statements matching `pattern` that it ran. */
+  async function planOf(path: string, pattern: RegExp, body?: unknown, key = t.adminKey): Promise<PlanNode> {
     cluster.plansSince(/$^/); // skip what earlier requests logged
     const request =
       body === undefined
@@ -48,7 +49,7 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
             .http()
             .post(path)
             .send(body as object);
-    const response = await request.set('X-Api-Key', t.adminKey);
+    const response = await request.set('X-Api-Key', key);
     expect(response.status).toBe(200);
     const plans = await cluster.plansAfterLog(pattern);
     expect(plans.length).toBeGreaterThan(0);
@@ -265,6 +266,29 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
     expectBoundedPlan(await planOf(path, /ch\.object_uid IN/), ['intel_change', 'intel_object', 'intel_object_key'], PAGE_BUFFERS, true);
   });
 
+  it('the change feed and history of a key below TLP:RED: the same walks, each record judged as read, a raise finding its previous record by index', async () => {
+    const { key } = await createKey(t, { permissions: [{ resource: 2, actions: ['Read', 'ReadChildren'] }], maxTLP: 'TLP:GREEN' });
+    // Every other record of a page raised its object to AMBER: each reads as Remove Restricted, and looks for
+    // the object's previous record by (collection_id, object_uid, seq).
+    const seq = Math.floor((OLD + BURST) * 0.9);
+    await db.query(
+      `UPDATE intel_change SET operation = 'Update', tlp = 2, was_tlp = 0 WHERE collection_id = $1 AND seq > $2 AND seq <= $2 + $3 AND seq % 2 = 0`,
+      [collectionId, seq, PAGE],
+    );
+    const cursor = encodeURIComponent(encodeChangesCursor(collectionId, seq));
+    const feed = await planOf(`/intel/collections/burst/objects/changes?limit=${PAGE}&cursor=${cursor}`, /FROM intel_change ch\b/, undefined, key);
+    expectBoundedPlan(feed, ['intel_change'], PER_ROW_BUFFERS);
+    const g = 2 * OLD + 2 * 700;
+    const value = `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.${g % 256}`;
+    const history = await planOf(
+      `/intel/collections/burst/objects/history?objectKeyType=IPAddress&objectKey=${value}&limit=${PAGE}`,
+      /ch\.object_uid IN/,
+      undefined,
+      key,
+    );
+    expectBoundedPlan(history, ['intel_change', 'intel_object', 'intel_object_key'], PAGE_BUFFERS, true);
+  });
+
   it('network search within a /24 of the burst', async () => {
     const g = 2 * OLD + 2 * 1000;
     const net = `10.${Math.floor(g / 65536) % 256}.${Math.floor(g / 256) % 256}.0/24`;
@@ -273,5 +297,25 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
       ['intel_object', 'intel_object_key'],
       PER_ROW_BUFFERS,
     );
+  });
+
+  it('the marking an export states (X-TLP-Max): along the index of marked objects, never a scan of the collection', async () => {
+    // Last: it marks objects of the burst (a marking set by SQL records no change). Marked objects ANALYZE never saw.
+    await db.query(`UPDATE intel_object SET api_tlp = 1, was_tlp = tlp WHERE collection_id = $1 AND id % 100 = 0`, [collectionId]);
+    await db.query(
+      `UPDATE intel_object SET api_tlp = 3, was_tlp = tlp WHERE collection_id = $1 AND id = (SELECT max(id) FROM intel_object WHERE collection_id = $1)`,
+      [collectionId],
+    );
+    const marking = async (query: string, tlp: string) => {
+      cluster.plansSince(/$^/);
+      const head = await t.http().head(`/intel/collections/burst/export?${query}`).set('X-Api-Key', t.adminKey);
+      expect([head.status, head.headers['x-tlp-max']]).toEqual([200, tlp]);
+      const plans = await cluster.plansAfterLog(/o\.tlp > 0/);
+      expect(plans.length).toBe(1);
+      expectBoundedPlan(plans[0].plan, ['intel_object'], PAGE_BUFFERS);
+    };
+    await marking('format=ndjson&warninglists=ignore', 'TLP:AMBER+STRICT');
+    await marking('format=ndjson&warninglists=ignore&maxTLP=TLP:AMBER', 'TLP:GREEN');
+    await marking('format=txt&keyType=IPAddress&warninglists=ignore&maxTLP=TLP:CLEAR', 'TLP:CLEAR');
   });
 });

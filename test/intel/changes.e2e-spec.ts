@@ -143,6 +143,9 @@ describe('intel change feed (/intel/collections/{collection_id}/objects/changes)
     ['a cursor that is not JSON', '?cursor=bm90IGpzb24'],
     ['a listing cursor', `?cursor=${Buffer.from('{"a":1}').toString('base64url')}`],
     ['a cursor with a negative position', `?cursor=${Buffer.from('{"c":1,"s":-1}').toString('base64url')}`],
+    // A cursor carries a ceiling only below TLP:RED (extensions §19), as a rank.
+    ['a cursor with a ceiling of RED', `?cursor=${Buffer.from('{"c":1,"s":0,"t":4}').toString('base64url')}`],
+    ['a cursor with a ceiling spelt out', `?cursor=${Buffer.from('{"c":1,"s":0,"t":"TLP:GREEN"}').toString('base64url')}`],
     ['a limit of 0', '?cursor=e30&limit=0'],
   ])('refuses %s with 400 InvalidQueryArgument', async (_name, query) => {
     const c = await freshCollection();

@@ -104,7 +104,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
         'query:warninglists',
       ]);
       expect(operation.security).toEqual(expect.arrayContaining([{ basic: [] }, { bearer: [] }, { apiKey: [] }]));
-      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified']));
+      expect(Object.keys(operation.responses['304'].headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified', 'X-Excluded-Count', 'X-TLP-Max']));
       expectErrors(operation, ['400', '401', '403', '404', '429', '503']);
     }
     expect(Object.keys(get.responses['200'].content!).sort()).toEqual(['application/stix+json', 'application/x-ndjson', 'text/csv', 'text/plain']);
@@ -172,6 +172,8 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     const change = resolve(feed.items!);
     expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation', 'reason']);
     expect(resolve(change.properties!.operation).enum).toEqual(['Add', 'Update', 'Remove']);
+    // `Restricted`: only the feed of a key below TLP:RED says it (extensions §19), never a stored record.
+    expect(resolve(change.properties!.reason).enum).toEqual(['Deleted', 'Expired', 'Withdrawn', 'Restricted']);
     expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(changes.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(Object.keys(changes.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '422']));

@@ -232,7 +232,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
         .set('X-Api-Key', a.adminKey)
         .send({ permissions: [{ resource: { id: BUILTIN_RESOURCES.intel.id }, actions: ['ReadChildren'] }], maxTLP: spell(ceiling) });
       expect(created.status).toBe(201);
-      expect(created.body.maxTLP).toBe(spell(ceiling));
+      expect((await a.http().get(`/auth/keys/${created.body.id}`).set('X-Api-Key', a.adminKey)).body.maxTLP).toBe(spell(ceiling));
       const feedCursors = new Map<string, string>();
       for (const collection of [NATIVE, SOURCED, UPSTREAM]) {
         const first = await a.http().get(`/intel/collections/${collection}/objects?limit=1`).set('X-Api-Key', created.body.key);

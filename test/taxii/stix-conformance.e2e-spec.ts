@@ -75,6 +75,14 @@ const REQUIRED: Record<string, string[]> = {
 const HASH_LENGTHS: Record<string, number> = { MD5: 32, 'SHA-1': 40, 'SHA-256': 64, 'SHA-512': 128 };
 const INDICATOR_TYPES = ['anomalous-activity', 'anonymization', 'benign', 'compromised', 'malicious-activity', 'attribution', 'unknown'];
 const IDENTITY_CLASSES = ['individual', 'group', 'system', 'organization', 'class', 'unspecified'];
+/** The TLP 2.0 marking definitions OASIS predefines (STIX 2.1 common objects): known by id to consumers, never served. */
+const TLP2_MARKINGS = [
+  'marking-definition--94868c89-83c2-464b-929b-a1a8aa3c8487',
+  'marking-definition--bab4a63c-aed9-4cf5-a766-dfca5abac2bb',
+  'marking-definition--55d920b0-5e8b-4f79-9ee9-91f868d9b421',
+  'marking-definition--939a9414-2ddd-4d32-a0cd-375ea402b003',
+  'marking-definition--e828b379-4e03-4974-9ac4-e53a884c97c1',
+];
 
 function validTimestamp(value: unknown): boolean {
   const match = typeof value === 'string' ? TIMESTAMP.exec(value) : null;
@@ -105,6 +113,11 @@ function problems(object: Stix, served: Map<string, Stix>): string[] {
   if (!sco && Date.parse(object.modified as string) < Date.parse(object.created as string)) say('modified before created');
   if (object.created_by_ref !== undefined && served.get(object.created_by_ref as string)?.type !== 'identity') say('created_by_ref names no served identity');
   if (object.revoked !== undefined && typeof object.revoked !== 'boolean') say('revoked is not a boolean');
+  // Indicators and observables carry exactly their marking's TLP 2.0 definition; the service's own objects none.
+  const marked = object.type === 'indicator' || sco;
+  const refs = object.object_marking_refs as unknown[] | undefined;
+  if (marked && !(Array.isArray(refs) && refs.length === 1 && TLP2_MARKINGS.includes(refs[0] as string))) say('object_marking_refs is not one TLP 2.0 marking');
+  if (!marked && refs !== undefined) say('object_marking_refs on an object of the service');
   for (const [id, extension] of Object.entries((object.extensions ?? {}) as Record<string, Record<string, unknown>>)) {
     if (!/^extension-definition--/.test(id) || served.get(id)?.type !== 'extension-definition') say(`extension ${id} is not a served extension definition`);
     if (!['property-extension', 'toplevel-property-extension', 'new-sdo', 'new-sco', 'new-sro'].includes(extension.extension_type as string))

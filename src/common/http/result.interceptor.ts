@@ -49,12 +49,13 @@ export class ResultInterceptor implements NestInterceptor {
   /**
    * The items that fit in the byte cap, streamed. A page cut short links to the position after its last item
    * sent, so a follower walks every item exactly once whatever the sizes (wire-contract §3.2 included: every
-   * non-empty page of the feed keeps its next link).
+   * non-empty page of the feed keeps its next link). An empty page links only when it says it has a next one
+   * (the feed's page of records a key may not see).
    */
   private page(request: Request, response: Response, page: PageResult<unknown>): StreamableFile {
     const body = jsonArrayWithin(page.items, this.config.pageMaxBytes);
     const links: string[] = [];
-    if (body.count > 0 && (body.count < page.items.length || page.hasNext)) {
+    if (body.count < page.items.length || page.hasNext) {
       links.push(`<${linkTo(request, page.cursorAfter(body.count - 1))}>; rel="next"`);
     }
     if (page.related) links.push(`<${page.related.path}?cursor=${page.related.cursor}>; rel="related"`);

@@ -42,11 +42,16 @@ export function pageRequestOf(query: PageQueryDto): PageRequest {
 export class PageResult<T> {
   constructor(
     readonly items: T[],
-    /** The cursor that continues right after `items[index]`: the next link of a page cut after that item. */
+    /**
+     * The cursor that continues right after `items[index]`: the next link of a page cut after that item. After
+     * the last item, and at -1 on an empty page, it may lie past rows the page read but does not show (the
+     * change feed's records above a key's ceiling).
+     */
     readonly cursorAfter: (index: number) => string,
     /**
      * Whether the page, when sent whole, still gets a next link: more rows exist (or may: the fetch was cut
-     * by size), or the change feed's rule (a next link on every non-empty page).
+     * by size), or the change feed's rule (a next link on every page that read records, shown or not: an
+     * empty page links `cursorAfter(-1)` then).
      */
     readonly hasNext: boolean,
     /** A `rel="related"` link (the changes cursor of the object listing). */

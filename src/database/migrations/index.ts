@@ -29,6 +29,7 @@ import { SightingSummarySources1795835744841 } from './1795835744841-SightingSum
 import { SourcesDueTime1795900000000 } from './1795900000000-SourcesDueTime.js';
 import { Markings1796000000000 } from './1796000000000-Markings.js';
 import { KeyVersions1796000100000 } from './1796000100000-KeyVersions.js';
+import { MarkedObjects1796000200000 } from './1796000200000-MarkedObjects.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -66,4 +67,5 @@ export const MIGRATIONS = [
   SourcesDueTime1795900000000,
   Markings1796000000000,
   KeyVersions1796000100000,
+  MarkedObjects1796000200000,
 ];

@@ -7,7 +7,7 @@ import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.
 import { PageQueryDto } from '../../common/pagination/page.js';
 import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
-import { CHANGE_OPERATIONS, REMOVE_REASONS, type ChangeOperation, type RemoveReason } from '../entities/change.entity.js';
+import { CHANGE_OPERATIONS, FEED_REMOVE_REASONS, type ChangeOperation, type FeedRemoveReason } from '../entities/change.entity.js';
 import { COLLECTION_NAME_PATTERN } from './collection.dto.js';
 
 export class CollectionIdParamDto {
@@ -93,10 +93,12 @@ export class ObjectChangeView {
   object: ObjectView;
 
   @ApiPropertyOptional({
-    enum: REMOVE_REASONS,
-    description: 'On `Remove` only: `Deleted` (an explicit delete) or `Expired` (removed at its expiry).',
+    enum: FEED_REMOVE_REASONS,
+    description:
+      'On `Remove` only: `Deleted` (an explicit delete), `Expired` (removed at its expiry), `Withdrawn` (its last claim ended) or ' +
+      "`Restricted` (marked above the key's `maxTLP` from this change on; the object as the key last saw it).",
   })
-  reason?: RemoveReason;
+  reason?: FeedRemoveReason;
 }
 
 /** The feed query: `cursor` is required (400 InvalidQueryArgument when missing or empty). */

@@ -9,6 +9,13 @@ export const REMOVE_REASONS = ['Deleted', 'Expired', 'Withdrawn'] as const;
 export type RemoveReason = (typeof REMOVE_REASONS)[number];
 
 /**
+ * Why the feed shows a key a `Remove`: a stored reason, or `Restricted`, the record that raised the object above
+ * the key's `maxTLP` (extensions §19), which only the key's ceiling makes a removal: never stored.
+ */
+export const FEED_REMOVE_REASONS = [...REMOVE_REASONS, 'Restricted'] as const;
+export type FeedRemoveReason = (typeof FEED_REMOVE_REASONS)[number];
+
+/**
  * One change-feed record. `id` is drawn when the record is written; `seq`, its position in the
  * collection's feed, is given by the sequencer once the record has committed (null until then).
  */

@@ -12,9 +12,9 @@ describe('CSV of exports (RFC 4180)', () => {
   });
 
   it('writes records a CSV parser reads back field for field', () => {
-    const row = { type: 'URL', keyType: 'URL', value: 'https://x.example/a,b?"c"\r\n', expiresAt: null, context: { note: 'a\r\nb, "c"' } };
+    const row = { type: 'URL', keyType: 'URL', value: 'https://x.example/a,b?"c"\r\n', expiresAt: null, context: { note: 'a\r\nb, "c"' }, tlp: 3 as const };
     const [parsed] = parse(csvRecord(row)) as string[][];
-    expect(parsed).toEqual(['URL', 'URL', row.value, '', JSON.stringify(row.context)]);
+    expect(parsed).toEqual(['URL', 'URL', row.value, '', JSON.stringify(row.context), 'TLP:AMBER+STRICT']);
   });
 });
 

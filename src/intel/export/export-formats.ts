@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { KeyType } from '../../common/indicators/indicators.js';
+import { tlpOf, type TlpRank } from '../../common/markings/tlp.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco } from '../../stix/stix-projection.js';
-import { storedObject, type StoredObject } from '../object-rows.js';
+import { objectView, storedObject, type MarkedRow, type StoredObject } from '../object-rows.js';
 
 export const EXPORT_FORMATS = ['txt', 'csv', 'ndjson', 'stix'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -32,8 +33,9 @@ export interface BodyContext {
   tag: string;
 }
 
-/** A row of the STIX export: an object with its life (the indicator's id and `created`) and last change time. */
+/** A row of the STIX export: an object with its marking, its life (the indicator's id and `created`) and last change time. */
 export interface LifeRow extends StoredObject {
+  tlp: TlpRank;
   uid: string;
   addedAt: string;
   modified: string;
@@ -59,6 +61,7 @@ export interface KeyRow {
   value: string;
   expiresAt: string | null;
   context: Record<string, unknown>;
+  tlp: TlpRank;
 }
 
 /** RFC 4180: a field with a quote, comma, CR or LF is quoted, its quotes doubled; records end with CRLF. */
@@ -66,15 +69,16 @@ export function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
-export const CSV_HEADER = ['type', 'key type', 'key value', 'expiresAt', 'context'].join(',') + '\r\n';
+/** The marking comes last: the columns a reader took by position before markings keep their places. */
+export const CSV_HEADER = ['type', 'key type', 'key value', 'expiresAt', 'context', 'tlp'].join(',') + '\r\n';
 
 export function csvRecord(row: KeyRow): string {
-  return [row.type, row.keyType, row.value, row.expiresAt ?? '', JSON.stringify(row.context)].map(csvField).join(',') + '\r\n';
+  return [row.type, row.keyType, row.value, row.expiresAt ?? '', JSON.stringify(row.context), tlpOf(row.tlp)].map(csvField).join(',') + '\r\n';
 }
 
-/** The object view of the listing, one per line. */
-export function ndjsonLine(object: StoredObject): string {
-  return JSON.stringify(storedObject(object)) + '\n';
+/** The object view of the listing (with its marking), one per line. */
+export function ndjsonLine(object: MarkedRow): string {
+  return JSON.stringify(objectView(object)) + '\n';
 }
 
 /**
@@ -83,8 +87,8 @@ export function ndjsonLine(object: StoredObject): string {
  */
 export function stixObjects(row: LifeRow, collection: string): string {
   const object = storedObject(row);
-  const indicator = toIndicator({ indicatorUuid: row.uid, collection, object, firstAdded: row.addedAt, modified: row.modified });
-  return `,${JSON.stringify(indicator)},${JSON.stringify(toSco(object))}`;
+  const indicator = toIndicator({ indicatorUuid: row.uid, collection, object, firstAdded: row.addedAt, modified: row.modified, tlp: row.tlp });
+  return `,${JSON.stringify(indicator)},${JSON.stringify(toSco(object, row.tlp))}`;
 }
 
 /**
@@ -98,7 +102,7 @@ export function chunkOf(format: ExportFormat, rows: unknown[], body: BodyContext
     case 'csv':
       return (rows as KeyRow[]).map(csvRecord).join('');
     case 'ndjson':
-      return (rows as StoredObject[]).map(ndjsonLine).join('');
+      return (rows as MarkedRow[]).map(ndjsonLine).join('');
     case 'stix':
       return (rows as LifeRow[]).map((row) => stixObjects(row, body.collection)).join('');
   }

@@ -10,7 +10,9 @@ import { ExportService } from './export.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
 const ERRORS = {
-  400: 'InvalidQueryArgument: an unknown format, keyType, urlScheme or warninglists, or keyType/urlScheme on a format that does not take it.',
+  400:
+    'InvalidQueryArgument: an unknown format, keyType, urlScheme or warninglists, or keyType/urlScheme on a format that does not take it. ' +
+    'InvalidData: a maxTLP that names no TLP level.',
   404: 'NotFound: no collection has this name.',
 };
 /** The body by format (the media types of CONTENT_TYPES without their parameters). */
@@ -33,9 +35,9 @@ export class ExportController {
   @ApiOperation({
     summary: 'Headers of an export',
     description:
-      'Answers with the headers the same GET would have (`ETag`, `Last-Modified`, `Content-Type`, `X-Excluded-Count`) and no body, ' +
-      'without reading the objects (when warninglists leave objects out, their count may take one read of the keys): a poller ' +
-      'learns whether the list changed.',
+      'Answers with the headers the same GET would have (`ETag`, `Last-Modified`, `Content-Type`, `X-Excluded-Count`, `X-TLP-Max`) and ' +
+      'no body, without reading the objects once the same content was exported or asked for before (else its marking takes one ' +
+      'aggregate read, and when warninglists leave objects out their count one read of the keys): a poller learns whether the list changed.',
   })
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ description: 'No body.', headers: EXPORT_HEADERS })
@@ -52,10 +54,12 @@ export class ExportController {
     description:
       'Streams every live object of the collection as one consistent snapshot (expired objects are left out): ' +
       '`txt` one normalised key value per line, each once (`keyType` for one type per list, `urlScheme=omit` for ' +
-      'URLs without `http(s)://`); `csv` (RFC 4180, header `type,key type,key value,expiresAt,context`, the ' +
-      'context as JSON) one row per key; `ndjson` one object per line as the listing shows it; `stix` a STIX 2.1 ' +
+      'URLs without `http(s)://`); `csv` (RFC 4180, header `type,key type,key value,expiresAt,context,tlp`, the ' +
+      'context as JSON) one row per key; `ndjson` one object per line as the listing shows it, with its `tlp`; `stix` a STIX 2.1 ' +
       'bundle: the identity and extension definition, then per object the last version of its indicator and its ' +
-      'observable, exactly as TAXII serves them. Objects with a key on an enabled warninglist acting at ' +
+      'observable, exactly as TAXII serves them (each with `object_marking_refs`: its TLP 2.0 marking definition). ' +
+      "Objects marked above the key's `maxTLP` (narrowed by `maxTLP=`) are not there, nor counted; `X-TLP-Max` is the most " +
+      'restrictive marking among those exported. Objects with a key on an enabled warninglist acting at ' +
       '`excludeFromExport` or beyond are left out (`X-Excluded-Count` says how many; `warninglists=ignore` keeps them). Also takes ' +
       '`Authorization: Basic` (any user name, the API key as password) for firewalls. `ETag` changes exactly ' +
       'when the content may have: send it in `If-None-Match` to get 304 without a body. A body cut short (a ' +

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { KEY_TYPES, type KeyType } from '../../common/indicators/indicators.js';
+import { TLP_LEVELS } from '../../common/markings/tlp.js';
 import { ReadFiltersQueryDto } from '../../read-policy/read-filters.dto.js';
 import { WARNINGLIST_MODES, type WarninglistMode } from '../../read-policy/read-policy.js';
 import { EXPORT_FORMATS, URL_SCHEMES, type ExportFormat, type UrlScheme } from './export-formats.js';
@@ -52,7 +53,11 @@ export const EXPORT_HEADERS = {
   'X-Excluded-Count': {
     description:
       'How many stored live objects this export leaves out because a key of theirs is on a warninglist (`0` when none), ' +
-      'of those it would hold (its `keyType` and sighting filters apply).',
+      'of those it would hold (its `keyType`, sighting filters and marking ceiling apply: what the key may not see is never counted).',
     schema: { type: 'integer' },
+  },
+  'X-TLP-Max': {
+    description: 'The most restrictive TLP marking among the objects this export holds (`TLP:CLEAR` when it holds none).',
+    schema: { type: 'string', enum: [...TLP_LEVELS] },
   },
 };

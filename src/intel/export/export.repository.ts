@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
+import type { TlpRank } from '../../common/markings/tlp.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
 import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
@@ -40,14 +41,31 @@ const POSITION = `
 /** Keys per FETCH of an export's first pass (EXPORT_STATEMENTS.listableKeys). */
 const LISTABLE_BATCH = 10_000;
 
-/** What an export leaves out: the key types to read, and whether a key puts its object on an excluding list. */
-export interface Exclusion {
+/** What the service keeps of a state (ExportStates): read in a snapshot once, then known at its position. */
+export interface StateFact<T> {
+  /** What was found before at this position (read in the snapshot), when kept: then it is not read again. */
+  known: (position: ExportPosition) => T | undefined;
+  /** Told what a snapshot at this position found. */
+  found: (position: ExportPosition, value: T) => void;
+}
+
+/** What an export leaves out: the key types to read, whether a key puts its object on an excluding list, and the ids kept. */
+export interface Exclusion extends StateFact<readonly string[]> {
   keyTypes: readonly string[];
   excludes: (key: ObjectKey) => boolean;
-  /** The ids found before at this position (read in the snapshot), when kept: then no key is read or matched. */
-  known: (position: ExportPosition) => readonly string[] | undefined;
-  /** Told the ids found in a snapshot at this position. */
-  found: (position: ExportPosition, ids: readonly string[]) => void;
+}
+
+/** What an export knows of its state besides its rows: the marking, and the objects a list leaves out (none without `exclusion`). */
+export interface StateFacts {
+  marking: StateFact<TlpRank>;
+  exclusion?: Exclusion;
+}
+
+/** An export's state as its headers show it: the position (the tag), the objects left out, the most restrictive marking held. */
+export interface ExportState {
+  position: ExportPosition;
+  excluded: number;
+  marking: TlpRank;
 }
 
 /** Rows per FETCH: values are short; rows with contexts may be large, so fewer of them at a time. */
@@ -66,10 +84,9 @@ export class ExportSnapshot {
   constructor(
     private readonly client: pg.PoolClient,
     private readonly cancelBackend: (pid: number) => Promise<unknown>,
-    readonly position: ExportPosition,
     private readonly format: ExportFormat,
-    /** How many live objects the export leaves out (warninglists). */
-    readonly excluded: number,
+    /** The snapshot's state: its position (the body's tag), how many live objects it leaves out (warninglists), its marking. */
+    readonly state: ExportState,
   ) {}
 
   /** The rows in batches; arrays of one value for txt, objects otherwise. */
@@ -142,14 +159,14 @@ export class ExportRepository implements OnModuleDestroy {
     return row;
   }
 
-  /** Opens the snapshot: BEGIN, its position, the cursor. The caller closes it. */
-  async open(collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion?: Exclusion): Promise<ExportSnapshot> {
+  /** Opens the snapshot: BEGIN, its state (position, exclusions, marking), the cursor. The caller closes it. */
+  async open(collectionId: number, params: ExportParams, policy: ObjectConditions, facts: StateFacts): Promise<ExportSnapshot> {
     const client = await this.pool.connect();
     try {
-      const { rows, excluded } = await this.begin(client, collectionId, params, policy, exclusion);
+      const { state, excluded } = await this.begin(client, collectionId, params, policy, facts);
       const statement = EXPORT_STATEMENTS.rows(collectionId, params, policy, excluded);
       await client.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${statement.text}`, statement.values);
-      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), rows[0], params.format, excluded.length);
+      return new ExportSnapshot(client, (pid) => this.dataSource.query('SELECT pg_cancel_backend($1)', [pid]), params.format, state);
     } catch (error) {
       client.release(error as Error);
       throw error;
@@ -157,21 +174,16 @@ export class ExportRepository implements OnModuleDestroy {
   }
 
   /**
-   * For the answers without a body (HEAD, 304): how many objects an export would leave out, and the position
-   * of the snapshot that count is of (the tag it belongs to). Reads the keys as the export's first pass does.
+   * For the answers without a body (HEAD, 304) when the service does not know their state yet: the state of
+   * a snapshot (its position: the tag it belongs to), read as the export's first statements read it.
    */
-  async excludedAt(
-    collectionId: number,
-    params: ExportParams,
-    policy: ObjectConditions,
-    exclusion: Exclusion,
-  ): Promise<{ position: ExportPosition; excluded: number }> {
+  async stateAt(collectionId: number, params: ExportParams, policy: ObjectConditions, facts: StateFacts): Promise<ExportState> {
     const client = await this.pool.connect();
     try {
-      const { rows, excluded } = await this.begin(client, collectionId, params, policy, exclusion);
+      const { state } = await this.begin(client, collectionId, params, policy, facts);
       await client.query('ROLLBACK');
       client.release();
-      return { position: rows[0], excluded: excluded.length };
+      return state;
     } catch (error) {
       client.release(error as Error);
       throw error;
@@ -179,22 +191,30 @@ export class ExportRepository implements OnModuleDestroy {
   }
 
   /**
-   * BEGIN, then the position and the objects to leave out, of one snapshot. The ids kept for the position read
-   * here stand for the first pass: that position is the one the body's ETag is made of, read in the snapshot
-   * the body is read in, so the kept ids are those this pass would find (a write or a list change since is
-   * another position or another set of lists, never a stale hit).
+   * BEGIN, then the position, the objects to leave out and the marking, of one snapshot. What is kept for the
+   * position read here stands for what this snapshot would read: that position is the one the body's ETag is
+   * made of, read in the snapshot the body is read in, so the kept ids and marking are those it would find (a
+   * write or a list change since is another position or another set of lists, never a stale hit).
    */
-  private async begin(client: pg.PoolClient, collectionId: number, params: ExportParams, policy: ObjectConditions, exclusion?: Exclusion) {
+  private async begin(client: pg.PoolClient, collectionId: number, params: ExportParams, policy: ObjectConditions, facts: StateFacts) {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     // The first statement takes the transaction's snapshot: the position and every later read see the same data.
     const { rows } = await client.query<ExportPosition>(POSITION, [collectionId]);
-    if (exclusion === undefined) return { rows, excluded: [] as readonly string[] };
-    let excluded = exclusion.known(rows[0]);
-    if (excluded === undefined) {
-      excluded = await this.listedObjects(client, collectionId, params, policy, exclusion);
-      exclusion.found(rows[0], excluded);
+    const position = rows[0];
+    const { exclusion } = facts;
+    let excluded: readonly string[] = [];
+    if (exclusion !== undefined) {
+      const known = exclusion.known(position);
+      excluded = known ?? (await this.listedObjects(client, collectionId, params, policy, exclusion));
+      if (known === undefined) exclusion.found(position, excluded);
     }
-    return { rows, excluded };
+    let marking = facts.marking.known(position);
+    if (marking === undefined) {
+      const statement = EXPORT_STATEMENTS.marking(collectionId, params.keyType, policy, excluded);
+      marking = (await client.query<{ tlp: TlpRank }>(statement.text, statement.values)).rows[0].tlp;
+      facts.marking.found(position, marking);
+    }
+    return { state: { position, excluded: excluded.length, marking }, excluded };
   }
 
   /**

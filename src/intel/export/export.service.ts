@@ -3,18 +3,19 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AccessContext } from '../../common/guard/access.js';
 import { setTag } from '../../common/http/security-headers.js';
+import { tlpOf } from '../../common/markings/tlp.js';
 import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
-import { ExcludedObjects, exclusionState } from './excluded-objects.js';
 import { chunkOf, CONTENT_TYPES, epilogueOf, KEY_FORMATS, prologueOf, type BodyContext, type ExportParams } from './export-formats.js';
+import { exportState, ExportStates } from './export-states.js';
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
-import { ExportRepository, type Exclusion, type ExportPosition, type ExportSnapshot } from './export.repository.js';
+import { ExportRepository, type ExportPosition, type ExportSnapshot, type ExportState, type StateFacts } from './export.repository.js';
 
-/** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. */
-const EXPORT_LAYOUT_VERSION = 1;
+/** Changes with every change of an export's bytes for the same data (a format's layout): part of the ETag. 2: markings. */
+const EXPORT_LAYOUT_VERSION = 2;
 
 /** The query as the parameters of one export; 400 for a parameter the format does not take. */
 export function exportParams(query: ExportQueryDto): ExportParams {
@@ -39,7 +40,9 @@ interface Tagged {
 /**
  * A strong tag: equal tags mean byte-equal bodies, since the numbers determine the stored objects
  * (ExportPosition) and the digest the collection, the parameters, the layout, the read policy's filters and
- * the revisions of the warninglists that leave objects out (`lists`: a changed list never gets a stale 304).
+ * ceiling and the revisions of the warninglists that leave objects out (`lists`: a changed list never gets a
+ * stale 304). Equal tags hence mean equal `X-Excluded-Count` and `X-TLP-Max` too (a change of an object's
+ * marking is a change record: it moves the numbers).
  * Filtered (ReadPolicy.filtered), the version of the summaries (SIGHTING_VERSION) joins the numbers: the
  * filter's answer changes with it.
  */
@@ -50,6 +53,15 @@ export function exportTag({ collectionId, params, policy, lists }: Tagged, posit
     .slice(0, 16);
   const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
   return `"${position.lastSeq}.${position.pending}.${position.expired}${sighted}-${digest}"`;
+}
+
+/**
+ * The headers of what an export holds besides its rows, on every answer (body, HEAD, 304): how many objects a
+ * warninglist leaves out, and the most restrictive marking among the objects held (`TLP:CLEAR` when none).
+ */
+function setStateHeaders(response: Response, { excluded, marking }: ExportState): void {
+  response.setHeader('X-Excluded-Count', String(excluded));
+  response.setHeader('X-TLP-Max', tlpOf(marking));
 }
 
 /** RFC 9110 §13.1.2: `*` or a list of tags, compared weakly (a `W/` prefix does not matter). */
@@ -89,8 +101,11 @@ function drained(response: Response): Promise<void> {
 @Injectable()
 export class ExportService {
   private readonly logger = new Logger(ExportService.name);
-  /** The objects left out per state of a collection and its lists: a repeated export neither reads nor matches keys. */
-  private readonly excludedObjects = new ExcludedObjects();
+  /**
+   * The objects left out and the marking, per state of a collection and its lists: a repeated export neither
+   * reads nor matches keys nor reads its marking, and its HEAD and 304 read no object.
+   */
+  private readonly states = new ExportStates();
 
   constructor(
     private readonly collections: CollectionsService,
@@ -115,29 +130,33 @@ export class ExportService {
     const excluding = await policy.exclusion();
     const tagged: Tagged = { collectionId: collection.id, params, policy, lists: excluding?.state ?? '' };
     const ifNoneMatch = request.headers['if-none-match'];
-    const stateAt = (at: ExportPosition) => exclusionState(tagged, at);
-    const exclusion: Exclusion | undefined = excluding && {
-      keyTypes: excluding.keyTypes,
-      excludes: (key) => excluding.excludes([key]),
-      known: (at) => this.excludedObjects.idsOf(stateAt(at)),
-      found: (at, ids) => this.excludedObjects.remember(stateAt(at), ids),
+    const stateAt = (at: ExportPosition) => exportState(tagged, at);
+    const facts: StateFacts = {
+      marking: { known: (at) => this.states.markingOf(stateAt(at)), found: (at, marking) => this.states.rememberMarking(stateAt(at), marking) },
+      exclusion: excluding && {
+        keyTypes: excluding.keyTypes,
+        excludes: (key) => excluding.excludes([key]),
+        known: (at) => this.states.idsOf(stateAt(at)),
+        found: (at, ids) => this.states.remember(stateAt(at), ids),
+      },
     };
     const head = request.method === 'HEAD';
     if (this.answeredByHeaders(tagged, position, ifNoneMatch, response) || head) {
-      // Still only headers once counted (a GET's 304 may not be, when writes committed meanwhile): answered.
-      if ((await this.countExcluded(tagged, position, exclusion, ifNoneMatch, response)) || head) {
+      // Still only headers once the state is known (a GET's 304 may not be, when writes committed meanwhile): answered.
+      if ((await this.stateHeaders(tagged, position, facts, ifNoneMatch, response)) || head) {
         response.end();
         return;
       }
     }
-    const snapshot = await this.repository.open(collection.id, params, policy, exclusion);
+    const snapshot = await this.repository.open(collection.id, params, policy, facts);
     try {
       // Writes may have committed since: the snapshot's own position tags the body.
-      if (this.answeredByHeaders(tagged, snapshot.position, ifNoneMatch, response)) {
+      const notModified = this.answeredByHeaders(tagged, snapshot.state.position, ifNoneMatch, response);
+      setStateHeaders(response, snapshot.state);
+      if (notModified) {
         response.end();
         return;
       }
-      response.setHeader('X-Excluded-Count', String(snapshot.excluded));
       const body = { collection: collection.name, tag: response.getHeader('ETag') as string };
       await this.stream(snapshot, params, body, response);
     } catch (error) {
@@ -151,27 +170,30 @@ export class ExportService {
   }
 
   /**
-   * `X-Excluded-Count` of an answer without a body (HEAD, 304), whose headers are set: 0 without an excluding
-   * list; else known from an earlier answer of the state `position` (which tagged the answer), or counted (a
-   * read of the keys), in a snapshot that then tags the answer, since writes may have committed since its
-   * position was read. True when the headers are still the whole answer of a GET (a 304).
+   * `X-Excluded-Count` and `X-TLP-Max` of an answer without a body (HEAD, 304), whose other headers are set:
+   * known from an earlier answer of the state `position` (which tagged the answer; the count is 0 without an
+   * excluding list), or read (the marking, and the keys when a list excludes) in a snapshot that then tags the
+   * answer, since writes may have committed since its position was read. True when the headers are still the
+   * whole answer of a GET (a 304).
    */
-  private async countExcluded(
+  private async stateHeaders(
     tagged: Tagged,
     position: ExportPosition,
-    exclusion: Exclusion | undefined,
+    facts: StateFacts,
     ifNoneMatch: string | undefined,
     response: Response,
   ): Promise<boolean> {
-    const known = exclusion ? this.excludedObjects.countOf(exclusionState(tagged, position)) : 0;
-    if (known !== undefined) {
-      response.setHeader('X-Excluded-Count', String(known));
+    const state = exportState(tagged, position);
+    const excluded = facts.exclusion ? this.states.countOf(state) : 0;
+    const marking = this.states.markingOf(state);
+    if (excluded !== undefined && marking !== undefined) {
+      setStateHeaders(response, { position, excluded, marking });
       return response.statusCode === 304;
     }
-    // The count is remembered by `exclusion.found`, at the snapshot's position.
-    const counted = await this.repository.excludedAt(tagged.collectionId, tagged.params, tagged.policy, exclusion!);
-    const notModified = this.answeredByHeaders(tagged, counted.position, ifNoneMatch, response);
-    response.setHeader('X-Excluded-Count', String(counted.excluded));
+    // What is read is remembered (`facts`), at the snapshot's position.
+    const read = await this.repository.stateAt(tagged.collectionId, tagged.params, tagged.policy, facts);
+    const notModified = this.answeredByHeaders(tagged, read.position, ifNoneMatch, response);
+    setStateHeaders(response, read);
     return notModified;
   }
 

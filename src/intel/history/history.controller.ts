@@ -36,7 +36,8 @@ export class HistoryController {
       '`reason` (removals), who and how (`keyID`, `requestID`, `via`, `source`) and `obj`, the object as that change ' +
       'wrote it, context whole. The key is normalised as on writes; a key no change mentions gives `[]`. A page is a ' +
       'bare array; older changes follow in `Link: rel="next"`. Kept `HISTORY_RETENTION_DAYS` (365), also past the ' +
-      "change feed's retention.",
+      "change feed's retention. A key whose `maxTLP` is below `TLP:RED` sees nothing of an object marked above it " +
+      '(`[]`, as for a key no change mentions) and no change marked above it.',
   })
   @ApiOkResponse({ type: [HistoryEntryView], headers: HISTORY_LINK_HEADER, description: 'A page, newest first.' })
   @ApiErrors({
@@ -44,8 +45,8 @@ export class HistoryController {
     404: 'NotFound: no collection has this name.',
     422: 'InvalidKeyFormat: a key value its type does not allow.',
   })
-  historyPage(@Param() params: CollectionIdParamDto, @Query() query: HistoryQueryDto) {
-    return this.history.history(params.collection_id, query);
+  historyPage(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: HistoryQueryDto) {
+    return this.history.history(this.policies.of(principal), params.collection_id, query);
   }
 
   @Get('provenance')
@@ -61,7 +62,7 @@ export class HistoryController {
   @ApiOkResponse({ type: ProvenanceView })
   @ApiErrors({
     400: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed.',
-    404: 'NotFound: no collection has this name. ObjectNotFound: no live object of the collection holds the key.',
+    404: "NotFound: no collection has this name. ObjectNotFound: no live object of the collection holds the key (or none within the key's maxTLP).",
     422: 'InvalidKeyFormat: a key value its type does not allow.',
   })
   provenance(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ObjectKeyQueryDto) {

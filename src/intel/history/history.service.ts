@@ -43,25 +43,27 @@ export class HistoryService {
 
   /**
    * Newest first, paged by position. Read once every change committed before the call is numbered
-   * (read-your-writes, as the feed): every entry then has its position.
+   * (read-your-writes, as the feed): every entry then has its position. Under the policy's ceiling only
+   * what the key may see (extensions §19): nothing of an object marked above it, no record marked above it.
    */
-  async history(collectionName: string, query: HistoryQueryDto): Promise<PageResult<HistoryEntryView>> {
+  async history(policy: ReadPolicy, collectionName: string, query: HistoryQueryDto): Promise<PageResult<HistoryEntryView>> {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
     const before = page.cursor === undefined ? null : afterIdFromCursor(page.cursor);
-    const { rows } = await this.changes.caughtUp(() => this.repository.page(collection.id, key, before, page.limit + 1));
+    const { rows } = await this.changes.caughtUp(() => this.repository.page(policy, collection.id, key, before, page.limit + 1));
     return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), entryView);
   }
 
   /**
    * The claims (`api` first, then the sources by name), sighting summary and warninglist warnings of the
-   * live object holding the key; 404 ObjectNotFound when none. Each comes from the area that owns it.
+   * live object holding the key; 404 ObjectNotFound when none the policy lets the request see. Each comes
+   * from the area that owns it.
    */
   async provenance(policy: ReadPolicy, collectionName: string, query: DeleteObjectQueryDto): Promise<ProvenanceView> {
     const collection = await this.collections.findByName(collectionName);
     const key = normalizeKey({ type: query.objectKeyType, value: query.objectKey });
-    const found = await this.repository.liveObject(collection.id, key);
+    const found = await this.repository.liveObject(policy, collection.id, key);
     if (found === undefined) throw ObjectErrors.objectNotFound();
     const [sources, sightings, lists] = await Promise.all([
       this.sourceClaims.claimsOf(collection.name, found.keys),
