@@ -514,8 +514,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
         kind: 'taxii21',
         url: `${b.url}${ROOT}/`,
         collectionID: taxiiIds.get(UPSTREAM),
-        username: 'oracle',
-        password: a.adminKey,
+        basicAuth: { username: 'oracle', password: a.adminKey },
         tlp: spell(taxiiSource.rank),
       },
     ];
@@ -547,7 +546,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       const rank = rankDraw();
       const response = await b
         .http()
-        .post(`/intel/collections/${SOURCED}/objects?tlp=${spell(rank)}`)
+        .post(`/intel/collections/${SOURCED}/objects?tlp=${encodeURIComponent(spell(rank))}`)
         .set('X-Api-Key', a.adminKey)
         .send(form(held.type, held.value));
       expect(response.status).toBe(204);
@@ -564,7 +563,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       const rank = rankDraw();
       const response = await app(n)
         .http()
-        .post(`/intel/collections/${UPSTREAM}/objects?tlp=${spell(rank)}`)
+        .post(`/intel/collections/${UPSTREAM}/objects?tlp=${encodeURIComponent(spell(rank))}`)
         .set('X-Api-Key', a.adminKey)
         .send(form(held.type, held.value));
       expect(response.status).toBe(204);
