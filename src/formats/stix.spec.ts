@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { inferObjectType, normalizeKey } from '../common/indicators/indicators.js';
+import type { TlpRank } from '../common/markings/tlp.js';
 import { SERVICE_IDENTITY, toIndicator, toSco } from '../stix/stix-projection.js';
 import { indicatorArb } from './arbitraries.spec-helpers.js';
 import { parseStixDocument, parseTaxiiEnvelope, stixItems, taxiiItem } from './stix.js';
@@ -12,15 +13,16 @@ describe('STIX documents', () => {
     fc.assert(fc.property(fc.jsonValue(), (value) => void parseStixDocument(JSON.stringify(value), 10)));
   });
 
-  it('maps what the projection serves back to the same object, its observable carried', () => {
+  it('maps what the projection serves back to the same object and marking, its observable carried', () => {
+    const tlpArb = fc.integer({ min: 0, max: 4 }) as fc.Arbitrary<TlpRank>;
     fc.assert(
-      fc.property(indicatorArb, fc.dictionary(fc.string(), fc.jsonValue()), fc.uuid({ version: 4 }), (key, context, uuid) => {
+      fc.property(indicatorArb, fc.dictionary(fc.string(), fc.jsonValue()), fc.uuid({ version: 4 }), tlpArb, (key, context, uuid, tlp) => {
         const object = { type: inferObjectType([key]), keys: [normalizeKey(key)], context };
         const time = '2026-01-01T00:00:00.000Z';
-        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time, tlp: 0 });
-        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object, 0)])).toEqual([
+        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time, tlp });
+        expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object, tlp)])).toEqual([
           { kind: 'carried' },
-          { kind: 'form', form: object, sco: false },
+          { kind: 'form', form: object, sco: false, tlp },
           { kind: 'carried' },
         ]);
       }),
