@@ -547,7 +547,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       const rank = rankDraw();
       const response = await b
         .http()
-        .post(`/intel/collections/${SOURCED}/objects?tlp=${spell(rank)}`)
+        .post(`/intel/collections/${SOURCED}/objects?tlp=${encodeURIComponent(spell(rank))}`)
         .set('X-Api-Key', a.adminKey)
         .send(form(held.type, held.value));
       expect(response.status).toBe(204);
@@ -564,7 +564,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       const rank = rankDraw();
       const response = await app(n)
         .http()
-        .post(`/intel/collections/${UPSTREAM}/objects?tlp=${spell(rank)}`)
+        .post(`/intel/collections/${UPSTREAM}/objects?tlp=${encodeURIComponent(spell(rank))}`)
         .set('X-Api-Key', a.adminKey)
         .send(form(held.type, held.value));
       expect(response.status).toBe(204);
