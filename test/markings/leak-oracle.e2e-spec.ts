@@ -79,7 +79,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
   /** A fresh value of `type` no other object of the oracle holds (fixed width: no value is a substring of another). */
   const nextValue = (type: KeyType) => {
     const n = ++counter;
-    return type === 'IPAddress' ? `198.51.${100 + Math.floor(n / 150)}.${100 + (n % 150)}` : `o${String(n).padStart(4, '0')}.oracle.example`;
+    return type === 'IPAddress' ? `198.51.${100 + Math.floor(n / 150)}.${100 + (n % 150)}` : `o${String(n).padStart(4, '0')}.oracle-markings.net`;
   };
   const hold = (collection: string, type: KeyType, value: string) => {
     const id = idOf(collection, type, value);
@@ -172,7 +172,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
   /** Marks each held object of `collection` the run lists with the source's claim, and drops the claims it no longer lists. */
   function claim(source: string, listed: Map<string, TlpRank>): void {
     for (const held of model.values()) if (held.collection === SOURCED && !listed.has(held.value)) held.sources.delete(source);
-    for (const [value, rank] of listed) hold(SOURCED, value.includes('.oracle.') ? 'DomainName' : 'IPAddress', value).sources.set(source, rank);
+    for (const [value, rank] of listed) hold(SOURCED, value.endsWith('.oracle-markings.net') ? 'DomainName' : 'IPAddress', value).sources.set(source, rank);
   }
 
   async function publishText(): Promise<void> {
@@ -209,7 +209,8 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
     for (const held of model.values()) if (held.collection === UPSTREAM) listed.set(held.value, Math.max(taxiiSource.rank, markingOf(held)) as TlpRank);
     // The taxii21 source's claims sit beside the other sources' in the same collection.
     for (const held of model.values()) if (held.collection === SOURCED && !listed.has(held.value)) held.sources.delete(taxiiSource.name);
-    for (const [value, rank] of listed) hold(SOURCED, value.includes('.oracle.') ? 'DomainName' : 'IPAddress', value).sources.set(taxiiSource.name, rank);
+    for (const [value, rank] of listed)
+      hold(SOURCED, value.endsWith('.oracle-markings.net') ? 'DomainName' : 'IPAddress', value).sources.set(taxiiSource.name, rank);
   }
 
   beforeAll(async () => {
