@@ -194,7 +194,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
         Tag: tags.map((name) => ({ name })),
       }));
       await writeFile(join(feedFolder, `${uuid}.json`), JSON.stringify({ Event: { uuid, info: uuid, Tag: event.tags.map((name) => ({ name })), Attribute } }));
-      const eventRank = Math.max(0, ...event.tags.map((tag) => MISP_TAGS.indexOf(tag)));
+      const eventRank = Math.max(0, ...event.tags.map((tag) => MISP_TAGS.indexOf(tag.toLowerCase())));
       for (const { value, tags } of event.attributes) {
         listed.set(value, Math.max(mispSource.rank, eventRank, ...tags.map((tag) => MISP_TAGS.indexOf(tag))) as TlpRank);
       }
