@@ -15,8 +15,8 @@ import { createCollection } from '../taxii/taxii-support.js';
 
 /**
  * The leak oracle (extensions §19): objects of random markings written through every write path (single
- * adds, batches and imports through both instances, a TAXII envelope, sources of the text, misp and taxii21
- * kinds, the last reading another collection of this service through TAXII), a key of each ceiling, and
+ * adds, batches and imports through both instances, a TAXII envelope, sources of every kind: text, csv and ndjson
+ * lists, a MISP feed, and taxii21 reading another collection of this service through TAXII), a key of each ceiling, and
  * every read endpoint on both instances. Each endpoint must show a key exactly the objects marked at or
  * below its ceiling (none above, none missing, each with its marking), and again after markings change
  * (native re-writes lowering and raising them, a source's marking raised, its upstream's refs changed).
@@ -153,7 +153,22 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
   let feedServer: Server;
   let feedFolder: string;
   let feedBase: string;
-  const textSource = { name: 'oracle-text', rank: 0 as TlpRank, values: [] as string[] };
+  /** The list kinds, each its own file and form: its claims take the source's `tlp` alone. */
+  const listSources = [
+    { name: 'oracle-text', file: 'list.txt', form: { kind: 'text' }, body: (values: string[]) => values.join('\n') + '\n' },
+    {
+      name: 'oracle-csv',
+      file: 'list.csv',
+      form: { kind: 'csv', valueColumn: 'ioc', contextColumns: ['note'] },
+      body: (values: string[]) => ['ioc,note', ...values.map((value) => `${value},"seen, twice"`)].join('\r\n') + '\r\n',
+    },
+    {
+      name: 'oracle-ndjson',
+      file: 'list.ndjson',
+      form: { kind: 'ndjson', valueField: 'ioc' },
+      body: (values: string[]) => values.map((ioc) => JSON.stringify({ ioc, seed: SEED })).join('\n') + '\n',
+    },
+  ].map((source) => ({ ...source, rank: 0 as TlpRank, values: [] as string[] }));
   const mispSource = { name: 'oracle-misp', rank: 0 as TlpRank };
   const taxiiSource = { name: 'oracle-taxii', rank: 0 as TlpRank };
 
@@ -175,9 +190,9 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
     for (const [value, rank] of listed) hold(SOURCED, value.endsWith('.oracle-markings.net') ? 'DomainName' : 'IPAddress', value).sources.set(source, rank);
   }
 
-  async function publishText(): Promise<void> {
-    await writeFile(join(feedFolder, 'list.txt'), textSource.values.join('\n') + '\n');
-    claim(textSource.name, new Map(textSource.values.map((value) => [value, textSource.rank])));
+  async function publishList(source: (typeof listSources)[number]): Promise<void> {
+    await writeFile(join(feedFolder, source.file), source.body(source.values));
+    claim(source.name, new Map(source.values.map((value) => [value, source.rank])));
   }
 
   const mispEvents = new Map<string, { tags: string[]; attributes: { value: string; tags: string[] }[] }>();
@@ -495,10 +510,12 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       hold(UPSTREAM, type, value).api = rank;
     }
 
-    // Sources into one collection: a text list, a MISP feed (tags on events and attributes), the upstream over TAXII.
-    textSource.rank = rankDraw();
-    textSource.values = Array.from({ length: 15 }, (_, i) => nextValue(i % 3 === 0 ? 'IPAddress' : 'DomainName'));
-    await publishText();
+    // Sources into one collection: lists of each kind, a MISP feed (tags on events and attributes), the upstream over TAXII.
+    for (const source of listSources) {
+      source.rank = rankDraw();
+      source.values = Array.from({ length: 10 }, (_, i) => nextValue(i % 3 === 0 ? 'IPAddress' : 'DomainName'));
+      await publishList(source);
+    }
     for (let e = 0; e < 3; e++) {
       const attributes = Array.from({ length: 5 }, () => ({ value: nextValue('DomainName'), tags: random() < 0.5 ? [pick(MISP_TAGS)] : [] }));
       mispEvents.set(`5f0cfd67-1b2c-4d3e-8f40-00000000000${e}`, { tags: random() < 0.6 ? [pick(MISP_TAGS).toUpperCase()] : [], attributes });
@@ -508,7 +525,7 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
     taxiiSource.rank = rankDraw();
     claimUpstream();
     const sources = [
-      { name: textSource.name, kind: 'text', url: `${feedBase}list.txt`, tlp: spell(textSource.rank) },
+      ...listSources.map((source) => ({ name: source.name, ...source.form, url: `${feedBase}${source.file}`, tlp: spell(source.rank) })),
       { name: mispSource.name, kind: 'misp', url: feedBase, tlp: spell(mispSource.rank) },
       {
         name: taxiiSource.name,
@@ -553,12 +570,14 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       expect(response.status).toBe(204);
       held.api = rank;
     }
-    // The text source's marking moves; the upstream's objects are re-marked and read again.
-    textSource.rank = rankDraw();
-    const view = await a.sources.source(textSource.name);
-    expect((await a.sources.update(textSource.name, { tlp: spell(textSource.rank) }, view.headers.etag as string)).status).toBe(204);
-    await publishText();
-    await runSource(textSource.name);
+    // Each list source's marking moves; the upstream's objects are re-marked and read again.
+    for (const source of listSources) {
+      source.rank = rankDraw();
+      const view = await a.sources.source(source.name);
+      expect((await a.sources.update(source.name, { tlp: spell(source.rank) }, view.headers.etag as string)).status).toBe(204);
+      await publishList(source);
+      await runSource(source.name);
+    }
     for (const [n, held] of [...model.values()].filter((h) => h.collection === UPSTREAM).entries()) {
       if (n % 2 === 1) continue;
       const rank = rankDraw();
