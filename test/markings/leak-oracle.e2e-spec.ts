@@ -10,6 +10,7 @@ import { TLP_LEVELS, TLP2_MARKING_IDS, type TlpRank } from '../../src/common/mar
 import { ROOT, taxiiClient } from '../support/clients/taxii.js';
 import { eventually } from '../support/eventually.js';
 import { parseLinks } from '../support/factories.js';
+import { TLP1_REFS } from '../support/markings.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection } from '../taxii/taxii-support.js';
 
@@ -42,12 +43,7 @@ const random = generator(SEED);
 const rankDraw = (): TlpRank => Math.floor(random() * 5) as TlpRank;
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
 
-const TLP1: Partial<Record<TlpRank, string>> = {
-  0: 'marking-definition--613f2e26-407d-48c7-9eca-b8e91df99dc9',
-  1: 'marking-definition--34098fce-860f-48ae-8e50-ebd3cc5e41da',
-  2: 'marking-definition--f88d31f6-486f-44da-b317-01333bde0b82',
-  4: 'marking-definition--5e57c739-391a-4eb3-b6be-7d15ca92d5ed',
-};
+const TLP1: Partial<Record<TlpRank, string>> = { 0: TLP1_REFS.WHITE, 1: TLP1_REFS.GREEN, 2: TLP1_REFS.AMBER, 4: TLP1_REFS.RED };
 /** A marking definition that is no TLP: ignored on input. */
 const OTHER_MARKING = 'marking-definition--f88d31f6-0000-4000-8000-000000000001';
 const MISP_TAGS = ['tlp:clear', 'tlp:green', 'tlp:amber', 'tlp:amber+strict', 'tlp:red'];

@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ROOT, taxiiClient } from '../support/clients/taxii.js';
+import { STATEMENT_REF as STATEMENT, TLP1_REFS as TLP1, TLP2_REFS as TLP2 } from '../support/markings.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
-const TLP1 = {
-  WHITE: 'marking-definition--613f2e26-407d-48c7-9eca-b8e91df99dc9',
-  AMBER: 'marking-definition--f88d31f6-486f-44da-b317-01333bde0b82',
-  RED: 'marking-definition--5e57c739-391a-4eb3-b6be-7d15ca92d5ed',
-};
-const TLP2 = {
-  GREEN: 'marking-definition--bab4a63c-aed9-4cf5-a766-dfca5abac2bb',
-  AMBER: 'marking-definition--55d920b0-5e8b-4f79-9ee9-91f868d9b421',
-  RED: 'marking-definition--e828b379-4e03-4974-9ac4-e53a884c97c1',
-};
-const STATEMENT = 'marking-definition--1d7a6c1f-0b1c-4a5e-9f3d-2b8e7c6a5d4f';
 const RANKS = ['TLP:CLEAR', 'TLP:GREEN', 'TLP:AMBER', 'TLP:AMBER+STRICT', 'TLP:RED'];
 
 const domain = (n: number) => `marked-${n}.example`;
