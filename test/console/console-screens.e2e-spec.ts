@@ -49,6 +49,8 @@ describe('console screens', () => {
       const unknown = Array.from({ length: 1000 }, (_, n) => `hxxp://unknown${n}[.]example/path`);
       const lines = [...known, ...unknown, '10.0.0[.]1', 'KNOWN0.EXAMPLE', 'not an indicator!!'];
       await page.getByRole('navigation').getByRole('link', { name: 'Lookup' }).press('Enter');
+      // The boosted navigation moves focus to <main> once it settles: wait for it, or it takes the focus from the field.
+      await page.locator('#main:focus').waitFor();
       await page.getByLabel('Indicators').focus();
       await page.keyboard.insertText(lines.join('\n'));
       await page.keyboard.press('Tab');
