@@ -17,12 +17,13 @@ describe('console markings', () => {
   beforeAll(async () => {
     [t, browser] = await Promise.all([createTestApp(), launchBrowser()]);
     await createCollection(t, 'marked');
-    await t.intel.batch('marked', [domain('clear.example'), domain('amber.example')]).expect(200);
-    // An AMBER object, as a native write marking it would leave it (the api claim's marking).
-    await t.db.query(
-      `UPDATE intel_object o SET was_tlp = o.tlp, api_tlp = 2
-        WHERE EXISTS (SELECT 1 FROM intel_object_key k WHERE k.object_id = o.id AND k.value = 'amber.example')`,
-    );
+    await t.intel.batch('marked', [domain('clear.example')]).expect(200);
+    await t
+      .http()
+      .post('/intel/collections/marked/objects/batch?tlp=TLP:AMBER')
+      .set('X-Api-Key', t.adminKey)
+      .send([domain('amber.example')])
+      .expect(200);
   });
   afterAll(async () => {
     await browser?.close();
