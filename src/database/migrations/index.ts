@@ -30,6 +30,7 @@ import { SourcesDueTime1795900000000 } from './1795900000000-SourcesDueTime.js';
 import { Markings1796000000000 } from './1796000000000-Markings.js';
 import { KeyVersions1796000100000 } from './1796000100000-KeyVersions.js';
 import { MarkedObjects1796000200000 } from './1796000200000-MarkedObjects.js';
+import { Scoring1796100000000 } from './1796100000000-Scoring.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -68,4 +69,5 @@ export const MIGRATIONS = [
   Markings1796000000000,
   KeyVersions1796000100000,
   MarkedObjects1796000200000,
+  Scoring1796100000000,
 ];
