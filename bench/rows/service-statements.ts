@@ -67,6 +67,8 @@ export interface WriteOrigin {
   keyID: number | null;
   requestID: string | null;
   source: string | null;
+  /** The writer key's reliability, an Admiralty value (50: F, every key's default). */
+  reliability: number | null;
 }
 
 /** src/intel/batch/batch-statements.ts: a batch's write (the exclusive writer lock, then APPLY). */
@@ -167,7 +169,7 @@ export async function loadServiceStatements(serviceDir: string): Promise<Service
  * The write origin of the raw baselines' single writes (src/intel/write-origin.ts), as an API request of one
  * key would give it.
  */
-export const RAW_WRITE_ORIGIN: WriteOrigin = { via: 'api', keyID: 1, requestID: 'bench-raw-baseline', source: null };
+export const RAW_WRITE_ORIGIN: WriteOrigin = { via: 'api', keyID: 1, requestID: 'bench-raw-baseline', source: null, reliability: 50 };
 
 /**
  * Settings the bench gives every service it starts (bench/lib/service.ts), and its baselines and floor run

@@ -8,7 +8,7 @@ const MAX_HASHES = 10_000;
 
 /**
  * API-key records of recent callers, so that an authenticated request needs no key lookup. What a request
- * reads of a key changes only by revocation or a new ceiling (`maxTLP`), each of which invalidates it on
+ * reads of a key changes only by revocation or new settings (`maxTLP`, `reliability`), each of which invalidates it on
  * every instance (see InvalidatedCache); expiry is checked on every request from the record itself. The
  * hash → id mapping never changes, so it needs no invalidation.
  */
@@ -37,7 +37,7 @@ export class ApiKeyCache {
     return this.records.get(String(id), load);
   }
 
-  /** Inside the transaction that revokes the key or changes its ceiling. */
+  /** Inside the transaction that revokes the key or changes its settings. */
   publishChange(manager: EntityManager, id: number): Promise<void> {
     return this.records.publish(manager, String(id));
   }

@@ -26,6 +26,8 @@ export interface ApiKeyRecord {
   limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
   /** The key's TLP ceiling, a rank (extensions §19). */
   maxTlp: TlpRank;
+  /** The key's reliability, an Admiralty value (extensions §18, src/scoring/admiralty.ts). */
+  reliability: number;
   /** The view's version (its tag): moves with every change of the row, its use included. */
   version: number;
 }
@@ -35,7 +37,7 @@ const KEY_COLUMNS = `
   k.id, k.description, k.created_at AS "createdAt", k.expires_at AS "expiresAt",
          k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt", k.prefix,
          k.last_used_address AS "lastUsedAddress", k.allowed_networks AS "allowedNetworks", k.max_tlp AS "maxTlp",
-         k.version,
+         k.reliability, k.version,
          COALESCE((SELECT json_agg(json_build_object('resourceId', p.resource_id, 'actions', p.actions)
                                    ORDER BY p.resource_id)
                      FROM auth_permission p WHERE p.key_id = k.id), '[]') AS permissions,
@@ -57,6 +59,13 @@ export interface NewApiKey {
   permissions: { resourceId: number; actions: ResourceAction[] }[];
   limits: { resourceId: number; action: ResourceAction; limit: number }[];
   maxTlp: TlpRank;
+  reliability: number;
+}
+
+/** The settings `PATCH /auth/keys/{id}` changes. */
+export interface KeySettings {
+  maxTlp: TlpRank;
+  reliability: number;
 }
 
 @Injectable()
@@ -106,9 +115,9 @@ export class ApiKeyRepository {
   /** Inserts a key with its permissions and limits; the caller provides the transaction. */
   async insert(manager: EntityManager, key: NewApiKey): Promise<number> {
     const [{ id }]: { id: number }[] = await manager.query(
-      `INSERT INTO auth_api_key (key_hash, description, expires_at, prefix, allowed_networks, max_tlp)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [key.keyHash, key.description, key.expiresAt, key.prefix, key.allowedNetworks, key.maxTlp],
+      `INSERT INTO auth_api_key (key_hash, description, expires_at, prefix, allowed_networks, max_tlp, reliability)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+      [key.keyHash, key.description, key.expiresAt, key.prefix, key.allowedNetworks, key.maxTlp, key.reliability],
     );
     if (key.permissions.length > 0) {
       await manager.query(
@@ -143,16 +152,21 @@ export class ApiKeyRepository {
   }
 
   /** The settings a PATCH compares with, its row locked to the end of the manager's transaction; undefined for an unknown key. */
-  async lockSettings(manager: EntityManager, id: number): Promise<{ version: number; maxTlp: TlpRank } | undefined> {
-    const rows: { version: number; maxTlp: TlpRank }[] = await manager.query(`SELECT version, max_tlp AS "maxTlp" FROM auth_api_key WHERE id = $1 FOR UPDATE`, [
-      id,
-    ]);
+  async lockSettings(manager: EntityManager, id: number): Promise<(KeySettings & { version: number }) | undefined> {
+    const rows: (KeySettings & { version: number })[] = await manager.query(
+      `SELECT version, max_tlp AS "maxTlp", reliability FROM auth_api_key WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
     return rows[0];
   }
 
-  /** A new ceiling, and a new tag; the row is the caller's (lockSettings). */
-  async setMaxTlp(manager: EntityManager, id: number, maxTlp: TlpRank): Promise<void> {
-    await manager.query(`UPDATE auth_api_key SET max_tlp = $2, version = version + 1 WHERE id = $1`, [id, maxTlp]);
+  /** New settings, and a new tag; the row is the caller's (lockSettings). */
+  async setSettings(manager: EntityManager, id: number, settings: KeySettings): Promise<void> {
+    await manager.query(`UPDATE auth_api_key SET max_tlp = $2, reliability = $3, version = version + 1 WHERE id = $1`, [
+      id,
+      settings.maxTlp,
+      settings.reliability,
+    ]);
   }
 
   /** Once a minute per key, or at once from another address; the statement re-checks both. The view changes: so does its tag. */

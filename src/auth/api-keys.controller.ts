@@ -51,13 +51,14 @@ export class ApiKeysController {
       'and a new key cannot outlive its creator. A limit must target a `(resource, action)` the new key holds. ' +
       'Optional `allowedNetworks` (1 to 100 CIDRs) restricts where the key and its tokens are accepted from. ' +
       "Optional `maxTLP` is the most restrictive TLP marking the key may read (objects marked above it do not exist for it); absent, it is the caller's own " +
-      '(`TLP:RED` for an unrestricted caller), and never above it.',
+      '(`TLP:RED` for an unrestricted caller), and never above it. ' +
+      'Optional `reliability` (Admiralty `A`…`F`, default `F`) is how reliable what the key writes counts in scores (extensions §18); any value may be set.',
   })
   @ApiCreatedResponse({ type: ApiKeyRegistrationView })
   @ApiErrors({
     400:
       'InvalidData: a malformed form, `expiresAt` not in the future, `allowedNetworks` empty, longer than 100 or with an entry that is not a CIDR, ' +
-      'or a `maxTLP` that is no TLP level.',
+      'a `maxTLP` that is no TLP level, or a `reliability` other than `A`…`F`.',
     403: "Forbidden: a permission the caller does not hold, a caller with request limits, a key that would outlive the caller, or a `maxTLP` above the caller's.",
     422: 'ResourceNotFound: an unknown resource id. LimitSetConflict: two limits on one target. InvalidRequestLimit: `limit` < 1, or a limit on an action the new key does not hold.',
   })
@@ -85,15 +86,16 @@ export class ApiKeysController {
   @ApiOperation({
     summary: 'Change an API key',
     description:
-      "Changes the members sent (`maxTLP`, the key's TLP ceiling), the others keep their values, and answers with the key's view and tag. " +
-      "A key can only set a ceiling it sees itself (at most its own `maxTLP`). The key's next request, on any instance, reads with the new " +
-      'ceiling. `If-Match` is honoured when sent (stale: 412, re-read and repeat); `{}` or the current value changes nothing and keeps the tag. ' +
+      "Changes the members sent (`maxTLP`, the key's TLP ceiling; `reliability`, Admiralty `A`…`F`), the others keep their values, and answers " +
+      "with the key's view and tag. A key can only set a ceiling it sees itself (at most its own `maxTLP`); any key that may change keys may set " +
+      "any `reliability`. The key's next request, on any instance, reads with the new ceiling and writes with the new reliability. " +
+      '`If-Match` is honoured when sent (stale: 412, re-read and repeat); `{}` or the current values change nothing and keep the tag. ' +
       'Checks run in this order: 404, 412, 403.',
   })
   @ApiHeader({ name: 'If-Match', required: false, description: "The key view's `ETag`: when sent and stale → 412 ResourceModified." })
   @ApiOkResponse({ type: ApiKeyView, headers: ETAG_HEADER })
   @ApiErrors({
-    400: 'InvalidPathArgument: the id is not a positive integer. InvalidData: an unknown member, or a `maxTLP` that is no TLP level.',
+    400: 'InvalidPathArgument: the id is not a positive integer. InvalidData: an unknown member, a `maxTLP` that is no TLP level, or a `reliability` other than `A`…`F`.',
     403: "Forbidden: a `maxTLP` above the caller's own.",
     404: 'NotFound: no key has this id.',
     412: 'ResourceModified: the tag in `If-Match` is stale.',

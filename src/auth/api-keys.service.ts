@@ -7,6 +7,7 @@ import { rankOf, tlpOf, type TlpRank } from '../common/markings/tlp.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
+import { DEFAULT_RELIABILITY, reliabilityOf, reliabilityValue, type Reliability } from '../scoring/admiralty.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
@@ -105,6 +106,8 @@ export class ApiKeysService {
           limit: limit.limit,
         })),
         maxTlp,
+        // Any value: a reliability is no access, so there is nothing of the creator's for it to exceed.
+        reliability: reliabilityValueOf(form.reliability) ?? reliabilityValue(DEFAULT_RELIABILITY),
       }),
     );
     return { id, key: value };
@@ -119,21 +122,22 @@ export class ApiKeysService {
   }
 
   /**
-   * The members sent, under `If-Match` when sent (checks in this order: 404, 412, 403). A new ceiling reaches
-   * every instance's key cache as a revocation does, so the key's next request reads with it; `{}` and the
-   * current value change nothing and keep the tag.
+   * The members sent, under `If-Match` when sent (checks in this order: 404, 412, 403). New settings reach
+   * every instance's key cache as a revocation does, so the key's next request reads (with its ceiling) and
+   * writes (with its reliability) by them; `{}` and the current values change nothing and keep the tag.
    */
   async update(caller: Principal, params: ApiKeyIdParamDto, ifMatch: string | undefined, form: UpdateApiKeyDto): Promise<TaggedResult<ApiKeyView>> {
     const id = keyIdOf(params);
     const maxTlp = ceilingOf(form.maxTLP);
+    const reliability = reliabilityValueOf(form.reliability);
     const changed = await this.dataSource.transaction(async (manager) => {
       const current = await this.keys.lockSettings(manager, id);
       if (!current) throw AuthErrors.keyNotFound(id);
       if (ifMatch !== undefined) assertTagMatches(ifMatch, current.version);
-      if (maxTlp === undefined) return false;
-      if (!caller.canGrantTlp(maxTlp)) throw AuthErrors.cannotGrantTlp(maxTlp, caller.maxTlp);
-      if (maxTlp === current.maxTlp) return false;
-      await this.keys.setMaxTlp(manager, id, maxTlp);
+      if (maxTlp !== undefined && !caller.canGrantTlp(maxTlp)) throw AuthErrors.cannotGrantTlp(maxTlp, caller.maxTlp);
+      const settings = { maxTlp: maxTlp ?? current.maxTlp, reliability: reliability ?? current.reliability };
+      if (settings.maxTlp === current.maxTlp && settings.reliability === current.reliability) return false;
+      await this.keys.setSettings(manager, id, settings);
       await this.cache.publishChange(manager, id);
       return true;
     });
@@ -198,6 +202,11 @@ function ceilingOf(maxTLP: string | null | undefined): TlpRank | undefined {
   return maxTLP === undefined || maxTLP === null ? undefined : rankOf(maxTLP);
 }
 
+/** A reliability as the DTO let it through (`IsIn`), as its value; undefined when absent or null. */
+function reliabilityValueOf(reliability: Reliability | null | undefined): number | undefined {
+  return reliability === undefined || reliability === null ? undefined : reliabilityValue(reliability);
+}
+
 /** `Date` rolls impossible days over (Feb 30 → Mar 2); the written calendar date must exist. */
 function isCalendarDate(timestamp: string): boolean {
   const [year, month, day] = timestamp.slice(0, 10).split('-').map(Number);
@@ -228,5 +237,6 @@ function toView(record: ApiKeyRecord): ApiKeyView {
     lastUsedAddress: record.lastUsedAddress,
     allowedNetworks: record.allowedNetworks,
     maxTLP: tlpOf(record.maxTlp),
+    reliability: reliabilityOf(record.reliability),
   };
 }

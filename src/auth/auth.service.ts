@@ -130,5 +130,5 @@ function basicPassword(credentials: string): string | undefined {
 
 function toPrincipal(record: ApiKeyRecord): Principal {
   const permissions = new Map<number, Set<ResourceAction>>(record.permissions.map((permission) => [permission.resourceId, new Set(permission.actions)]));
-  return new Principal(record.id, permissions, record.limits, record.expiresAt, record.maxTlp);
+  return new Principal(record.id, permissions, record.limits, record.expiresAt, record.maxTlp, record.reliability);
 }

@@ -22,8 +22,17 @@ export interface KeyHit {
   apiTlp: TlpRank | null;
 }
 
+/**
+ * An object's api claim as a decision reads it (API_CLAIM_FRESHNESS of api-claim.ts), to tell whether an
+ * identical native re-send must still refresh it: its reliability, and whether it was seen within the hour.
+ */
+export interface ApiClaimFreshness {
+  apiReliability: number | null;
+  apiSeenLately: boolean | null;
+}
+
 /** A key hit as read for a decision, with the time its `expired` was judged at (timestamptz as text: microseconds kept). */
-export type JudgedHit = KeyHit & { decidedAt: string };
+export type JudgedHit = KeyHit & ApiClaimFreshness & { decidedAt: string };
 
 /**
  * When a written object expires: at a fixed moment (its own `expiresAt`, ISO text), `ttlSeconds` after the

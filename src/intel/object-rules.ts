@@ -2,7 +2,7 @@ import { KEY_TYPES, normalizeKeySet, type ObjectKey, type ObjectType } from '../
 import type { ObjectFormDto } from '../common/indicators/object-form.dto.js';
 import { mostRestrictive, rankOf, type TlpRank } from '../common/markings/tlp.js';
 import { parseDateTime } from '../common/validation/date-time.js';
-import type { AddWrite, Expiry, KeyHit } from './object-rows.js';
+import type { AddWrite, ApiClaimFreshness, Expiry, KeyHit } from './object-rows.js';
 import { ObjectErrors } from './objects.errors.js';
 
 /**
@@ -86,6 +86,15 @@ export const objectMarking = (apiTlp: TlpRank | null, claimedTlp: TlpRank | null
 export function schemaInstance(object: PreparedObject): Record<string, unknown> {
   return { type: object.type, keys: object.keys, context: object.context };
 }
+
+/**
+ * Whether an identical native re-send by a key of `reliability` (a value) must still refresh the object's api
+ * claim (extensions §18, the anchor "kept to the hour"): the rule of apiClaimBehind (api-claim.ts), which the
+ * refreshing statement checks again on the locked row, applied to what the decision read, so that a re-send
+ * within the hour by a key no more reliable sends nothing more.
+ */
+export const claimBehind = (claim: ApiClaimFreshness, reliability: number): boolean =>
+  claim.apiSeenLately !== true || claim.apiReliability === null || claim.apiReliability < reliability;
 
 /** What an add did: stored a new object, changed one, or found it already as submitted (an identical re-send). */
 export type AddOutcome = 'Added' | 'Updated' | 'Unchanged';

@@ -8,7 +8,7 @@
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
-import { apiClaimOnInsert, apiClaimOnUpdate, apiMarkingHeld } from './api-claim.js';
+import { API_CLAIM_FRESHNESS, apiClaimBehind, apiClaimOnInsert, apiClaimOnUpdate, apiMarkingHeld } from './api-claim.js';
 import { expiresAt, insertChanges, ORIGIN_PARAMETERS, PREVIOUS_MARKING, SHARED_WRITER_LOCK, type OriginPlaceholders } from './change-records.js';
 import { CLAIMED_MARKING } from './claimed-marking.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
@@ -56,12 +56,27 @@ export const OWNING_OBJECT_IDS = `SELECT k.object_id FROM unnest($2::text[], $3:
 /**
  * The parameters of each write statement, by name (`collectionId` first: the writer lock and the record
  * name it `$1`), then the write's origin (ORIGIN_PARAMETERS). ObjectsRepository fills them by name. `tlp`:
- * the marking of the api claim the write makes (a rank; null for a source's write, see api-claim.ts).
+ * the marking of the api claim the write makes (a rank; null for a source's write, see api-claim.ts);
+ * `reliability`: the origin's, which the api claim takes (WriteOrigin). `refresh`: the api claims of the
+ * objects `objectIds` an identical re-send refreshes (no change record).
  */
 export const WRITE_PARAMETERS = {
-  insert: namedParameters(['collectionId', 'type', 'keys', 'context', 'expiresAt', 'ttlSeconds', 'tlp', ...ORIGIN_PARAMETERS]),
-  update: namedParameters(['collectionId', 'objectId', 'keys', 'context', 'newKeys', 'expiresAt', 'ttlSeconds', 'decidedOnKeys', 'tlp', ...ORIGIN_PARAMETERS]),
+  insert: namedParameters(['collectionId', 'type', 'keys', 'context', 'expiresAt', 'ttlSeconds', 'tlp', 'reliability', ...ORIGIN_PARAMETERS]),
+  update: namedParameters([
+    'collectionId',
+    'objectId',
+    'keys',
+    'context',
+    'newKeys',
+    'expiresAt',
+    'ttlSeconds',
+    'decidedOnKeys',
+    'tlp',
+    'reliability',
+    ...ORIGIN_PARAMETERS,
+  ]),
   remove: namedParameters(['collectionId', 'keyType', 'keyValue', 'uid', ...ORIGIN_PARAMETERS]),
+  refresh: namedParameters(['collectionId', 'objectIds', 'reliability']),
 };
 
 /**
@@ -112,7 +127,7 @@ const ADD_KEYS = (keysParam: string) => `,
       RETURNING 1
     )`;
 
-const [I, U, R] = [WRITE_PARAMETERS.insert.$, WRITE_PARAMETERS.update.$, WRITE_PARAMETERS.remove.$];
+const [I, U, R, F] = [WRITE_PARAMETERS.insert.$, WRITE_PARAMETERS.update.$, WRITE_PARAMETERS.remove.$, WRITE_PARAMETERS.refresh.$];
 
 /**
  * Every write statement first takes the collection's writer lock in shared mode (`lk`, see
@@ -135,16 +150,16 @@ const WRITE_SQL = {
   insert: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
-      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at, api_tlp, claimed_tlp)
+      INSERT INTO intel_object (collection_id, type, keys, context, expires_at, api_first_seen_at, api_last_seen_at, api_tlp, api_reliability, claimed_tlp)
       SELECT ${I.collectionId}::int, ${I.type}::text, ${I.keys}::jsonb, ${I.context}::jsonb, ${expiresAt(I.expiresAt, I.ttlSeconds)},
-             ${apiClaimOnInsert(I.via, I.tlp)}, ${CLAIMED_MARKING(`${I.keys}::jsonb`, `(SELECT name FROM intel_collection WHERE id = ${I.collectionId}::int)`)} FROM lk
+             ${apiClaimOnInsert(I.via, I.tlp, I.reliability)}, ${CLAIMED_MARKING(`${I.keys}::jsonb`, `(SELECT name FROM intel_collection WHERE id = ${I.collectionId}::int)`)} FROM lk
       RETURNING id, type, keys, context, expires_at, uid, added_at, tlp
     )${ADD_KEYS(I.keys)}${recordingChange(I, 'Add', null, true)}`,
   update: `
     WITH ${SHARED_WRITER_LOCK},
     obj AS (
       UPDATE intel_object o SET keys = ${U.keys}::jsonb, context = ${U.context}::jsonb, expires_at = ${expiresAt(U.expiresAt, U.ttlSeconds)},
-             ${apiClaimOnUpdate('o', U.via, U.tlp)}, ${PREVIOUS_MARKING('o')}
+             ${apiClaimOnUpdate('o', U.via, U.tlp, U.reliability)}, ${PREVIOUS_MARKING('o')}
         FROM lk
        WHERE o.id = ${U.objectId}::bigint AND o.keys = ${U.decidedOnKeys}::jsonb AND ${LIVE_AT_WRITE('o')}
          AND NOT (jsonb_array_length(${U.newKeys}::jsonb) = 0 AND ${U.ttlSeconds}::int IS NULL AND o.context = ${U.context}::jsonb
@@ -161,10 +176,24 @@ const WRITE_SQL = {
          AND ${LIVE_AT_WRITE('o')} AND (${R.uid}::uuid IS NULL OR o.uid = ${R.uid}::uuid)
       RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp
     )${recordingChange(R, 'Remove', 'Deleted')}`,
+  // The api claims of live objects an identical native re-send names, where they are behind (api-claim.ts):
+  // their last time and reliability only, no change record (the object did not change). Checked on the
+  // row as locked, so concurrent re-sends leave the highest reliability. The caller bumps the score version
+  // in the same transaction when it refreshed any.
+  refresh: `
+    WITH ${SHARED_WRITER_LOCK},
+    refreshed AS (
+      UPDATE intel_object o SET api_last_seen_at = now(), api_reliability = GREATEST(o.api_reliability, ${F.reliability}::smallint), ${PREVIOUS_MARKING('o')}
+        FROM lk
+       WHERE o.id = ANY(${F.objectIds}::bigint[]) AND o.collection_id = ${F.collectionId}::int AND o.api_first_seen_at IS NOT NULL
+         AND ${LIVE_AT_WRITE('o')} AND ${apiClaimBehind('o', F.reliability)}
+      RETURNING 1
+    )
+    SELECT count(*)::int AS refreshed FROM refreshed`,
 } as const;
 
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
-const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext", o.api_tlp AS "apiTlp",
+const FIND_HITS_SQL = `SELECT o.id, o.keys, o.context = $4::jsonb AS "sameContext", o.api_tlp AS "apiTlp", ${API_CLAIM_FRESHNESS('o')},
           CASE WHEN $5::boolean THEN o.expires_at IS NOT DISTINCT FROM $6::timestamptz END AS "sameExpiry",
           NOT ${LIVE_AT_DECISION('o')} AS expired, statement_timestamp()::text AS "decidedAt"
      FROM intel_object o
@@ -193,6 +222,7 @@ export const OBJECT_STATEMENTS = {
   insert: { name: 'intel_write_insert', text: WRITE_SQL.insert },
   update: { name: 'intel_write_update', text: WRITE_SQL.update },
   remove: { name: 'intel_write_remove', text: WRITE_SQL.remove },
+  refresh: { name: 'intel_write_refresh', text: WRITE_SQL.refresh },
 } as const;
 
 /**

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { Metrics } from '../common/metrics/metrics.js';
 import { PreparedStatement } from '../common/sql/prepared-statement.js';
+import { BUMP_SCORE_VERSION } from '../scoring/score-sql.js';
 import { EXCLUSIVE_WRITER_LOCK } from './change-records.js';
 import { storedObject, type AddWrite, type Expiry, type JudgedHit, type ObjectWrite, type RawObject, type WrittenChange } from './object-rows.js';
 import { findHitsParameters, LIVE, OBJECT_STATEMENTS, WRITE_PARAMETERS } from './object-statements.js';
@@ -18,6 +19,9 @@ const WRITES = {
   update: PreparedStatement.of<RawObject>(OBJECT_STATEMENTS.update),
   remove: PreparedStatement.of<RawObject>(OBJECT_STATEMENTS.remove),
 };
+
+/** Refreshes the api claims of an identical re-send's objects (OBJECT_STATEMENTS.refresh). */
+const REFRESH = PreparedStatement.of<{ refreshed: number }>(OBJECT_STATEMENTS.refresh);
 
 /** The objects owning any of the keys, for the add and delete rules (ObjectsRepository.findHits). */
 const FIND_HITS = PreparedStatement.of<JudgedHit>(OBJECT_STATEMENTS.findHits);
@@ -113,6 +117,16 @@ export class ObjectsRepository {
     const operation = write.kind === 'insert' ? 'Add' : write.kind === 'update' ? 'Update' : 'Remove';
     this.metrics.changesWritten.labels(operation).inc();
     return { operation, object: storedObject(rows[0]), ...(operation === 'Remove' && { reason: 'Deleted' as const }) };
+  }
+
+  /**
+   * Refreshes the api claims of `objectIds` (live objects an identical native re-send of a key of `reliability`
+   * named) where they are behind (OBJECT_STATEMENTS.refresh), and when it refreshed any, adds to the score
+   * version in the same transaction: their scores moved (the anchor, the reliability) without a change record.
+   */
+  async refreshClaims(manager: EntityManager, collectionId: number, objectIds: string[], reliability: number): Promise<void> {
+    const [{ refreshed }] = await REFRESH.on(manager, WRITE_PARAMETERS.refresh.values({ collectionId, objectIds, reliability }));
+    if (refreshed > 0) await manager.query(BUMP_SCORE_VERSION);
   }
 
   /**

@@ -14,8 +14,8 @@ import { CollectionsService, type CollectionRecord } from './collections.service
 import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
 import { ObjectExpiryRepository } from './object-expiry.repository.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { objectView, type WrittenChange } from './object-rows.js';
-import { addOutcome, planAdd, prepareObject, schemaInstance, tlpParameter, type AddOutcome, type PreparedObject } from './object-rules.js';
+import { objectView, type JudgedHit, type WrittenChange } from './object-rows.js';
+import { addOutcome, claimBehind, planAdd, prepareObject, schemaInstance, tlpParameter, type AddOutcome, type PreparedObject } from './object-rules.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
 
@@ -72,7 +72,12 @@ export class ObjectsService {
     const hits = await this.repository.findHits(this.dataSource, collection.id, keys, contextJson, object.expiry);
     if (!hits.some((hit) => hit.expired)) {
       const planned = planAdd(object, hits);
-      if (planned === null) return 'Unchanged';
+      if (planned === null) {
+        const refreshing = this.refreshing(origin, object, hits[0]);
+        if (refreshing !== null)
+          await this.dataSource.transaction((manager) => this.repository.refreshClaims(manager, collection.id, [hits[0].id], refreshing));
+        return 'Unchanged';
+      }
       // An insert or update written only if what it was decided on still holds (under the object's row
       // lock and the keys' rows, beside other single writers): the request is then ordered at its write.
       const written = await this.repository.writeAsDecided(origin, collection.id, planned);
@@ -91,11 +96,13 @@ export class ObjectsService {
       for (let decision = 1; decision <= DECISIONS_UNDER_LOCK; decision++) {
         const current = await this.repository.findHits(manager, collection.id, keys, contextJson, object.expiry);
         removed.push(...(await this.expireHits(manager, origin, collection.id, current)));
-        const write = planAdd(
-          object,
-          current.filter((hit) => !hit.expired),
-        );
-        if (write === null) return { outcome: addOutcome(write), written: removed };
+        const live = current.filter((hit) => !hit.expired);
+        const write = planAdd(object, live);
+        if (write === null) {
+          const refreshing = this.refreshing(origin, object, live[0]);
+          if (refreshing !== null) await this.repository.refreshClaims(manager, collection.id, [live[0].id], refreshing);
+          return { outcome: addOutcome(write), written: removed };
+        }
         const change = await this.repository.write(manager, origin, collection.id, write);
         if (change) return { outcome: addOutcome(write), written: [...removed, change] };
       }
@@ -105,6 +112,16 @@ export class ObjectsService {
     });
     this.changes.announce(collection, written);
     return outcome;
+  }
+
+  /**
+   * The reliability with which an identical re-send (planAdd found nothing to write on `hit`) must still refresh
+   * the object's api claim, or null when it need not: a native write whose key is more reliable, or that comes
+   * more than an hour after the claim's last time (extensions §18, the anchor). The common re-send sends nothing.
+   */
+  private refreshing(origin: WriteOrigin, object: PreparedObject, hit: JudgedHit): number | null {
+    const { reliability } = origin;
+    return reliability !== null && object.tlp !== null && claimBehind(hit, reliability) ? reliability : null;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { AccessRequest } from '../common/guard/access.js';
 import { requestIdOf } from '../common/logging/request-logging.js';
+import { DEFAULT_RELIABILITY, reliabilityValue } from '../scoring/admiralty.js';
 
 /** How a change was made (extensions §14): the endpoint family, a source run, the expiry job, or an extension. */
 export const WRITE_VIAS = ['api', 'batch', 'import', 'taxii', 'console', 'source', 'expiry', 'extension'] as const;
@@ -18,7 +19,15 @@ export interface WriteOrigin {
   readonly requestID: string | null;
   /** The source's name when `via` is `source`, else null. */
   readonly source: string | null;
+  /**
+   * The reliability (an Admiralty value, src/scoring/admiralty.ts) the write gives the api claim it makes
+   * (extensions §18): its key's; null for the writes that make none (a source's, a job's).
+   */
+  readonly reliability: number | null;
 }
+
+/** The reliability of a native write without a key of its own (an extension's): F, every key's default. */
+const KEYLESS_RELIABILITY = reliabilityValue(DEFAULT_RELIABILITY);
 
 /** The ways a routed request writes (a source run or a job is not a request): the native writes. */
 export const NATIVE_VIAS = ['api', 'batch', 'import', 'taxii', 'console'] as const;
@@ -27,7 +36,14 @@ export type RequestVia = (typeof NATIVE_VIAS)[number];
 
 /** The origin of a write made by this request: its principal's key and its request id (requestLogging). */
 export function requestOrigin(request: AccessRequest, via: RequestVia): WriteOrigin {
-  return { via, keyID: request.principal?.keyId ?? null, requestID: requestIdOf(request) ?? null, source: null };
+  const principal = request.principal;
+  return {
+    via,
+    keyID: principal?.keyId ?? null,
+    requestID: requestIdOf(request) ?? null,
+    source: null,
+    reliability: principal?.reliability ?? KEYLESS_RELIABILITY,
+  };
 }
 
 /** `@Origin('batch') origin: WriteOrigin`: the origin of the request's writes (requestOrigin). */
@@ -37,7 +53,7 @@ export const Origin = createParamDecorator((via: RequestVia, context: ExecutionC
 
 /** The origin of the writes of one run of a service job (no key; the run's id as the request id). */
 export function jobOrigin(via: 'expiry', runID: string): WriteOrigin {
-  return { via, keyID: null, requestID: runID, source: null };
+  return { via, keyID: null, requestID: runID, source: null, reliability: null };
 }
 
 /**
@@ -45,8 +61,8 @@ export function jobOrigin(via: 'expiry', runID: string): WriteOrigin {
  * or the withdrawals of its deletion (the request's id and key).
  */
 export function sourceOrigin(source: string, requestID: string | null, keyID: number | null): WriteOrigin {
-  return { via: 'source', keyID, requestID, source };
+  return { via: 'source', keyID, requestID, source, reliability: null };
 }
 
 /** The origin of writes made by an extension module through ObjectsService's extension overloads. */
-export const EXTENSION_ORIGIN: WriteOrigin = { via: 'extension', keyID: null, requestID: null, source: null };
+export const EXTENSION_ORIGIN: WriteOrigin = { via: 'extension', keyID: null, requestID: null, source: null, reliability: KEYLESS_RELIABILITY };

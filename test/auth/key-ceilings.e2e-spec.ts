@@ -110,11 +110,11 @@ describe('key ceilings (maxTLP)', () => {
       expect((await keyView(id)).view.maxTLP).toBe('TLP:CLEAR');
     });
 
-    it('refuses an unknown member (reliability included) and a bad spelling with 400 InvalidData naming it, and changes nothing', async () => {
+    it('refuses an unknown member and a bad spelling with 400 InvalidData naming it, and changes nothing', async () => {
       const { id } = await createKey(t, { permissions: [] });
       const before = await keyView(id);
       for (const [form, field] of [
-        [{ reliability: 'A' }, 'reliability'],
+        [{ credibility: 1 }, 'credibility'],
         [{ maxTLP: 'TLP:GREEN', extra: true }, 'extra'],
         [{ maxTLP: 'TLP:BLACK' }, 'maxTLP'],
         [{ maxTLP: ['TLP:RED'] }, 'maxTLP'],

@@ -71,6 +71,8 @@ describe('API keys (/auth/keys)', () => {
         allowedNetworks: null,
         // The key's TLP ceiling (docs/markings.md): an unrestricted creator's default.
         maxTLP: 'TLP:RED',
+        // The key's reliability (extensions §18): F by default.
+        reliability: 'F',
       });
       expect(view.permissions[0].actions).toHaveLength(2);
     });

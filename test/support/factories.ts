@@ -9,6 +9,8 @@ export interface KeySpec {
   description?: string;
   /** The key's TLP ceiling as input spells it (`TLP:GREEN`); absent: the creator's own. */
   maxTLP?: string;
+  /** The key's Admiralty reliability (`A`…`F`); absent: `F`. */
+  reliability?: string;
 }
 
 /** Generates a key through the API (as the admin) and returns its id and value. */
@@ -29,6 +31,7 @@ export async function createKey(testApp: TestApp, spec: KeySpec, asKey = testApp
       ...(spec.expiresAt && { expiresAt: spec.expiresAt }),
       ...(spec.description && { description: spec.description }),
       ...(spec.maxTLP && { maxTLP: spec.maxTLP }),
+      ...(spec.reliability && { reliability: spec.reliability }),
     });
   if (response.status !== 201) throw new Error(`key creation failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body as { id: number; key: string };

@@ -18,6 +18,7 @@ import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access
 import { IsTlp } from '../../common/markings/tlp-validation.js';
 import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
+import { RELIABILITIES, type Reliability } from '../../scoring/admiralty.js';
 
 export class ResourceRefDto {
   @ApiProperty({ type: 'integer' })
@@ -74,6 +75,11 @@ const MAX_TLP_DESCRIPTION =
   `The most restrictive TLP marking the key may read: ${TLP_INPUT_HINT}. Objects marked above it do not exist for ` +
   "the key. Never above the calling key's own (absent at creation: the caller's own, TLP:RED for an unrestricted key).";
 
+const RELIABILITY_DESCRIPTION =
+  'How reliable what the key writes is, an Admiralty reliability `A`…`F` (extensions §18): the `api` claim of an object it ' +
+  'adds, updates or re-sends counts at least this reliable (the highest among its writers). Default `F`; any key that may ' +
+  'create or change keys may set any value. C and F count alike (50), and the view shows such a key as `F`.';
+
 export class CreateApiKeyDto {
   @ApiProperty({ type: [PermissionDto] })
   @IsArray()
@@ -126,6 +132,11 @@ export class CreateApiKeyDto {
   @IsOptional()
   @IsTlp()
   maxTLP?: string;
+
+  @ApiPropertyOptional({ enum: RELIABILITIES, example: 'B', description: RELIABILITY_DESCRIPTION })
+  @IsOptional()
+  @IsIn(RELIABILITIES)
+  reliability?: Reliability;
 }
 
 /** `PATCH /auth/keys/{id}`: the members sent change, the others keep their values. */
@@ -134,6 +145,11 @@ export class UpdateApiKeyDto {
   @IsOptional()
   @IsTlp()
   maxTLP?: string;
+
+  @ApiPropertyOptional({ enum: RELIABILITIES, example: 'B', description: RELIABILITY_DESCRIPTION })
+  @IsOptional()
+  @IsIn(RELIABILITIES)
+  reliability?: Reliability;
 }
 
 export class ListApiKeysQueryDto extends PageQueryDto {
@@ -235,6 +251,9 @@ export class ApiKeyView {
 
   @ApiProperty({ enum: TLP_LEVELS, description: 'The most restrictive TLP marking the key may read (objects marked above it do not exist for it).' })
   maxTLP: Tlp;
+
+  @ApiProperty({ enum: RELIABILITIES, description: 'How reliable what the key writes is (Admiralty `A`…`F`; C and F count alike and show as `F`).' })
+  reliability: Reliability;
 }
 
 export class RequestLimitUsageView extends RequestLimitView {

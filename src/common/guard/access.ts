@@ -43,6 +43,11 @@ export class Principal {
     readonly expiresAt: Date | null,
     /** The most restrictive TLP marking (a rank, src/markings/tlp.ts) of what the key may read (extensions §19). */
     readonly maxTlp: TlpRank = RED,
+    /**
+     * The key's reliability as an Admiralty value (src/scoring/admiralty.ts; 50, F's, by default): the api
+     * claim of what it writes is at least this reliable (extensions §18).
+     */
+    readonly reliability: number = 50,
   ) {}
 
   /** The key holds `action` on `resourceId` itself. */

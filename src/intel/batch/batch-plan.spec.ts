@@ -29,7 +29,7 @@ const marked = (letter: string, tlp: TlpRank | null) => add([md5(letter)], {}, u
 const remove = (key: ObjectKey): PreparedItem => ({ kind: 'remove', key });
 const failed: PreparedItem = { kind: 'failed', error: new ApiError('InvalidData', 'checked before the lock') };
 
-/** A stored File owning some of the batch's keys, claimed by the api (CLEAR) only. */
+/** A stored File owning some of the batch's keys, claimed by the api (CLEAR) only, by an F key within the hour. */
 const stored = (id: string, keys: ObjectKey[], context: Record<string, unknown> = {}, expiresAt: string | null = null): OwningObject => ({
   id,
   type: 'File',
@@ -42,6 +42,8 @@ const stored = (id: string, keys: ObjectKey[], context: Record<string, unknown> 
   addedAt: '2026-01-01 00:00:00+00',
   apiTlp: 0,
   claimedTlp: null,
+  apiReliability: 50,
+  apiSeenLately: true,
 });
 
 /** The markings of source claims on keys, as BatchRepository.claimMarkings reads them. */
@@ -222,5 +224,50 @@ describe('planBatch: the items replayed in order over the stored objects', () =>
       { at: null, ttlSeconds: 60 },
     ]);
     expect(plan.inserts.map((insert) => insert.expiry)).toEqual(plan.changes.map((change) => change.expiry));
+  });
+
+  describe('an identical native re-send refreshes the api claim only when it is behind (extensions §18, the anchor)', () => {
+    const owners = () => [
+      stored('1', [md5('a')]),
+      { ...stored('2', [md5('b')]), apiSeenLately: false },
+      { ...stored('3', [md5('c')]), apiReliability: 100 },
+      { ...stored('4', [md5('d')]), apiReliability: null, apiSeenLately: null, apiTlp: null, claimedTlp: 0 as const },
+    ];
+    const resend = ['a', 'b', 'c'].map((letter) => marked(letter, 0));
+
+    it('within the hour by a key no more reliable: nothing; past the hour: refreshed', () => {
+      const plan = planBatch(resend, owners(), new Map(), 50);
+      expect(plan.outcomes.map((outcome) => outcome.status)).toEqual(['Unchanged', 'Unchanged', 'Unchanged']);
+      expect([plan.changes, plan.updates, plan.refreshes]).toEqual([[], [], ['2']]);
+    });
+
+    it('by a more reliable key: every claim below it refreshed', () => {
+      expect(planBatch(resend, owners(), new Map(), 75).refreshes).toEqual(['1', '2']);
+      expect(planBatch(resend, owners(), new Map(), 100).refreshes).toEqual(['1', '2']);
+    });
+
+    it("never for a source's items, an object the batch also changes, removes or creates, nor a failed item", () => {
+      expect(
+        planBatch(
+          ['a', 'b'].map((letter) => marked(letter, null)),
+          owners(),
+          new Map(),
+          null,
+        ).refreshes,
+      ).toEqual([]);
+      const plan = planBatch(
+        [marked('b', 0), add([md5('b')], { n: 1 }), marked('a', 0), remove(md5('a')), marked('e', 0), marked('e', 0), failed],
+        owners(),
+        new Map(),
+        100,
+      );
+      expect(plan.outcomes.map((outcome) => outcome.status)).toEqual(['Unchanged', 'Updated', 'Unchanged', 'Removed', 'Added', 'Unchanged', 'Failed']);
+      expect([plan.refreshes, plan.updates.map((update) => update.id), plan.deletes]).toEqual([[], ['2'], ['1']]);
+    });
+
+    it('an object only a source claimed: the native re-send is its first api claim, an Update (no refresh needed)', () => {
+      const plan = planBatch([marked('d', 0)], owners(), new Map(), 100);
+      expect([plan.outcomes[0].status, plan.refreshes]).toEqual(['Updated', []]);
+    });
   });
 });

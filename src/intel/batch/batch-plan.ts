@@ -3,8 +3,8 @@ import { ApiError } from '../../common/errors/api-error.js';
 import type { ObjectKey, ObjectType } from '../../common/indicators/indicators.js';
 import { mostRestrictive, type TlpRank } from '../../common/markings/tlp.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
-import type { Expiry, KeyHit } from '../object-rows.js';
-import { objectMarking, planAdd, type PreparedObject } from '../object-rules.js';
+import type { ApiClaimFreshness, Expiry, KeyHit } from '../object-rows.js';
+import { claimBehind, objectMarking, planAdd, type PreparedObject } from '../object-rules.js';
 
 /** A batch item after the checks that need no lock: what to do, or why it already failed. */
 export type PreparedItem =
@@ -16,8 +16,8 @@ export type ItemStatus = (typeof ITEM_STATUSES)[number];
 
 export type ItemOutcome = { status: Exclude<ItemStatus, 'Failed'> } | { status: 'Failed'; error: ApiError };
 
-/** A stored object one of the batch's keys belongs to. `context` is the parsed jsonb. */
-export interface OwningObject {
+/** A stored object one of the batch's keys belongs to. `context` is the parsed jsonb; its api claim's freshness as read. */
+export interface OwningObject extends ApiClaimFreshness {
   id: string;
   type: ObjectType;
   keys: ObjectKey[];
@@ -74,6 +74,11 @@ export interface BatchPlan {
     tlp: TlpRank | null;
     claimedTlp: TlpRank | null;
   }[];
+  /**
+   * Stored objects no item changes whose api claim an identical native re-send must still refresh (extensions
+   * §18, the anchor; `claimBehind`): no change record.
+   */
+  refreshes: string[];
   /** Objects created by the batch that still exist at its end; `tlp` and `claimedTlp` as for `updates`. */
   inserts: { type: ObjectType; keys: ObjectKey[]; contextJson: string; expiry: Expiry; uid: string; tlp: TlpRank | null; claimedTlp: TlpRank | null }[];
 }
@@ -102,6 +107,9 @@ interface Tracked {
   /** The marking of its api claim as the items leave it (null: none, or kept by a source's item) and of its source claims. */
   apiTlp: TlpRank | null;
   claimedTlp: TlpRank | null;
+  /** Its api claim as read (null for an object the batch creates), and whether a native item re-sent it unchanged. */
+  claim: ApiClaimFreshness | null;
+  resent: boolean;
 }
 
 const keyId = (key: ObjectKey) => `${key.type}\n${key.value}`;
@@ -144,8 +152,11 @@ export function sameJson(a: unknown, b: unknown): boolean {
  * source claims on its keys as they are now (`claims`, read with the owners, those of a run's own claims
  * included, settled before its items are written): so a source's claim raises the Add or Update that
  * writes the object itself, never a later record.
+ *
+ * `reliability`: the writer's key's (WriteOrigin; null for a source's run), with which an item re-sending a
+ * stored object unchanged still refreshes its api claim when it is behind (`refreshes`).
  */
-export function planBatch(items: PreparedItem[], owners: OwningObject[], claims: ClaimMarkings): BatchPlan {
+export function planBatch(items: PreparedItem[], owners: OwningObject[], claims: ClaimMarkings, reliability: number | null = null): BatchPlan {
   const byKey = new Map<string, Tracked>();
   const tracked: Tracked[] = [];
   for (const owner of owners) {
@@ -164,6 +175,8 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[], claims:
       addedAt: owner.addedAt,
       apiTlp: owner.apiTlp,
       claimedTlp: owner.claimedTlp,
+      claim: { apiReliability: owner.apiReliability, apiSeenLately: owner.apiSeenLately },
+      resent: false,
     };
     tracked.push(object);
     for (const key of owner.keys) byKey.set(keyId(key), object);
@@ -219,7 +232,11 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[], claims:
       if (error instanceof ApiError) return { status: 'Failed', error };
       throw error;
     }
-    if (write === null) return { status: 'Unchanged' };
+    if (write === null) {
+      // A native item's (one with a marking: a source's has none) re-send still anchors the object's api claim.
+      if (submitted.tlp !== null) byId.get(hits[0].id)!.resent = true;
+      return { status: 'Unchanged' };
+    }
     if (write.kind === 'insert') {
       const object: Tracked = {
         id: `new:${tracked.length}`,
@@ -237,6 +254,8 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[], claims:
         addedAt: null,
         apiTlp: write.tlp,
         claimedTlp: claimedOf(write.keys),
+        claim: null,
+        resent: false,
       };
       tracked.push(object);
       byId.set(object.id, object);
@@ -256,7 +275,7 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[], claims:
     return { status: 'Updated' };
   });
 
-  const plan: BatchPlan = { outcomes, changes, deletes: [], updates: [], inserts: [] };
+  const plan: BatchPlan = { outcomes, changes, deletes: [], updates: [], refreshes: [], inserts: [] };
   for (const object of tracked) {
     if (object.stored && !object.present) plan.deletes.push(object.id);
     else if (object.stored && object.changed) {
@@ -264,6 +283,8 @@ export function planBatch(items: PreparedItem[], owners: OwningObject[], claims:
       const newKeys = object.keys.filter((key) => !had.has(keyId(key)));
       const { keys, contextJson, expiry, apiTlp: tlp, claimedTlp } = object;
       plan.updates.push({ id: object.id, keys, newKeys, contextJson, expiry, tlp, claimedTlp });
+    } else if (object.present && object.resent && object.claim !== null && reliability !== null && claimBehind(object.claim, reliability)) {
+      plan.refreshes.push(object.id);
     } else if (!object.stored && object.present) {
       const { type, keys, contextJson, expiry, uid, apiTlp: tlp, claimedTlp } = object;
       plan.inserts.push({ type, keys, contextJson, expiry, uid, tlp, claimedTlp });

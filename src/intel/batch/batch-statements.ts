@@ -13,7 +13,8 @@ import type { BatchPlan } from './batch-plan.js';
 
 /**
  * APPLY's parameters, by name: `collectionId` ($1, as every recording statement has it), `contexts` (each
- * distinct context's JSON text once), then one array per column of each row set, then the write's origin.
+ * distinct context's JSON text once), then one array per column of each row set, then the write's origin (its
+ * `reliability` the api claims', see api-claim.ts).
  */
 const APPLY_PARAMETERS = namedParameters([
   'collectionId',
@@ -47,6 +48,7 @@ const APPLY_PARAMETERS = namedParameters([
   'changeWasTlps',
   'updateClaimedTlps',
   'insertClaimedTlps',
+  'reliability',
   ...ORIGIN_PARAMETERS,
 ]);
 const P = APPLY_PARAMETERS.$;
@@ -71,7 +73,7 @@ const APPLY = `
     WITH ctx AS MATERIALIZED (SELECT t.i, t.c::jsonb AS context FROM unnest(${P.contexts}::text[]) WITH ORDINALITY AS t(c, i)),
     upd AS (
       UPDATE intel_object o SET keys = u.keys::jsonb, context = ctx.context, expires_at = ${expiresAt('u.at', 'u.ttl')},
-             ${apiClaimOnUpdate('o', P.via, 'u.tlp')}, claimed_tlp = u.claimed, ${PREVIOUS_MARKING('o')}
+             ${apiClaimOnUpdate('o', P.via, 'u.tlp', P.reliability)}, claimed_tlp = u.claimed, ${PREVIOUS_MARKING('o')}
         FROM unnest(${P.updateIds}::bigint[], ${P.updateKeys}::text[], ${P.updateContexts}::int[], ${P.updateExpiresAt}::timestamptz[], ${P.updateTtlSeconds}::int[],
                     ${P.updateTlps}::smallint[], ${P.updateClaimedTlps}::smallint[])
                AS u(id, keys, c, at, ttl, tlp, claimed) JOIN ctx ON ctx.i = u.c
@@ -90,8 +92,8 @@ const APPLY = `
         JOIN ctx ON ctx.i = n.c
     ),
     ins AS (
-      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at, api_tlp, claimed_tlp)
-      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via, 'new_obj.tlp')}, claimed FROM new_obj
+      INSERT INTO intel_object (id, collection_id, type, keys, context, expires_at, uid, added_at, api_first_seen_at, api_last_seen_at, api_tlp, api_reliability, claimed_tlp)
+      SELECT id, ${P.collectionId}::int, type, keys, context, expires_at, uid, now(), ${apiClaimOnInsert(P.via, 'new_obj.tlp', P.reliability)}, claimed FROM new_obj
     ),
     ins_keys AS (
       INSERT INTO intel_object_key (collection_id, key_type, value, object_id)

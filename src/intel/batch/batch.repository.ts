@@ -4,6 +4,7 @@ import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { TlpRank } from '../../common/markings/tlp.js';
 import { Metrics } from '../../common/metrics/metrics.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
+import { API_CLAIM_FRESHNESS } from '../api-claim.js';
 import { type RecordedIds } from '../change-records.js';
 import { CLAIMS_ON } from '../claimed-marking.js';
 import { LIVE_AT_DECISION, OWNING_OBJECT_IDS } from '../object-statements.js';
@@ -20,7 +21,8 @@ export class BatchRepository {
   async owners(manager: EntityManager, collectionId: number, keys: ObjectKey[]): Promise<OwningObject[]> {
     return manager.query(
       `SELECT o.id, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", NOT ${LIVE_AT_DECISION('o')} AS expired,
-              statement_timestamp()::text AS "decidedAt", o.uid, o.added_at::text AS "addedAt", o.api_tlp AS "apiTlp", o.claimed_tlp AS "claimedTlp"
+              statement_timestamp()::text AS "decidedAt", o.uid, o.added_at::text AS "addedAt", o.api_tlp AS "apiTlp", o.claimed_tlp AS "claimedTlp",
+              ${API_CLAIM_FRESHNESS('o')}
          FROM intel_object o WHERE o.id IN (${OWNING_OBJECT_IDS})`,
       [collectionId, keys.map((key) => key.type), keys.map((key) => key.value)],
     );

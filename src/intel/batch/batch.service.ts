@@ -401,10 +401,12 @@ export class BatchService {
     const claims = items.some((item) => item.kind === 'add')
       ? await this.repository.claimMarkings(manager, collection.name, [...keysOf(items), ...live.flatMap((owner) => owner.keys)])
       : new Map<string, TlpRank>();
-    const plan = planBatch(items, live, claims);
+    const plan = planBatch(items, live, claims, origin.reliability);
     if (atomic && plan.outcomes.some((outcome) => outcome.status === 'Failed')) throw new AtomicRejection(plan.outcomes);
     const expired = await this.objects.expireHits(manager, origin, collection.id, owners);
     const recorded = await this.repository.apply(manager, origin, collection.id, plan);
+    if (plan.refreshes.length > 0 && origin.reliability !== null)
+      await this.objectsRepository.refreshClaims(manager, collection.id, plan.refreshes, origin.reliability);
     return { plan, expired, recorded };
   }
 
