@@ -23,9 +23,9 @@ function policyOver(lists: ActiveList[], filters: ReadFilters = NO_FILTERS, mode
   return { policy, reads };
 }
 
-const SIGHTED: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: false } };
-const NOT_FALSE: ReadFilters = { sightings: { sightedSince: null, excludeFalsePositives: true } };
-const BOTH: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: true } };
+const SIGHTED: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: false }, score: null };
+const NOT_FALSE: ReadFilters = { sightings: { sightedSince: null, excludeFalsePositives: true }, score: null };
+const BOTH: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: true }, score: null };
 
 describe('ReadPolicy', () => {
   it.each<[string, ReadFilters, string[], boolean, string[]]>([

@@ -183,7 +183,16 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
     };
     expect(networkSearch('within', policyOf(NO_FILTERS)).text).toBe(NETWORK_SEARCHES.within);
     expect(await found(NO_FILTERS)).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16', '10.2.0.1']);
-    expect(await found({ sightings: { sightedSince: '2020-01-01T00:00:00.000Z', excludeFalsePositives: false } })).toEqual(['10.1.2.3']);
-    expect(await found({ sightings: { sightedSince: null, excludeFalsePositives: true } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16']);
+    expect(await found({ sightings: { sightedSince: '2020-01-01T00:00:00.000Z', excludeFalsePositives: false }, score: null })).toEqual(['10.1.2.3']);
+    expect(await found({ sightings: { sightedSince: null, excludeFalsePositives: true }, score: null })).toEqual([
+      '10.1.2.3',
+      '10.0.0.0/8',
+      '10.1.200.4',
+      '10.1.0.0/16',
+    ]);
+    // minScore (extensions §18): every object scores 50 (F/6 native writes) but the one with 3 false positives (50 × 1/4 = 12.5, reported 13).
+    expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 50 } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16']);
+    expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 13 } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16', '10.2.0.1']);
+    expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 13.5 } })).toHaveLength(4);
   });
 });
