@@ -11,6 +11,12 @@ import { ScoringRepository, type OverrideValues } from './scoring.repository.js'
 
 const NO_OVERRIDE: OverrideValues = { score: null, until: null, reason: null, keyId: null };
 
+/** The moment an RFC 3339 date-time names, within the years PostgreSQL reads as ISO text (an offset can push 9999-12-31 past them). */
+function momentOf(text: string): Date | undefined {
+  const at = parseDateTime(text);
+  return at !== undefined && at.getUTCFullYear() <= 9999 ? at : undefined;
+}
+
 /**
  * Why an object has its score, and the scores analysts set by hand (extensions §18). Every read is under the
  * request's read policy (an object above the key's marking ceiling does not exist for it, as for provenance),
@@ -25,7 +31,7 @@ export class ScoringService {
 
   /** The explanation at `at` (default now); 404 ObjectNotFound when no live object the policy lets the request see holds the key. */
   async explain(policy: ReadPolicy, collectionName: string, query: ScoreQueryDto): Promise<ScoreExplanationView> {
-    const at = query.at === undefined ? new Date() : parseDateTime(query.at);
+    const at = query.at === undefined ? new Date() : momentOf(query.at);
     if (at === undefined) throw ScoringErrors.invalidAt();
     const { collectionId, key } = await this.objectOf(collectionName, query);
     const row = await this.repository.inputs(policy, collectionId, key, at);
@@ -66,7 +72,7 @@ export class ScoringService {
 
   private untilOf(until: string | null | undefined): Date | null {
     if (until === undefined || until === null) return null;
-    const at = parseDateTime(until);
+    const at = momentOf(until);
     if (at === undefined) throw ScoringErrors.invalidUntil();
     if (at.getTime() <= Date.now()) throw ScoringErrors.untilNotFuture();
     return at;

@@ -207,7 +207,7 @@ describe('GET/PUT/DELETE …/objects/score', () => {
     );
     expectError(await t.http().get(`/intel/collections/${collection}/objects/score`).set('X-Api-Key', reader.key), 'InvalidQueryArgument');
     expectError(await explain('not-an-address'), 'InvalidKeyFormat');
-    for (const bad of ['yesterday', '2030-02-30T00:00:00Z', '2030-01-01', '2030-01-01T00:00:00'])
+    for (const bad of ['yesterday', '2030-02-30T00:00:00Z', '2030-01-01', '2030-01-01T00:00:00', '9999-12-31T23:00:00-02:00'])
       expectError(await explain('192.0.2.1', { at: bad }), 'InvalidQueryArgument');
     expectError(await explain('192.0.2.99'), 'ObjectNotFound');
     expectError(
@@ -314,6 +314,7 @@ describe('GET/PUT/DELETE …/objects/score', () => {
       [{ score: 50, reason: 'r', until: at(Date.now() - 1000) }, 'until'],
       [{ score: 50, reason: 'r', until: 'tomorrow' }, 'until'],
       [{ score: 50, reason: 'r', until: '2031-02-29T00:00:00Z' }, 'until'],
+      [{ score: 50, reason: 'r', until: '9999-12-31T23:00:00-02:00' }, 'until'],
       [{ score: 50, reason: 'r', keyID: 1 }, 'keyID'],
     ];
     for (const [body, member] of bodies) {
