@@ -77,10 +77,10 @@ const INPUTS = (policy: ReadPolicy, $: PolicyPlaceholders) => `SELECT ${scoreSql
                                                   'lastSeenAt', ${isoUtc('x.last_seen')}) ORDER BY x.name), '[]'::jsonb) AS claims,
             max(x.last_seen) AS last_seen
        FROM (SELECT s.name, s.reliability, max(COALESCE(c.credibility, s.credibility)) AS credibility, max(${lastSeenOf('c', 's')}) AS last_seen
-               FROM jsonb_array_elements(o.keys) ck
-              CROSS JOIN LATERAL (SELECT * FROM sources_claim WHERE key_type = ck->>'type' AND value = ck->>'value' OFFSET 0) c
-               JOIN sources_source s ON s.id = c.source_id
-              WHERE o.claimed_tlp IS NOT NULL AND s.collection = col.name
+               FROM sources_source s
+              CROSS JOIN jsonb_array_elements(o.keys) ck
+               JOIN sources_claim c ON c.source_id = s.id AND c.key_type = ck->>'type' AND c.value = ck->>'value'
+              WHERE s.collection = col.name
               GROUP BY s.id) x) src
    CROSS JOIN LATERAL (
      SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
