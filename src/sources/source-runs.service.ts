@@ -242,7 +242,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The forms of a body through its kind's parser (or of a feed kind's requests), as they arrive, counted
-   * into the run's items, each marked with the source's `tlp` raised by the record's own (extensions §19);
+   * into the run's items, each marked with the source's `tlp` raised by the record's own (extensions §19),
+   * with the credibility the record gives itself (extensions §18; none: its claim takes the source's);
    * rejections go to `keep`, and a failure of the format fails the run (thrown: nothing is written).
    */
   private async *formsOf(
@@ -255,7 +256,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
       result.items += 1;
       if (record.kind === 'rejected') keep(record.rejection);
-      else yield { line: record.line, form: record.form, tlp: mostRestrictive([sourceTlp, record.tlp]) };
+      else yield { line: record.line, form: record.form, tlp: mostRestrictive([sourceTlp, record.tlp]), credibility: record.credibility ?? null };
     }
   }
 }
