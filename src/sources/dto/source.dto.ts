@@ -4,6 +4,9 @@ import { TLP_INPUT_HINT, TLP_LEVELS } from '../../common/markings/tlp.js';
 import { CREDIBILITIES, CREDIBILITY_SCALES, RELIABILITIES } from '../../scoring/admiralty.js';
 import { REMOVAL_POLICIES, SOURCE_KINDS, SOURCE_MODES, SOURCE_NAME_PATTERN } from '../source-form.js';
 
+/** The kinds and removal policies a form may name, for the forms of other areas (the console's). */
+export { REMOVAL_POLICIES, SOURCE_KINDS };
+
 export class SourceNameParamDto {
   @ApiProperty({ pattern: SOURCE_NAME_PATTERN.source })
   @Matches(SOURCE_NAME_PATTERN, { message: 'name must be 1-128 of a-z 0-9 . _ -' })
