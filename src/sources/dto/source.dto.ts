@@ -148,7 +148,7 @@ export class SourceView {
   @ApiProperty({ enum: TLP_LEVELS, description: "The marking of its claims, which a record's own marking may raise." })
   tlp: string;
 
-  @ApiProperty({ enum: RELIABILITIES, description: 'Admiralty reliability of the source (extensions §18).' })
+  @ApiProperty({ enum: RELIABILITIES, description: 'Admiralty reliability of the source (A reliable … E unreliable, F cannot be judged).' })
   reliability: string;
 
   @ApiProperty({ type: 'integer', enum: CREDIBILITIES, description: 'Admiralty credibility of its records, unless a record gives its own.' })
