@@ -30,8 +30,8 @@ export interface ObjectVersion {
   firstAdded: string;
   /** This change's time: `modified`. */
   modified: string;
-  /** Set on the last version: the object was deleted, or removed at its expiry. */
-  removal?: 'Deleted' | 'Expired' | 'Withdrawn';
+  /** Set on the last version: the object was deleted, removed at its expiry, withdrawn or decayed. */
+  removal?: 'Deleted' | 'Expired' | 'Withdrawn' | 'Decayed';
   /** The object's marking at this version (extensions §19). */
   tlp: TlpRank;
 }
