@@ -5,6 +5,7 @@
  */
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { isoMicros } from '../common/sql/timestamps.js';
+import { confidenceSql } from '../scoring/score-sql.js';
 
 /** Which versions of each object life: every one, or its first, its last, those at given feed times. */
 export type VersionSelector = 'all' | { first: boolean; last: boolean; at: string[] };
@@ -26,6 +27,14 @@ export interface VersionQuery {
    */
   maxTlp?: number;
 }
+
+/**
+ * The confidence of a record's life now (extensions §18): the object that life is, found by the record's first
+ * key (one probe of the key index), scored from its current inputs; 0 once the life has ended (no inputs are
+ * left to hold it: its versions are revoked).
+ */
+const LIFE_CONFIDENCE = `COALESCE((SELECT ${confidenceSql('o')} FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+   WHERE k.collection_id = $1 AND k.key_type = ch.object->'keys'->0->>'type' AND k.value = ch.object->'keys'->0->>'value' AND o.uid = ch.object_uid), 0)`;
 
 /**
  * The page of versions after `query.afterSeq` in collection `collectionId`, with the collection's last
@@ -70,7 +79,8 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
   const rowsQuery = sizeBoundedPage(
     {
       select: `ch.seq AS position, ${isoMicros('ch.seq_at')} AS at, ${isoMicros(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
-               ch.operation, ch.reason, ch.object, ch.tlp, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt"`,
+               ch.operation, ch.reason, ch.object, ch.tlp, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt",
+               ${LIFE_CONFIDENCE} AS confidence`,
       from: `FROM intel_change ch WHERE ${conditions.join(' AND ')}`,
       orderBy: 'ch.seq',
       rowBytes: 'ch.row_bytes',

@@ -21,6 +21,8 @@ export interface ObjectVersionRow {
   uid: string;
   /** The life's first add, UTC with microseconds. */
   addedAt: string;
+  /** The life's score without decay now (0 once it has ended): its indicator's STIX confidence (extensions §18). */
+  confidence: number;
 }
 
 export interface ObjectVersionsPage {
@@ -71,6 +73,7 @@ export class ObjectVersionsService {
         tlp: row.tlp,
         uid: row.uid,
         addedAt: row.addedAt,
+        confidence: row.confidence,
       })),
     };
   }

@@ -42,6 +42,7 @@ function servedOf(row: ObjectVersionRow, collection: string): Served[] {
     modified: row.at,
     ...(row.reason !== null && { removal: row.reason }),
     tlp: row.tlp,
+    confidence: row.confidence,
   });
   const served: Served[] = [{ object: indicator, dateAdded: row.at, version: row.at, seq: row.position, part: 0 }];
   if (row.operation !== 'Remove') {

@@ -44,15 +44,17 @@ interface Tagged {
  * stale 304). Equal tags hence mean equal `X-Excluded-Count` and `X-TLP-Max` too (a change of an object's
  * marking is a change record: it moves the numbers).
  * Filtered (ReadPolicy.filtered), the version of the summaries (SIGHTING_VERSION) joins the numbers: the
- * filter's answer changes with it.
+ * filter's answer changes with it. A STIX body carries both score versions (SIGHTING_VERSION, SCORE_VERSION):
+ * its indicators' `confidence` changes with them.
  */
 export function exportTag({ collectionId, params, policy, lists }: Tagged, position: ExportPosition): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, ...policy.tagKey(), lists]))
     .digest('base64url')
     .slice(0, 16);
-  const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
-  return `"${position.lastSeq}.${position.pending}.${position.expired}${sighted}-${digest}"`;
+  // A STIX body shows each indicator's confidence: every score input's version is in its tag (extensions §18).
+  const scored = params.format === 'stix' ? `.${position.sightingVersion}.${position.scoreVersion}` : policy.filtered ? `.${position.sightingVersion}` : '';
+  return `"${position.lastSeq}.${position.pending}.${position.expired}${scored}-${digest}"`;
 }
 
 /**
