@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import { v5 as uuidv5 } from 'uuid';
 import { ResourcesService } from '../auth/resources.service.js';
 import { CommonErrors } from '../common/errors/api-error.js';
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
@@ -47,6 +48,17 @@ export interface FeedCollection {
   /** Its TAXII views (extensions §18): read-only collections of its objects scoring at least `minScore`. */
   views: Scoring['taxiiViews'];
 }
+
+/** A TAXII view (extensions §18) of a collection: its own TAXII id (stable: UUIDv5 of the collection's id and the alias). */
+export interface FeedView {
+  collection: string;
+  taxiiId: string;
+  alias: string;
+  minScore: number;
+}
+
+/** A view's TAXII id: the same across restarts and PATCHes for the same collection and alias. */
+export const viewTaxiiId = (collectionTaxiiId: string, alias: string) => uuidv5(alias, collectionTaxiiId);
 
 /** A collection's identity in a standard feed: its TAXII id and its creation time (UTC, microseconds). */
 export interface FeedIdentity {
@@ -161,6 +173,19 @@ export class CollectionsService {
     if (!isUuid(taxiiId)) return undefined;
     const rows: { name: string }[] = await this.dataSource.query(`SELECT name FROM intel_collection WHERE taxii_id = $1`, [taxiiId]);
     return rows[0]?.name;
+  }
+
+  /** The TAXII view with this id, if any: among the views of the collections that have some (few). */
+  async viewOfTaxiiId(taxiiId: string): Promise<FeedView | undefined> {
+    if (!isUuid(taxiiId)) return undefined;
+    const rows: { name: string; taxiiId: string; views: Scoring['taxiiViews'] }[] = await this.dataSource.query(
+      `SELECT name, taxii_id AS "taxiiId", scoring->'taxiiViews' AS views FROM intel_collection WHERE scoring->'taxiiViews' <> '[]'::jsonb`,
+    );
+    for (const row of rows) {
+      const view = row.views.find((candidate) => viewTaxiiId(row.taxiiId, candidate.alias) === taxiiId.toLowerCase());
+      if (view) return { collection: row.name, taxiiId: viewTaxiiId(row.taxiiId, view.alias), alias: view.alias, minScore: view.minScore };
+    }
+    return undefined;
   }
 
   /**

@@ -5,7 +5,8 @@
  */
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { isoMicros } from '../common/sql/timestamps.js';
-import { confidenceSql } from '../scoring/score-sql.js';
+import { confidenceSql, scoreInputsSql, scoreSql } from '../scoring/score-sql.js';
+import { LIVE } from './object-statements.js';
 
 /** Which versions of each object life: every one, or its first, its last, those at given feed times. */
 export type VersionSelector = 'all' | { first: boolean; last: boolean; at: string[] };
@@ -26,6 +27,11 @@ export interface VersionQuery {
    * object as it is now: marked above the ceiling, none of its versions is there).
    */
   maxTlp?: number;
+  /**
+   * A TAXII view's bound (extensions §18): only the versions of lives that are live objects scoring at least this
+   * now, each with its object's score inputs (`scoreInputs`, for the time its score falls below the bound).
+   */
+  minScore?: number;
 }
 
 /**
@@ -33,8 +39,9 @@ export interface VersionQuery {
  * key (one probe of the key index), scored from its current inputs; 0 once the life has ended (no inputs are
  * left to hold it: its versions are revoked).
  */
-const LIFE_CONFIDENCE = `COALESCE((SELECT ${confidenceSql('o')} FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
-   WHERE k.collection_id = $1 AND k.key_type = ch.object->'keys'->0->>'type' AND k.value = ch.object->'keys'->0->>'value' AND o.uid = ch.object_uid), 0)`;
+const LIFE_OBJECT = `FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+   WHERE k.collection_id = $1 AND k.key_type = ch.object->'keys'->0->>'type' AND k.value = ch.object->'keys'->0->>'value' AND o.uid = ch.object_uid`;
+const LIFE_CONFIDENCE = `COALESCE((SELECT ${confidenceSql('o')} ${LIFE_OBJECT}), 0)`;
 
 /**
  * The page of versions after `query.afterSeq` in collection `collectionId`, with the collection's last
@@ -66,6 +73,9 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
       );
     }
   }
+  if (query.minScore !== undefined) {
+    conditions.push(`EXISTS (SELECT 1 ${LIFE_OBJECT} AND ${LIVE('o')} AND ${scoreSql('o', 'now()')} >= ${param(query.minScore)}::float8)`);
+  }
   if (versions !== 'all') {
     const later = (op: string) =>
       `NOT EXISTS (SELECT 1 FROM intel_change v WHERE v.collection_id = $1 AND v.object_uid = ch.object_uid AND v.seq ${op} ch.seq AND v.seq > ${floor})`;
@@ -80,7 +90,7 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
     {
       select: `ch.seq AS position, ${isoMicros('ch.seq_at')} AS at, ${isoMicros(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
                ch.operation, ch.reason, ch.object, ch.tlp, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt",
-               ${LIFE_CONFIDENCE} AS confidence`,
+               ${LIFE_CONFIDENCE} AS confidence${query.minScore === undefined ? '' : `, (SELECT ${scoreInputsSql('o')} ${LIFE_OBJECT}) AS "scoreInputs"`}`,
       from: `FROM intel_change ch WHERE ${conditions.join(' AND ')}`,
       orderBy: 'ch.seq',
       rowBytes: 'ch.row_bytes',

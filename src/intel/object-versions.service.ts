@@ -23,6 +23,19 @@ export interface ObjectVersionRow {
   addedAt: string;
   /** The life's score without decay now (0 once it has ended): its indicator's STIX confidence (extensions §18). */
   confidence: number;
+  /** The life's score inputs now (read with a `minScore` only): see scoreInputsSql. */
+  scoreInputs?: StoredScoreInputs;
+}
+
+/** The score inputs as scoreInputsSql reads them (src/scoring/score-sql.ts). */
+export interface StoredScoreInputs {
+  strengths: number[];
+  count: number;
+  falsePositives: number;
+  anchorAt: string;
+  decay: { lifetimeDays: number; speed: number } | null;
+  override: number | null;
+  until: string | null;
 }
 
 export interface ObjectVersionsPage {
@@ -74,6 +87,7 @@ export class ObjectVersionsService {
         uid: row.uid,
         addedAt: row.addedAt,
         confidence: row.confidence,
+        ...(row.scoreInputs && { scoreInputs: row.scoreInputs }),
       })),
     };
   }

@@ -33,3 +33,35 @@ export const SCORE_VERSION = `(SELECT coalesce(sum(total), 0)::text FROM score_t
 export const confidenceSql = (o: string) =>
   `intel_object_score(CASE WHEN ${o}.score_override_until <= now() THEN jsonb_populate_record(${o}, '{"score_override": null}') ELSE ${o} END,
                       '-infinity'::timestamptz)`;
+
+/**
+ * The score inputs of the object row `o` (an alias of intel_object itself) as one jsonb, read as intel_object_score
+ * reads them (src/database/migrations/1796100000000-Scoring.ts; keep the two equal): `strengths` (per live claim,
+ * reliability + credibility), `count` and `falsePositives` of its sightings, `anchorAt`, its collection's `decay`
+ * for its type (null: none), the stored `override` and `until`. For what only the TypeScript twin finds (the time
+ * a score falls below a bound: belowAt, src/scoring/score.ts).
+ */
+export const scoreInputsSql = (o: string) => `(
+  SELECT jsonb_build_object(
+           'strengths', COALESCE((SELECT jsonb_agg(x.s) FROM (
+              SELECT ${o}.api_reliability + 50 AS s WHERE ${o}.api_reliability IS NOT NULL
+              UNION ALL
+              SELECT max(s.reliability + COALESCE(c.credibility, s.credibility))
+                FROM jsonb_array_elements(${o}.keys) k
+                CROSS JOIN LATERAL (SELECT * FROM sources_claim WHERE key_type = k->>'type' AND value = k->>'value' OFFSET 0) c
+                JOIN sources_source s ON s.id = c.source_id
+               WHERE ${o}.claimed_tlp IS NOT NULL AND s.collection = (SELECT name FROM intel_collection WHERE id = ${o}.collection_id)
+               GROUP BY s.id) x), '[]'::jsonb),
+           'count', COALESCE(sg.count, 0), 'falsePositives', COALESCE(sg.false_positives, 0),
+           'anchorAt', COALESCE(GREATEST(${o}.api_last_seen_at, sg.last_at,
+                    (SELECT max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END)
+                       FROM jsonb_array_elements(${o}.keys) k
+                       CROSS JOIN LATERAL (SELECT * FROM sources_claim WHERE key_type = k->>'type' AND value = k->>'value' OFFSET 0) c
+                       JOIN sources_source s ON s.id = c.source_id
+                      WHERE ${o}.claimed_tlp IS NOT NULL AND s.collection = (SELECT name FROM intel_collection WHERE id = ${o}.collection_id))),
+                    ${o}.added_at),
+           'decay', d.decay, 'override', ${o}.score_override, 'until', ${o}.score_override_until)
+    FROM (SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
+            FROM jsonb_array_elements(${o}.keys) k
+            CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss) sg,
+         (SELECT scoring->'decay'->${o}.type AS decay FROM intel_collection WHERE id = ${o}.collection_id) d)`;
