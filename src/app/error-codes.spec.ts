@@ -13,6 +13,7 @@ const FROZEN = {
   CursorOutOfRange: 422,
   DuplicateCollection: 409,
   DuplicateSchema: 409,
+  DuplicateTaxiiAlias: 409,
   DuplicateSource: 409,
   DuplicateWarninglist: 409,
   FileNotFound: 422,

@@ -36,3 +36,6 @@ export const PRUNE_LOCK = 7_240_016;
 
 /** One-key, session-level: held by the one instance rolling up and pruning sightings. */
 export const ROLLUP_LOCK = 7_240_031;
+
+/** One-key: held while a collection's name or TAXII view aliases are chosen (unique among TAXII collections together). */
+export const TAXII_ALIAS_LOCK = 7_240_040;

@@ -19,7 +19,7 @@ describe('STIX documents', () => {
       fc.property(indicatorArb, fc.dictionary(fc.string(), fc.jsonValue()), fc.uuid({ version: 4 }), tlpArb, (key, context, uuid, tlp) => {
         const object = { type: inferObjectType([key]), keys: [normalizeKey(key)], context };
         const time = '2026-01-01T00:00:00.000Z';
-        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time, tlp });
+        const indicator = toIndicator({ indicatorUuid: uuid, collection: 'c', object, firstAdded: time, modified: time, tlp, confidence: 50 });
         expect(stixItems([SERVICE_IDENTITY, indicator, toSco(object, tlp)])).toEqual([
           { kind: 'carried' },
           { kind: 'form', form: object, sco: false, tlp },

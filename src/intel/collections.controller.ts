@@ -25,12 +25,13 @@ export class CollectionsController {
       '`.` or `..`) is how paths name it. The collection is also a protected resource, a child of `intel` (list it ' +
       'with `GET /auth/resources?parentID=2`): keys get `Read`/`Write` on it alone, or on every collection through ' +
       '`ReadChildren`/`WriteChildren` on `intel`. `defaultTLP` (default `TLP:CLEAR`) marks the native writes that name no ' +
-      'marking (`tlp`).',
+      'marking (`tlp`). `scoring` (extensions §18; default: every default) sets how scores decay, the threshold and what happens ' +
+      'below it, and the TAXII views of the collection.',
   })
   @ApiCreatedResponse({ type: CollectionRegistrationView })
   @ApiErrors({
-    400: 'InvalidData: a malformed name, schemaID, objectTTLSeconds or defaultTLP.',
-    409: 'DuplicateCollection: the name is taken.',
+    400: 'InvalidData: a malformed name, schemaID, objectTTLSeconds, defaultTLP or scoring (the message names the member).',
+    409: 'DuplicateCollection: the name is taken (by a collection, or as a TAXII view alias). DuplicateTaxiiAlias: a view alias is taken.',
     422: 'SchemaNotFound: no intel schema has this schemaID.',
   })
   create(@Body() form: CreateCollectionDto) {
@@ -57,7 +58,7 @@ export class CollectionsController {
   @ApiOperation({
     summary: 'Get a collection',
     description:
-      "Returns `{name, schemaID, objectTTLSeconds?, defaultTLP}` with the collection's version in `ETag`; send it in `If-Match` to change the " +
+      "Returns `{name, schemaID, objectTTLSeconds?, defaultTLP, scoring}` with the collection's version in `ETag`; send it in `If-Match` to change the " +
       'schema. A key that may read every collection gets 404 for an unknown name; any other key gets 403, so names ' +
       'do not leak.',
   })
@@ -87,10 +88,11 @@ export class CollectionsController {
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
   @ApiOperation({
-    summary: "Change a collection's schema, time to live or default marking",
+    summary: "Change a collection's schema, time to live, default marking or scoring",
     description:
       'Moves the collection to another intel schema (`{"schemaID": ...}`); objects already stored are not ' +
       're-validated, later writes are. `objectTTLSeconds` and `defaultTLP` likewise apply to later writes only. ' +
+      '`scoring` replaces the scoring whole (members left out take their defaults; `null`: every default). ' +
       "Send the collection's `ETag` in `If-Match` (missing: 400, stale: 412, re-read " +
       'and repeat). `{}` or the current values change nothing and keep the tag. Checks run in this order: 404, ' +
       '412, 422.',
@@ -98,8 +100,9 @@ export class CollectionsController {
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Changed (or nothing to change).' })
   @ApiErrors({
-    400: 'BadRequest: If-Match missing. InvalidData: a malformed body (defaultTLP not a TLP level included).',
+    400: 'BadRequest: If-Match missing. InvalidData: a malformed body (defaultTLP not a TLP level, a bad scoring member included).',
     404: 'NotFound: no collection has this name.',
+    409: 'DuplicateTaxiiAlias: a new TAXII view alias is taken by another collection or view.',
     412: 'ResourceModified: the tag is stale.',
     422: 'SchemaNotFound: no intel schema has this schemaID.',
   })

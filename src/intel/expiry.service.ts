@@ -10,9 +10,18 @@ import { jobOrigin } from './write-origin.js';
 const EXPIRY_BATCH = 1000;
 
 /**
+ * Objects looked at per transaction for decay (one collection at a time): each batch judges their scores and
+ * removes the decayed ones in one statement, under the collection's exclusive writer lock, so writers wait at
+ * most one batch.
+ */
+const DECAY_SCAN = 2000;
+
+/**
  * Indicator lifecycle: removes expired objects, each with a `Remove` change (reason Expired) in the
  * feed's order, so followers learn of the expiry as a change. Listings hide an expired object from the
- * moment it expires; this job makes it a change. One instance runs it at a time (advisory lock).
+ * moment it expires; this job makes it a change. Then, in collections with `decayedAction: expire`
+ * (extensions §18), the objects whose score is below the threshold, each with a `Remove` (reason Decayed).
+ * One instance runs it at a time (advisory lock).
  */
 @Injectable()
 export class ExpiryService implements OnModuleInit, OnModuleDestroy {
@@ -47,5 +56,26 @@ export class ExpiryService implements OnModuleInit, OnModuleDestroy {
       this.changes.announce(batch.collection, batch.removed);
     }
     if (total > 0) this.logger.log(`removed ${total} expired objects`);
+    await this.removeDecayed(origin);
+  }
+
+  /**
+   * Every object of a collection with `decayedAction: expire` scoring below its threshold now, removed: each
+   * collection walked once by id, a batch at a time (each batch judges the scores at its own time).
+   */
+  private async removeDecayed(origin: ReturnType<typeof jobOrigin>): Promise<void> {
+    let total = 0;
+    for (const collection of await this.repository.decayingCollections()) {
+      let afterId = '0';
+      for (;;) {
+        const batch = await this.repository.removeDecayed(origin, collection, afterId, DECAY_SCAN);
+        if (batch === undefined) return; // another instance runs the job
+        if (batch.removed.length > 0) this.changes.announce(collection, batch.removed);
+        total += batch.removed.length;
+        if (batch.scannedTo === null) break;
+        afterId = batch.scannedTo;
+      }
+    }
+    if (total > 0) this.logger.log(`removed ${total} decayed objects`);
   }
 }

@@ -4,7 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { Metrics } from '../common/metrics/metrics.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { EXPIRY_LOCK } from '../database/advisory-locks.js';
-import { insertChanges, ORIGIN_PARAMETERS } from './change-records.js';
+import { scoreSql } from '../scoring/score-sql.js';
+import { insertChanges, ORIGIN_PARAMETERS, type OriginPlaceholders } from './change-records.js';
 import { storedObject, type RawObject, type WrittenChange } from './object-rows.js';
 import { WRITTEN_OBJECT } from './object-statements.js';
 import { ObjectsRepository } from './objects.repository.js';
@@ -14,28 +15,20 @@ const EXPIRE_PARAMETERS = namedParameters(['collectionId', 'ids', 'limit', 'asOf
 const X = EXPIRE_PARAMETERS.$;
 
 /**
- * Removes up to `limit` expired objects of the collection (only those of `ids` when it is not null), oldest id
- * first, with one `Remove` change each (reason Expired), recorded in that order. Run only under the
- * collection's exclusive writer lock (ObjectsRepository.lockCollection); an object another writer already removed is
- * simply not found again, so each expiry is recorded once. Expired as of `asOf`, the time the decision that
- * found them expired judged them at (findHits, BatchRepository.owners), or of this statement's start.
+ * The Remove records (reason `reason`) of the objects a `gone` CTE deleted and returned, in id order, and
+ * `select`: one statement per batch, the objects and their records together. `withGone` holds the CTEs up to
+ * and including `gone` (DELETE … RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at,
+ * o.tlp); the collection id is the statement's first parameter.
  */
-const EXPIRE = `
-  WITH gone AS (
-    DELETE FROM intel_object o
-     WHERE o.id IN (SELECT id FROM intel_object
-                     WHERE collection_id = ${X.collectionId}::int AND expires_at <= COALESCE(${X.asOf}::timestamptz, statement_timestamp())
-                       AND (${X.ids}::bigint[] IS NULL OR id = ANY(${X.ids}::bigint[]))
-                     ORDER BY id LIMIT ${X.limit})
-    RETURNING o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp
-  ),
+const removedWithRecords = (reason: 'Expired' | 'Decayed', withGone: string, origin: OriginPlaceholders, select: string) => `
+  WITH ${withGone},
   change AS (
     ${insertChanges(
       {
         record: {
           order: 'gone.id',
           operation: `'Remove'`,
-          reason: `'Expired'`,
+          reason: `'${reason}'`,
           type: 'gone.type',
           keys: 'gone.keys',
           context: 'gone.context',
@@ -48,10 +41,69 @@ const EXPIRE = `
         },
         from: 'FROM gone',
       },
-      X,
+      origin,
     )}
   )
-  SELECT ${WRITTEN_OBJECT('gone')} FROM gone ORDER BY gone.id`;
+  ${select}`;
+
+const GONE_COLUMNS = 'o.id, o.type, o.keys, o.context, o.expires_at, o.uid, o.added_at, o.tlp';
+
+/**
+ * Removes up to `limit` expired objects of the collection (only those of `ids` when it is not null), oldest id
+ * first, with one `Remove` change each (reason Expired), recorded in that order. Run only under the
+ * collection's exclusive writer lock (ObjectsRepository.lockCollection); an object another writer already removed is
+ * simply not found again, so each expiry is recorded once. Expired as of `asOf`, the time the decision that
+ * found them expired judged them at (findHits, BatchRepository.owners), or of this statement's start.
+ */
+const EXPIRE = removedWithRecords(
+  'Expired',
+  `gone AS (
+    DELETE FROM intel_object o
+     WHERE o.id IN (SELECT id FROM intel_object
+                     WHERE collection_id = ${X.collectionId}::int AND expires_at <= COALESCE(${X.asOf}::timestamptz, statement_timestamp())
+                       AND (${X.ids}::bigint[] IS NULL OR id = ANY(${X.ids}::bigint[]))
+                     ORDER BY id LIMIT ${X.limit})
+    RETURNING ${GONE_COLUMNS}
+  )`,
+  X,
+  `SELECT ${WRITTEN_OBJECT('gone')} FROM gone ORDER BY gone.id`,
+);
+
+const DECAY_PARAMETERS = namedParameters(['collectionId', 'afterId', 'scan', 'threshold', ...ORIGIN_PARAMETERS]);
+const D = DECAY_PARAMETERS.$;
+
+/**
+ * One batch of decayed objects (extensions §18, `decayedAction: expire`): of the next `scan` objects of the
+ * collection after id `afterId`, those whose score now is below the threshold are removed, each with a `Remove`
+ * (reason Decayed). The score is judged in the DELETE itself, on the row it locks, under the collection's
+ * exclusive writer lock: an input that lifted it back before this statement keeps it, and an object removed
+ * by another writer is not found again (once only). Expired objects are left to their own removal (Expired).
+ * Answers the last id scanned (null when none was left: the collection is done) with the removed objects.
+ */
+const DECAY = removedWithRecords(
+  'Decayed',
+  `scanned AS (
+    SELECT id FROM intel_object WHERE collection_id = ${D.collectionId}::int AND id > ${D.afterId}::bigint ORDER BY id LIMIT ${D.scan}
+  ),
+  gone AS (
+    DELETE FROM intel_object o
+     WHERE o.id IN (SELECT id FROM scanned)
+       AND (o.expires_at IS NULL OR o.expires_at > statement_timestamp())
+       AND ${scoreSql('o', 'statement_timestamp()')} < ${D.threshold}::float8
+    RETURNING ${GONE_COLUMNS}
+  )`,
+  D,
+  `SELECT s.last AS "scannedTo", g.* FROM (SELECT max(id) AS last FROM scanned) s
+     LEFT JOIN (SELECT gone.id, ${WRITTEN_OBJECT('gone')} FROM gone) g ON true
+    ORDER BY g.id`,
+);
+
+/** A collection whose decayed objects the job removes, and the score below which they are (its threshold). */
+export interface DecayingCollection {
+  id: number;
+  name: string;
+  threshold: number;
+}
 
 /**
  * The SQL of expiry: expired objects removed with their `Remove` (Expired) records, for a decision that
@@ -88,10 +140,9 @@ export class ObjectExpiryRepository {
    */
   async expireDue(origin: WriteOrigin, limit: number): Promise<{ collection: { id: number; name: string }; removed: WrittenChange[] } | undefined> {
     return this.dataSource.transaction(async (manager) => {
-      // One expiry job at a time across instances (the pruner's pattern): two would only queue on the
-      // same collection locks. Exactly-once does not rest on it: a removed object cannot be removed again.
-      const [{ locked }]: { locked: boolean }[] = await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [EXPIRY_LOCK]);
-      if (!locked) return undefined;
+      // Two jobs would only queue on the same collection locks. Exactly-once does not rest on it: a removed
+      // object cannot be removed again.
+      if (!(await this.holdsJobLock(manager))) return undefined;
       const due: { id: number; name: string }[] = await manager.query(
         `SELECT c.id, c.name FROM intel_collection c
           WHERE c.id = (SELECT collection_id FROM intel_object
@@ -101,5 +152,47 @@ export class ObjectExpiryRepository {
       await this.objects.lockCollection(manager, due[0].id);
       return { collection: due[0], removed: await this.expire(manager, origin, due[0].id, null, limit) };
     });
+  }
+
+  /** The collections with `decayedAction: expire` and a threshold above 0 (below 0 no score falls). */
+  async decayingCollections(): Promise<DecayingCollection[]> {
+    return this.dataSource.query(
+      `SELECT id, name, (scoring->>'threshold')::float8 AS threshold FROM intel_collection
+        WHERE scoring->>'decayedAction' = 'expire' AND (scoring->>'threshold')::float8 > 0 ORDER BY id`,
+    );
+  }
+
+  /**
+   * One batch of the job's removal of decayed objects, in its own transaction under the job's lock and the
+   * collection's exclusive writer lock: the objects after `afterId` (up to `scan` looked at) scoring below the
+   * threshold now, removed with their `Remove` (Decayed) records. Undefined when another instance runs the job
+   * right now; `scannedTo` null when no object was left to look at.
+   */
+  async removeDecayed(
+    origin: WriteOrigin,
+    collection: DecayingCollection,
+    afterId: string,
+    scan: number,
+  ): Promise<{ scannedTo: string | null; removed: WrittenChange[] } | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      if (!(await this.holdsJobLock(manager))) return undefined;
+      await this.objects.lockCollection(manager, collection.id);
+      const rows: (RawObject & { scannedTo: string | null; id: string | null })[] = await manager.query(
+        DECAY,
+        DECAY_PARAMETERS.values({ collectionId: collection.id, afterId, scan, threshold: collection.threshold, ...origin }),
+      );
+      const removed = rows.filter((row) => row.id !== null);
+      if (removed.length > 0) this.metrics.changesWritten.labels('Remove').inc(removed.length);
+      return {
+        scannedTo: rows[0].scannedTo,
+        removed: removed.map((row) => ({ operation: 'Remove', object: storedObject(row), reason: 'Decayed' })),
+      };
+    });
+  }
+
+  /** One expiry job at a time across instances (the pruner's pattern), for this transaction. */
+  private async holdsJobLock(manager: EntityManager): Promise<boolean> {
+    const [{ locked }]: { locked: boolean }[] = await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [EXPIRY_LOCK]);
+    return locked;
   }
 }

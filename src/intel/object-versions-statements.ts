@@ -5,7 +5,7 @@
  */
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { isoMicros } from '../common/sql/timestamps.js';
-import { scoreSql } from '../scoring/score-sql.js';
+import { confidenceSql, scoreInputsSql, scoreSql } from '../scoring/score-sql.js';
 import { LIVE } from './object-statements.js';
 
 /** Which versions of each object life: every one, or its first, its last, those at given feed times. */
@@ -28,11 +28,23 @@ export interface VersionQuery {
    */
   maxTlp?: number;
   /**
-   * `minScore` (extensions §18): only versions of lives whose live object scores at least `min` at `at`. A life
-   * that ended (or its object expired) has no score: none of its versions is there.
+   * `minScore` (extensions §18): only versions of lives whose live object scores at least `min` at `at` (a query's
+   * `minScore=`, a TAXII view's bound, or both). A life that ended (or its object expired) has no score: none of
+   * its versions is there.
    */
   score?: { min: number; at: string };
+  /** Read each life's score inputs now (`scoreInputs`, for the time its score falls below a view's bound). */
+  scoreInputs?: boolean;
 }
+
+/**
+ * The confidence of a record's life now (extensions §18): the object that life is, found by the record's first
+ * key (one probe of the key index), scored from its current inputs; 0 once the life has ended (no inputs are
+ * left to hold it: its versions are revoked).
+ */
+const LIFE_OBJECT = `FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
+   WHERE k.collection_id = $1 AND k.key_type = ch.object->'keys'->0->>'type' AND k.value = ch.object->'keys'->0->>'value' AND o.uid = ch.object_uid`;
+const LIFE_CONFIDENCE = `COALESCE((SELECT ${confidenceSql('o')} ${LIFE_OBJECT}), 0)`;
 
 /**
  * The page of versions after `query.afterSeq` in collection `collectionId`, with the collection's last
@@ -65,12 +77,7 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
     }
   }
   if (query.score !== undefined) {
-    // The life's live object, by its record's first key (keys leave an object only with it): one probe of the key
-    // table's primary key, then the object row the score function takes whole.
-    conditions.push(`EXISTS (SELECT 1 FROM intel_object_key sk JOIN intel_object so ON so.id = sk.object_id
-                              WHERE sk.key_type = ch.object->'keys'->0->>'type' AND sk.value = ch.object->'keys'->0->>'value'
-                                AND sk.collection_id = $1 AND so.uid = ch.object_uid AND ${LIVE('so')}
-                                AND ${scoreSql('so', `${param(query.score.at)}`)} >= ${param(query.score.min)}::float8)`);
+    conditions.push(`EXISTS (SELECT 1 ${LIFE_OBJECT} AND ${LIVE('o')} AND ${scoreSql('o', param(query.score.at))} >= ${param(query.score.min)}::float8)`);
   }
   if (versions !== 'all') {
     const later = (op: string) =>
@@ -85,7 +92,8 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
   const rowsQuery = sizeBoundedPage(
     {
       select: `ch.seq AS position, ${isoMicros('ch.seq_at')} AS at, ${isoMicros(`ch.seq_at + interval '1 microsecond'`)} AS "nextMicrosecond",
-               ch.operation, ch.reason, ch.object, ch.tlp, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt"`,
+               ch.operation, ch.reason, ch.object, ch.tlp, ch.object_uid AS uid, ${isoMicros('ch.object_added_at')} AS "addedAt",
+               ${LIFE_CONFIDENCE} AS confidence${query.scoreInputs !== true ? '' : `, (SELECT ${scoreInputsSql('o')} ${LIFE_OBJECT}) AS "scoreInputs"`}`,
       from: `FROM intel_change ch WHERE ${conditions.join(' AND ')}`,
       orderBy: 'ch.seq',
       rowBytes: 'ch.row_bytes',

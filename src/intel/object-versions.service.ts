@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TlpRank } from '../common/markings/tlp.js';
+import type { StoredScoreInputs } from '../scoring/score-inputs.js';
 import { ChangesService } from './changes.service.js';
 import { CollectionsService } from './collections.service.js';
 import type { ChangeOperation, RemoveReason } from './entities/change.entity.js';
@@ -21,6 +22,10 @@ export interface ObjectVersionRow {
   uid: string;
   /** The life's first add, UTC with microseconds. */
   addedAt: string;
+  /** The life's score without decay now (0 once it has ended): its indicator's STIX confidence (extensions §18). */
+  confidence: number;
+  /** The life's score inputs now (read with a `minScore` only): see scoreInputsSql. */
+  scoreInputs?: StoredScoreInputs;
 }
 
 export interface ObjectVersionsPage {
@@ -71,6 +76,8 @@ export class ObjectVersionsService {
         tlp: row.tlp,
         uid: row.uid,
         addedAt: row.addedAt,
+        confidence: row.confidence,
+        ...(row.scoreInputs && { scoreInputs: row.scoreInputs }),
       })),
     };
   }

@@ -4,23 +4,9 @@
  */
 import { credibilityOf, reliabilityOf } from './admiralty.js';
 import type { ScoreClaimView, ScoreExplanationView } from './dto/score.dto.js';
-import { belowAt, scoreOf, strengthOf, type ScoreInputs } from './score.js';
+import { API_CREDIBILITY, scoreInputsOf } from './score-inputs.js';
+import { belowAt, scoreOf, strengthOf } from './score.js';
 import type { ScoreInputsRow } from './scoring.repository.js';
-
-/** The api claim's credibility: `6`, "cannot be judged" (extensions §18). */
-const API_CREDIBILITY = 50;
-
-/** The inputs of score.ts from the row; the anchor in the SQL's whole milliseconds (ScoreInputsRow.anchorMs). */
-export function scoreInputsOf(row: ScoreInputsRow): ScoreInputs {
-  const api = row.apiReliability === null ? [] : [{ reliability: row.apiReliability, credibility: API_CREDIBILITY }];
-  return {
-    claims: [...api, ...row.sources.map(({ reliability, credibility }) => ({ reliability, credibility }))],
-    sightings: { count: row.count, falsePositives: row.falsePositives },
-    anchorAt: new Date(row.anchorMs),
-    decay: row.decay,
-    override: row.override === null ? null : { score: row.override, until: row.overrideUntil === null ? null : new Date(row.overrideUntil) },
-  };
-}
 
 function claimView(origin: ScoreClaimView['origin'], source: string | null, reliability: number, credibility: number, lastSeenAt: string): ScoreClaimView {
   return {

@@ -23,3 +23,19 @@ export const BUMP_SCORE_VERSION = `INSERT INTO score_tally (shard, total) VALUES
  * the same inputs. ETags of bodies that show or filter by scores carry it.
  */
 export const SCORE_VERSION = `(SELECT coalesce(sum(total), 0)::text FROM score_tally)`;
+
+/**
+ * The STIX `confidence` of the object row `o` (an alias of intel_object itself) now: its score without decay
+ * (`base × fp` rounded, or the override's score while it holds), as confidenceOf in score.ts. Read through
+ * intel_object_score at `-infinity`, where every decay is 1 (no time since the anchor); an override whose
+ * `until` has passed is cleared first (at `-infinity` it would still hold), so it holds exactly as it does now.
+ */
+export const confidenceSql = (o: string) =>
+  `intel_object_score(CASE WHEN ${o}.score_override_until <= now() THEN jsonb_populate_record(${o}, '{"score_override": null}') ELSE ${o} END,
+                      '-infinity'::timestamptz)`;
+
+/**
+ * The score inputs of the object row `o` (an alias of intel_object itself), claim by claim, as one jsonb
+ * (StoredScoreInputs, src/scoring/score-inputs.ts): read by the SQL function beside intel_object_score.
+ */
+export const scoreInputsSql = (o: string) => `intel_object_score_inputs(${o})`;

@@ -3,46 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
-import { isoUtc } from '../common/sql/timestamps.js';
 import { LIVE } from '../intel/object-statements.js';
 import type { PolicyParameter, ReadPolicy } from '../read-policy/read-policy.js';
-import { lastSeenOf } from '../sources/source-claims.repository.js';
-import { BUMP_SCORE_VERSION, scoreSql } from './score-sql.js';
-import type { Decay } from './score.js';
+import type { StoredScoreInputs } from './score-inputs.js';
+import { BUMP_SCORE_VERSION, scoreInputsSql, scoreSql } from './score-sql.js';
 
-/** A source's claims on the object's keys, as the score counts them: once, at their strongest and latest. */
-export interface SourceClaimRow {
-  source: string;
-  reliability: number;
-  credibility: number;
-  lastSeenAt: string;
-}
-
-/** Every input of one object's score, read in the statement that computes the score itself (the SQL's). */
-export interface ScoreInputsRow {
-  /** intel_object_score at the moment asked. */
-  score: number;
-  /** The api claim's reliability (its credibility is 6); null without an api claim. */
-  apiReliability: number | null;
-  apiLastSeenAt: string | null;
-  sources: SourceClaimRow[];
-  count: number;
-  falsePositives: number;
-  /** The anchor as views show times (milliseconds, cut). */
-  anchorAt: string;
-  /**
-   * The anchor in epoch milliseconds, rounded up: the SQL counts whole milliseconds from the anchor's
-   * microseconds down (floor(at − anchor)), which for a time of whole milliseconds is at − ceil(anchor).
-   */
-  anchorMs: number;
-  anchor: 'claim' | 'sighting';
-  decay: Decay | null;
-  threshold: number;
-  override: number | null;
-  overrideUntil: string | null;
-  overrideReason: string | null;
-  overrideKeyID: number | null;
-}
+/** Every input of one object's score (intel_object_score_inputs), with the SQL's score at the moment asked. */
+export type ScoreInputsRow = StoredScoreInputs & { score: number };
 
 const KEY_PARAMETERS = namedParameters(['collectionId', 'keyType', 'keyValue']);
 const K = KEY_PARAMETERS.$;
@@ -54,39 +21,10 @@ type PolicyPlaceholders = Partial<Record<PolicyParameter, string>>;
 const objectOfKey = (policy: ReadPolicy, $: PolicyPlaceholders) =>
   `k.collection_id = ${K.collectionId} AND k.key_type = ${K.keyType} AND k.value = ${K.keyValue} AND ${LIVE('o')}${policy.conditions('o', $)}`;
 
-/**
- * The inputs of intel_object_score (migration Scoring) for the object, read the same way, claim by claim, with
- * the score itself beside them: the api claim's columns, each source of the collection claiming any of its
- * keys once (the highest reliability + credibility among its claims, the latest lastSeenOf), the sightings
- * summary of its keys, the anchor (the latest of those times, the object's first add when none), and its
- * collection's decay for its type, threshold and the stored override.
- */
-const INPUTS = (policy: ReadPolicy, $: PolicyPlaceholders) => `SELECT ${scoreSql('o', INPUTS_PARAMETERS.$.at)} AS score,
-         o.api_reliability AS "apiReliability", ${isoUtc('o.api_last_seen_at')} AS "apiLastSeenAt", src.claims AS sources,
-         COALESCE(sg.count, 0) AS count, COALESCE(sg.false_positives, 0) AS "falsePositives",
-         ${isoUtc('a.anchor')} AS "anchorAt", ceil(extract(epoch FROM a.anchor) * 1000)::float8 AS "anchorMs",
-         CASE WHEN sg.last_at > COALESCE(GREATEST(o.api_last_seen_at, src.last_seen), '-infinity') THEN 'sighting' ELSE 'claim' END AS anchor,
-         col.scoring->'decay'->o.type AS decay, (col.scoring->>'threshold')::float8 AS threshold,
-         o.score_override AS override, ${isoUtc('o.score_override_until')} AS "overrideUntil",
-         o.score_override_reason AS "overrideReason", o.score_override_key_id AS "overrideKeyID"
+/** The score of the object at $at and its inputs claim by claim (scoreInputsSql), read in one statement. */
+const INPUTS = (policy: ReadPolicy, $: PolicyPlaceholders) => `SELECT ${scoreSql('o', INPUTS_PARAMETERS.$.at)} AS score, ${scoreInputsSql('o')} AS inputs
     FROM intel_object_key k
     JOIN intel_object o ON o.id = k.object_id
-    JOIN intel_collection col ON col.id = o.collection_id
-   CROSS JOIN LATERAL (
-     SELECT COALESCE(jsonb_agg(jsonb_build_object('source', x.name, 'reliability', x.reliability, 'credibility', x.credibility,
-                                                  'lastSeenAt', ${isoUtc('x.last_seen')}) ORDER BY x.name), '[]'::jsonb) AS claims,
-            max(x.last_seen) AS last_seen
-       FROM (SELECT s.name, s.reliability, max(COALESCE(c.credibility, s.credibility)) AS credibility, max(${lastSeenOf('c', 's')}) AS last_seen
-               FROM sources_source s
-              CROSS JOIN jsonb_array_elements(o.keys) ck
-               JOIN sources_claim c ON c.source_id = s.id AND c.key_type = ck->>'type' AND c.value = ck->>'value'
-              WHERE s.collection = col.name
-              GROUP BY s.id) x) src
-   CROSS JOIN LATERAL (
-     SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
-       FROM jsonb_array_elements(o.keys) sk
-      CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = sk->>'type' AND key_value = sk->>'value' OFFSET 0) ss) sg
-   CROSS JOIN LATERAL (SELECT COALESCE(GREATEST(o.api_last_seen_at, sg.last_at, src.last_seen), o.added_at) AS anchor) a
    WHERE ${objectOfKey(policy, $)}`;
 
 const OVERRIDE_PARAMETERS = KEY_PARAMETERS.with(['score', 'until', 'reason', 'keyId']);
@@ -132,11 +70,11 @@ export class ScoringRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<ScoreInputsRow | undefined> {
     const p = INPUTS_PARAMETERS.with(policy.parameterNames);
-    const rows: ScoreInputsRow[] = await manager.query(
+    const rows: { score: number; inputs: StoredScoreInputs }[] = await manager.query(
       INPUTS(policy, p.$),
       p.values({ collectionId, keyType: key.type, keyValue: key.value, at: at.toISOString(), ...policy.values() }),
     );
-    return rows[0];
+    return rows[0] && { ...rows[0].inputs, score: rows[0].score };
   }
 
   /**

@@ -31,6 +31,7 @@ const version = (object: ObjectVersion['object'], extra: Partial<ObjectVersion> 
   firstAdded: '2026-11-25T10:00:00.123456Z',
   modified: '2026-11-25T10:00:01.000001Z',
   tlp: 0,
+  confidence: 75,
   ...extra,
 });
 
@@ -132,6 +133,7 @@ describe('indicators', () => {
       pattern_type: 'stix',
       pattern_version: '2.1',
       valid_from: '2026-11-25T10:00:00.123456Z',
+      confidence: 75,
       valid_until: '2030-01-01T00:00:00.000Z',
       object_marking_refs: [CLEAR_MARKING],
       extensions: {
@@ -210,6 +212,15 @@ describe('indicators', () => {
 });
 
 describe('fromStix (writes)', () => {
+  it('confidence is the version’s; valid_until is the earlier of the expiry and a view’s bound', () => {
+    const object = { type: 'DomainName' as const, keys: [{ type: 'DomainName' as const, value: 'a.example' }], context: {} };
+    expect(toIndicator(version(object, { confidence: 0 }))).toMatchObject({ confidence: 0 });
+    expect(toIndicator(version(object, { validUntil: '2026-12-01T00:00:00.000Z' }))).toMatchObject({ valid_until: '2026-12-01T00:00:00.000Z' });
+    const expiring = { ...object, expiresAt: '2026-11-30T00:00:00.000Z' };
+    expect(toIndicator(version(expiring, { validUntil: '2026-12-01T00:00:00.000Z' })).valid_until).toBe('2026-11-30T00:00:00.000Z');
+    expect(toIndicator(version(expiring, { validUntil: '2026-11-29T00:00:00.000Z' })).valid_until).toBe('2026-11-29T00:00:00.000Z');
+  });
+
   it('reads back what it serves: keys, the context from the extension, valid_until as the expiry', () => {
     const object = {
       type: 'File' as const,

@@ -30,10 +30,14 @@ export interface ObjectVersion {
   firstAdded: string;
   /** This change's time: `modified`. */
   modified: string;
-  /** Set on the last version: the object was deleted, or removed at its expiry. */
-  removal?: 'Deleted' | 'Expired' | 'Withdrawn';
+  /** Set on the last version: the object was deleted, removed at its expiry, withdrawn or decayed. */
+  removal?: 'Deleted' | 'Expired' | 'Withdrawn' | 'Decayed';
   /** The object's marking at this version (extensions §19). */
   tlp: TlpRank;
+  /** The object's score without decay, from its inputs now (extensions §18): 0..100. */
+  confidence: number;
+  /** When the indicator stops being valid before its expiry (a view's score bound, extensions §18), if ever. */
+  validUntil?: string;
 }
 
 /**
@@ -90,12 +94,15 @@ function indicatorTypes(context: Record<string, unknown>): string[] | undefined 
   return valid ? (types as string[]) : undefined;
 }
 
+const earlier = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : Date.parse(a) <= Date.parse(b) ? a : b);
+
 /** The indicator version of an object change. */
 export function toIndicator(version: ObjectVersion): StixObject {
   const { object } = version;
   const types = indicatorTypes(object.context);
-  // An expiry ends validity at the expiry time; a delete leaves the object's own expiry as it was.
-  const validUntil = object.expiresAt;
+  // An expiry ends validity at the expiry time; a delete leaves the object's own expiry as it was. A view's
+  // bound ends it earlier when the score falls below it first.
+  const validUntil = earlier(object.expiresAt, version.validUntil);
   return {
     type: 'indicator',
     spec_version: '2.1',
@@ -110,6 +117,7 @@ export function toIndicator(version: ObjectVersion): StixObject {
     pattern_type: 'stix',
     pattern_version: '2.1',
     valid_from: version.firstAdded,
+    confidence: version.confidence,
     ...(validUntil !== undefined && { valid_until: validUntil }),
     ...(version.removal !== undefined && { revoked: true }),
     ...markingRefs(version.tlp),

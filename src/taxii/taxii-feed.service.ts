@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { ChildNameResolver } from '../common/guard/access.decorators.js';
 import type { Principal } from '../common/guard/access.js';
-import { CollectionsService } from '../intel/collections.service.js';
+import { CollectionsService, viewTaxiiId, type FeedCollection as IntelFeedCollection } from '../intel/collections.service.js';
 import { ObjectVersionsService, type ObjectVersionRow } from '../intel/object-versions.service.js';
 import type { ReadPolicy } from '../read-policy/read-policy.js';
+import { scoreInputsOf } from '../scoring/score-inputs.js';
+import { belowAt } from '../scoring/score.js';
 import { CONTEXT_EXTENSION_DEFINITION, SERVICE_IDENTITY, toIndicator, toSco, type StixObject } from '../stix/stix-projection.js';
 import { STIX_MEDIA_TYPE, TaxiiResult } from './taxii-http.js';
 import { encodeNext, microsecondTimestamp, walkOf, type WalkFilter, type WalkPosition } from './taxii-query.js';
@@ -18,11 +20,27 @@ interface Served {
   part: number;
 }
 
-/** A collection as TAXII names it. */
+/** A collection as TAXII names it; a view of it (extensions §18) has its own id and its `minScore`. */
 interface FeedCollection {
   name: string;
   taxiiId: string;
   createdAt: string;
+  minScore?: number;
+}
+
+/**
+ * The score a walk's lives must reach: the query's `minScore` at its walk's time, a view's bound now (extensions
+ * §18), or the higher of both at the walk's time.
+ */
+function scoreBound(asked: { min: number; at: string } | undefined, view: number | undefined, now: Date): { min: number; at: string } | undefined {
+  if (view === undefined) return asked;
+  return { min: Math.max(view, asked?.min ?? 0), at: asked?.at ?? now.toISOString() };
+}
+
+/** When a view's indicator stops being valid: its score falls below the view's bound (from its inputs now), if ever. */
+function validUntilOf(row: ObjectVersionRow, minScore: number | undefined, now: Date): string | undefined {
+  if (minScore === undefined || row.scoreInputs === undefined) return undefined;
+  return belowAt(scoreInputsOf(row.scoreInputs), minScore, now)?.toISOString();
 }
 
 /** Feed positions read per statement at most, and statements per request at most (a page may end early). */
@@ -33,7 +51,7 @@ const CONSTANT_OBJECTS = [SERVICE_IDENTITY, CONTEXT_EXTENSION_DEFINITION];
 const CONSTANT_VERSION = microsecondTimestamp(SERVICE_IDENTITY.modified as string)!;
 
 /** The objects of one feed position: its indicator version, and the observable unless it is a removal. */
-function servedOf(row: ObjectVersionRow, collection: string): Served[] {
+function servedOf(row: ObjectVersionRow, collection: string, validUntil?: string): Served[] {
   const indicator = toIndicator({
     indicatorUuid: row.uid,
     collection,
@@ -42,6 +60,8 @@ function servedOf(row: ObjectVersionRow, collection: string): Served[] {
     modified: row.at,
     ...(row.reason !== null && { removal: row.reason }),
     tlp: row.tlp,
+    confidence: row.confidence,
+    ...(validUntil !== undefined && { validUntil }),
   });
   const served: Served[] = [{ object: indicator, dateAdded: row.at, version: row.at, seq: row.position, part: 0 }];
   if (row.operation !== 'Remove') {
@@ -77,40 +97,61 @@ export class TaxiiFeedService implements ChildNameResolver {
     private readonly versions: ObjectVersionsService,
   ) {}
 
-  /** For the access guard: the collection a TAXII path names by its id. */
-  nameOf(taxiiId: string): Promise<string | undefined> {
-    return this.collections.nameOfTaxiiId(taxiiId);
+  /** For the access guard: the collection a TAXII path names by its id (a view's: the collection it shows). */
+  async nameOf(taxiiId: string): Promise<string | undefined> {
+    return (await this.collections.nameOfTaxiiId(taxiiId)) ?? (await this.collections.viewOfTaxiiId(taxiiId))?.collection;
   }
 
   async collectionsFor(principal: Principal) {
-    const collections = await this.collections.feedCollections(principal);
-    return { collections: collections.map((collection) => this.collectionView(collection)) };
+    return { collections: this.collectionViews(await this.collections.feedCollections(principal)) };
   }
 
-  /** One collection the key may read or write; 404 for any other (unknown, or invisible to the key). */
+  /** One collection or view the key may read or write; 404 for any other (unknown, or invisible to the key). */
   async collectionFor(principal: Principal, taxiiId: string) {
-    const collection = (await this.collections.feedCollections(principal)).find((found) => found.taxiiId === taxiiId);
+    const collection = this.collectionViews(await this.collections.feedCollections(principal)).find((found) => found.id === taxiiId.toLowerCase());
     if (!collection) throw TaxiiErrors.collectionNotFound(taxiiId);
-    return this.collectionView(collection);
+    return collection;
   }
 
-  private collectionView(collection: { name: string; taxiiId: string; canRead: boolean; canWrite: boolean }) {
-    return {
-      id: collection.taxiiId,
-      title: collection.name,
-      description: `The intel collection ${collection.name}: one indicator per object, with its observable.`,
-      alias: collection.name,
-      can_read: collection.canRead,
-      can_write: collection.canWrite,
-      media_types: [STIX_MEDIA_TYPE],
-    };
+  /** Each collection, then its views (read-only; listed for keys that may read the collection). */
+  private collectionViews(collections: IntelFeedCollection[]) {
+    return collections.flatMap((collection) => [
+      {
+        id: collection.taxiiId,
+        title: collection.name,
+        description: `The intel collection ${collection.name}: one indicator per object, with its observable.`,
+        alias: collection.name,
+        can_read: collection.canRead,
+        can_write: collection.canWrite,
+        media_types: [STIX_MEDIA_TYPE],
+      },
+      ...(collection.canRead ? collection.views : []).map((view) => ({
+        id: viewTaxiiId(collection.taxiiId, view.alias),
+        title: view.alias,
+        description: `The objects of the intel collection ${collection.name} scoring at least ${view.minScore} now (read-only).`,
+        alias: view.alias,
+        can_read: true,
+        can_write: false,
+        media_types: [STIX_MEDIA_TYPE],
+      })),
+    ]);
   }
 
-  /** The collection a TAXII path names (the guard has checked access already); 404 when there is none. */
+  /** The collection or view a TAXII path names (the guard has checked access already); 404 when there is none. */
   async collection(taxiiId: string): Promise<FeedCollection> {
     const name = await this.collections.nameOfTaxiiId(taxiiId);
-    if (name === undefined) throw TaxiiErrors.collectionNotFound(taxiiId);
-    return { name, ...(await this.collections.feedIdentity(name)) };
+    if (name !== undefined) return { name, ...(await this.collections.feedIdentity(name)) };
+    const view = await this.collections.viewOfTaxiiId(taxiiId);
+    if (view === undefined) throw TaxiiErrors.collectionNotFound(taxiiId);
+    const { createdAt } = await this.collections.feedIdentity(view.collection);
+    return { name: view.collection, taxiiId: view.taxiiId, createdAt, minScore: view.minScore };
+  }
+
+  /** The collection a TAXII write names: a view is read-only (403, as its `can_write: false` says). */
+  async writableCollection(taxiiId: string): Promise<FeedCollection> {
+    const collection = await this.collection(taxiiId);
+    if (collection.minScore !== undefined) throw TaxiiErrors.readOnlyView(taxiiId);
+    return collection;
   }
 
   /** `GET .../objects/`: an envelope. */
@@ -173,6 +214,8 @@ export class TaxiiFeedService implements ChildNameResolver {
     // The walk's own mode and ceiling (`next` carries them), not only this request's parameters.
     const policy = requestPolicy.withWarninglists(filter.warninglists ?? 'apply').narrowedTo(filter.maxTlp);
     const exclusion = await policy.exclusion();
+    const now = new Date();
+    const score = scoreBound(filter.score, collection.minScore, now);
     const items: Served[] = [];
     // The lives walked past: a listed position's objects are walked past in the same page (`take` never stops
     // at one), so the pages of a walk count each life once (match[version]=all: once per page its versions reach).
@@ -210,15 +253,17 @@ export class TaxiiFeedService implements ChildNameResolver {
         versions: filter.versions,
         // Records marked above the ceiling are not there: walked past in SQL, never counted.
         ...(policy.restricted && { maxTlp: policy.ceiling }),
-        // Lives scoring below the walk's minScore (at the time its first page fixed) are not there either, nor counted.
-        ...(filter.score !== undefined && { score: filter.score }),
+        // Lives scoring below the walk's minScore (at the time its first page fixed) or a view's bound are not there, nor counted.
+        ...(score !== undefined && { score }),
+        ...(collection.minScore !== undefined && { scoreInputs: true }),
         // A position serves one or two objects: the first read asks for about enough of them.
         limit: round === 0 ? Math.min(limit, Math.ceil(limit / 2) + 1) : limit,
       });
       if (walk.after.seq > read.lastSeq) throw TaxiiErrors.invalidQuery('next is not a value this server gave');
       for (const row of read.rows) {
         const listed = exclusion?.excludes(row.object.keys) ? row.uid : undefined;
-        if (!servedOf(row, collection.name).every((served) => take(served, listed))) break;
+        const validUntil = validUntilOf(row, collection.minScore, now);
+        if (!servedOf(row, collection.name, validUntil).every((served) => take(served, listed))) break;
       }
       if (!read.full) break;
       // Scanned enough for one request: the page ends here, possibly short, and `next` continues the scan.

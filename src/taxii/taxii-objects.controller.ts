@@ -42,7 +42,9 @@ export class TaxiiObjectsController {
       'object is removed or expires) followed by its observable. `date_added` strictly increases; poll with `added_after` set to the ' +
       'last `X-TAXII-Date-Added-Last`, or page with `next`: each version is delivered exactly once either way. Indicators and ' +
       "observables carry `object_marking_refs`: the TLP 2.0 marking definition of the object's marking at that version; a version " +
-      "marked above the key's `maxTLP` (narrowed by `maxTLP=`) is not served.",
+      "marked above the key's `maxTLP` (narrowed by `maxTLP=`) is not served. Every indicator carries `confidence`, its score without " +
+      'decay. A TAXII view of the collection (its `scoring.taxiiViews`) serves the objects scoring at least its `minScore` now, each ' +
+      'indicator valid until the earlier of its expiry and the time its score falls below that bound.',
   })
   @TaxiiPageQuery('all')
   @ApiOkResponse({ type: EnvelopeView, headers: DATE_ADDED_HEADERS })
@@ -66,6 +68,7 @@ export class TaxiiObjectsController {
   @ApiResponse({ status: 202, type: StatusView, description: 'The status of the write.' })
   @ApiErrors({
     400: 'InvalidData: the body is not JSON or has no objects.',
+    403: 'Forbidden: the id is a TAXII view (read-only, `can_write: false`).',
     404: 'NotFound: no collection has this id.',
     406: READ_ERRORS[406],
     413: 'RequestEntityTooLarge: the body is larger than max_content_length, or has more than 10,000 objects.',
@@ -98,7 +101,11 @@ export class TaxiiObjectsController {
     description: "Removes an indicator's object from the collection: a `Remove` change, served as the indicator's last version, revoked.",
   })
   @ApiOkResponse({ description: 'Removed.' })
-  @ApiErrors({ 404: 'NotFound: no collection has this id, or no live object has this indicator id.', 406: READ_ERRORS[406] })
+  @ApiErrors({
+    403: 'Forbidden: the id is a TAXII view (read-only, `can_write: false`).',
+    404: 'NotFound: no collection has this id, or no live object has this indicator id.',
+    406: READ_ERRORS[406],
+  })
   remove(@Origin('taxii') origin: WriteOrigin, @Param('collection_id') id: string, @Param('object_id') objectId: string) {
     return this.writes.remove(origin, id, objectId);
   }

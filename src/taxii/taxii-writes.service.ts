@@ -92,7 +92,7 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
 
   /** `POST .../objects/`: every object is handled now, so the status is `complete` at once (202 with it). */
   async post(origin: WriteOrigin, taxiiId: string, body: unknown): Promise<TaxiiResult> {
-    const collection = await this.feed.collection(taxiiId);
+    const collection = await this.feed.writableCollection(taxiiId);
     const objects = this.imports.parse(body);
     const requestTimestamp = new Date().toISOString();
     const report = await this.imports.import(origin, collection.name, objects);
@@ -158,7 +158,7 @@ export class TaxiiWritesService implements OnModuleInit, OnModuleDestroy {
 
   /** `DELETE .../objects/{id}/`: an indicator's object is removed (its last version, revoked); 404 when there is none. */
   async remove(origin: WriteOrigin, taxiiId: string, objectId: string): Promise<void> {
-    const collection = await this.feed.collection(taxiiId);
+    const collection = await this.feed.writableCollection(taxiiId);
     const life = INDICATOR_ID.exec(objectId)?.[1];
     if (life === undefined || !(await this.objects.removeLife(origin, collection.name, life))) throw TaxiiErrors.objectNotFound(objectId);
   }

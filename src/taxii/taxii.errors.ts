@@ -14,6 +14,7 @@ export const TaxiiErrors = {
   notAcceptable: () => new ApiError('NotAcceptable', 'the Accept header allows neither application/taxii+json;version=2.1 nor */*'),
   unsupportedMediaType: () => new ApiError('UnsupportedMediaType', 'a TAXII request body is application/taxii+json;version=2.1'),
   collectionNotFound: (id: string) => new ApiError('NotFound', `no collection has the id ${id}`),
+  readOnlyView: (id: string) => new ApiError('Forbidden', `the collection ${id} is a read-only view (can_write: false)`),
   objectNotFound: (id: string) => new ApiError('NotFound', `the collection has no object ${id}`),
   noSuchResource: () => new ApiError('NotFound', 'no TAXII resource has this path and method'),
   statusNotFound: (id: string) => new ApiError('NotFound', `no status ${id}`),

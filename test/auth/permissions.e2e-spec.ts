@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ResourceAction } from '../../src/common/guard/access.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey, tokenFor } from '../support/factories.js';
+import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 const AUTH = 1;
@@ -54,7 +55,7 @@ describe('the permission rule with child resources', () => {
     it('Read on the collection itself is enough', async () => {
       const response = await view(await keyWith([{ resource: collectionId, actions: ['Read'] }]));
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ name: 'perm-coll', schemaID: 'perm-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(response.body).toEqual({ name: 'perm-coll', schemaID: 'perm-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
     });
 
     it('ReadChildren on intel (the direct parent) is enough, also through a token', async () => {

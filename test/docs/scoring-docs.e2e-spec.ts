@@ -54,8 +54,7 @@ describe('docs/scoring.md: the worked example, as written', () => {
 
   it('gives the documented explanation, 15 days after the anchor', async () => {
     await createCollection(t, 'c2');
-    const patched = await t.http().patch('/intel/collections/c2').set('X-Api-Key', t.adminKey).send({ scoring: { threshold: 50 } });
-    expect(patched.status).toBe(200);
+    expect((await t.intel.updateCollection('c2', { scoring: { threshold: 50 } }, '"1"')).status).toBe(204);
     const analyst = await createKey(t, { permissions: [{ resource: await resourceIdOf(t, 'c2'), actions: ['Read', 'Write'] }], reliability: 'C' });
     const ip = { type: 'IPAddress', keys: [{ type: 'IPAddress', value: '203.0.113.7' }], context: {} };
     // The analyst's write first: the source then claims an object the api already holds.

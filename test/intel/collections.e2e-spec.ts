@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { expectError } from '../support/clients/intel.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
+import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 
 function schemaDocument(schemaID: string, title = `Title of ${schemaID}`) {
@@ -44,7 +45,7 @@ describe('intel collections (/intel/collections)', () => {
 
       const viewed = await t.intel.collection('phishing');
       expect(viewed.status).toBe(200);
-      expect(viewed.body).toEqual({ name: 'phishing', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(viewed.body).toEqual({ name: 'phishing', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
       expect(viewed.headers.etag).toBe('"1"');
       expect((await t.intel.collection('phishing').set('If-None-Match', '"1"')).status).toBe(304);
     });
@@ -52,7 +53,12 @@ describe('intel collections (/intel/collections)', () => {
     it('refuses a taken name with 409 DuplicateCollection, also when registrations race', async () => {
       await t.intel.createCollection({ name: 'taken', schemaID: 'file-schema' }).expect(201);
       expectError(await t.intel.createCollection({ name: 'taken', schemaID: 'phishing-schema' }), 'DuplicateCollection');
-      expect((await t.intel.collection('taken')).body).toEqual({ name: 'taken', schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR' });
+      expect((await t.intel.collection('taken')).body).toEqual({
+        name: 'taken',
+        schemaID: 'file-schema',
+        defaultTLP: 'TLP:CLEAR',
+        scoring: DEFAULT_SCORING_VIEW,
+      });
 
       const racing = await Promise.all(Array.from({ length: 6 }, () => t.intel.createCollection({ name: 'raced', schemaID: 'file-schema' })));
       expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
@@ -91,7 +97,7 @@ describe('intel collections (/intel/collections)', () => {
     it('accepts every URL-safe character and the longest name', async () => {
       for (const name of ['A.b_c~d-9', 'n'.repeat(128), '...']) {
         expect((await t.intel.createCollection({ name, schemaID: 'file-schema' })).status).toBe(201);
-        expect((await t.intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR' });
+        expect((await t.intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
       }
     });
   });
@@ -130,7 +136,7 @@ describe('intel collections (/intel/collections)', () => {
       expect(response.status).toBe(204);
       expect(response.text).toBe('');
       const viewed = await t.intel.collection('patched');
-      expect(viewed.body).toEqual({ name: 'patched', schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(viewed.body).toEqual({ name: 'patched', schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
       expect(viewed.headers.etag).toBe('"2"');
       expect((await t.intel.collection('patched/schema')).body).toEqual(schemaDocument('file-schema'));
     });
@@ -141,7 +147,7 @@ describe('intel collections (/intel/collections)', () => {
       expect((await t.intel.updateCollection('noop', { schemaID: 'phishing-schema' }, '"1"')).status).toBe(204);
       const viewed = await t.intel.collection('noop');
       expect(viewed.headers.etag).toBe('"1"');
-      expect(viewed.body).toEqual({ name: 'noop', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(viewed.body).toEqual({ name: 'noop', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
     });
 
     it('requires If-Match (400 BadRequest) and the current tag (412 ResourceModified)', async () => {
@@ -185,7 +191,7 @@ describe('intel collections (/intel/collections)', () => {
       responses.filter((response) => response.status !== 204).forEach((response) => expectError(response, 'ResourceModified'));
       const viewed = await t.intel.collection('contended');
       expect(viewed.headers.etag).toBe('"2"');
-      expect(viewed.body).toEqual({ name: 'contended', schemaID: targets[winners[0]], defaultTLP: 'TLP:CLEAR' });
+      expect(viewed.body).toEqual({ name: 'contended', schemaID: targets[winners[0]], defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
     });
 
     it('serves more concurrent registrations and PATCHes than the connection pool holds (none waits forever)', async () => {
@@ -207,7 +213,8 @@ describe('intel collections (/intel/collections)', () => {
         ),
       );
       expect(patched.map((response) => response.status)).toEqual(names.map(() => 204));
-      for (const name of names.slice(0, 3)) expect((await t.intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR' });
+      for (const name of names.slice(0, 3))
+        expect((await t.intel.collection(name)).body).toEqual({ name, schemaID: 'file-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
     });
 
     it.each([
@@ -219,7 +226,7 @@ describe('intel collections (/intel/collections)', () => {
       await t.intel.createCollection({ name, schemaID: 'phishing-schema' }).expect(201);
       expectError(await t.intel.updateCollection(name, body, '"1"'), 'InvalidData');
       const viewed = await t.intel.collection(name);
-      expect(viewed.body).toEqual({ name, schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(viewed.body).toEqual({ name, schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
       expect(viewed.headers.etag).toBe('"1"');
     });
   });
@@ -230,7 +237,7 @@ describe('intel collections (/intel/collections)', () => {
       expect(all.status).toBe(200);
       const names = (all.body as { name: string; schemaID: string }[]).map((item) => item.name);
       expect(names.length).toBeGreaterThan(5);
-      expect(all.body[0]).toEqual({ name: 'phishing', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(all.body[0]).toEqual({ name: 'phishing', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
 
       const seen: string[] = [];
       let url: string | undefined = '/intel/collections?limit=3';
@@ -269,14 +276,14 @@ describe('intel collections (/intel/collections)', () => {
 
       const viewed = await t.intel.as(reader.key).collection('readable');
       expect(viewed.status).toBe(200);
-      expect(viewed.body).toEqual({ name: 'readable', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR' });
+      expect(viewed.body).toEqual({ name: 'readable', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
       const schema = await t.intel.as(reader.key).collection('readable/schema');
       expect(schema.status).toBe(200);
       expect(schema.body.schemaID).toBe('phishing-schema');
 
       const listed = await t.intel.as(reader.key).collections();
       expect(listed.status).toBe(200);
-      expect(listed.body).toEqual([{ name: 'readable', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR' }]);
+      expect(listed.body).toEqual([{ name: 'readable', schemaID: 'phishing-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW }]);
 
       expectError(await t.intel.as(reader.key).collection('hidden'), 'MissingPermissions');
       expectError(await t.intel.as(reader.key).collection('hidden/schema'), 'MissingPermissions');

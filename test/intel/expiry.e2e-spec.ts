@@ -4,6 +4,7 @@ import { WRITER_LOCK_CLASS } from '../../src/database/advisory-locks.js';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { expectError } from '../support/clients/api-client.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
+import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 import { createCollection, listAll, md5, sha1, viewOf } from './objects.helpers.js';
 
@@ -170,7 +171,7 @@ describe('object expiry', () => {
     const created = await a.http().post('/intel/collections').set('X-Api-Key', a.adminKey).send({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600 });
     expect(created.status).toBe(201);
     const view = await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey);
-    expect(view.body).toEqual({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600, defaultTLP: 'TLP:CLEAR' });
+    expect(view.body).toEqual({ name: 'ttl', schemaID: 'ttl-any', objectTTLSeconds: 3600, defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
     const patch = (body: object, tag: string) => a.http().patch('/intel/collections/ttl').set('X-Api-Key', a.adminKey).set('If-Match', tag).send(body);
     const tagOf = async () => (await a.http().get('/intel/collections/ttl').set('X-Api-Key', a.adminKey)).headers.etag as string;
 
@@ -202,6 +203,7 @@ describe('object expiry', () => {
       name: 'ttl',
       schemaID: 'ttl-any',
       defaultTLP: 'TLP:CLEAR',
+      scoring: DEFAULT_SCORING_VIEW,
     });
     expect((await add('ttl', domain('forever.example'))).status).toBe(204);
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
+import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
 
 const schema = (schemaID: string, minimum: number) => ({
@@ -48,7 +49,7 @@ describe('intel caches across instances', () => {
     expect((await as(a).post('/intel/schemas', schema('strict', 100))).status).toBe(201);
     expect((await as(a).post('/intel/collections', { name: 'moving', schemaID: 'loose' })).status).toBe(201);
     const before = await as(b).get('/intel/collections/moving');
-    expect(before.body).toEqual({ name: 'moving', schemaID: 'loose', defaultTLP: 'TLP:CLEAR' });
+    expect(before.body).toEqual({ name: 'moving', schemaID: 'loose', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
     expect((await addSized(b, 'moving', 1)).status).toBe(204);
 
     const patch = await a
@@ -59,9 +60,19 @@ describe('intel caches across instances', () => {
       .send({ schemaID: 'strict' });
     expect(patch.status).toBe(204);
     // The same instance answers with the new state at once.
-    expect((await as(a).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict', defaultTLP: 'TLP:CLEAR' });
+    expect((await as(a).get('/intel/collections/moving')).body).toEqual({
+      name: 'moving',
+      schemaID: 'strict',
+      defaultTLP: 'TLP:CLEAR',
+      scoring: DEFAULT_SCORING_VIEW,
+    });
     await eventually(async () => (await as(b).get('/intel/collections/moving')).headers.etag !== before.headers.etag);
-    expect((await as(b).get('/intel/collections/moving')).body).toEqual({ name: 'moving', schemaID: 'strict', defaultTLP: 'TLP:CLEAR' });
+    expect((await as(b).get('/intel/collections/moving')).body).toEqual({
+      name: 'moving',
+      schemaID: 'strict',
+      defaultTLP: 'TLP:CLEAR',
+      scoring: DEFAULT_SCORING_VIEW,
+    });
     expect((await addSized(b, 'moving', 2)).body.code).toBe('SchemaCheckFail');
   });
 });

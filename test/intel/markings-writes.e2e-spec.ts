@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { expectError } from '../support/clients/api-client.js';
+import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
 import { createCollection, followAll, freshCollections, listAll, viewOf } from './objects.helpers.js';
 
@@ -151,11 +152,11 @@ describe('markings of native writes', () => {
       const plain = await collectionWithDefault('default-plain');
       const amber = await collectionWithDefault('default-amber', 'tlp:amber');
       const white = await collectionWithDefault('default-white', 'TLP:WHITE');
-      expect((await t.intel.collection(plain)).body).toEqual({ name: plain, schemaID: 'size-schema', defaultTLP: 'TLP:CLEAR' });
-      expect((await t.intel.collection(amber)).body).toEqual({ name: amber, schemaID: 'size-schema', defaultTLP: 'TLP:AMBER' });
-      expect((await t.intel.collection(white)).body).toEqual({ name: white, schemaID: 'size-schema', defaultTLP: 'TLP:CLEAR' });
+      expect((await t.intel.collection(plain)).body).toEqual({ name: plain, schemaID: 'size-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
+      expect((await t.intel.collection(amber)).body).toEqual({ name: amber, schemaID: 'size-schema', defaultTLP: 'TLP:AMBER', scoring: DEFAULT_SCORING_VIEW });
+      expect((await t.intel.collection(white)).body).toEqual({ name: white, schemaID: 'size-schema', defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING_VIEW });
       const listed = await t.intel.collections('?limit=1000');
-      expect(listed.body).toContainEqual({ name: amber, schemaID: 'size-schema', defaultTLP: 'TLP:AMBER' });
+      expect(listed.body).toContainEqual({ name: amber, schemaID: 'size-schema', defaultTLP: 'TLP:AMBER', scoring: DEFAULT_SCORING_VIEW });
     });
 
     it('marks the native writes that name no marking: single add, batch and import', async () => {
@@ -174,7 +175,7 @@ describe('markings of native writes', () => {
       const tag = (await t.intel.collection(c)).headers.etag as string;
       await t.intel.updateCollection(c, { defaultTLP: 'TLP:RED' }, tag).expect(204);
       const viewed = await t.intel.collection(c);
-      expect(viewed.body).toEqual({ name: c, schemaID: 'size-schema', defaultTLP: 'TLP:RED' });
+      expect(viewed.body).toEqual({ name: c, schemaID: 'size-schema', defaultTLP: 'TLP:RED', scoring: DEFAULT_SCORING_VIEW });
       expect(viewed.headers.etag).not.toBe(tag);
       expect(await marking(c, 'before.example')).toEqual({ tlp: 0, apiTlp: 0 });
       expect(await records(c)).toEqual([['Add', 'before.example', 0, null]]);
@@ -241,7 +242,7 @@ describe('markings of native writes', () => {
       const patched = await t.intel.updateCollection(name, { defaultTLP: bad, objectTTLSeconds: 60 }, tag);
       expectError(patched, 'InvalidData');
       const viewed = await t.intel.collection(name);
-      expect(viewed.body).toEqual({ name, schemaID: 'size-schema', defaultTLP: 'TLP:GREEN' });
+      expect(viewed.body).toEqual({ name, schemaID: 'size-schema', defaultTLP: 'TLP:GREEN', scoring: DEFAULT_SCORING_VIEW });
       expect(viewed.headers.etag).toBe(tag);
     });
   });

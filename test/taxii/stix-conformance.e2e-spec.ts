@@ -126,6 +126,8 @@ function problems(object: Stix, served: Map<string, Stix>): string[] {
   }
   if (object.type === 'indicator') {
     if (object.pattern_type !== 'stix' || typeof object.pattern !== 'string' || !/^\[.*\]$/.test(object.pattern)) say('not a STIX pattern');
+    // Every indicator carries its confidence (extensions §18): an integer 0..100 (STIX 2.1 §3.2).
+    if (!Number.isInteger(object.confidence) || (object.confidence as number) < 0 || (object.confidence as number) > 100) say('no confidence 0..100');
     if (object.valid_until !== undefined && Date.parse(object.valid_until as string) <= Date.parse(object.valid_from as string))
       say('valid_until not after valid_from');
     if (object.indicator_types !== undefined && !(object.indicator_types as string[]).every((type) => INDICATOR_TYPES.includes(type)))

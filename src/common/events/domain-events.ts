@@ -31,8 +31,8 @@ export interface TaskParamsEvent {
 export interface DomainEventMap {
   'intel.object.added': ObjectChangedEvent;
   'intel.object.updated': ObjectChangedEvent;
-  /** `reason`: an explicit delete, the object's expiry, or the end of its last claim (a source withdrew it). */
-  'intel.object.removed': ObjectChangedEvent & { reason: 'Deleted' | 'Expired' | 'Withdrawn' };
+  /** `reason`: an explicit delete, the object's expiry, the end of its last claim (a source withdrew it), or its decayed score. */
+  'intel.object.removed': ObjectChangedEvent & { reason: 'Deleted' | 'Expired' | 'Withdrawn' | 'Decayed' };
   'insight.task.registered': { taskID: string; params: TaskParamsEvent };
   /** `result` as stored (normalised keys). */
   'insight.task.completed': { taskID: string; result: { type: string; keys: ObjectKey[]; context: Record<string, unknown> } };

@@ -3,6 +3,7 @@ import { TLP_LEVELS } from '../../common/markings/tlp.js';
 import type { TaskView } from '../../insight/dto/task.dto.js';
 import type { ObjectView } from '../../intel/dto/object.dto.js';
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
+import { DEFAULT_SCORING } from '../../scoring/scoring-config.js';
 import { changesFragment, changesView, collectionsView, collectionView, objectView, whatChanged } from './collections.view.js';
 import { filesView, fileView } from './files.view.js';
 import { keyCreatedView, keyEditorView, keysView } from './keys.view.js';
@@ -73,7 +74,10 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
   ],
   ['key editor', keyEditorView({ rows: [{ id: 9, path: HOSTILE, actions: ['Read'] }], ceilings: RED_CEILINGS, form, refusal })],
   ['key created', keyCreatedView({ id: 7, key: HOSTILE })],
-  ['collections', collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE, defaultTLP: 'TLP:CLEAR' }], paged: true, next: HOSTILE })],
+  [
+    'collections',
+    collectionsView({ collections: [{ name: HOSTILE, schemaID: HOSTILE, defaultTLP: 'TLP:CLEAR', scoring: DEFAULT_SCORING }], paged: true, next: HOSTILE }),
+  ],
   [
     'collection',
     collectionView({ name: HOSTILE, schema: { id: HOSTILE, title: HOSTILE }, objects: [object], paged: false, next: HOSTILE, changesCursor: HOSTILE }),

@@ -46,9 +46,11 @@ export class Scoring1796100000000 implements MigrationInterface {
     await queryRunner.query(INTEL_DECAY);
     await queryRunner.query(INTEL_SCORE);
     await queryRunner.query(INTEL_OBJECT_SCORE);
+    await queryRunner.query(INTEL_OBJECT_SCORE_INPUTS);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP FUNCTION intel_object_score_inputs(intel_object)`);
     await queryRunner.query(`DROP FUNCTION intel_object_score(intel_object, timestamptz)`);
     await queryRunner.query(`DROP FUNCTION intel_score(float8, float8, float8, timestamptz, float8, float8, smallint, timestamptz, timestamptz)`);
     await queryRunner.query(`DROP FUNCTION intel_decay(float8, float8)`);
@@ -146,4 +148,47 @@ RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
            (col.scoring->'decay'->o.type->>'lifetimeDays')::float8, (col.scoring->'decay'->o.type->>'speed')::float8,
            o.score_override, o.score_override_until, at)
     FROM sighted sg, col
+$$`;
+
+/** A time as views show it: UTC, milliseconds (src/common/sql/timestamps.ts's isoUtc, copied: a migration keeps its SQL). */
+const ISO = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The same inputs as intel_object_score reads, claim by claim, as one jsonb: for what only the TypeScript twin
+ * tells (an explanation's factors, the moment a score falls below a bound: src/scoring/score-inputs.ts). Kept
+ * beside intel_object_score, which stays a plain number for the filters; test/scoring checks the twin's score
+ * from these inputs against it. `anchorMs` is the anchor in whole milliseconds rounded up: intel_score counts
+ * whole milliseconds down from the anchor's microseconds, which from a time of whole milliseconds is at − ceil.
+ */
+const INTEL_OBJECT_SCORE_INPUTS = `
+CREATE FUNCTION intel_object_score_inputs(o intel_object)
+RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  WITH col AS (SELECT name, scoring FROM intel_collection WHERE id = o.collection_id),
+  claims AS (
+    SELECT s.name, s.reliability, max(COALESCE(c.credibility, s.credibility)) AS credibility,
+           max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END) AS seen
+      FROM sources_source s
+      CROSS JOIN jsonb_array_elements(o.keys) k
+      JOIN sources_claim c ON c.source_id = s.id AND c.key_type = k->>'type' AND c.value = k->>'value'
+     WHERE s.collection = (SELECT name FROM col)
+     GROUP BY s.id),
+  sighted AS (
+    SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
+      FROM jsonb_array_elements(o.keys) k
+      CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss),
+  anchored AS (
+    SELECT GREATEST(o.api_last_seen_at, (SELECT max(seen) FROM claims)) AS claimed, sg.last_at AS sighted,
+           COALESCE(GREATEST(o.api_last_seen_at, sg.last_at, (SELECT max(seen) FROM claims)), o.added_at) AS anchor
+      FROM sighted sg)
+  SELECT jsonb_build_object(
+           'apiReliability', o.api_reliability, 'apiLastSeenAt', ${ISO('o.api_last_seen_at')},
+           'sources', COALESCE((SELECT jsonb_agg(jsonb_build_object('source', name, 'reliability', reliability, 'credibility', credibility,
+                                                                    'lastSeenAt', ${ISO('seen')}) ORDER BY name) FROM claims), '[]'::jsonb),
+           'count', COALESCE(sg.count, 0), 'falsePositives', COALESCE(sg.false_positives, 0),
+           'anchorAt', ${ISO('a.anchor')}, 'anchorMs', ceil(extract(epoch FROM a.anchor) * 1000)::float8,
+           'anchor', CASE WHEN a.sighted > COALESCE(a.claimed, '-infinity') THEN 'sighting' ELSE 'claim' END,
+           'decay', col.scoring->'decay'->o.type, 'threshold', (col.scoring->>'threshold')::float8,
+           'override', o.score_override, 'overrideUntil', ${ISO('o.score_override_until')},
+           'overrideReason', o.score_override_reason, 'overrideKeyID', o.score_override_key_id)
+    FROM sighted sg, anchored a, col
 $$`;

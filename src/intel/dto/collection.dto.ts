@@ -4,6 +4,7 @@ import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'clas
 import { IsTlp } from '../../common/markings/tlp-validation.js';
 import { TLP_INPUT_HINT, TLP_LEVELS, type Tlp } from '../../common/markings/tlp.js';
 import { SCHEMA_ID_PATTERN } from '../../schema-registry/dto/schema.dto.js';
+import { DECAYED_ACTIONS, DECAYING_TYPES, TAXII_VIEW_ALIAS, type Scoring } from '../../scoring/scoring-config.js';
 
 /**
  * URL-safe, since the SDK puts the name into paths as-is. `.` and `..` are refused too: they are dot
@@ -32,6 +33,57 @@ const ObjectTtlSeconds = () =>
     IsInt({ message: TTL_MESSAGE }),
     Min(1, { message: TTL_MESSAGE }),
     Max(MAX_TTL_SECONDS, { message: TTL_MESSAGE }),
+  );
+
+const DECAY_OPENAPI = {
+  type: 'object',
+  nullable: true,
+  required: ['lifetimeDays', 'speed'],
+  additionalProperties: false,
+  properties: { lifetimeDays: { type: 'number', exclusiveMinimum: 0 }, speed: { type: 'number', exclusiveMinimum: 0 } },
+} as const;
+
+/** The OpenAPI form of `scoring` (extensions §18), as sent and as shown (shown with every default filled in). */
+const SCORING_OPENAPI = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    decay: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Per object type `{lifetimeDays, speed}`, or `null`: the type never decays. Types left out take their defaults.',
+      properties: Object.fromEntries(DECAYING_TYPES.map((type) => [type, DECAY_OPENAPI])),
+    },
+    threshold: { type: 'number', minimum: 0, maximum: 100, description: 'Default 0.' },
+    decayedAction: {
+      type: 'string',
+      enum: [...DECAYED_ACTIONS],
+      description: '`expire`: the expiry job removes objects whose score is below `threshold` (a `Remove` with reason `Decayed`). Default `keep`.',
+    },
+    taxiiViews: {
+      type: 'array',
+      description: 'Read-only TAXII collections of the objects whose score is at least `minScore`; an alias unique among TAXII collections (409 when taken).',
+      items: {
+        type: 'object',
+        required: ['alias', 'minScore'],
+        additionalProperties: false,
+        properties: { alias: { type: 'string', pattern: TAXII_VIEW_ALIAS.source }, minScore: { type: 'number', minimum: 0, maximum: 100 } },
+      },
+    },
+  },
+};
+
+/** `scoring`: absent = unchanged (PATCH) or the defaults (registration); null = the defaults. Checked by the service (scoringOf). */
+const ScoringMember = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      ...SCORING_OPENAPI,
+      nullable: true,
+      description:
+        'How scores decay in this collection and what they drive (extensions §18). Replaced whole: members left out take their defaults; ' +
+        '`null` restores every default.',
+    } as never),
+    IsOptional(),
   );
 
 /** `defaultTLP`: absent = unchanged (PATCH) or `TLP:CLEAR` (registration). */
@@ -65,6 +117,9 @@ export class CreateCollectionDto {
 
   @DefaultTlp()
   defaultTLP?: string;
+
+  @ScoringMember()
+  scoring?: unknown;
 }
 
 export class UpdateCollectionDto {
@@ -79,6 +134,9 @@ export class UpdateCollectionDto {
 
   @DefaultTlp()
   defaultTLP?: string;
+
+  @ScoringMember()
+  scoring?: unknown;
 }
 
 export class CollectionNameParamDto {
@@ -104,4 +162,7 @@ export class CollectionView {
 
   @ApiProperty({ enum: TLP_LEVELS, description: 'The marking of native writes that name none.' })
   defaultTLP: Tlp;
+
+  @ApiProperty({ ...SCORING_OPENAPI, description: 'Its scoring (extensions §18), every default filled in.' } as never)
+  scoring: Scoring;
 }

@@ -106,7 +106,7 @@ export class ObjectChangeView {
   @ApiPropertyOptional({
     enum: FEED_REMOVE_REASONS,
     description:
-      'On `Remove` only: `Deleted` (an explicit delete), `Expired` (removed at its expiry), `Withdrawn` (its last claim ended) or ' +
+      'On `Remove` only: `Deleted` (an explicit delete), `Expired` (removed at its expiry), `Withdrawn` (its last claim ended), `Decayed` (its score fell below the threshold of its collection) or ' +
       "`Restricted` (marked above the key's `maxTLP` from this change on; the object as the key last saw it).",
   })
   reason?: FeedRemoveReason;

@@ -4,8 +4,11 @@ import type { WriteVia } from '../write-origin.js';
 export const CHANGE_OPERATIONS = ['Add', 'Update', 'Remove'] as const;
 export type ChangeOperation = (typeof CHANGE_OPERATIONS)[number];
 
-/** Why an object was removed: an explicit delete, its expiry, or the end of its last claim (extensions §13). */
-export const REMOVE_REASONS = ['Deleted', 'Expired', 'Withdrawn'] as const;
+/**
+ * Why an object was removed: an explicit delete, its expiry, the end of its last claim (extensions §13), or its
+ * score below its collection's threshold with `decayedAction: expire` (extensions §18).
+ */
+export const REMOVE_REASONS = ['Deleted', 'Expired', 'Withdrawn', 'Decayed'] as const;
 export type RemoveReason = (typeof REMOVE_REASONS)[number];
 
 /**

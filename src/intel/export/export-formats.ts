@@ -39,6 +39,8 @@ export interface LifeRow extends StoredObject {
   uid: string;
   addedAt: string;
   modified: string;
+  /** Its score without decay now (extensions §18). */
+  confidence: number;
 }
 
 /**
@@ -87,7 +89,15 @@ export function ndjsonLine(object: MarkedRow): string {
  */
 export function stixObjects(row: LifeRow, collection: string): string {
   const object = storedObject(row);
-  const indicator = toIndicator({ indicatorUuid: row.uid, collection, object, firstAdded: row.addedAt, modified: row.modified, tlp: row.tlp });
+  const indicator = toIndicator({
+    indicatorUuid: row.uid,
+    collection,
+    object,
+    firstAdded: row.addedAt,
+    modified: row.modified,
+    tlp: row.tlp,
+    confidence: row.confidence,
+  });
   return `,${JSON.stringify(indicator)},${JSON.stringify(toSco(object, row.tlp))}`;
 }
 

@@ -7,6 +7,7 @@ import type { KeyType } from '../../common/indicators/indicators.js';
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoMicros, isoUtc } from '../../common/sql/timestamps.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
+import { confidenceSql } from '../../scoring/score-sql.js';
 import { LIVE } from '../object-statements.js';
 import type { ExportParams } from './export-formats.js';
 
@@ -76,8 +77,10 @@ function exportStatement(collectionId: number, params: ExportParams, policy: Obj
         return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.tlp ${objects()} ORDER BY o.id`;
       case 'stix':
         // The object's life and the time of its last change record (its feed position's time; a record not
-        // numbered yet has none, its creation stands in; a pruned history leaves the life's first add).
+        // numbered yet has none, its creation stands in; a pruned history leaves the life's first add), and
+        // its indicator's confidence (extensions §18).
         return `SELECT o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.tlp, o.uid, ${isoMicros('o.added_at')} AS "addedAt",
+                       ${confidenceSql('o')} AS confidence,
                        COALESCE((SELECT ${isoMicros('COALESCE(ch.seq_at, ch.created_at)')} FROM intel_change ch
                                   WHERE ch.collection_id = o.collection_id AND ch.object_uid = o.uid ORDER BY ch.id DESC LIMIT 1),
                                 ${isoMicros('o.added_at')}) AS modified

@@ -28,11 +28,12 @@ export function exportState(
 /**
  * The numbers of a position that name what an export under `policy` holds: the feed's, then, filtered, the
  * version of the sighting summaries (SIGHTING_VERSION) and, filtered by scores, of the other score inputs
- * (SCORE_VERSION): equal numbers, the same inputs, the same scores at the same `scoreAt`.
+ * (SCORE_VERSION): equal numbers, the same inputs, the same scores at the same `scoreAt`. A body that `shows`
+ * scores (STIX `confidence`) carries both versions whatever the filters.
  */
-export function positionNumbers(policy: ReadPolicy, position: ExportPosition): string {
-  const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
-  const scored = policy.scored ? `.${position.scoreVersion}` : '';
+export function positionNumbers(policy: ReadPolicy, position: ExportPosition, shows = false): string {
+  const sighted = policy.filtered || shows ? `.${position.sightingVersion}` : '';
+  const scored = policy.scored || shows ? `.${position.scoreVersion}` : '';
   return `${position.lastSeq}.${position.pending}.${position.expired}${sighted}${scored}`;
 }
 

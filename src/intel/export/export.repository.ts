@@ -23,9 +23,9 @@ export interface ExportPosition {
   pending: number;
   expired: number;
   lastModified: Date;
-  /** The version of all sighting summaries (SIGHTING_VERSION), for exports filtered by sightings or scores. */
+  /** The version of all sighting summaries (SIGHTING_VERSION), for exports filtered by sightings or scores and STIX bodies. */
   sightingVersion: string;
-  /** The version of every other score input (SCORE_VERSION), for exports filtered by scores. */
+  /** The version of every other score input (SCORE_VERSION), for exports filtered by scores and STIX bodies (their `confidence`). */
   scoreVersion: string;
 }
 

@@ -44,7 +44,8 @@ interface Tagged {
  * stale 304). Equal tags hence mean equal `X-Excluded-Count` and `X-TLP-Max` too (a change of an object's
  * marking is a change record: it moves the numbers).
  * Filtered (ReadPolicy.filtered), the version of the summaries (SIGHTING_VERSION) joins the numbers, and with
- * `minScore` the version of the other score inputs (SCORE_VERSION): the filter's answer changes with them.
+ * `minScore` the version of the other score inputs (SCORE_VERSION): the filter's answer changes with them. A STIX
+ * body carries both versions too: its indicators' `confidence` changes with them.
  * `minScore` without `scoreAt` is judged at the request's time, which the digest then holds (tagKey): time alone
  * changes such an answer, so it is never 304.
  */
@@ -53,7 +54,7 @@ export function exportTag({ collectionId, params, policy, lists }: Tagged, posit
     .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, ...policy.tagKey(), lists]))
     .digest('base64url')
     .slice(0, 16);
-  return `"${positionNumbers(policy, position)}-${digest}"`;
+  return `"${positionNumbers(policy, position, params.format === 'stix')}-${digest}"`;
 }
 
 /**

@@ -22,7 +22,7 @@ export class HistoryEntryView {
   @ApiProperty({ enum: CHANGE_OPERATIONS })
   operation: ChangeOperation;
 
-  @ApiProperty({ enum: REMOVE_REASONS, nullable: true, description: 'On `Remove`: `Deleted` or `Expired`; null otherwise.' })
+  @ApiProperty({ enum: REMOVE_REASONS, nullable: true, description: 'On `Remove`: `Deleted`, `Expired`, `Withdrawn` or `Decayed`; null otherwise.' })
   reason: RemoveReason | null;
 
   @ApiProperty({
