@@ -23,6 +23,7 @@ import { HealthModule } from './health/health.module.js';
 import { InsightModule } from './insight/insight.module.js';
 import { IntelReadsModule } from './intel/intel-reads.module.js';
 import { IntelModule } from './intel/intel.module.js';
+import { ScoringModule } from './scoring/scoring.module.js';
 import { SightingsModule } from './sightings/sightings.module.js';
 import { SourcesModule } from './sources/sources.module.js';
 import { TaxiiModule } from './taxii/taxii.module.js';
@@ -48,6 +49,7 @@ export class AppModule {
         FileboxModule,
         IntelModule,
         IntelReadsModule,
+        ScoringModule,
         SightingsModule,
         InsightModule,
         TaxiiModule,

@@ -67,7 +67,14 @@ export function feedStatement(ctx: RowContext, feed: SeededFeed, page: 'listPage
   const { FEED_STATEMENTS } = ctx.statements.objects;
   return (after) => ({
     text: FEED_STATEMENTS[page],
-    values: FEED_STATEMENTS.parameters.values({ collectionId: feed.collectionId, after, limit: rowsPerPage, maxBytes: SERVICE_SETTINGS.pageMaxBytes }),
+    // The listing's rows show their scores at `scoreAt` (now), as the service's do.
+    values: FEED_STATEMENTS.parameters[page].values({
+      collectionId: feed.collectionId,
+      after,
+      limit: rowsPerPage,
+      maxBytes: SERVICE_SETTINGS.pageMaxBytes,
+      scoreAt: new Date().toISOString(),
+    }),
   });
 }
 

@@ -53,6 +53,7 @@ export const row11: RowModule = {
               readable: data.resourceIds,
               collections: null,
               maxBytes: SERVICE_SETTINGS.pageMaxBytes,
+              scoreAt: new Date().toISOString(),
             }),
           );
         },

@@ -30,8 +30,8 @@ export interface ObjectStatements {
     expiry: { at: string | null; ttlSeconds: number | null } | null,
   ): unknown[];
   WRITE_PARAMETERS: { insert: NamedParameters; update: NamedParameters; remove: NamedParameters };
-  /** $1 collection, $2 after position, $3 rows, $4 byte cap (`parameters` names them). */
-  FEED_STATEMENTS: { listPage: string; changesAfter: string; parameters: NamedParameters };
+  /** $1 collection, $2 after position, $3 rows, $4 byte cap, the listing's $5 the time of its scores (`parameters` names them). */
+  FEED_STATEMENTS: { listPage: string; changesAfter: string; parameters: { listPage: NamedParameters; changesAfter: NamedParameters } };
 }
 
 /** The part of a batch plan (src/intel/batch/batch-plan.ts) the batch statement writes: new objects only, here. */

@@ -51,6 +51,11 @@ progress { width: 20rem; }
 .tlp-green { background: #33ff00; }
 .tlp-amber { background: #ffc000; }
 .tlp-red { background: #ff2b2b; }
+/* Score badges: black text on light tints (each above 15:1), the number in the text. */
+.score { display: inline-block; padding: 0 .4rem; border: 1px solid #000; border-radius: 3px; color: #000; font-size: .85rem; font-weight: 700; white-space: nowrap; }
+.score-high { background: #ffd9d9; }
+.score-medium { background: #fff0c2; }
+.score-low { background: #e6ebf1; }
 `;
 
 /**

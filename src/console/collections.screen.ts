@@ -8,6 +8,7 @@ import { HistoryService } from '../intel/history/history.service.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ObjectsService } from '../intel/objects.service.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
+import { ScoringService } from '../scoring/scoring.service.js';
 import { SightingsService } from '../sightings/sightings.service.js';
 import type { Html } from './html.js';
 import { cursorParam, nextCursor } from './paging.js';
@@ -30,6 +31,7 @@ export class CollectionsScreen {
     private readonly lookups: LookupService,
     private readonly history: HistoryService,
     private readonly sightings: SightingsService,
+    private readonly scoring: ScoringService,
     private readonly policies: ReadPolicies,
   ) {}
 
@@ -76,15 +78,17 @@ export class CollectionsScreen {
     const object = result?.matches[0]?.object;
     if (!object) throw new ApiError('NotFound', 'No object of this collection has that key (it may have expired or been deleted).');
     const key = { type: type as ObjectKey['type'], value };
-    const [history, latestSightings] = await Promise.all([
+    const [history, latestSightings, score] = await Promise.all([
       this.history.history(this.policies.of(principal), name, { objectKeyType: key.type, objectKey: value, cursor: cursorParam(query), limit: PAGE_SIZE }),
       this.latestSightings(principal, object.keys),
+      this.scoring.explain(this.policies.of(principal), name, { objectKeyType: key.type, objectKey: value }),
     ]);
     return objectView({
       collection: name,
       object,
       sightings: result.matches[0].sightings,
       latestSightings,
+      score,
       key,
       history: history.items,
       olderHistory: nextCursor(history),

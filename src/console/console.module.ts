@@ -6,6 +6,7 @@ import { InsightModule } from '../insight/insight.module.js';
 import { IntelReadsModule } from '../intel/intel-reads.module.js';
 import { IntelModule } from '../intel/intel.module.js';
 import { ReadPolicyModule } from '../read-policy/read-policy.module.js';
+import { ScoringModule } from '../scoring/scoring.module.js';
 import { SightingsModule } from '../sightings/sightings.module.js';
 import { SourcesModule } from '../sources/sources.module.js';
 import { WarninglistsModule } from '../warninglists/warninglists.module.js';
@@ -42,6 +43,7 @@ import { WarninglistsScreen } from './warninglists.screen.js';
     IntelModule,
     IntelReadsModule,
     ReadPolicyModule,
+    ScoringModule,
     InsightModule,
     FileboxModule,
     SightingsModule,

@@ -10,7 +10,7 @@ import type { Screen } from './views/layout.js';
 /** A source is read with `Read` on its collection, as `GET /intel/sources/{name}` (the resolver names it). */
 const SOURCE_COLLECTION = { parent: 'intel', param: 'name', resolver: SourcesService } as const;
 
-/** Sources: the readable ones with state, runs and claims; one source's run log; "Run now". */
+/** Sources: the readable ones with state, runs and claims; one source's run log; "Run now"; add and edit (with "Test"). */
 @ConsoleController('sources')
 export class SourcesController {
   constructor(
@@ -21,6 +21,26 @@ export class SourcesController {
   @Get()
   list(@Req() request: ConsoleRequest, @Query() query: Record<string, unknown>): Promise<Screen> {
     return this.screen.list(request.principal!, query);
+  }
+
+  /** The source form of the sources page, as `POST /intel/sources` (or its "Test", a dry run). */
+  @Post()
+  @ConsoleAccess('intel', 'Write')
+  async create(@Req() request: ConsoleRequest, @Res() response: Response): Promise<void> {
+    await this.answers.form(request, response, await this.screen.submit(request.form!));
+  }
+
+  @Get(':name/edit')
+  @ConsoleAccess('intel', 'Write')
+  editor(@Param('name') name: string): Promise<Screen> {
+    return this.screen.editor(name);
+  }
+
+  /** The edited source form, as `PATCH /intel/sources/{name}` (or its "Test", a dry run). */
+  @Post(':name/edit')
+  @ConsoleAccess('intel', 'Write')
+  async update(@Req() request: ConsoleRequest, @Res() response: Response, @Param('name') name: string): Promise<void> {
+    await this.answers.form(request, response, await this.screen.submit(request.form!, name));
   }
 
   @Get(':name')

@@ -2,7 +2,7 @@ import { CsvError, parse as parseStream } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { inferObjectType, KEY_TYPES, type KeyType, type ObjectKey } from '../common/indicators/indicators.js';
 import { decodedRecords, textOf, type Chunks } from './chunks.js';
-import { failure, formOf, normalized, type FormatFailure, type FormatRecord, type Rejection } from './forms.js';
+import { credited, failure, formOf, normalized, type CredibilityOption, type FormatFailure, type FormatRecord, type Rejection } from './forms.js';
 import { valueRecords } from './text.js';
 
 /**
@@ -25,6 +25,8 @@ export interface CsvOptions {
   commentedHeader?: boolean;
   /** Every cell trimmed (ThreatFox's `", "` separators); otherwise only the value is. */
   trim?: boolean;
+  /** The column holding each row's own credibility (a source's `credibilityField`), and its scale. */
+  credibility?: CredibilityOption;
 }
 
 /**
@@ -92,15 +94,22 @@ const parserOptions = (options: CsvOptions, columns: (names: string[]) => string
 type Row = { record: Record<string, string>; info: { lines: number } };
 
 function missingColumn(header: string[], options: CsvOptions): FormatFailure | undefined {
-  const named = [options.typeColumn, options.valueColumn, ...(options.contextColumns ?? [])].filter((column) => column !== undefined);
+  const named = [options.typeColumn, options.valueColumn, ...(options.contextColumns ?? []), options.credibility?.field].filter(
+    (column) => column !== undefined,
+  );
   const missing = named.find((column) => !header.includes(column));
   return missing === undefined ? undefined : failure('MissingColumn', `the CSV header has no column "${missing}"`, { column: missing });
 }
 
 const malformed = (error: unknown) => failure('MalformedCsv', `the CSV body is malformed: ${(error as Error).message}`);
 
-/** The records of one row: the key of its type and value cells (or its value alone), its context cells. */
-function* rowRecords({ record, info }: Row, options: CsvOptions): Generator<CsvRecord> {
+/** The records of one row: the key of its type and value cells (or its value alone), its context cells, its credibility cell. */
+function* rowRecords(row: Row, options: CsvOptions): Generator<CsvRecord> {
+  const { field, scale } = options.credibility ?? {};
+  yield* credited(keyRecords(row, options), field === undefined ? undefined : row.record[field], scale);
+}
+
+function* keyRecords({ record, info }: Row, options: CsvOptions): Generator<CsvRecord> {
   const line = info.lines + (options.skipLines ?? 0);
   const value = record[options.valueColumn].trim();
   const context = { ...options.context };

@@ -1,5 +1,6 @@
 import { inferObjectType, normalizeKey, type ObjectKey, type ObjectType } from '../common/indicators/indicators.js';
 import type { TlpRank } from '../common/markings/tlp.js';
+import { recordCredibility, type CredibilityScale } from '../scoring/admiralty.js';
 
 /**
  * What every format gives: object forms (as the intel batch path takes them; keys normalised unless a
@@ -47,10 +48,27 @@ export const failure = (code: FormatFailureCode, message: string, extra: Omit<Fo
 /**
  * A record of a streamed format: a form, a rejected item, or (last) the failure that ended the input. A
  * form's `tlp` is the marking the record carries itself (a STIX object's marking refs, a MISP event's and
- * attribute's tags), absent when it carries none: the reader (a source's run) raises its own by it.
+ * attribute's tags), absent when it carries none: the reader (a source's run) raises its own by it. Its
+ * `credibility` is the Admiralty value (0..100, extensions §18) the record gives itself (a CSV column, an
+ * NDJSON member, a STIX `confidence`, a MISP admiralty-scale tag), absent when it gives none in its scale:
+ * the reader then takes its own.
  */
 export type FormatRecord =
-  { kind: 'form'; line: number; form: ObjectForm; tlp?: TlpRank } | { kind: 'rejected'; rejection: Rejection } | { kind: 'failed'; failure: FormatFailure };
+  | { kind: 'form'; line: number; form: ObjectForm; tlp?: TlpRank; credibility?: number }
+  | { kind: 'rejected'; rejection: Rejection }
+  | { kind: 'failed'; failure: FormatFailure };
+
+/** Where a line format's records give their own credibility: a column or member, and its scale. */
+export interface CredibilityOption {
+  field: string;
+  scale: CredibilityScale;
+}
+
+/** The records of one line with the credibility `raw` (the line's cell or member) gives, when in its scale. */
+export function* credited<R extends FormatRecord>(records: Iterable<R>, raw: unknown, scale: CredibilityScale | undefined): Generator<R> {
+  const credibility = scale === undefined ? undefined : recordCredibility(raw, scale);
+  for (const record of records) yield record.kind === 'form' && credibility !== undefined ? { ...record, credibility } : record;
+}
 
 /** A format read whole: its forms and rejections, or why it cannot be read. */
 export type Parsed<T = ObjectForm> = { ok: true; forms: T[]; rejected: Rejection[] } | { ok: false; failure: FormatFailure };

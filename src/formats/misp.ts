@@ -1,5 +1,6 @@
 import type { KeyType, ObjectKey } from '../common/indicators/indicators.js';
 import { mostRestrictive, rankOfTags, type TlpRank } from '../common/markings/tlp.js';
+import { credibilityOfTags } from '../scoring/admiralty.js';
 import { failure, formOf, isPlainObject, normalized, type FormatFailure, type ObjectForm, type Rejection } from './forms.js';
 
 /**
@@ -71,6 +72,8 @@ export interface MispForm {
   form: ObjectForm;
   attribute: { uuid?: string; type: string; category?: string; comment?: string };
   tlp?: TlpRank;
+  /** The value of the attribute's `admiralty-scale:information-credibility` tag, else its event's (extensions §18); absent without one. */
+  credibility?: number;
 }
 
 export interface MispEvent {
@@ -88,9 +91,11 @@ export interface MispEvent {
 const flag = (value: unknown) => value === true || value === 1 || value === '1' || value === 'true';
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
-/** The marking of an event's or attribute's `Tag` list (`[{"name": "tlp:amber"}, …]`); undefined without a `tlp:` tag. */
-const markingOf = (holder: Record<string, unknown>): TlpRank | undefined =>
-  rankOfTags(listed(holder.Tag).flatMap((tag) => (typeof tag.name === 'string' ? [tag.name] : [])));
+/** The names of an event's or attribute's `Tag` list (`[{"name": "tlp:amber"}, …]`). */
+const tagsOf = (holder: Record<string, unknown>): string[] => listed(holder.Tag).flatMap((tag) => (typeof tag.name === 'string' ? [tag.name] : []));
+
+/** The marking of an event's or attribute's tags; undefined without a `tlp:` tag. */
+const markingOf = (holder: Record<string, unknown>): TlpRank | undefined => rankOfTags(tagsOf(holder));
 
 /**
  * One event file (`{"Event": {…}}`): the attributes of the event and of its `Object`s. An attribute with
@@ -112,6 +117,7 @@ export function parseMispEvent(source: string, options: MispOptions = {}): { ok:
   if (!isPlainObject(event)) return { ok: false, failure: failure('NotAnEvent', 'the event file has no "Event" object') };
   const toIdsOnly = options.toIdsOnly ?? true;
   const eventTlp = markingOf(event);
+  const eventCredibility = credibilityOfTags(tagsOf(event));
   const result: MispEvent = {
     ...(text(event.uuid) !== undefined && { uuid: text(event.uuid) }),
     ...(timestampOf(event.timestamp) !== undefined && { timestamp: timestampOf(event.timestamp) }),
@@ -145,14 +151,15 @@ export function parseMispEvent(source: string, options: MispOptions = {}): { ok:
       ...(text(attribute.comment) !== undefined && text(attribute.comment) !== '' && { comment: text(attribute.comment) }),
     };
     const ranks = [eventTlp, markingOf(attribute)];
-    const marking = ranks.some((rank) => rank !== undefined) ? { tlp: mostRestrictive(ranks) } : {};
+    const credibility = credibilityOfTags(tagsOf(attribute)) ?? eventCredibility;
+    const carried = { ...(ranks.some((rank) => rank !== undefined) && { tlp: mostRestrictive(ranks) }), ...(credibility !== undefined && { credibility }) };
     parts.forEach((keyType, part) => {
       if (keyType === null) return;
       const keyValue = values[part].trim();
       const checked = normalized({ type: keyType === 'IPAddress' && keyValue.includes('/') ? 'IPNetwork' : keyType, value: keyValue });
       if ('reason' in checked) result.rejected.push({ index, value: keyValue, reason: checked.reason });
       else if (deleted || flag(attribute.deleted)) result.withdrawn.push(checked.key);
-      else result.forms.push({ form: formOf(checked.key, { ...options.context }), attribute: origin, ...marking });
+      else result.forms.push({ form: formOf(checked.key, { ...options.context }), attribute: origin, ...carried });
     });
   }
   return { ok: true, event: result };

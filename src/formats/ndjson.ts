@@ -1,5 +1,5 @@
 import { decodedRecords, linesOf, type Chunks } from './chunks.js';
-import { failure, isPlainObject, type FormatRecord } from './forms.js';
+import { credited, failure, isPlainObject, type CredibilityOption, type FormatRecord } from './forms.js';
 import { valueRecords } from './text.js';
 
 /**
@@ -36,6 +36,8 @@ export interface NdjsonOptions {
   contextFields?: string[];
   /** The context every object starts from. */
   context?: Record<string, unknown>;
+  /** The member holding each line's own credibility (a source's `credibilityField`), and its scale. */
+  credibility?: CredibilityOption;
 }
 
 /**
@@ -64,7 +66,8 @@ async function* ndjsonRecords(input: Chunks, options: NdjsonOptions): AsyncGener
     if (!isPlainObject(value) || !Object.hasOwn(value, options.valueField) || typeof value[options.valueField] !== 'string') continue;
     const context = { ...options.context };
     for (const field of options.contextFields ?? []) if (Object.hasOwn(value, field) && value[field] !== null) context[field] = value[field];
-    yield* valueRecords(line, value[options.valueField] as string, context);
+    const { field, scale } = options.credibility ?? {};
+    yield* credited(valueRecords(line, value[options.valueField] as string, context), field === undefined ? undefined : value[field], scale);
   }
   if (lines > 0 && objects === 0) yield { kind: 'failed', failure: failure('NotJson', `no line of the body is a JSON object (${lines} non-blank lines)`) };
 }

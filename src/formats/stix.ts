@@ -1,5 +1,6 @@
 import { normalizeKey, type ObjectKey } from '../common/indicators/indicators.js';
 import { rankOfMarkingRefs, type TlpRank } from '../common/markings/tlp.js';
+import { recordCredibility } from '../scoring/admiralty.js';
 import { CONTEXT_EXTENSION_ID, SERVICE_IDENTITY_ID } from '../stix/stix-ids.js';
 import { parsePattern, PatternRefused } from '../stix/stix-pattern.js';
 import { fromStix } from '../stix/stix-projection.js';
@@ -107,10 +108,11 @@ export function parseTaxiiEnvelope(text: string): { ok: true; envelope: TaxiiEnv
  * normalised, the source's context under its own), the keys whose claim it ends (a `revoked` indicator,
  * or one whose `valid_until` is past `now`), an indicator refused with the reason, or `skipped` (any other
  * object: observables travel with their indicators, relationships, reports and marking definitions are not
- * stored). An indicator's `tlp` is the marking its `object_marking_refs` carry (absent when none is a TLP).
+ * stored). An indicator's `tlp` is the marking its `object_marking_refs` carry (absent when none is a TLP), its
+ * `credibility` its `confidence` (absent without one in 0..100).
  */
 export type TaxiiItem =
-  | { kind: 'form'; form: ObjectForm; tlp?: TlpRank }
+  | { kind: 'form'; form: ObjectForm; tlp?: TlpRank; credibility?: number }
   | { kind: 'withdrawn'; keys: ObjectKey[] }
   | { kind: 'refused'; id: string; reason: string }
   | { kind: 'skipped' };
@@ -147,5 +149,11 @@ export function taxiiItem(object: unknown, context: Record<string, unknown>, now
     if ('reason' in checked) return { kind: 'refused', id, reason: checked.reason };
     keys.push(checked.key);
   }
-  return { kind: 'form', form: { ...mapped.form, keys, context: { ...context, ...mapped.form.context } }, ...markingOf(object) };
+  return { kind: 'form', form: { ...mapped.form, keys, context: { ...context, ...mapped.form.context } }, ...markingOf(object), ...confidenceOf(object) };
+}
+
+/** An indicator's STIX `confidence` (0..100), its credibility as a percentage (extensions §18); none outside that range. */
+function confidenceOf(object: Record<string, unknown>): { credibility?: number } {
+  const credibility = typeof object.confidence === 'number' ? recordCredibility(object.confidence, 'percent') : undefined;
+  return credibility === undefined ? {} : { credibility };
 }

@@ -5,7 +5,7 @@ import type { SizedRow } from '../common/pagination/page.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { PolicyParameter, ReadPolicy } from '../read-policy/read-policy.js';
 import type { ChangeOperation, FeedRemoveReason, RemoveReason } from './entities/change.entity.js';
-import { storedObject, type MarkedRow, type StoredObject, type WrittenChange } from './object-rows.js';
+import { storedObject, type ScoredRow, type StoredObject, type WrittenChange } from './object-rows.js';
 import { FEED_STATEMENTS, feedPageStatement, type FeedPage } from './object-statements.js';
 import { versionsStatement, type VersionQuery } from './object-versions-statements.js';
 
@@ -58,11 +58,16 @@ export class ObjectFeedRepository {
    * A page of objects after `afterId` with the feed position it reflects: snapshot + later changes = the
    * collection (decisions §8). `position` is the object id.
    *
+   * Each row with its score at the policy's `scoreAt` (the statement's own parameter, so the policy's is not bound twice).
    * Its statement and why its plan holds: FEED_PAGES in object-statements.ts.
    */
   listPage(policy: ReadPolicy, collectionId: number, afterId: number, limit: number, numbering?: Numbering) {
-    const narrowing: Narrowing = { parameterNames: policy.parameterNames, values: policy.values(), sql: ($) => policy.conditions('intel_object', $) };
-    return this.withFeedBounds<MarkedRow>('listPage', collectionId, afterId, limit, numbering, narrowing);
+    const narrowing: Narrowing = {
+      parameterNames: policy.parameterNames.filter((name) => name !== 'scoreAt'),
+      values: policy.values(),
+      sql: ($) => policy.conditions('intel_object', $),
+    };
+    return this.withFeedBounds<ScoredRow>('listPage', collectionId, afterId, limit, numbering, narrowing);
   }
 
   /**
@@ -103,7 +108,9 @@ export class ObjectFeedRepository {
     narrowing: Narrowing,
   ): Promise<{ lastSeq: number; prunedSeq: number; pending: boolean; rows: (Row & SizedRow & { position: string })[] }> {
     const runner = numbering?.manager ?? this.dataSource;
-    const p = FEED_STATEMENTS.parameters.with(narrowing.parameterNames);
+    // The listing's own parameters end with `scoreAt` (its rows' scores); the change feed's, with the byte cap.
+    const { listPage, changesAfter } = FEED_STATEMENTS.parameters;
+    const p = (page === 'listPage' ? listPage : changesAfter).with(narrowing.parameterNames);
     const sql = narrowing.sql(p.$);
     const rows: ({ lastSeq: string; prunedSeq: string; pending: boolean; position: string | null } & Row & SizedRow)[] = await runner.query(
       numbering || sql ? feedPageStatement(page, numbering?.ctes, sql) : FEED_STATEMENTS[page],

@@ -103,3 +103,16 @@ export type ObjectView = StoredObject & { tlp: Tlp };
 export function objectView(row: (RawObject | StoredObject) & { tlp: number }): ObjectView {
   return { ...storedObject(row), tlp: tlpOf(row.tlp) };
 }
+
+/**
+ * A live object's row with its score (extensions §18: computed by the statement that read the row, at the request's
+ * `scoreAt` or time), as the listing and lookups read it.
+ */
+export type ScoredRow = MarkedRow & { score: number };
+
+/** The view of a scored row (listings, lookups): the object view and its score. Not the feed's, history's or exports' (scores move with time). */
+export type ScoredView = ObjectView & { score: number };
+
+export function scoredView(row: ScoredRow): ScoredView {
+  return { ...objectView(row), score: row.score };
+}

@@ -8,6 +8,7 @@
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
+import { scoreSql } from '../scoring/score-sql.js';
 import { API_CLAIM_FRESHNESS, apiClaimBehind, apiClaimOnInsert, apiClaimOnUpdate, apiMarkingHeld } from './api-claim.js';
 import { expiresAt, insertChanges, ORIGIN_PARAMETERS, PREVIOUS_MARKING, SHARED_WRITER_LOCK, type OriginPlaceholders } from './change-records.js';
 import { CLAIMED_MARKING } from './claimed-marking.js';
@@ -269,8 +270,10 @@ const RECORD_AS_SEEN = {
  * cursor lay beyond the histogram (a burst ANALYZE has not seen), fetch the rest of the collection by the
  * primary key and sort it for every page. test/database/query-plans.e2e-spec.ts checks the plan. Expired
  * objects are hidden at once, before the expiry job removes them (a filter, not a key: the walk and its
- * bound stay as they are). `conditions` (the sighting filter's, starting with AND, parameters from $5) are
- * conditions on the walk too: a page reads objects until it has found its rows.
+ * bound stay as they are). `conditions` (the read policy's, starting with AND, parameters from $5) are
+ * conditions on the walk too: a page reads objects until it has found its rows. Each row shows its score at $5
+ * (`scoreAt`, extensions §18), computed for the rows of the page only (the select list of the rows the LIMIT
+ * takes); a `minScore` condition computes it on the walk as well.
  *
  * `changesAfter`: changes after a position. Remove records written before reasons were recorded were all
  * explicit deletes. With a key's ceiling (`narrowing`, its placeholder) each record reads as the key may see
@@ -281,7 +284,7 @@ const FEED_PAGES = {
   listPage: (conditions: string) =>
     sizeBoundedPage(
       {
-        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}, intel_object.tlp`,
+        select: `id AS position, ${WRITTEN_OBJECT('intel_object')}, intel_object.tlp, ${scoreSql('intel_object', '$5')} AS score`,
         from: `FROM intel_object WHERE (collection_id, id) > ($1, $2) AND collection_id <= $1 AND ${LIVE('intel_object')}${conditions}`,
         orderBy: 'collection_id, id',
         rowBytes: 'row_bytes',
@@ -335,9 +338,12 @@ export function feedPageStatement(page: FeedPage, numbering?: string, narrowing 
           ORDER BY r.position`;
 }
 
-/** The pages as ObjectFeedRepository reads them without numbering, and their parameters by name. */
+/** The pages as ObjectFeedRepository reads them without numbering, and their parameters by name (the listing's scores' time last). */
 export const FEED_STATEMENTS = {
   listPage: feedPageStatement('listPage'),
   changesAfter: feedPageStatement('changesAfter'),
-  parameters: namedParameters(['collectionId', 'after', 'limit', 'maxBytes']),
+  parameters: {
+    listPage: namedParameters(['collectionId', 'after', 'limit', 'maxBytes', 'scoreAt']),
+    changesAfter: namedParameters(['collectionId', 'after', 'limit', 'maxBytes']),
+  },
 } as const;

@@ -5,6 +5,8 @@
  */
 import { sizeBoundedPage } from '../common/pagination/size-bounded-page.js';
 import { isoMicros } from '../common/sql/timestamps.js';
+import { scoreSql } from '../scoring/score-sql.js';
+import { LIVE } from './object-statements.js';
 
 /** Which versions of each object life: every one, or its first, its last, those at given feed times. */
 export type VersionSelector = 'all' | { first: boolean; last: boolean; at: string[] };
@@ -25,6 +27,11 @@ export interface VersionQuery {
    * object as it is now: marked above the ceiling, none of its versions is there).
    */
   maxTlp?: number;
+  /**
+   * `minScore` (extensions §18): only versions of lives whose live object scores at least `min` at `at`. A life
+   * that ended (or its object expired) has no score: none of its versions is there.
+   */
+  score?: { min: number; at: string };
 }
 
 /**
@@ -56,6 +63,14 @@ export function versionsStatement(collectionId: number, query: VersionQuery, max
         `(SELECT l.tlp FROM intel_change l WHERE l.collection_id = $1 AND l.object_uid = ch.object_uid ORDER BY l.seq DESC LIMIT 1) <= ${maxTlp}`,
       );
     }
+  }
+  if (query.score !== undefined) {
+    // The life's live object, by its record's first key (keys leave an object only with it): one probe of the key
+    // table's primary key, then the object row the score function takes whole.
+    conditions.push(`EXISTS (SELECT 1 FROM intel_object_key sk JOIN intel_object so ON so.id = sk.object_id
+                              WHERE sk.key_type = ch.object->'keys'->0->>'type' AND sk.value = ch.object->'keys'->0->>'value'
+                                AND sk.collection_id = $1 AND so.uid = ch.object_uid AND ${LIVE('so')}
+                                AND ${scoreSql('so', `${param(query.score.at)}`)} >= ${param(query.score.min)}::float8)`);
   }
   if (versions !== 'all') {
     const later = (op: string) =>

@@ -15,7 +15,7 @@ import {
   ListObjectsQueryDto,
   ObjectAddDto,
   ObjectChangeView,
-  ObjectView,
+  ScoredObjectView,
   WriteMarkingQueryDto,
 } from './dto/object.dto.js';
 import { ObjectsService } from './objects.service.js';
@@ -94,15 +94,17 @@ export class ObjectsController {
       'is in `Link: <...>; rel="next"`. The first page (no `cursor`) also carries `Link: <...>; rel="related"`: the ' +
       'change-feed position of exactly that snapshot. Read every page, then follow the feed from that link to stay ' +
       'in sync without missing or repeating a change. `sightedSince` and `excludeFalsePositives` list only objects ' +
-      'sighted since then, or not mostly false positives (POST /intel/sightings); the feed itself is not filtered.',
+      'sighted since then, or not mostly false positives (POST /intel/sightings); `minScore` only objects whose score ' +
+      'at `scoreAt` (default: now) is at least that, exactly, pages full while more match; the feed itself is not filtered. ' +
+      'Each object shows its `score` at `scoreAt` (default: now).',
   })
   @ApiOkResponse({
-    type: [ObjectView],
+    type: [ScoredObjectView],
     headers: LISTING_LINK_HEADER,
     description: 'A page; next page in `Link: rel="next"`, on the first page the changes cursor in `rel="related"`.',
   })
   @ApiErrors({
-    400: 'InvalidQueryArgument: a malformed cursor, limit, sightedSince or excludeFalsePositives.',
+    400: 'InvalidQueryArgument: a malformed cursor, limit, sightedSince, excludeFalsePositives, minScore or scoreAt.',
     404: 'NotFound: no collection has this name.',
   })
   list(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ListObjectsQueryDto) {

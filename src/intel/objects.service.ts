@@ -11,10 +11,10 @@ import { WarninglistMatcherService } from '../warninglists/warninglist-matcher.s
 import { ChangeSequencer } from './change-sequencer.js';
 import { ChangesService, encodeChangesCursor } from './changes.service.js';
 import { CollectionsService, type CollectionRecord } from './collections.service.js';
-import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ObjectView } from './dto/object.dto.js';
+import type { DeleteObjectQueryDto, ListObjectsQueryDto, ObjectAddDto, ScoredObjectView } from './dto/object.dto.js';
 import { ObjectExpiryRepository } from './object-expiry.repository.js';
 import { ObjectFeedRepository } from './object-feed.repository.js';
-import { objectView, type JudgedHit, type WrittenChange } from './object-rows.js';
+import { scoredView, type JudgedHit, type WrittenChange } from './object-rows.js';
 import { addOutcome, claimBehind, planAdd, prepareObject, schemaInstance, tlpParameter, type AddOutcome, type PreparedObject } from './object-rules.js';
 import { ObjectsRepository } from './objects.repository.js';
 import { EXTENSION_ORIGIN, type WriteOrigin } from './write-origin.js';
@@ -206,7 +206,7 @@ export class ObjectsService {
    * the same snapshot (ChangeSequencer.numberAndRead), so that the cursor follows exactly what the page shows;
    * it carries the page's marking ceiling too, so that the feed goes on with what the listing showed.
    */
-  async list(policy: ReadPolicy, collectionName: string, query: ListObjectsQueryDto): Promise<PageResult<ObjectView>> {
+  async list(policy: ReadPolicy, collectionName: string, query: ListObjectsQueryDto): Promise<PageResult<ScoredObjectView>> {
     const page = pageRequestOf(query);
     const collection = await this.collections.findByName(collectionName);
     const afterId = afterIdFromCursor(page.cursor);
@@ -221,6 +221,6 @@ export class ObjectsService {
       page.cursor === undefined
         ? { path: `/intel/collections/${collection.name}/objects/changes`, cursor: encodeChangesCursor(collection.id, lastSeq, policy.ceiling) }
         : undefined;
-    return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), objectView, related);
+    return keysetPage(rows, page.limit, (row) => afterIdCursor(Number(row.position)), scoredView, related);
   }
 }

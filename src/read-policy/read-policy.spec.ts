@@ -23,9 +23,10 @@ function policyOver(lists: ActiveList[], filters: ReadFilters = NO_FILTERS, mode
   return { policy, reads };
 }
 
-const SIGHTED: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: false } };
-const NOT_FALSE: ReadFilters = { sightings: { sightedSince: null, excludeFalsePositives: true } };
-const BOTH: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: true } };
+const SIGHTED: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: false }, score: null };
+const NOT_FALSE: ReadFilters = { sightings: { sightedSince: null, excludeFalsePositives: true }, score: null };
+const SCORED: ReadFilters = { sightings: NO_FILTERS.sightings, score: { min: 50 } };
+const BOTH: ReadFilters = { sightings: { sightedSince: '2030-01-01T00:00:00.000Z', excludeFalsePositives: true }, score: null };
 
 describe('ReadPolicy', () => {
   it.each<[string, ReadFilters, string[], boolean, string[]]>([
@@ -40,7 +41,30 @@ describe('ReadPolicy', () => {
     const sql = policy.conditions('o', { sightedSince: '$9' });
     if (fragments.length === 0) expect(sql).toBe('');
     for (const fragment of fragments) expect(sql).toContain(fragment);
-    expect(policy.values()).toEqual({ sightedSince: filters.sightings.sightedSince, maxTlp: RED });
+    expect(policy.values()).toEqual({ sightedSince: filters.sightings.sightedSince, maxTlp: RED, scoreAt: expect.any(String), minScore: null });
+    expect(policy.scored).toBe(false);
+  });
+
+  it('minScore binds the time and the bound, after the others, and compares the whole row’s score; its tag holds both', () => {
+    const { policy } = policyOver([], SCORED, 'apply', 1);
+    expect(policy.parameterNames).toEqual(['maxTlp', 'scoreAt', 'minScore']);
+    expect(policy.conditions('o', { maxTlp: '$3', scoreAt: '$4', minScore: '$5' })).toBe(
+      ' AND o.tlp <= $3::smallint AND intel_object_score(o, $4::timestamptz) >= $5::float8',
+    );
+    expect(policy.values()).toMatchObject({ minScore: 50, scoreAt: expect.any(String) });
+    expect(policy.filtered).toBe(true);
+    expect(policy.scored).toBe(true);
+    // Judged at the request's time (no scoreAt): the answer moves with time alone.
+    expect(policy.judgedNow).toBe(true);
+    const asked = new ReadPolicy({ readsAll: true, readable: [] }, SCORED, RED, 'apply', async () => new ListSet([]), {
+      at: '2030-01-01T00:00:00.000Z',
+      asked: true,
+    });
+    expect(asked.judgedNow).toBe(false);
+    expect(asked.values().scoreAt).toBe('2030-01-01T00:00:00.000Z');
+    expect(asked.tagKey()).toContain('2030-01-01T00:00:00.000Z');
+    // Without minScore the tag key is the one it always was.
+    expect(policyOver([]).policy.tagKey()).toEqual([NO_FILTERS.sightings, 'apply', RED]);
   });
 
   it.each<[string, TlpRank, string[], string]>([
@@ -100,7 +124,7 @@ describe('ReadPolicy', () => {
   });
 
   it('gives every filter, the warninglist mode and the ceiling a distinct tag key', () => {
-    const keys = [NO_FILTERS, SIGHTED, NOT_FALSE, BOTH].flatMap((filters) =>
+    const keys = [NO_FILTERS, SIGHTED, NOT_FALSE, BOTH, SCORED, { ...SCORED, score: { min: 51 } }].flatMap((filters) =>
       (['apply', 'ignore'] as const).flatMap((mode) =>
         ([CLEAR, 2, RED] as TlpRank[]).map((ceiling) => JSON.stringify(policyOver([], filters, mode, ceiling).policy.tagKey())),
       ),

@@ -9,6 +9,7 @@
 import { BUILTIN_RESOURCES, type Principal } from '../common/guard/access.js';
 import type { ObjectKey } from '../common/indicators/indicators.js';
 import { RED, type TlpRank } from '../common/markings/tlp.js';
+import { scoreSql } from '../scoring/score-sql.js';
 import { isFiltered, NO_SIGHTING_FILTER, type SightingFilter } from '../sightings/sighting-filter.js';
 import { sightingConditions } from '../sightings/sighting-sql.js';
 import type { ListSet, Warning } from '../warninglists/warninglist-matcher/index.js';
@@ -36,12 +37,23 @@ export type WarninglistMode = (typeof WARNINGLIST_MODES)[number];
 /** What a request chose to narrow its read to: objects that fail a filter are simply not there (never counted). */
 export interface ReadFilters {
   sightings: SightingFilter;
+  /** `minScore=` (extensions §18): only objects whose score at the policy's `scoreAt` is at least `min`; null when not asked. */
+  score: { min: number } | null;
 }
 
-export const NO_FILTERS: ReadFilters = { sightings: NO_SIGHTING_FILTER };
+export const NO_FILTERS: ReadFilters = { sightings: NO_SIGHTING_FILTER, score: null };
+
+/**
+ * The time a read computes scores at (extensions §18): the request's `scoreAt` (`asked`), else the time of the
+ * request, one instant for the whole request (ISO 8601 UTC, milliseconds).
+ */
+export interface ScoreTime {
+  at: string;
+  asked: boolean;
+}
 
 /** The parameters `conditions` may bind; a statement embedding them lists `parameterNames` after its own. */
-export type PolicyParameter = 'sightedSince' | 'maxTlp';
+export type PolicyParameter = 'sightedSince' | 'maxTlp' | 'scoreAt' | 'minScore';
 
 /**
  * The warninglists that leave objects out of a read, as read once for it: the key types they check, whether a
@@ -79,22 +91,37 @@ export class ReadPolicy implements ObjectConditions {
     readonly warninglists: WarninglistMode,
     /** Reads the enabled lists; called at most once per policy (a list changed meanwhile acts from the next request). */
     private readonly readLists: () => Promise<ListSet>,
+    /** When scores are computed: by the `minScore` filter and by the views that show them (listing, lookup, provenance). */
+    readonly scoreAt: ScoreTime = { at: new Date().toISOString(), asked: false },
   ) {}
 
   /** The same policy with another warninglist mode (a TAXII walk carries its own in `next`); the lists are still read once. */
   withWarninglists(mode: WarninglistMode): ReadPolicy {
-    return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, this.ceiling, mode, () => this.listSet());
+    return mode === this.warninglists ? this : new ReadPolicy(this.scope, this.filters, this.ceiling, mode, () => this.listSet(), this.scoreAt);
   }
 
   /** The same policy under `ceiling` when that is lower (a TAXII walk carries the `maxTLP=` it began with in `next`); never higher. */
   narrowedTo(ceiling: TlpRank | undefined): ReadPolicy {
     if (ceiling === undefined || ceiling >= this.ceiling) return this;
-    return new ReadPolicy(this.scope, this.filters, ceiling, this.warninglists, () => this.listSet());
+    return new ReadPolicy(this.scope, this.filters, ceiling, this.warninglists, () => this.listSet(), this.scoreAt);
   }
 
-  /** True when a filter narrows the read: the summaries' version (SIGHTING_VERSION) then joins an ETag. */
+  /** True when a filter narrows the read: the summaries' version (SIGHTING_VERSION) then joins an ETag (a score reads them too). */
   get filtered(): boolean {
-    return isFiltered(this.filters.sightings);
+    return isFiltered(this.filters.sightings) || this.scored;
+  }
+
+  /** True when `minScore` narrows the read: the score inputs' version (SCORE_VERSION) then joins an ETag. */
+  get scored(): boolean {
+    return this.filters.score !== null;
+  }
+
+  /**
+   * True when the read's answer moves with time alone: scores filter it at the request's time (no `scoreAt`). Its
+   * tag carries that time (tagKey), so it is never answered 304, and nothing is kept for its state.
+   */
+  get judgedNow(): boolean {
+    return this.scored && !this.scoreAt.asked;
   }
 
   /** Whether the ceiling leaves anything out: a key that may read every marking runs the statement it ran before markings. */
@@ -104,12 +131,16 @@ export class ReadPolicy implements ObjectConditions {
 
   /** The names of the parameters `conditions` binds: only those of the rules in use, so an unfiltered read runs today's statement. */
   get parameterNames(): PolicyParameter[] {
-    return [...(this.filters.sightings.sightedSince === null ? [] : ['sightedSince' as const]), ...(this.restricted ? ['maxTlp' as const] : [])];
+    return [
+      ...(this.filters.sightings.sightedSince === null ? [] : ['sightedSince' as const]),
+      ...(this.restricted ? ['maxTlp' as const] : []),
+      ...(this.scored ? (['scoreAt', 'minScore'] as const) : []),
+    ];
   }
 
   /** The values of `parameterNames` (a statement's NamedParameters picks those it lists). */
   values(): Record<PolicyParameter, unknown> {
-    return { sightedSince: this.filters.sightings.sightedSince, maxTlp: this.ceiling };
+    return { sightedSince: this.filters.sightings.sightedSince, maxTlp: this.ceiling, scoreAt: this.scoreAt.at, minScore: this.filters.score?.min ?? null };
   }
 
   /**
@@ -119,7 +150,9 @@ export class ReadPolicy implements ObjectConditions {
   conditions(o: string, $: Partial<Record<PolicyParameter, string>>): string {
     const ceiling = this.ceilingSql($);
     const marked = ceiling === undefined ? '' : ` AND ${o}.tlp <= ${ceiling}`;
-    return `${sightingConditions(o, this.filters.sightings, $.sightedSince ?? '')}${marked}`;
+    // `o` must be the intel_object row itself (an alias of the table): the score function takes the whole row.
+    const scored = this.scored ? ` AND ${scoreSql(o, $.scoreAt!)} >= ${$.minScore}::float8` : '';
+    return `${sightingConditions(o, this.filters.sightings, $.sightedSince ?? '')}${marked}${scored}`;
   }
 
   /**
@@ -143,7 +176,9 @@ export class ReadPolicy implements ObjectConditions {
 
   /** The policy's part of a cache key or ETag digest: equal keys, the same objects chosen from the same rows. */
   tagKey(): unknown[] {
-    return [this.filters.sightings, this.warninglists, this.ceiling];
+    // With minScore, the time scores are judged at: an answer judged at the request's time has a tag of its own.
+    const scored = this.filters.score === null ? [] : [this.filters.score.min, this.scoreAt.at];
+    return [this.filters.sightings, this.warninglists, this.ceiling, ...scored];
   }
 
   /** Every enabled list, read once for the request (lookups and provenance annotate with them). */
@@ -174,4 +209,8 @@ export class ReadPolicy implements ObjectConditions {
 }
 
 /** The conditions of a read that nothing narrows (the bench's raw baselines, a listing read without a policy). */
-export const UNFILTERED: ObjectConditions = { parameterNames: [], values: () => ({ sightedSince: null, maxTlp: RED }), conditions: () => '' };
+export const UNFILTERED: ObjectConditions = {
+  parameterNames: [],
+  values: () => ({ sightedSince: null, maxTlp: RED, scoreAt: null, minScore: null }),
+  conditions: () => '',
+};

@@ -77,12 +77,18 @@ export async function readMispFeed(request: FeedRequest): Promise<FeedResult> {
       for (const key of event.event.withdrawn) candidates.set(keyId(key), key);
       const keys = new Set<string>();
       const marks: Record<string, TlpRank> = {};
-      for (const { form, tlp } of event.event.forms) {
+      for (const { form, tlp, credibility } of event.event.forms) {
         const ids = form.keys.map(keyId);
         ids.forEach((id) => keys.add(id));
         if (tlp !== undefined && tlp > CLEAR) for (const id of ids) marks[id] = mostRestrictive([marks[id], tlp]);
         const ranks = [tlp, ...ids.map((id) => held.get(id))];
-        yield { kind: 'form', line: ++line, form, ...(ranks.some((rank) => rank !== undefined) && { tlp: mostRestrictive(ranks) }) };
+        yield {
+          kind: 'form',
+          line: ++line,
+          form,
+          ...(ranks.some((rank) => rank !== undefined) && { tlp: mostRestrictive(ranks) }),
+          ...(credibility !== undefined && { credibility }),
+        };
       }
       for (const { value, reason } of event.event.rejected)
         yield { kind: 'rejected', rejection: { line: ++line, value, reason: `event ${entry.uuid}: ${reason}` } };

@@ -5,6 +5,7 @@ import type { ObjectKey } from '../common/indicators/indicators.js';
 import { CLEAR } from '../common/markings/tlp.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
+import { BUMP_SCORE_VERSION } from '../scoring/score-sql.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
 import { LeaseLost } from './run-failures.js';
 import type { ObjectSourceClaim } from './source-claims.service.js';
@@ -51,9 +52,10 @@ export interface ClaimSettlement extends EndedTables {
   /** The run's lease: the settlement writes nothing unless the run still holds it; null for a dry run. */
   runID: string | null;
   /**
-   * A relation `(key_type, value, tlp)` of the keys the body lists (each claimed at that marking, its missed
-   * runs reset), or null when the body is the previous one (304, or the same normalised objects): then the
-   * claims it did not list are missed once more, and every claim keeps its marking.
+   * A relation `(key_type, value, tlp, credibility)` of the keys the body lists (each claimed at that marking
+   * and credibility, its missed runs reset), or null when the body is the previous one (304, or the same
+   * normalised objects): then the claims it did not list are missed once more, and every claim keeps its
+   * marking and credibility.
    */
   seen: string | null;
   snapshot: boolean;
@@ -89,25 +91,29 @@ const SOURCE_PARAMETERS = namedParameters(['sourceId']);
 const S = SOURCE_PARAMETERS.$;
 
 /** The body's keys once, for the upsert and, in a snapshot, the claims it misses (`seen`: the staged relation). */
-const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DROP AS SELECT s.key_type, s.value, s.tlp FROM ${seen} s`;
+const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DROP AS SELECT s.key_type, s.value, s.tlp, s.credibility FROM ${seen} s`;
 
 /**
- * The claims of the keys listed, each at the marking of this listing. A snapshot rewrites only the claims
- * whose state changes (new, listed again after a miss, or marked otherwise): a claim listed run after run
- * keeps its row, and its lastSeenAt is the source's last success (lastSeenOf). A delta body lists few keys,
- * each seen now. The keys of the claims rewritten go to `remarked` (their marking may differ), and those of
- * the new claims above TLP:CLEAR: a new claim at TLP:CLEAR raises no object's marking, so a snapshot that
- * lists the same million keys run after run, or a first run, re-marks nothing.
+ * The claims of the keys listed, each at the marking and credibility of this listing. A snapshot rewrites
+ * only the claims whose state changes (new, listed again after a miss, marked otherwise, or of another
+ * credibility): a claim listed run after run keeps its row, and its lastSeenAt is the source's last success
+ * (lastSeenOf). A delta body lists few keys, each seen now. The keys of the claims rewritten go to `remarked`
+ * (their marking may differ), and those of the new claims above TLP:CLEAR: a new claim at TLP:CLEAR raises
+ * no object's marking, so a snapshot that lists the same million keys run after run, or a first run,
+ * re-marks nothing. Answers how many claims it wrote (`touched`).
  */
 const UPSERT_SEEN = (snapshot: boolean, remarked: string) => `WITH listed AS (
-    INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs, tlp)
-    SELECT ${S.sourceId}::int, s.key_type, s.value, now(), now(), 0, s.tlp FROM ${RUN_SEEN} s
-    ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0, tlp = EXCLUDED.tlp${
-      snapshot ? ' WHERE sources_claim.missed_runs > 0 OR sources_claim.tlp <> EXCLUDED.tlp' : ''
+    INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs, tlp, credibility)
+    SELECT ${S.sourceId}::int, s.key_type, s.value, now(), now(), 0, s.tlp, s.credibility FROM ${RUN_SEEN} s
+    ON CONFLICT (source_id, key_type, value) DO UPDATE SET last_seen_at = now(), missed_runs = 0, tlp = EXCLUDED.tlp, credibility = EXCLUDED.credibility${
+      snapshot
+        ? ' WHERE sources_claim.missed_runs > 0 OR sources_claim.tlp <> EXCLUDED.tlp OR sources_claim.credibility IS DISTINCT FROM EXCLUDED.credibility'
+        : ''
     }
     RETURNING key_type, value, tlp, ${HELD_BEFORE} AS held
-  )
-  INSERT INTO ${remarked} (key_type, value) SELECT key_type, value FROM listed WHERE held OR tlp > ${CLEAR}`;
+  ),
+  remark AS (INSERT INTO ${remarked} (key_type, value) SELECT key_type, value FROM listed WHERE held OR tlp > ${CLEAR})
+  SELECT count(*)::int AS touched FROM listed`;
 
 /**
  * Missed by this run: not listed by its body (an anti-join with the keys it lists), or, for a repeat of the
@@ -133,11 +139,13 @@ const COUNT_ENDING = `SELECT (SELECT count(*) FROM sources_claim c WHERE c.sourc
 
 /**
  * A missed claim is missed once more. A claim missed for the first time was last listed by the source's last
- * successful run (its row was not rewritten since): that time becomes its own.
+ * successful run (its row was not rewritten since): that time becomes its own. Answers how many it missed.
  */
-const COUNT_MISS = `UPDATE sources_claim c SET missed_runs = c.missed_runs + 1,
+const COUNT_MISS = `WITH missed AS (UPDATE sources_claim c SET missed_runs = c.missed_runs + 1,
          last_seen_at = CASE WHEN c.missed_runs = 0 THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END
-  FROM sources_source s, ${RUN_MISSED} m WHERE s.id = c.source_id AND c.source_id = ${S.sourceId} AND c.key_type = m.key_type AND c.value = m.value`;
+  FROM sources_source s, ${RUN_MISSED} m WHERE s.id = c.source_id AND c.source_id = ${S.sourceId} AND c.key_type = m.key_type AND c.value = m.value
+  RETURNING 1)
+  SELECT count(*)::int AS touched FROM missed`;
 
 const END_PARAMETERS = namedParameters(['sourceId', 'collection', 'missesToEnd']);
 const E = END_PARAMETERS.$;
@@ -145,10 +153,12 @@ const E = END_PARAMETERS.$;
 /**
  * Ends the claims `deleting` deletes (a DELETE of sources_claim returning `key_type, value`) of the source
  * `sourceId`: every key into `remarked`, and those no other source of the collection claims into `ended`.
+ * Answers how many claims ended (`touched`).
  */
 const ENDING = (deleting: string, tables: EndedTables, sourceId: string, collection: string) => `WITH gone AS (${deleting}),
-  remark AS (INSERT INTO ${tables.remarked} (key_type, value) SELECT g.key_type, g.value FROM gone g)
-  INSERT INTO ${tables.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', sourceId, collection)}`;
+  remark AS (INSERT INTO ${tables.remarked} (key_type, value) SELECT g.key_type, g.value FROM gone g),
+  ended AS (INSERT INTO ${tables.ended} (key_type, value) SELECT g.key_type, g.value FROM gone g WHERE NOT ${CLAIMED_ELSEWHERE('g', sourceId, collection)})
+  SELECT count(*)::int AS touched FROM gone`;
 
 /** Ends the claims whose misses (this one now counted) reach the policy's threshold. */
 const END_MISSED = (tables: EndedTables) =>
@@ -197,6 +207,20 @@ const CLAIMS_PAGE = `SELECT c.key_type AS type, c.value, ${isoUtc('c.first_seen_
    WHERE c.source_id = ${P.sourceId} AND (${P.afterType}::text IS NULL OR (c.key_type, c.value) > (${P.afterType}::text, ${P.afterValue}::text))
    ORDER BY c.key_type, c.value LIMIT ${P.limit}`;
 
+/** Runs a statement that answers how many claims it wrote (`touched`). */
+async function touched(manager: EntityManager, statement: string, parameters: unknown[]): Promise<number> {
+  const [row]: { touched: number }[] = await manager.query(statement, parameters);
+  return row.touched;
+}
+
+/**
+ * The score version moves (once per transaction that needs it) when claims were made, ended, re-dated or
+ * given another credibility: scores move with them, and the objects' change records need not (extensions §18).
+ */
+async function scoresMoved(manager: EntityManager, moved: boolean): Promise<void> {
+  if (moved) await manager.query(BUMP_SCORE_VERSION);
+}
+
 /**
  * The claims of sources: how a run settles them (extensions §13 "Runs"), how a deletion ends them, and the
  * claims page. The statements that end claims fill a staged table (BatchService's RunStage) with the keys
@@ -228,12 +252,17 @@ export class SourceClaimsRepository {
       if (held.length === 0) throw new LeaseLost();
     }
     const source = SOURCE_PARAMETERS.values({ sourceId: run.sourceId });
+    let listed = 0;
     if (run.seen !== null) {
       await manager.query(STAGE_SEEN(run.seen));
       await manager.query(`ANALYZE ${RUN_SEEN}`);
-      await manager.query(UPSERT_SEEN(run.snapshot, run.remarked), source);
+      listed = await touched(manager, UPSERT_SEEN(run.snapshot, run.remarked), source);
     }
-    if (!run.snapshot) return this.withdraw(manager, run);
+    if (!run.snapshot) {
+      const withdrawn = await this.withdraw(manager, run);
+      await scoresMoved(manager, listed + withdrawn.ended > 0);
+      return { suspect: withdrawn.suspect };
+    }
     await manager.query(run.seen !== null ? STAGE_MISSED_OF_BODY : STAGE_MISSED_OF_REPEAT, source);
     const threshold = missesToEnd(run.policy);
     const [{ held, ending }]: { held: number; ending: number }[] = await manager.query(
@@ -241,9 +270,18 @@ export class SourceClaimsRepository {
       JUDGE_PARAMETERS.values({ sourceId: run.sourceId, missesToEnd: threshold }),
     );
     const suspect = isSuspect({ held, ending, maxRemovalRatio: run.maxRemovalRatio, tooFew: run.tooFew });
-    if (suspect) return { suspect };
-    await manager.query(COUNT_MISS, source);
-    await manager.query(END_MISSED(run), END_PARAMETERS.values({ sourceId: run.sourceId, collection: run.collection, missesToEnd: threshold }));
+    if (suspect) {
+      await scoresMoved(manager, listed > 0);
+      return { suspect };
+    }
+    const missed = await touched(manager, COUNT_MISS, source);
+    const ended = await touched(
+      manager,
+      END_MISSED(run),
+      END_PARAMETERS.values({ sourceId: run.sourceId, collection: run.collection, missesToEnd: threshold }),
+    );
+    // A successful snapshot run re-dates every claim it lists, rewritten or not (lastSeenOf: the source's last success).
+    await scoresMoved(manager, listed + missed + ended + held > 0);
     return { suspect };
   }
 
@@ -253,13 +291,13 @@ export class SourceClaimsRepository {
    * claim in the collection ended go to `run.ended`. Under the same locks as `settle`, so the count and the
    * deletion see the same claims.
    */
-  private async withdraw(manager: EntityManager, run: ClaimSettlement): Promise<{ suspect: boolean }> {
-    if (run.tooFew || run.withdrawn.length === 0) return { suspect: run.tooFew };
+  private async withdraw(manager: EntityManager, run: ClaimSettlement): Promise<{ suspect: boolean; ended: number }> {
+    if (run.tooFew || run.withdrawn.length === 0) return { suspect: run.tooFew, ended: 0 };
     const keys = { sourceId: run.sourceId, types: run.withdrawn.map((key) => key.type), values: run.withdrawn.map((key) => key.value) };
     const [{ held, ending }]: { held: number; ending: number }[] = await manager.query(COUNT_WITHDRAWN, COUNT_WITHDRAWN_PARAMETERS.values(keys));
-    if (isSuspect({ held, ending, maxRemovalRatio: run.maxRemovalRatio, tooFew: false })) return { suspect: true };
-    await manager.query(WITHDRAW(run), WITHDRAW_PARAMETERS.values({ ...keys, collection: run.collection }));
-    return { suspect: false };
+    if (isSuspect({ held, ending, maxRemovalRatio: run.maxRemovalRatio, tooFew: false })) return { suspect: true, ended: 0 };
+    const ended = await touched(manager, WITHDRAW(run), WITHDRAW_PARAMETERS.values({ ...keys, collection: run.collection }));
+    return { suspect: false, ended };
   }
 
   /**
@@ -268,7 +306,8 @@ export class SourceClaimsRepository {
    * every key into `remarked`.
    */
   async endAll(manager: EntityManager, source: { id: number; collection: string }, tables: EndedTables): Promise<void> {
-    await manager.query(END_ALL(tables), DELETE_PARAMETERS.values({ sourceId: source.id, collection: source.collection }));
+    const ended = await touched(manager, END_ALL(tables), DELETE_PARAMETERS.values({ sourceId: source.id, collection: source.collection }));
+    await scoresMoved(manager, ended > 0);
   }
 
   async claims(sourceId: number, after: { type: string; value: string } | null, limit: number): Promise<ClaimRow[]> {

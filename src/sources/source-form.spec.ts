@@ -31,6 +31,8 @@ describe('parseSourceForm', () => {
         maxRemovalRatio: 0.5,
         minItems: 1,
         tlp: 'TLP:CLEAR',
+        reliability: 'F',
+        credibility: 6,
       },
       secrets: { headers: {} },
     });

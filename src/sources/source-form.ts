@@ -1,6 +1,16 @@
 import { isIP } from 'node:net';
 import { CommonErrors } from '../common/errors/api-error.js';
 import { rankOf, TLP_INPUT_HINT, tlpOf, type Tlp } from '../common/markings/tlp.js';
+import {
+  CREDIBILITIES,
+  CREDIBILITY_SCALES,
+  DEFAULT_CREDIBILITY,
+  DEFAULT_RELIABILITY,
+  RELIABILITIES,
+  type Credibility,
+  type CredibilityScale,
+  type Reliability,
+} from '../scoring/admiralty.js';
 
 /** The kinds of extensions §13; `taxii21` and `misp` are always `delta`. */
 export const SOURCE_KINDS = ['text', 'csv', 'ndjson', 'taxii21', 'misp'] as const;
@@ -29,11 +39,15 @@ const COMMON = [
   'maxRemovalRatio',
   'minItems',
   'tlp',
+  'reliability',
+  'credibility',
 ];
+/** The kinds whose records may carry their own credibility in a column or field of theirs (`credibilityField`). */
+const RECORD_CREDIBILITY = ['credibilityField', 'credibilityScale'];
 const PER_KIND: Record<SourceKind, string[]> = {
   text: [],
-  csv: ['valueColumn', 'typeColumn', 'contextColumns', 'delimiter', 'skipLines'],
-  ndjson: ['valueField', 'contextFields'],
+  csv: ['valueColumn', 'typeColumn', 'contextColumns', 'delimiter', 'skipLines', ...RECORD_CREDIBILITY],
+  ndjson: ['valueField', 'contextFields', ...RECORD_CREDIBILITY],
   taxii21: ['collectionID', 'pageSize'],
   misp: ['toIdsOnly'],
 };
@@ -51,6 +65,12 @@ export interface SourceSettings {
   minItems: number;
   /** The marking of its claims (extensions §19), which a record's own marking may raise. */
   tlp: Tlp;
+  /** The Admiralty code of its claims (extensions §18), as given; their values are columns too (the score reads them). */
+  reliability: Reliability;
+  credibility: Credibility;
+  /** `csv` (a column) or `ndjson` (a member): where each record gives its own credibility, in `credibilityScale`. */
+  credibilityField?: string;
+  credibilityScale?: CredibilityScale;
   valueColumn?: string;
   typeColumn?: string;
   contextColumns?: string[];
@@ -143,6 +163,8 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
   if (!SOURCE_KINDS.includes(kind)) throw invalid('kind', `must be one of ${SOURCE_KINDS.join(', ')}`);
   const allowed = new Set([...COMMON, ...PER_KIND[kind]]);
   const unknown = Object.keys(body).find((member) => !allowed.has(member));
+  if (unknown !== undefined && RECORD_CREDIBILITY.includes(unknown))
+    throw invalid(unknown, `is only taken by csv and ndjson sources (a ${kind} source's records give none, or their own: a taxii21 confidence, a misp tag)`);
   if (unknown !== undefined) throw invalid(unknown, `is not a member of a ${kind} source`);
   const before = current?.settings;
 
@@ -231,6 +253,7 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     maxRemovalRatio: (ratio as number | undefined) ?? before?.maxRemovalRatio ?? 0.5,
     minItems: integer(body, 'minItems', 0, 100_000_000) ?? before?.minItems ?? 1,
     tlp,
+    ...admiraltyOf(body, before),
   };
   if (kind === 'csv') {
     settings.valueColumn = required(text(body, 'valueColumn') ?? before?.valueColumn, 'valueColumn');
@@ -242,9 +265,11 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
       throw invalid('delimiter', 'must be one character, not a quote or a line break');
     settings.delimiter = delimiter;
     settings.skipLines = integer(body, 'skipLines', 0, 1000) ?? before?.skipLines ?? 0;
+    Object.assign(settings, recordCredibilityOf(body, before));
   } else if (kind === 'ndjson') {
     settings.valueField = required(text(body, 'valueField') ?? before?.valueField, 'valueField');
     settings.contextFields = names(body, 'contextFields') ?? before?.contextFields ?? [];
+    Object.assign(settings, recordCredibilityOf(body, before));
   } else if (kind === 'taxii21') {
     settings.collectionID = required(text(body, 'collectionID') ?? before?.collectionID, 'collectionID');
     const pageSize = integer(body, 'pageSize', 1, 10_000) ?? before?.pageSize;
@@ -254,4 +279,31 @@ export function parseSourceForm(body: unknown, denied: (address: string) => bool
     settings.toIdsOnly = (body.toIdsOnly as boolean | undefined) ?? before?.toIdsOnly ?? true;
   }
   return { name, collection, kind, enabled, intervalSeconds, settings, secrets: { headers, ...(password !== undefined && { password }) } };
+}
+
+/** The source's Admiralty code: `reliability` A…F and `credibility` 1…6, each kept when left out (extensions §18). */
+function admiraltyOf(body: Record<string, unknown>, before: SourceSettings | undefined): Pick<SourceSettings, 'reliability' | 'credibility'> {
+  if (body.reliability !== undefined && !RELIABILITIES.includes(body.reliability as Reliability))
+    throw invalid('reliability', `must be one of ${RELIABILITIES.join(', ')}`);
+  if (body.credibility !== undefined && !CREDIBILITIES.includes(body.credibility as Credibility))
+    throw invalid('credibility', `must be a whole number from 1 to 6`);
+  return {
+    reliability: (body.reliability as Reliability | undefined) ?? before?.reliability ?? DEFAULT_RELIABILITY,
+    credibility: (body.credibility as Credibility | undefined) ?? before?.credibility ?? DEFAULT_CREDIBILITY,
+  };
+}
+
+/**
+ * Where a `csv` or `ndjson` record gives its own credibility (`credibilityField`, `null` clears it) and in
+ * which scale (`credibilityScale`, only with a field: `admiralty` unless said).
+ */
+function recordCredibilityOf(body: Record<string, unknown>, before: SourceSettings | undefined): Pick<SourceSettings, 'credibilityField' | 'credibilityScale'> {
+  const field = body.credibilityField === null ? undefined : (text(body, 'credibilityField') ?? before?.credibilityField);
+  if (body.credibilityScale !== undefined && !CREDIBILITY_SCALES.includes(body.credibilityScale as CredibilityScale))
+    throw invalid('credibilityScale', `must be one of ${CREDIBILITY_SCALES.join(', ')}`);
+  if (field === undefined) {
+    if (body.credibilityScale !== undefined) throw invalid('credibilityScale', 'is only taken with a credibilityField');
+    return {};
+  }
+  return { credibilityField: field, credibilityScale: (body.credibilityScale as CredibilityScale | undefined) ?? before?.credibilityScale ?? 'admiralty' };
 }

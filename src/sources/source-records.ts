@@ -57,6 +57,9 @@ export async function* recordsOf(
 
 function parse(kind: SourceKind, settings: SourceSettings, body: Chunks): AsyncGenerator<FormatRecord> {
   const context = settings.context;
+  // Each record's own credibility (extensions §18), where the source names its column or member.
+  const credibility =
+    settings.credibilityField === undefined ? {} : { credibility: { field: settings.credibilityField, scale: settings.credibilityScale ?? 'admiralty' } };
   switch (kind) {
     case 'text':
       return streamTextList(body, context);
@@ -70,9 +73,10 @@ function parse(kind: SourceKind, settings: SourceSettings, body: Chunks): AsyncG
         skipLines: settings.skipLines ?? 0,
         commentedHeader: true,
         trim: true,
+        ...credibility,
       }) as AsyncGenerator<FormatRecord>;
     case 'ndjson':
-      return streamNdjson(body, { valueField: settings.valueField!, contextFields: settings.contextFields ?? [], context });
+      return streamNdjson(body, { valueField: settings.valueField!, contextFields: settings.contextFields ?? [], context, ...credibility });
     default:
       throw new Error(`no records for a ${kind} source`);
   }

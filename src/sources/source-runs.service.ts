@@ -17,10 +17,12 @@ import { recordsOf } from './source-records.js';
 import type { SourceRow } from './source-rows.repository.js';
 import { SourceRunsRepository, type FinishedRun, type Lease } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
-import { SourcesService } from './sources.service.js';
+import { DRAFT_SOURCE_ID, SourcesService } from './sources.service.js';
 
 /** Rejections kept with a run (extensions §13): the first 100. */
 const KEPT_REJECTIONS = 100;
+/** Indicators a dry run of a form shows as its sample (the console's "Test"). */
+const SAMPLED = 10;
 
 /** What a run did, as its log row and a dry run's answer show it. */
 interface RunResult {
@@ -34,9 +36,14 @@ interface RunResult {
   withdrawn: number;
   rejected: number;
   rejections: Rejection[];
+  /** The first indicators the body gave (their keys' values), in body order. */
+  sample: string[];
   error: { code: string; message: string } | null;
   retryAfterSeconds: number | null;
 }
+
+/** A dry run of a form not stored yet: what `POST …/test` answers, and a sample of what it read. */
+export type DraftRunView = DryRunView & { sample: string[] };
 
 /** The source's request headers: its own (secrets) and basic authentication. */
 function headersOf(source: SourceRow): Record<string, string> {
@@ -109,7 +116,16 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   /** `POST …/test`: what a run would do now, from a fresh fetch (no validators), writing and storing nothing. */
   async test(name: string): Promise<DryRunView> {
-    const source = await this.sources.find(name);
+    const { sample: _sample, ...view } = await this.dryRun(await this.sources.find(name));
+    return view;
+  }
+
+  /** A dry run of a form before it is stored (SourcesService.draft: a new source, or `name` as the form changes it). */
+  async testForm(body: unknown, name?: string): Promise<DraftRunView> {
+    return this.dryRun(await this.sources.draft(body, name));
+  }
+
+  private async dryRun(source: SourceRow): Promise<DraftRunView> {
     const result = await this.execute(source, null, true);
     const { outcome, bytes: _bytes, retryAfterSeconds: _retry, ...counts } = result;
     return { ...counts, suspect: outcome === 'suspect' };
@@ -128,7 +144,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
     );
     try {
       const result = await this.execute(lease.source, lease, false);
-      const { retryAfterSeconds, unchanged: _unchanged, ...row } = result;
+      const { retryAfterSeconds, unchanged: _unchanged, sample: _sample, ...row } = result;
       await this.repository.finish(lease.runID, row as FinishedRun, retryAfterSeconds);
       this.metrics.sourceRuns.labels(lease.source.name, result.outcome).inc();
       if (result.error !== null) this.logger.warn(`source ${lease.source.name}: run ${lease.runID} failed: ${result.error.code}: ${result.error.message}`);
@@ -155,6 +171,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       withdrawn: 0,
       rejected: 0,
       rejections: [],
+      sample: [],
       error: null,
       retryAfterSeconds: null,
     };
@@ -199,6 +216,9 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
           settle: async (manager, staged) => {
             const withdrawn = feed?.withdrawn ?? [];
             result.items += withdrawn.length;
+            const tooFew = tooFewItems(staged.body?.forms ?? null, withdrawn.length, source.settings.minItems);
+            // A form not stored yet claims nothing: only too few items would hold its first run back.
+            if (source.id === DRAFT_SOURCE_ID) return void (decided.settlement = { body: staged.body, suspect: tooFew });
             const { suspect } = await this.claims.settle(manager, {
               sourceId: source.id,
               collection: source.collection,
@@ -210,7 +230,7 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
               snapshot: source.settings.mode === 'snapshot',
               policy: source.settings.removal,
               maxRemovalRatio: source.settings.maxRemovalRatio,
-              tooFew: tooFewItems(staged.body?.forms ?? null, withdrawn.length, source.settings.minItems),
+              tooFew,
             });
             decided.settlement = { body: staged.body, suspect };
           },
@@ -242,7 +262,8 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The forms of a body through its kind's parser (or of a feed kind's requests), as they arrive, counted
-   * into the run's items, each marked with the source's `tlp` raised by the record's own (extensions §19);
+   * into the run's items, each marked with the source's `tlp` raised by the record's own (extensions §19),
+   * with the credibility the record gives itself (extensions §18; none: its claim takes the source's);
    * rejections go to `keep`, and a failure of the format fails the run (thrown: nothing is written).
    */
   private async *formsOf(
@@ -255,7 +276,10 @@ export class SourceRunsService implements OnModuleInit, OnModuleDestroy {
       if (record.kind === 'failed') throw new RunFailure(record.failure.code, record.failure.message);
       result.items += 1;
       if (record.kind === 'rejected') keep(record.rejection);
-      else yield { line: record.line, form: record.form, tlp: mostRestrictive([sourceTlp, record.tlp]) };
+      else {
+        if (result.sample.length < SAMPLED) result.sample.push(record.form.keys.map((key) => key.value).join(' '));
+        yield { line: record.line, form: record.form, tlp: mostRestrictive([sourceTlp, record.tlp]), credibility: record.credibility ?? null };
+      }
     }
   }
 }

@@ -19,6 +19,9 @@ import { SourceRowsRepository, type SourceRow } from './source-rows.repository.j
 import { SourceRunsRepository, type RunRow } from './source-runs.repository.js';
 import { SourcesErrors } from './sources.errors.js';
 
+/** The id of a source not stored yet (ids start at 1): a dry run of its form has no claims to settle. */
+export const DRAFT_SOURCE_ID = 0;
+
 /** The members a source keeps in columns of their own, which its form and its view both carry as they are. */
 function columnsOf(row: SourceRow): Omit<SourceForm, 'settings' | 'secrets'> {
   return { name: row.name, collection: row.collection, kind: row.kind, enabled: row.enabled, intervalSeconds: row.intervalSeconds };
@@ -105,6 +108,35 @@ export class SourcesService implements ChildNameResolver {
     await this.assertCollection(form.collection);
     await this.repository.insert(form);
     return { name: form.name };
+  }
+
+  /**
+   * The source a form would make, for a dry run before it is stored (the console's "Test"): a new source
+   * (checked as `create` checks it, no claims yet), or `name` changed by the form (its claims, as `update`
+   * would start from them). Nothing is stored.
+   */
+  async draft(body: unknown, name?: string): Promise<SourceRow> {
+    const denied = (address: string) => this.policy.denied(address);
+    if (name !== undefined) {
+      const row = await this.find(name);
+      return { ...row, ...parseSourceForm(body, denied, formOf(row)) };
+    }
+    const form = parseSourceForm(body, denied);
+    await this.assertCollection(form.collection);
+    return {
+      ...form,
+      id: DRAFT_SOURCE_ID,
+      version: 0,
+      nextRunAt: null,
+      leaseRunId: null,
+      lastRunAt: null,
+      lastSuccessAt: null,
+      consecutiveFailures: 0,
+      etag: null,
+      lastModified: null,
+      bodyDigest: null,
+      claims: 0,
+    };
   }
 
   async find(name: string): Promise<SourceRow> {

@@ -77,7 +77,13 @@ export async function readTaxiiCollection(request: FeedRequest): Promise<FeedRes
         index += 1;
         if (item.kind === 'form') {
           for (const key of item.form.keys) seen.add(keyId(key));
-          yield { kind: 'form', line: index, form: item.form, ...(item.tlp !== undefined && { tlp: item.tlp }) };
+          yield {
+            kind: 'form',
+            line: index,
+            form: item.form,
+            ...(item.tlp !== undefined && { tlp: item.tlp }),
+            ...(item.credibility !== undefined && { credibility: item.credibility }),
+          };
         } else if (item.kind === 'refused') {
           yield { kind: 'rejected', rejection: { line: index, value: item.id, reason: item.reason } };
         } else {

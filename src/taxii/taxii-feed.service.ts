@@ -210,6 +210,8 @@ export class TaxiiFeedService implements ChildNameResolver {
         versions: filter.versions,
         // Records marked above the ceiling are not there: walked past in SQL, never counted.
         ...(policy.restricted && { maxTlp: policy.ceiling }),
+        // Lives scoring below the walk's minScore (at the time its first page fixed) are not there either, nor counted.
+        ...(filter.score !== undefined && { score: filter.score }),
         // A position serves one or two objects: the first read asks for about enough of them.
         limit: round === 0 ? Math.min(limit, Math.ceil(limit / 2) + 1) : limit,
       });

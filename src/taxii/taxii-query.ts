@@ -1,6 +1,6 @@
 import type { TlpRank } from '../common/markings/tlp.js';
 import { decodeCursor, encodeCursor } from '../common/pagination/cursor.js';
-import { askedCeiling } from '../read-policy/read-policies.service.js';
+import { askedCeiling, minScoreOf, scoreTimeOf } from '../read-policy/read-policies.service.js';
 import { TAXII_DEFAULT_LIMIT, TAXII_MAX_LIMIT } from './taxii-limits.js';
 import { TaxiiErrors } from './taxii.errors.js';
 
@@ -27,6 +27,11 @@ export interface WalkFilter {
    * own ceiling, which applies to every page anyway; carried in `next` so that no page of the walk is wider.
    */
   maxTlp?: TlpRank;
+  /**
+   * `minScore=` (extensions §18) with the time scores are judged at: the request's `scoreAt`, else the time of the
+   * walk's first page, carried in `next` so that every page judges at that one time.
+   */
+  score?: { min: number; at: string };
 }
 
 /** After which served object to continue: a feed position and the part of it (0 indicator, 1 observable). */
@@ -103,6 +108,8 @@ function warninglistsOf(query: URLSearchParams): 'ignore' | undefined {
 export function filterOf(query: URLSearchParams, fixed: Partial<WalkFilter> = {}): WalkFilter {
   const warninglists = warninglistsOf(query);
   const maxTlp = askedCeiling(query.get('maxTLP') ?? undefined);
+  const minScore = minScoreOf(query.get('minScore') ?? undefined);
+  const scoreAt = scoreTimeOf(query.get('scoreAt') ?? undefined);
   const addedAfterText = query.get('added_after');
   const addedAfter = addedAfterText === null ? undefined : microsecondTimestamp(addedAfterText);
   if (addedAfterText !== null && addedAfter === undefined) throw TaxiiErrors.invalidQuery('added_after must be a timestamp such as 2030-01-01T00:00:00.000Z');
@@ -114,6 +121,7 @@ export function filterOf(query: URLSearchParams, fixed: Partial<WalkFilter> = {}
     ...(listOf(query, 'match[spec_version]', /^\d+\.\d+$/) && { specVersions: listOf(query, 'match[spec_version]', /./) }),
     ...(warninglists && { warninglists }),
     ...(maxTlp !== undefined && { maxTlp }),
+    ...(minScore !== undefined && { score: { min: minScore, at: scoreAt.at } }),
     ...fixed,
   };
 }
@@ -150,6 +158,14 @@ function isNextToken(value: unknown): value is NextToken {
     isStringList(filter.specVersions) &&
     (filter.warninglists === undefined || filter.warninglists === 'ignore') &&
     (filter.maxTlp === undefined || [0, 1, 2, 3, 4].includes(filter.maxTlp)) &&
+    (filter.score === undefined ||
+      (typeof filter.score === 'object' &&
+        filter.score !== null &&
+        typeof filter.score.min === 'number' &&
+        filter.score.min >= 0 &&
+        filter.score.min <= 100 &&
+        typeof filter.score.at === 'string' &&
+        !Number.isNaN(Date.parse(filter.score.at)))) &&
     (versions === 'all' ||
       (typeof versions === 'object' &&
         versions !== null &&

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, md5, sha1, viewOf } from './objects.helpers.js';
+import { createCollection, listedOf, md5, sha1 } from './objects.helpers.js';
 
 const INTEL = 2;
 
@@ -28,7 +28,7 @@ describe('POST /intel/lookup', () => {
   };
   const fileB = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: { in: 'b' } };
   const secretDomain = { type: 'DomainName', keys: [{ type: 'DomainName', value: 'secret.example' }], context: { in: 'secret' } };
-  const [viewA, viewB, secretView] = [fileA, fileB, secretDomain].map((form) => viewOf(form));
+  const [viewA, viewB, secretView] = [fileA, fileB, secretDomain].map((form) => listedOf(form));
 
   beforeAll(async () => {
     t = await createTestApp();

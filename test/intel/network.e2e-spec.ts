@@ -183,7 +183,18 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
     };
     expect(networkSearch('within', policyOf(NO_FILTERS)).text).toBe(NETWORK_SEARCHES.within);
     expect(await found(NO_FILTERS)).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16', '10.2.0.1']);
-    expect(await found({ sightings: { sightedSince: '2020-01-01T00:00:00.000Z', excludeFalsePositives: false } })).toEqual(['10.1.2.3']);
-    expect(await found({ sightings: { sightedSince: null, excludeFalsePositives: true } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16']);
+    expect(await found({ sightings: { sightedSince: '2020-01-01T00:00:00.000Z', excludeFalsePositives: false }, score: null })).toEqual(['10.1.2.3']);
+    expect(await found({ sightings: { sightedSince: null, excludeFalsePositives: true }, score: null })).toEqual([
+      '10.1.2.3',
+      '10.0.0.0/8',
+      '10.1.200.4',
+      '10.1.0.0/16',
+    ]);
+    // minScore (extensions §18): every object scores 50 (F/6 native writes; the api claim's reliability set here as the
+    // writers record it) but the one with 3 false positives (50 × 1/4, a hair less for decay: 12).
+    await t.db.query(`UPDATE intel_object SET api_reliability = 50 WHERE collection_id = $1`, [netId]);
+    expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 45 } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16']);
+    expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 12 } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16', '10.2.0.1']);
+    expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 14 } })).toHaveLength(4);
   });
 });

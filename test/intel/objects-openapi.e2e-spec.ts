@@ -8,18 +8,21 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
   const { resolve } = api;
   const params = (operation: Operation) => (operation.parameters ?? []).map((p) => `${p.in}:${p.name}${p.required ? '!' : ''}`).sort();
 
-  it('lists exactly the four operations, plus the batch, network, STIX bundle, history and provenance extensions', () => {
+  it('lists exactly the four operations, plus the batch, network, STIX bundle, history, provenance and score extensions', () => {
     const listed = operationsWhere(api.document, (path) => path.startsWith(OBJECTS));
     expect(listed).toEqual([
       `DELETE ${OBJECTS}`,
+      `DELETE ${OBJECTS}/score`,
       `GET ${OBJECTS}`,
       `GET ${OBJECTS}/changes`,
       `GET ${OBJECTS}/history`,
       `GET ${OBJECTS}/network`,
       `GET ${OBJECTS}/provenance`,
+      `GET ${OBJECTS}/score`,
       `POST ${OBJECTS}`,
       `POST ${OBJECTS}/batch`,
       `POST ${OBJECTS}/stix-bundle`,
+      `PUT ${OBJECTS}/score`,
     ]);
   });
 

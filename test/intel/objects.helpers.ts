@@ -154,5 +154,14 @@ export function canonical(objects: ObjectViewBody[]): string[] {
   return objects.map((object) => JSON.stringify(sortDeep(object))).sort();
 }
 
-/** The view of an object stored from `form` (its members in form order) and marked `tlp`: what listings, lookups and the feed show. */
+/** The view of an object stored from `form` (its members in form order) and marked `tlp`: what the feed, history and network search show. */
 export const viewOf = <Form extends object>(form: Form, tlp = 'TLP:CLEAR') => ({ ...form, tlp });
+
+/**
+ * What listings and lookups show of it: the view and its score (extensions §18). A native write by the admin key
+ * (reliability F) claims with strength (50 + 50) / 2 = 50, so 50 at once, whatever the type.
+ */
+export const listedOf = <Form extends object>(form: Form, tlp = 'TLP:CLEAR', score = 50) => ({ ...viewOf(form, tlp), score });
+
+/** A listed object without its score, to compare with the feed's or an export's view of it (scores are not in those). */
+export const unscored = ({ score: _score, ...view }: ObjectViewBody & { score?: number }) => view;

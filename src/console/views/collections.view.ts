@@ -2,9 +2,10 @@ import type { ObjectKey } from '../../common/indicators/index.js';
 import type { CollectionView } from '../../intel/dto/collection.dto.js';
 import type { ObjectChangeView, ObjectView } from '../../intel/dto/object.dto.js';
 import type { HistoryEntryView } from '../../intel/history/history.dto.js';
+import type { ScoreExplanationView } from '../../scoring/dto/score.dto.js';
 import type { SightingSummaryView, SightingView } from '../../sightings/dto/sighting.dto.js';
 import { html, type Html } from '../html.js';
-import { dataTable, dateOf, expiryOf, pager, tlpBadge } from './components.js';
+import { dataTable, dateOf, expiryOf, pager, scoreBadge, tlpBadge } from './components.js';
 import { Screen } from './layout.js';
 
 export function collectionHref(name: string): string {
@@ -133,6 +134,8 @@ export interface ObjectModel {
   sightings: SightingSummaryView | null;
   /** Its latest recorded sightings, of any of its keys, newest first. */
   latestSightings: KeyedSighting[];
+  /** Why it has its score now (the screen always reads it; absent, nothing of the score is shown). */
+  score?: ScoreExplanationView;
   /** The key the screen was opened by, whose history it shows. */
   key: ObjectKey;
   /** A page of the key's history, newest first. */
@@ -142,13 +145,14 @@ export interface ObjectModel {
 }
 
 /** One object: its collection, type, expiry, keys, context, its sightings, and who changed it how (its history). */
-export function objectView({ collection, object, sightings, latestSightings, key, history, olderHistory }: ObjectModel): Screen {
+export function objectView({ collection, object, sightings, latestSightings, score, key, history, olderHistory }: ObjectModel): Screen {
   return new Screen(
     `Object in ${collection}`,
     html`<dl>
 <dt>Collection</dt><dd><a href="${collectionHref(collection)}">${collection}</a></dd>
 <dt>Type</dt><dd>${object.type}</dd>
 <dt>Marking</dt><dd>${tlpBadge(object.tlp)}</dd>
+${score && html`<dt>Score</dt><dd>${scoreBadge(score.score)}</dd>`}
 <dt>Expires</dt><dd>${expiryOf(object.expiresAt)}</dd>
 </dl>
 ${dataTable({
@@ -161,6 +165,7 @@ ${dataTable({
 })}
 <h2>Context</h2>
 <pre>${JSON.stringify(object.context, null, 2)}</pre>
+${score && scoreSection(score)}
 <h2 id="sightings-heading">Sightings</h2>
 <p>${sightingSummaryOf(sightings)}</p>
 ${
@@ -194,6 +199,59 @@ ${dataTable({
 })}
 ${pager(`${collectionHref(collection)}/object`, olderHistory, { type: key.type, value: key.value })}`,
   );
+}
+
+const ANCHORS = { claim: 'the latest claim', sighting: 'the last sighting' } as const;
+
+/** How the score is made (extensions §18 "Explanation"): its factors, what anchors the decay, its claims, the override. */
+function scoreSection(e: ScoreExplanationView): Html {
+  const { override } = e;
+  const factors: { name: string; value: Html | string }[] = [
+    { name: 'Score', value: html`${scoreBadge(e.score)} at ${dateOf(e.at)}` },
+    { name: 'Base (claims)', value: e.base.toFixed(1) },
+    {
+      name: 'False-positive factor',
+      value: `${e.fp.toFixed(3)} (${times(e.sightings.count, 'sighting')}, ${times(e.sightings.falsePositives, 'false positive')})`,
+    },
+    {
+      name: 'Decay',
+      value: e.lifetimeDays === null ? 'none: this type never decays here' : `${e.decay.toFixed(3)} (lifetime ${e.lifetimeDays} days, speed ${e.speed})`,
+    },
+    { name: 'Anchor', value: `${dateOf(e.anchorAt)}, ${ANCHORS[e.anchor]}` },
+    { name: `Below the threshold (${e.threshold})`, value: e.belowThresholdAt === null ? 'never' : dateOf(e.belowThresholdAt) },
+    {
+      name: 'Override',
+      value:
+        override === null
+          ? 'none'
+          : `${override.score} ${override.until === null ? 'until removed' : `until ${dateOf(override.until)}`}, by key ${override.keyID ?? '—'}: ${override.reason}`,
+    },
+  ];
+  return html`<h2 id="score-heading">Score</h2>
+${dataTable({
+  caption: 'How the score is made',
+  id: 'score',
+  rows: factors,
+  columns: [
+    { header: 'Factor', rowHeader: true, cell: (row) => row.name },
+    { header: 'Value', cell: (row) => row.value },
+  ],
+})}
+${
+  e.claims.length > 0 &&
+  dataTable({
+    caption: 'Claims it counts',
+    id: 'score-claims',
+    rows: e.claims,
+    columns: [
+      { header: 'Origin', cell: (claim) => claim.source ?? 'api' },
+      { header: 'Reliability', cell: (claim) => claim.reliability },
+      { header: 'Credibility', cell: (claim) => claim.credibility },
+      { header: 'Strength', cell: (claim) => claim.strength },
+      { header: 'Last seen', cell: (claim) => dateOf(claim.lastSeenAt) },
+    ],
+  })
+}`;
 }
 
 /**

@@ -120,6 +120,14 @@ export function tlpBadge(tlp: Tlp): Html {
   return html`<span class="tlp ${TLP_CLASSES[tlp]}">${tlp}</span>`;
 }
 
+/** The bands of the score badge: the number says it all, the colour only repeats it (console.css). */
+const scoreBand = (score: number) => (score >= 70 ? 'score-high' : score >= 40 ? 'score-medium' : 'score-low');
+
+/** An object's score (extensions §18) as a badge: "Score 82"; nothing when it is not known. */
+export function scoreBadge(score: number | undefined): Html | '' {
+  return score === undefined ? '' : html`<span class="score ${scoreBand(score)}">Score ${score}</span>`;
+}
+
 /** A stored time as people read it, in UTC; '—' for none. */
 export function dateOf(value: Date | string | null | undefined): string {
   if (value === null || value === undefined) return '—';

@@ -1,10 +1,11 @@
+import type { ObjectKey } from '../../common/indicators/index.js';
 import type { LookupResultView } from '../../intel/lookup/lookup.dto.js';
 import type { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { MAX_FORM_BYTES } from '../console-http.js';
 import { html, type Html } from '../html.js';
 import { MAX_LOOKUP_LINES } from '../indicator-lines.js';
 import { objectHref, sightingSummaryOf } from './collections.view.js';
-import { alert, dataTable, formField, tlpBadge, type Column } from './components.js';
+import { alert, dataTable, formField, scoreBadge, tlpBadge, type Column } from './components.js';
 import { Screen } from './layout.js';
 
 export interface LookupOutcome {
@@ -13,7 +14,11 @@ export interface LookupOutcome {
   /** The unknown keys that are on a warninglist (lists warn about a value whether it is stored or not). */
   unknownWarned: LookupResultView[];
   invalid: { line: string; message: string }[];
+  /** The score now of each object found, by scoreKey (collection and key looked up); none shown without. */
+  scores?: ReadonlyMap<string, number>;
 }
+
+export const scoreKey = (collection: string, key: ObjectKey) => `${collection}\n${key.type}\n${key.value}`;
 
 export interface LookupModel {
   /** The paste, shown again in the form. */
@@ -49,7 +54,7 @@ const KEY_COLUMNS: readonly Column<LookupResultView>[] = [
   { header: 'Type', cell: (result) => result.key.type },
 ];
 
-function results({ known, unknown, unknownWarned, invalid }: LookupOutcome): Html {
+function results({ known, unknown, unknownWarned, invalid, scores }: LookupOutcome): Html {
   return html`<section aria-labelledby="summary"><h2 id="summary" tabindex="-1">${known.length} known, ${unknown.length} unknown${
     invalid.length > 0 ? html`, ${invalid.length} not indicators` : ''
   }</h2>
@@ -64,7 +69,12 @@ ${
       {
         header: 'Found in',
         cell: (result) =>
-          result.matches.map((match) => html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> ${tlpBadge(match.object.tlp)}<br>`),
+          result.matches.map(
+            (match) =>
+              html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> ${tlpBadge(match.object.tlp)} ${scoreBadge(
+                scores?.get(scoreKey(match.collection, result.key)),
+              )}<br>`,
+          ),
       },
       { header: 'Sightings', cell: sightingsOf },
       { header: 'Warninglists', cell: (result) => warningsOf(result.warnings) },

@@ -21,6 +21,8 @@ const source = {
   maxRemovalRatio: 0.5,
   minItems: 1,
   tlp: 'TLP:AMBER',
+  reliability: 'B',
+  credibility: 2,
   state: 'failing',
   lastRunAt: '2026-01-02T03:04:05.678Z',
   lastSuccessAt: null,

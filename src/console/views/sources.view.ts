@@ -1,7 +1,10 @@
-import type { RunView, SourceView } from '../../sources/dto/source.dto.js';
+import { TLP_LEVELS } from '../../common/markings/tlp.js';
+import { CREDIBILITIES, CREDIBILITY_SCALES, RELIABILITIES } from '../../scoring/admiralty.js';
+import { REMOVAL_POLICIES, SOURCE_KINDS, type RunView, type SourceView } from '../../sources/dto/source.dto.js';
+import type { DraftRunView } from '../../sources/source-runs.service.js';
 import { html, type Html } from '../html.js';
 import { collectionHref } from './collections.view.js';
-import { alert, dataTable, dateOf, pager } from './components.js';
+import { alert, dataTable, dateOf, formField, pager, type SentForm } from './components.js';
 import { Screen } from './layout.js';
 
 export function sourceHref(name: string): string {
@@ -19,7 +22,7 @@ export interface SourcesModel {
   now: number;
 }
 
-/** The sources of the collections the key may read: state, last and next run, claims, and "Run now". */
+/** The sources of the collections the key may read: state, last and next run, claims, "Run now", and "Add a source". */
 export function sourcesView({ sources, canRun, paged, next, now }: SourcesModel): Screen {
   return new Screen(
     'Sources',
@@ -42,7 +45,8 @@ export function sourcesView({ sources, canRun, paged, next, now }: SourcesModel)
             ],
           })
     }
-${pager('/console/sources', next)}`,
+${pager('/console/sources', next)}
+${canRun && html`<h2>Add a source</h2>${sourceForm({})}`}`,
   );
 }
 
@@ -69,6 +73,10 @@ export function sourceView({ source, runs, canRun, paged, next, message, now }: 
 <dt>URL</dt><dd class="mono">${source.url}</dd>
 <dt>Interval</dt><dd>${source.intervalSeconds} s</dd>
 <dt>Marking</dt><dd>${source.tlp}</dd>
+<dt>Reliability</dt><dd>${source.reliability}</dd>
+<dt>Credibility</dt><dd>${source.credibility}${
+      source.credibilityField !== undefined && ` unless a record's ${source.credibilityField} gives its own (${source.credibilityScale})`
+    }</dd>
 <dt>Removal</dt><dd>${source.removal.policy}${source.removal.runs !== undefined && ` after ${source.removal.runs} missed runs`}</dd>
 ${source.headers.length > 0 && html`<dt>Headers sent</dt><dd>${source.headers.join(', ')}</dd>`}
 <dt>State</dt><dd>${stateOf(source)}</dd>
@@ -77,7 +85,7 @@ ${source.headers.length > 0 && html`<dt>Headers sent</dt><dd>${source.headers.jo
 <dt>Next run</dt><dd>${nextRunOf(source, now)}</dd>
 <dt>Claims</dt><dd>${source.claims}</dd>
 </dl>
-${canRun && runNowButton(source.name)}
+${canRun && html`${runNowButton(source.name)}<p><a href="${sourceHref(source.name)}/edit">Edit this source</a></p>`}
 <h2>Runs</h2>
 ${
   runs.length === 0
@@ -131,4 +139,91 @@ function rejectedOf(run: RunView): Html {
 /** Posts to the source's own page, so a refusal answered in place leaves the browser at an address it can reload. */
 function runNowButton(name: string): Html {
   return html`<form method="post" action="${sourceHref(name)}"><button type="submit" class="secondary" aria-label="Run now: ${name}">Run now</button></form>`;
+}
+
+export interface SourceEditorModel extends SentForm {
+  /** The source edited (its name and collection then cannot change), or none for a new source. */
+  name?: string;
+  /** The stored version the edit starts from (sent back as the change's If-Match). */
+  version?: number;
+  /** What a run of the form would do now ("Test"), shown above it. */
+  preview?: DraftRunView;
+}
+
+/**
+ * The form of a source (extensions §13, §18): its kind and feed, interval, Admiralty code, removal policy,
+ * marking, and the members of its kind. "Test" shows what a run of it would do now, "Save" stores it.
+ */
+export function sourceEditorView(model: SourceEditorModel): Screen {
+  const { name } = model;
+  return new Screen(
+    name === undefined ? 'Add a source' : `Edit source ${name}`,
+    html`${alert(model.refusal?.message)}
+${model.preview !== undefined && previewOf(model.preview)}
+${sourceForm(model)}
+<p><a href="${name === undefined ? '/console/sources' : sourceHref(name)}">Cancel</a></p>`,
+  );
+}
+
+/** The form alone: on the sources page (a new source), and on the editor page with the sent values. */
+function sourceForm({ name, version, ...sent }: SourceEditorModel): Html {
+  const { form } = sent;
+  const action = name === undefined ? '/console/sources' : `${sourceHref(name)}/edit`;
+  const select = (field: string, label: string, choices: readonly (string | number)[], fallback: string, help?: string) =>
+    formField(
+      { name: field, label, type: 'select', choices: choices.map(String), value: form?.get(field) ?? fallback, ...(help !== undefined && { help }) },
+      sent,
+    );
+  return html`<form method="post" action="${action}" class="stack wide">
+${version !== undefined && html`<input type="hidden" name="version" value="${String(version)}">`}
+${
+  name === undefined
+    ? html`${formField({ name: 'name', label: 'Name', attributes: html`required maxlength="128"`, help: 'a-z 0-9 . _ -' }, sent)}
+${formField({ name: 'collection', label: 'Collection', attributes: html`required` }, sent)}`
+    : ''
+}
+${select('kind', 'Kind', SOURCE_KINDS, 'text')}
+${formField({ name: 'url', label: 'URL', attributes: html`required`, help: 'http or https; a taxii21 source names its API root, a misp source its feed folder.' }, sent)}
+${formField({ name: 'intervalSeconds', label: 'Interval (seconds)', value: form?.get('intervalSeconds') ?? '3600', attributes: html`inputmode="numeric"` }, sent)}
+${select('reliability', 'Reliability', RELIABILITIES, 'F', 'Admiralty code: A reliable … E unreliable, F cannot be judged.')}
+${select('credibility', 'Credibility', CREDIBILITIES, '6', 'Admiralty code: 1 confirmed … 5 improbable, 6 cannot be judged.')}
+${select('removal', 'Removal policy', REMOVAL_POLICIES, 'remove', 'When an indicator the feed stops listing loses its claim.')}
+${formField({ name: 'removalRuns', label: 'Missed runs before removal (afterMissedRuns)', attributes: html`inputmode="numeric"` }, sent)}
+${select('tlp', 'Marking', TLP_LEVELS, 'TLP:CLEAR')}
+${formField({ name: 'valueColumn', label: 'Value column (csv)' }, sent)}
+${formField({ name: 'valueField', label: 'Value field (ndjson)' }, sent)}
+${formField({ name: 'collectionID', label: 'Collection id (taxii21)' }, sent)}
+${formField({ name: 'credibilityField', label: 'Credibility column or field (csv, ndjson; optional)', help: "Each record's own credibility; missing or out of scale, the source's." }, sent)}
+${select('credibilityScale', 'Credibility scale (with a credibility field)', CREDIBILITY_SCALES, 'admiralty')}
+<p class="row"><button type="submit" name="action" value="test" class="secondary">Test</button> <button type="submit" name="action" value="save">Save</button></p>
+</form>`;
+}
+
+/** A dry run's answer: the counts, a sample of the indicators read, the first rejections, or why a run would fail. */
+function previewOf(preview: DraftRunView): Html {
+  return html`<section id="preview" aria-labelledby="preview-title">
+<h2 id="preview-title">Test: what a run would do now</h2>
+${
+  preview.error !== null
+    ? html`<p class="error">A run would fail: <strong>${preview.error.code}</strong>: ${preview.error.message}</p>`
+    : html`<dl>
+<dt>HTTP status</dt><dd>${preview.httpStatus ?? '—'}</dd>
+<dt>Items found</dt><dd>${preview.items}</dd>
+<dt>Would add</dt><dd>${preview.added}</dd>
+<dt>Would update</dt><dd>${preview.updated}</dd>
+<dt>Unchanged</dt><dd>${preview.unchanged}</dd>
+<dt>Would withdraw</dt><dd>${preview.withdrawn}</dd>
+<dt>Rejected</dt><dd>${preview.rejected}</dd>
+${preview.suspect && html`<dt>Suspect</dt><dd>yes: the run would be held back and end no claim</dd>`}
+</dl>
+${preview.sample.length > 0 && html`<p>Sample:</p><ul class="mono">${preview.sample.map((value) => html`<li>${value}</li>`)}</ul>`}
+${
+  preview.rejections.length > 0 &&
+  html`<p>Rejections:</p><ul>${preview.rejections.map(
+    (rejection) =>
+      html`<li>${rejection.line !== undefined && `line ${rejection.line}: `}<span class="mono">${rejection.value}</span> — ${rejection.reason}</li>`,
+  )}</ul>`
+}`
+}
+</section>`;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { TaskDetailView } from '../../insight/dto/task.dto.js';
-import type { ObjectView } from '../../intel/dto/object.dto.js';
+import type { ScoredObjectView } from '../../intel/dto/object.dto.js';
 import type { LookupResultView } from '../../intel/lookup/lookup.dto.js';
 import type { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { escapeHtml } from '../html.js';
@@ -11,7 +11,7 @@ import { HOSTILE, itShowsStoredTextAsText } from './screens.spec-helpers.js';
 import { taskView } from './tasks.view.js';
 
 const key = { type: 'DomainName', value: HOSTILE } as const;
-const object = { type: 'DomainName', keys: [key], context: {} } as unknown as ObjectView;
+const object = { type: 'DomainName', keys: [key], context: {} } as unknown as ScoredObjectView;
 const summary = { count: 12345, falsePositives: 2, firstAt: '2026-01-02T03:04:05.000Z', lastAt: '2026-01-03T00:00:00.000Z', sources: 1 };
 const warning = { list: HOSTILE, entry: HOSTILE, action: HOSTILE, match: HOSTILE } as unknown as WarningView;
 

@@ -99,7 +99,9 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
       text: HOSTILE,
       message: HOSTILE,
       outcome: {
-        known: [{ key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object, sightings: null }], warnings: [] }],
+        known: [
+          { key: { type: 'DomainName', value: HOSTILE }, matches: [{ collection: HOSTILE, object: { ...object, score: 50 }, sightings: null }], warnings: [] },
+        ],
         unknown: [HOSTILE],
         unknownWarned: [],
         invalid: [{ line: HOSTILE, message: HOSTILE }],
@@ -197,7 +199,7 @@ describe('console views', () => {
       lookupView({
         text: '',
         outcome: {
-          known: [{ key: amber.keys[0], matches: [{ collection: 'c', object: amber, sightings: null }], warnings: [] }],
+          known: [{ key: amber.keys[0], matches: [{ collection: 'c', object: { ...amber, score: 50 }, sightings: null }], warnings: [] }],
           unknown: [],
           unknownWarned: [],
           invalid: [],

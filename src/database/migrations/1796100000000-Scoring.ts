@@ -85,11 +85,12 @@ const DEFAULT_SCORING = JSON.stringify({
 /**
  * The decay factor at `r` = days since the anchor / lifetime (> 0): 1 − r^(1/speed), 0 from the lifetime on.
  * PostgreSQL refuses a power that underflows or overflows where IEEE arithmetic gives 0 or ∞, so those
- * ends are spelled out: r^(1/speed) below e^-740 leaves 1 − it = 1 exactly in float8.
+ * ends are spelled out: r^(1/speed) below e^-740 leaves 1 − it = 1 exactly in float8. r is 0 within the
+ * anchor's first millisecond (days are counted in whole milliseconds from an anchor stored in microseconds).
  */
 const INTEL_DECAY = `
 CREATE FUNCTION intel_decay(r float8, speed float8) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE WHEN r >= 1 THEN 0 WHEN ln(r) / speed < -740 THEN 1 ELSE 1 - power(r, 1 / speed) END
+  SELECT CASE WHEN r >= 1 THEN 0 WHEN r <= 0 OR ln(r) / speed < -740 THEN 1 ELSE 1 - power(r, 1 / speed) END
 $$`;
 
 /**
@@ -113,37 +114,36 @@ $$`;
 
 /**
  * The inputs of one object row's score, read where they live: its api claim (its columns), its sources' claims
- * in its collection (one per source: the highest credibility among its keys' claims, the latest time seen),
- * the sightings summary of its keys, and its collection's decay for its type. The claims are probed only when
- * the object has a source claim (`claimed_tlp` is set exactly then); each key by primary key or index (OFFSET 0
- * keeps the lateral per key, as src/sightings/sighting-sql.ts explains). Kept equal to
- * src/scoring/score-sql.ts's inputs, which the explanation reads per claim.
+ * in its collection (one per source: the highest credibility among its keys' claims, the latest time seen, as
+ * src/sources/source-claims.repository.ts's lastSeenOf tells it), the sightings summary of its keys, and its
+ * collection's decay for its type. Claims are probed per source of the collection and key, by the claims'
+ * primary key: nothing for a collection no source feeds; sightings per key by theirs (OFFSET 0 keeps the
+ * lateral per key, as src/sightings/sighting-sql.ts explains). The explanation (src/scoring/scoring.repository.ts)
+ * reads the same inputs claim by claim.
  */
 const INTEL_OBJECT_SCORE = `
 CREATE FUNCTION intel_object_score(o intel_object, at timestamptz)
 RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  WITH col AS (SELECT name, scoring FROM intel_collection WHERE id = o.collection_id),
+  claims AS (
+    SELECT (200 - max(s.reliability + COALESCE(c.credibility, s.credibility)))::float8 / 200 AS f,
+           max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END) AS seen
+      FROM sources_source s
+      CROSS JOIN jsonb_array_elements(o.keys) k
+      JOIN sources_claim c ON c.source_id = s.id AND c.key_type = k->>'type' AND c.value = k->>'value'
+     WHERE s.collection = (SELECT name FROM col)
+     GROUP BY s.id),
+  sighted AS (
+    SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
+      FROM jsonb_array_elements(o.keys) k
+      CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss)
   SELECT intel_score(
-           COALESCE((SELECT intel_product(x.f ORDER BY x.f) FROM (
-              SELECT (200 - o.api_reliability - 50)::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
-              UNION ALL
-              SELECT (200 - max(s.reliability + COALESCE(c.credibility, s.credibility)))::float8 / 200
-                FROM jsonb_array_elements(o.keys) k
-                CROSS JOIN LATERAL (SELECT * FROM sources_claim WHERE key_type = k->>'type' AND value = k->>'value' OFFSET 0) c
-                JOIN sources_source s ON s.id = c.source_id
-               WHERE o.claimed_tlp IS NOT NULL AND s.collection = (SELECT name FROM intel_collection WHERE id = o.collection_id)
-               GROUP BY s.id) x), 1),
+           COALESCE((SELECT intel_product(x.f ORDER BY x.f)
+                       FROM (SELECT (200 - o.api_reliability - 50)::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
+                             UNION ALL SELECT f FROM claims) x), 1),
            COALESCE(sg.count, 0), COALESCE(sg.false_positives, 0),
-           COALESCE(GREATEST(o.api_last_seen_at, sg.last_at,
-                    (SELECT max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END)
-                       FROM jsonb_array_elements(o.keys) k
-                       CROSS JOIN LATERAL (SELECT * FROM sources_claim WHERE key_type = k->>'type' AND value = k->>'value' OFFSET 0) c
-                       JOIN sources_source s ON s.id = c.source_id
-                      WHERE o.claimed_tlp IS NOT NULL AND s.collection = (SELECT name FROM intel_collection WHERE id = o.collection_id))),
-                    o.added_at),
-           (d.decay->>'lifetimeDays')::float8, (d.decay->>'speed')::float8,
+           COALESCE(GREATEST(o.api_last_seen_at, sg.last_at, (SELECT max(seen) FROM claims)), o.added_at),
+           (col.scoring->'decay'->o.type->>'lifetimeDays')::float8, (col.scoring->'decay'->o.type->>'speed')::float8,
            o.score_override, o.score_override_until, at)
-    FROM (SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
-            FROM jsonb_array_elements(o.keys) k
-            CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss) sg,
-         (SELECT scoring->'decay'->o.type AS decay FROM intel_collection WHERE id = o.collection_id) d
+    FROM sighted sg, col
 $$`;

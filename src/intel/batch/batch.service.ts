@@ -27,11 +27,15 @@ import { RunStage } from './run-stage.js';
 /** The most items one write of the batch path takes, for the areas that feed it (TAXII envelopes). */
 export { MAX_BATCH_ITEMS } from './batch-body.js';
 
-/** A form of a source's body with the line it came from (its rejection names it) and the marking its claim takes. */
+/**
+ * A form of a source's body with the line it came from (its rejection names it), the marking its claim takes
+ * and the credibility its record gave itself (an Admiralty value; null: its source's, extensions §18).
+ */
 export interface RunForm {
   line: number;
   form: ObjectForm;
   tlp: TlpRank;
+  credibility: number | null;
 }
 
 /**
@@ -40,7 +44,7 @@ export interface RunForm {
  */
 export interface StagedRun {
   body: { digest: string; forms: number; repeat: boolean } | null;
-  /** A relation `(key_type, value, tlp)`: the distinct keys of the body's items that passed their checks, with their marking. */
+  /** A relation `(key_type, value, tlp, credibility)`: the distinct keys of the body's items that passed their checks, with their marking and credibility. */
   seenKeys: string;
   /** A table `(key_type, value)` the settlement fills with the keys whose last source claim in the collection it ended. */
   endedKeys: string;
@@ -105,10 +109,14 @@ async function* chunksOf<T>(source: AsyncIterable<T>, size: number): AsyncGenera
   if (chunk.length > 0) yield chunk;
 }
 
-/** The digest of a form as parsed: the same forms give the same body digest whatever their order. */
-const formDigest = (form: ObjectForm) =>
+/**
+ * The digest of a form as parsed: the same forms give the same body digest whatever their order. A record's
+ * own credibility counts (a body that changes only a credibility is no repeat); without one, the digest is
+ * the one stored before credibilities existed.
+ */
+const formDigest = (form: ObjectForm, credibility: number | null) =>
   createHash('sha256')
-    .update(JSON.stringify([form.type, form.keys.map(keyId), form.context, form.expiresAt ?? null]))
+    .update(JSON.stringify([form.type, form.keys.map(keyId), form.context, form.expiresAt ?? null, ...(credibility === null ? [] : [credibility])]))
     .digest();
 
 /**
@@ -260,7 +268,7 @@ export class BatchService {
           // different cores): one statement in flight at a time, awaited before the next and after the last.
           let staging: Promise<void> = Promise.resolve();
           for await (const chunk of chunksOf(run.forms, RUN_CHUNK)) {
-            const forms = chunk.map(({ line, form, tlp }) => ({ line, digest: formDigest(form), tlp }));
+            const forms = chunk.map(({ line, form, tlp, credibility }) => ({ line, digest: formDigest(form, credibility), tlp, credibility }));
             const objects = await this.checked(collection, chunk, write, run);
             await staging;
             staging = ahead(stage.add(forms, objects));

@@ -26,11 +26,11 @@ const ENDED = 'run_ended';
 const REMARKED = 'run_remarked';
 
 /**
- * The distinct keys of the staged items that passed their checks, as a relation `(key_type, value, tlp)`
- * that the run's settlement reads (the claims its body makes): a key listed by several items takes the most
- * restrictive of their markings.
+ * The distinct keys of the staged items that passed their checks, as a relation `(key_type, value, tlp,
+ * credibility)` that the run's settlement reads (the claims its body makes): a key listed by several items
+ * takes the most restrictive of their markings and the highest credibility they give (NULL: none gives one).
  */
-const SEEN_KEYS = `(SELECT k.type AS key_type, k.value, max(i.tlp) AS tlp FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text)
+const SEEN_KEYS = `(SELECT k.type AS key_type, k.value, max(i.tlp) AS tlp, max(i.credibility) AS credibility FROM ${ITEMS} i, jsonb_to_recordset(i.keys) AS k(type text, value text)
   WHERE i.keys IS NOT NULL GROUP BY 1, 2)`;
 
 const REMARK_PARAMETERS = namedParameters(['collectionId', 'collection', ...ORIGIN_PARAMETERS]);
@@ -95,9 +95,9 @@ export class RunStage {
   private constructor(private readonly manager: EntityManager) {}
 
   static async open(manager: EntityManager): Promise<RunStage> {
-    // `keys` NULL: the item failed its checks. `tlp`: the marking its claim takes.
+    // `keys` NULL: the item failed its checks. `tlp`: the marking its claim takes; `credibility` its record's own (NULL: none).
     await manager.query(
-      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, tlp smallint NOT NULL, type text, keys jsonb, context jsonb,
+      `CREATE TEMP TABLE ${ITEMS} (n int PRIMARY KEY, line int NOT NULL, digest bytea NOT NULL, tlp smallint NOT NULL, credibility smallint, type text, keys jsonb, context jsonb,
                                    expires_at text, ttl int) ON COMMIT DROP`,
     );
     await manager.query(`CREATE TEMP TABLE ${ENDED} (key_type text NOT NULL, value text NOT NULL, PRIMARY KEY (key_type, value)) ON COMMIT DROP`);
@@ -117,20 +117,21 @@ export class RunStage {
   }
 
   /** One chunk of forms, in body order, already checked (`objects`, in the same order), in one statement. */
-  async add(forms: { line: number; digest: Buffer; tlp: TlpRank }[], objects: CheckedObject[]): Promise<void> {
+  async add(forms: { line: number; digest: Buffer; tlp: TlpRank; credibility: number | null }[], objects: CheckedObject[]): Promise<void> {
     const first = this.staged;
     this.staged += forms.length;
     const of = <T>(pick: (object: PreparedObject) => T) => objects.map((object) => (object === null ? null : pick(object)));
     await this.manager.query(
-      `INSERT INTO ${ITEMS} (n, line, digest, tlp, type, keys, context, expires_at, ttl)
-       SELECT $1::int + i.n, i.line, i.digest, i.tlp, i.type, i.keys::jsonb, i.context::jsonb, i.at, i.ttl
-         FROM unnest($2::int[], $3::bytea[], $4::smallint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
-              WITH ORDINALITY AS i(line, digest, tlp, type, keys, context, at, ttl, n)`,
+      `INSERT INTO ${ITEMS} (n, line, digest, tlp, credibility, type, keys, context, expires_at, ttl)
+       SELECT $1::int + i.n, i.line, i.digest, i.tlp, i.credibility, i.type, i.keys::jsonb, i.context::jsonb, i.at, i.ttl
+         FROM unnest($2::int[], $3::bytea[], $4::smallint[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[])
+              WITH ORDINALITY AS i(line, digest, tlp, credibility, type, keys, context, at, ttl, n)`,
       [
         first,
         forms.map((form) => form.line),
         forms.map((form) => form.digest),
         forms.map((form) => form.tlp),
+        forms.map((form) => form.credibility),
         of((object) => object.type),
         of((object) => JSON.stringify(object.keys)),
         of((object) => object.contextJson),

@@ -85,6 +85,17 @@ export class ObjectView {
   tlp: Tlp;
 }
 
+/** A live object as listings, lookups and provenance show it: with its score (extensions §18), which moves with time. */
+export class ScoredObjectView extends ObjectView {
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    maximum: 100,
+    description: 'Its score at `scoreAt` when the request gives one, else at the time of the request.',
+  })
+  score: number;
+}
+
 export class ObjectChangeView {
   @ApiProperty({ enum: CHANGE_OPERATIONS })
   operation: ChangeOperation;

@@ -15,15 +15,25 @@ const MAX_KEPT_IDS = 100_000;
  * and the most restrictive marking among those they hold (`X-TLP-Max`). Both depend only on the live objects
  * (the position's numbers, the same numbers the ETag is made of: equal numbers, the same live objects,
  * CONTRIBUTING.md "Exports"), on the filters that choose which of them the export holds (`keyType`, the read
- * policy's filters and ceiling, with the sightings' version they read) and on the excluding lists
+ * policy's filters and ceiling, with the versions of the sightings and scores they read) and on the excluding lists
  * (`ListSet.stateAt`): all in the ETag too. Not on the format: exports of every format share an entry.
  */
 export function exportState(
   { collectionId, params, policy, lists }: { collectionId: number; params: Pick<ExportParams, 'keyType'>; policy: ReadPolicy; lists: string },
   position: ExportPosition,
 ): string {
+  return `${collectionId}:${positionNumbers(policy, position)}:${JSON.stringify([params.keyType, ...policy.tagKey()])}:${lists}`;
+}
+
+/**
+ * The numbers of a position that name what an export under `policy` holds: the feed's, then, filtered, the
+ * version of the sighting summaries (SIGHTING_VERSION) and, filtered by scores, of the other score inputs
+ * (SCORE_VERSION): equal numbers, the same inputs, the same scores at the same `scoreAt`.
+ */
+export function positionNumbers(policy: ReadPolicy, position: ExportPosition): string {
   const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
-  return `${collectionId}:${position.lastSeq}.${position.pending}.${position.expired}${sighted}:${JSON.stringify([params.keyType, ...policy.tagKey()])}:${lists}`;
+  const scored = policy.scored ? `.${position.scoreVersion}` : '';
+  return `${position.lastSeq}.${position.pending}.${position.expired}${sighted}${scored}`;
 }
 
 /**

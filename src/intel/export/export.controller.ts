@@ -11,7 +11,8 @@ import { ExportService } from './export.service.js';
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
 const ERRORS = {
   400:
-    'InvalidQueryArgument: an unknown format, keyType, urlScheme or warninglists, or keyType/urlScheme on a format that does not take it. ' +
+    'InvalidQueryArgument: an unknown format, keyType, urlScheme or warninglists, or keyType/urlScheme on a format that does not take it; ' +
+    'a minScore that is no number from 0 to 100, a malformed scoreAt. ' +
     'InvalidData: a maxTLP that names no TLP level.',
   404: 'NotFound: no collection has this name.',
 };
@@ -55,11 +56,12 @@ export class ExportController {
       'Streams every live object of the collection as one consistent snapshot (expired objects are left out): ' +
       '`txt` one normalised key value per line, each once (`keyType` for one type per list, `urlScheme=omit` for ' +
       'URLs without `http(s)://`); `csv` (RFC 4180, header `type,key type,key value,expiresAt,context,tlp`, the ' +
-      'context as JSON) one row per key; `ndjson` one object per line as the listing shows it, with its `tlp`; `stix` a STIX 2.1 ' +
+      'context as JSON) one row per key; `ndjson` one object per line as the listing shows it, with its `tlp` (not its `score`, which moves with time); `stix` a STIX 2.1 ' +
       'bundle: the identity and extension definition, then per object the last version of its indicator and its ' +
       'observable, exactly as TAXII serves them (each with `object_marking_refs`: its TLP 2.0 marking definition). ' +
       "Objects marked above the key's `maxTLP` (narrowed by `maxTLP=`) are not there, nor counted; `X-TLP-Max` is the most " +
-      'restrictive marking among those exported. Objects with a key on an enabled warninglist acting at ' +
+      'restrictive marking among those exported. `minScore` exports exactly the objects whose score at `scoreAt` (default: ' +
+      'the time of the request, and the `ETag` then changes with every request) is at least that. Objects with a key on an enabled warninglist acting at ' +
       '`excludeFromExport` or beyond are left out (`X-Excluded-Count` says how many; `warninglists=ignore` keeps them). Also takes ' +
       '`Authorization: Basic` (any user name, the API key as password) for firewalls. `ETag` changes exactly ' +
       'when the content may have: send it in `If-None-Match` to get 304 without a body. A body cut short (a ' +

@@ -6,6 +6,7 @@ import type { KeyType, ObjectKey } from '../../common/indicators/indicators.js';
 import type { TlpRank } from '../../common/markings/tlp.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
+import { SCORE_VERSION } from '../../scoring/score-sql.js';
 import { SIGHTING_VERSION } from '../../sightings/sighting-sql.js';
 import type { ExportFormat, ExportParams } from './export-formats.js';
 import { EXPORT_STATEMENTS } from './export-statements.js';
@@ -22,8 +23,10 @@ export interface ExportPosition {
   pending: number;
   expired: number;
   lastModified: Date;
-  /** The version of all sighting summaries (SIGHTING_VERSION), for exports filtered by sightings. */
+  /** The version of all sighting summaries (SIGHTING_VERSION), for exports filtered by sightings or scores. */
   sightingVersion: string;
+  /** The version of every other score input (SCORE_VERSION), for exports filtered by scores. */
+  scoreVersion: string;
 }
 
 /** $1 collection id. Indexes: the pending partial index, the expiry index, the (collection_id, seq) key. */
@@ -35,7 +38,7 @@ const POSITION = `
                   (SELECT max(created_at) FROM intel_change WHERE seq IS NULL AND collection_id = c.id),
                   (SELECT max(expires_at) FROM intel_object WHERE expires_at <= now() AND collection_id = c.id),
                   c.created_at) AS "lastModified",
-         ${SIGHTING_VERSION} AS "sightingVersion"
+         ${SIGHTING_VERSION} AS "sightingVersion", ${SCORE_VERSION} AS "scoreVersion"
     FROM intel_collection c WHERE c.id = $1`;
 
 /** Keys per FETCH of an export's first pass (EXPORT_STATEMENTS.listableKeys). */

@@ -9,7 +9,7 @@ import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import { ChangeSequencer } from '../change-sequencer.js';
 import { CollectionsService } from '../collections.service.js';
 import { chunkOf, CONTENT_TYPES, epilogueOf, KEY_FORMATS, prologueOf, type BodyContext, type ExportParams } from './export-formats.js';
-import { exportState, ExportStates } from './export-states.js';
+import { exportState, ExportStates, positionNumbers } from './export-states.js';
 import type { ExportQueryDto } from './export.dto.js';
 import { ExportErrors } from './export.errors.js';
 import { ExportRepository, type ExportPosition, type ExportSnapshot, type ExportState, type StateFacts } from './export.repository.js';
@@ -43,16 +43,17 @@ interface Tagged {
  * ceiling and the revisions of the warninglists that leave objects out (`lists`: a changed list never gets a
  * stale 304). Equal tags hence mean equal `X-Excluded-Count` and `X-TLP-Max` too (a change of an object's
  * marking is a change record: it moves the numbers).
- * Filtered (ReadPolicy.filtered), the version of the summaries (SIGHTING_VERSION) joins the numbers: the
- * filter's answer changes with it.
+ * Filtered (ReadPolicy.filtered), the version of the summaries (SIGHTING_VERSION) joins the numbers, and with
+ * `minScore` the version of the other score inputs (SCORE_VERSION): the filter's answer changes with them.
+ * `minScore` without `scoreAt` is judged at the request's time, which the digest then holds (tagKey): time alone
+ * changes such an answer, so it is never 304.
  */
 export function exportTag({ collectionId, params, policy, lists }: Tagged, position: ExportPosition): string {
   const digest = createHash('sha256')
     .update(JSON.stringify([EXPORT_LAYOUT_VERSION, collectionId, params.format, params.keyType, params.urlScheme, ...policy.tagKey(), lists]))
     .digest('base64url')
     .slice(0, 16);
-  const sighted = policy.filtered ? `.${position.sightingVersion}` : '';
-  return `"${position.lastSeq}.${position.pending}.${position.expired}${sighted}-${digest}"`;
+  return `"${positionNumbers(policy, position)}-${digest}"`;
 }
 
 /**
@@ -131,19 +132,21 @@ export class ExportService {
     const tagged: Tagged = { collectionId: collection.id, params, policy, lists: excluding?.state ?? '' };
     const ifNoneMatch = request.headers['if-none-match'];
     const stateAt = (at: ExportPosition) => exportState(tagged, at);
+    // A state judged at the request's time (minScore without scoreAt) is never met again: kept for this request only.
+    const states = policy.judgedNow ? new ExportStates() : this.states;
     const facts: StateFacts = {
-      marking: { known: (at) => this.states.markingOf(stateAt(at)), found: (at, marking) => this.states.rememberMarking(stateAt(at), marking) },
+      marking: { known: (at) => states.markingOf(stateAt(at)), found: (at, marking) => states.rememberMarking(stateAt(at), marking) },
       exclusion: excluding && {
         keyTypes: excluding.keyTypes,
         excludes: (key) => excluding.excludes([key]),
-        known: (at) => this.states.idsOf(stateAt(at)),
-        found: (at, ids) => this.states.remember(stateAt(at), ids),
+        known: (at) => states.idsOf(stateAt(at)),
+        found: (at, ids) => states.remember(stateAt(at), ids),
       },
     };
     const head = request.method === 'HEAD';
     if (this.answeredByHeaders(tagged, position, ifNoneMatch, response) || head) {
       // Still only headers once the state is known (a GET's 304 may not be, when writes committed meanwhile): answered.
-      if ((await this.stateHeaders(tagged, position, facts, ifNoneMatch, response)) || head) {
+      if ((await this.stateHeaders(tagged, states, position, facts, ifNoneMatch, response)) || head) {
         response.end();
         return;
       }
@@ -178,14 +181,15 @@ export class ExportService {
    */
   private async stateHeaders(
     tagged: Tagged,
+    states: ExportStates,
     position: ExportPosition,
     facts: StateFacts,
     ifNoneMatch: string | undefined,
     response: Response,
   ): Promise<boolean> {
     const state = exportState(tagged, position);
-    const excluded = facts.exclusion ? this.states.countOf(state) : 0;
-    const marking = this.states.markingOf(state);
+    const excluded = facts.exclusion ? states.countOf(state) : 0;
+    const marking = states.markingOf(state);
     if (excluded !== undefined && marking !== undefined) {
       setStateHeaders(response, { position, excluded, marking });
       return response.statusCode === 304;

@@ -3,10 +3,9 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Principal, RequirePermission } from '../../common/guard/access.decorators.js';
 import type { Principal as PrincipalType } from '../../common/guard/access.js';
 import { ApiErrors } from '../../common/http/api-errors.decorator.js';
-import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { ReadPolicies } from '../../read-policy/read-policies.service.js';
 import { CollectionIdParamDto } from '../dto/object.dto.js';
-import { HistoryEntryView, HistoryQueryDto, ProvenanceView } from './history.dto.js';
+import { HistoryEntryView, HistoryQueryDto, ProvenanceQueryDto, ProvenanceView } from './history.dto.js';
 import { HistoryService } from './history.service.js';
 
 const COLLECTION = { parent: 'intel', param: 'collection_id' } as const;
@@ -57,15 +56,16 @@ export class HistoryController {
       'Who vouches for the live object holding the key `objectKeyType`/`objectKey`: its `claims` (`api` once a ' +
       'native write added or updated it, with the first and last such write; then, by name, each source of the ' +
       'collection listing any of its keys, with its first and last listing), `sightings`, its sighting summary ' +
-      '(null when none), and `warnings`, the enabled warninglists any of its keys is on.',
+      '(null when none), `warnings`, the enabled warninglists any of its keys is on, and `score`, its score at ' +
+      '`scoreAt` (default: now).',
   })
   @ApiOkResponse({ type: ProvenanceView })
   @ApiErrors({
-    400: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed.',
+    400: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed; a malformed scoreAt.',
     404: "NotFound: no collection has this name. ObjectNotFound: no live object of the collection holds the key (or none within the key's maxTLP).",
     422: 'InvalidKeyFormat: a key value its type does not allow.',
   })
-  provenance(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ObjectKeyQueryDto) {
-    return this.history.provenance(this.policies.of(principal), params.collection_id, query);
+  provenance(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ProvenanceQueryDto) {
+    return this.history.provenance(this.policies.of(principal, { scoreAt: query.scoreAt }), params.collection_id, query);
   }
 }

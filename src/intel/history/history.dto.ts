@@ -1,6 +1,7 @@
 import { ApiProperty, IntersectionType } from '@nestjs/swagger';
 import { ObjectKeyQueryDto } from '../../common/indicators/object-form.dto.js';
 import { PageQueryDto } from '../../common/pagination/page.js';
+import { ScoreAtQueryDto } from '../../read-policy/read-filters.dto.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { ObjectView } from '../dto/object.dto.js';
@@ -78,4 +79,10 @@ export class ProvenanceView {
     description: 'The warnings of the enabled warninglists for each key of the object, in key order: a known-benign value; empty when none.',
   })
   warnings: WarningView[];
+
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 100, description: 'Its score (extensions §18) at `scoreAt` when the request gives one, else now.' })
+  score: number;
 }
+
+/** `GET …/objects/provenance`: the key, and the time its score is computed at. */
+export class ProvenanceQueryDto extends IntersectionType(ObjectKeyQueryDto, ScoreAtQueryDto) {}

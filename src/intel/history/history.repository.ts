@@ -8,6 +8,7 @@ import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
+import { scoreSql } from '../../scoring/score-sql.js';
 import type { ChangeOperation, RemoveReason } from '../entities/change.entity.js';
 import type { StoredObject } from '../object-rows.js';
 import { LIVE } from '../object-statements.js';
@@ -33,6 +34,8 @@ export interface LiveObjectRow {
   keys: ObjectKey[];
   apiFirstSeenAt: string | null;
   apiLastSeenAt: string | null;
+  /** Its score at the policy's `scoreAt` (extensions §18). */
+  score: number;
 }
 
 /** The parameters of both statements, by name; a ceiling's placeholder after them when the read policy's is below RED. */
@@ -120,12 +123,13 @@ export class HistoryRepository {
 
   /**
    * The live object of the collection holding the key, when the policy lets the request see it: its keys and
-   * its api claim (null when none); undefined when none.
+   * its api claim (null when none) and its score at the policy's `scoreAt`; undefined when none.
    */
   async liveObject(policy: ReadPolicy, collectionId: number, key: ObjectKey): Promise<LiveObjectRow | undefined> {
-    const p = KEY_PARAMETERS.with(policy.parameterNames);
+    const p = KEY_PARAMETERS.with(['scoreAt', ...policy.parameterNames.filter((name) => name !== 'scoreAt')]);
     const rows: LiveObjectRow[] = await this.dataSource.query(
-      `SELECT o.keys, ${isoUtc('o.api_first_seen_at')} AS "apiFirstSeenAt", ${isoUtc('o.api_last_seen_at')} AS "apiLastSeenAt"
+      `SELECT o.keys, ${isoUtc('o.api_first_seen_at')} AS "apiFirstSeenAt", ${isoUtc('o.api_last_seen_at')} AS "apiLastSeenAt",
+              ${scoreSql('o', p.$.scoreAt)} AS score
          FROM intel_object_key k JOIN intel_object o ON o.id = k.object_id
         WHERE k.collection_id = $1 AND k.key_type = $2 AND k.value = $3 AND ${LIVE('o')}${policy.conditions('o', p.$)}`,
       p.values({ collectionId, keyType: key.type, keyValue: key.value, ...policy.values() }),

@@ -79,6 +79,7 @@ export class HistoryService {
       sightings,
       // Only a File has several keys, one per hash type: no list entry matches two of them.
       warnings: found.keys.flatMap((objectKey) => lists.warningsOf(objectKey)),
+      score: found.score,
     };
   }
 }

@@ -6,6 +6,7 @@
 import { namedParameters } from '../../common/sql/named-parameters.js';
 import { isoUtc } from '../../common/sql/timestamps.js';
 import type { ObjectConditions } from '../../read-policy/read-policy.js';
+import { scoreSql } from '../../scoring/score-sql.js';
 import { sightingSummarySql } from '../../sightings/sighting-sql.js';
 import { LIVE } from '../object-statements.js';
 
@@ -20,8 +21,9 @@ import { LIVE } from '../object-statements.js';
  * within the cap, in request order, get their objects read (`within`); the first key always does. The
  * large values of the others are never fetched (TOAST is read only for the rows joined), so the process
  * holds at most the cap plus one key's matches. Each object read gets its sighting summary (null for the
- * others: their keys are NULL). `narrowed`: the read policy's conditions on each object (the ceiling of a
- * key that may not read every marking), so a key finds exactly what it may see and the byte cap counts only that.
+ * others: their keys are NULL), and its score at $7 (extensions §18: the request's `scoreAt`, else its time; null
+ * for the others). `narrowed`: the read policy's conditions on each object (the ceiling of a key that may not read
+ * every marking), so a key finds exactly what it may see and the byte cap counts only that.
  */
 const LOOKUP = (narrowed = '') => `
   WITH found AS (
@@ -35,7 +37,7 @@ const LOOKUP = (narrowed = '') => `
     SELECT i, sum(sum(row_bytes)) OVER (ORDER BY i) - sum(row_bytes) < $6 AS within FROM found GROUP BY i
   )
   SELECT f.i, f.collection, a.within, o.type, o.keys, o.context, ${isoUtc('o.expires_at')} AS "expiresAt", o.tlp,
-         ${sightingSummarySql('o.keys')} AS sightings
+         ${sightingSummarySql('o.keys')} AS sightings, CASE WHEN o.id IS NOT NULL THEN ${scoreSql('o', '$7')} END AS score
     FROM found f
     JOIN answered a USING (i)
     LEFT JOIN intel_object o ON a.within AND o.id = f.id
@@ -60,15 +62,15 @@ export function heldStatement(policy: ObjectConditions) {
   return { text: HELD(policy.conditions('o', parameters.$)), parameters };
 }
 
-/** The statement of a read nothing narrows and its parameters by name ($1 to $6 above, in that order). */
+/** The statement of a read nothing narrows and its parameters by name ($1 to $7 above, in that order). */
 export const LOOKUP_STATEMENT = {
   text: LOOKUP(),
-  parameters: namedParameters(['types', 'values', 'readsAll', 'readable', 'collections', 'maxBytes']),
+  parameters: namedParameters(['types', 'values', 'readsAll', 'readable', 'collections', 'maxBytes', 'scoreAt']),
 } as const;
 
-/** The lookup under a read policy: the statement above when it narrows nothing, its parameters after $6. */
+/** The lookup under a read policy: the statement above when it narrows nothing, its parameters after $7 (its `scoreAt` is the lookup's own). */
 export function lookupStatement(policy: ObjectConditions) {
-  const parameters = LOOKUP_STATEMENT.parameters.with(policy.parameterNames);
+  const parameters = LOOKUP_STATEMENT.parameters.with(policy.parameterNames.filter((name) => name !== 'scoreAt'));
   const narrowed = policy.conditions('o', parameters.$);
   return { text: narrowed === '' ? LOOKUP_STATEMENT.text : LOOKUP(narrowed), parameters };
 }

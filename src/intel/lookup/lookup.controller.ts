@@ -32,6 +32,6 @@ export class LookupController {
     413: 'RequestEntityTooLarge: the JSON body is larger than 16 MB.',
   })
   lookup(@Principal() principal: PrincipalType, @Body() query: LookupDto) {
-    return this.lookups.lookup(this.policies.of(principal), query);
+    return this.lookups.lookup(this.policies.of(principal, { scoreAt: query.scoreAt }), query);
   }
 }

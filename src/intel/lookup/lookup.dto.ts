@@ -2,10 +2,11 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsOptional, Matches, ValidateNested } from 'class-validator';
 import { ObjectKeyDto } from '../../common/indicators/object-form.dto.js';
+import { DATE_TIME_PATTERN } from '../../common/validation/date-time.js';
 import { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
 import { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { COLLECTION_NAME_PATTERN } from '../dto/collection.dto.js';
-import { ObjectKeyView, ObjectView } from '../dto/object.dto.js';
+import { ObjectKeyView, ScoredObjectView } from '../dto/object.dto.js';
 
 export const MAX_LOOKUP_KEYS = 1000;
 
@@ -30,6 +31,11 @@ export class LookupDto {
   @ArrayMaxSize(MAX_LOOKUP_KEYS)
   @Matches(COLLECTION_NAME_PATTERN, { each: true, message: 'collections must be collection names' })
   collections?: string[];
+
+  @ApiPropertyOptional({ format: 'date-time', description: "The time the found objects' scores are computed at (RFC 3339; default: now)." })
+  @IsOptional()
+  @Matches(DATE_TIME_PATTERN, { message: 'scoreAt must be an RFC 3339 date-time such as 2030-01-01T00:00:00Z' })
+  scoreAt?: string;
 }
 
 export class LookupErrorView {
@@ -41,8 +47,8 @@ export class LookupMatchView {
   @ApiProperty({ description: 'The collection the object is in.' })
   collection: string;
 
-  @ApiProperty({ type: ObjectView })
-  object: ObjectView;
+  @ApiProperty({ type: ScoredObjectView })
+  object: ScoredObjectView;
 
   @ApiProperty({
     type: SightingSummaryView,

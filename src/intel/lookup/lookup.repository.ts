@@ -4,11 +4,11 @@ import { DataSource } from 'typeorm';
 import type { ObjectKey } from '../../common/indicators/indicators.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
 import type { SightingSummaryView } from '../../sightings/dto/sighting.dto.js';
-import type { MarkedRow } from '../object-rows.js';
+import type { ScoredRow } from '../object-rows.js';
 import { heldStatement, lookupStatement } from './lookup-statements.js';
 
 /** A lookup's row: a key's position, a collection holding it, whether it is within the byte cap, the object. */
-export type LookupRow = { i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & MarkedRow;
+export type LookupRow = { i: string; collection: string; within: boolean; sightings: SightingSummaryView | null } & ScoredRow;
 
 /** The lookups' reads (their statements and why they are one probe per key: lookup-statements.ts). */
 @Injectable()

@@ -3,7 +3,7 @@ import { ApiError } from '../../common/errors/api-error.js';
 import { normalizeKey, type ObjectKey } from '../../common/indicators/indicators.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { ReadPolicy } from '../../read-policy/read-policy.js';
-import { objectView } from '../object-rows.js';
+import { scoredView } from '../object-rows.js';
 import type { LookupDto, LookupMatchView, LookupResultView } from './lookup.dto.js';
 import { LookupErrors } from './lookup.errors.js';
 import { LookupRepository } from './lookup.repository.js';
@@ -57,7 +57,7 @@ export class LookupService {
         continue;
       }
       if (!matches.has(position)) matches.set(position, []);
-      matches.get(position)!.push({ collection, object: objectView(object), sightings });
+      matches.get(position)!.push({ collection, object: scoredView(object), sightings });
     }
     const tooLarge = LookupErrors.answerTooLarge(this.config.pageMaxBytes);
     return entries.map(({ key, error }) => {

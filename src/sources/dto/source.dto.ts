@@ -1,7 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Matches } from 'class-validator';
 import { TLP_INPUT_HINT, TLP_LEVELS } from '../../common/markings/tlp.js';
+import { CREDIBILITIES, CREDIBILITY_SCALES, RELIABILITIES } from '../../scoring/admiralty.js';
 import { REMOVAL_POLICIES, SOURCE_KINDS, SOURCE_MODES, SOURCE_NAME_PATTERN } from '../source-form.js';
+
+/** The kinds and removal policies a form may name, for the forms of other areas (the console's). */
+export { REMOVAL_POLICIES, SOURCE_KINDS };
 
 export class SourceNameParamDto {
   @ApiProperty({ pattern: SOURCE_NAME_PATTERN.source })
@@ -64,6 +68,30 @@ export const SOURCE_FORM_SCHEMA = {
       default: 'TLP:CLEAR',
       description: `The marking of its claims, raised by a record's own (a \`taxii21\` object's \`object_marking_refs\`, a \`misp\` event's or attribute's \`tlp:\` tags): ${TLP_INPUT_HINT}.`,
     },
+    reliability: {
+      type: 'string',
+      enum: [...RELIABILITIES],
+      default: 'F',
+      description: 'Admiralty reliability of the source (A reliable … E unreliable, F cannot be judged).',
+    },
+    credibility: {
+      type: 'integer',
+      enum: [...CREDIBILITIES],
+      default: 6,
+      description: 'Admiralty credibility of its records (1 confirmed … 5 improbable, 6 cannot be judged), unless a record gives its own.',
+    },
+    credibilityField: {
+      type: 'string',
+      nullable: true,
+      description:
+        "`csv` (a column named by the header) or `ndjson` (a member): each record's own credibility; missing or out of scale, the source's. `null` clears it.",
+    },
+    credibilityScale: {
+      type: 'string',
+      enum: [...CREDIBILITY_SCALES],
+      default: 'admiralty',
+      description: 'With `credibilityField`: `admiralty` 1…6 or `percent` 0..100.',
+    },
     valueColumn: { type: 'string', description: '`csv`: the column holding the indicator.' },
     typeColumn: { type: 'string', description: '`csv`: the column holding its type (else inferred).' },
     contextColumns: { type: 'array', items: { type: 'string' } },
@@ -119,6 +147,18 @@ export class SourceView {
 
   @ApiProperty({ enum: TLP_LEVELS, description: "The marking of its claims, which a record's own marking may raise." })
   tlp: string;
+
+  @ApiProperty({ enum: RELIABILITIES, description: 'Admiralty reliability of the source (A reliable … E unreliable, F cannot be judged).' })
+  reliability: string;
+
+  @ApiProperty({ type: 'integer', enum: CREDIBILITIES, description: 'Admiralty credibility of its records, unless a record gives its own.' })
+  credibility: number;
+
+  @ApiPropertyOptional({ description: "`csv` or `ndjson`: the column or member holding each record's own credibility." })
+  credibilityField?: string;
+
+  @ApiPropertyOptional({ enum: CREDIBILITY_SCALES, description: 'With `credibilityField`: its scale.' })
+  credibilityScale?: string;
 
   @ApiPropertyOptional()
   valueColumn?: string;
