@@ -6,7 +6,7 @@ import { ConsoleAccess, type ConsoleRequest } from './console-http.js';
 import { KeysScreen } from './keys.screen.js';
 import type { Screen } from './views/layout.js';
 
-/** API keys for admins: list, generate (value shown once), set a key's TLP ceiling, revoke; the same checks as `/auth/keys`. */
+/** API keys for admins: list, generate (value shown once), set a key's TLP ceiling or reliability, revoke; the same checks as `/auth/keys`. */
 @ConsoleController('keys')
 export class KeysController {
   constructor(

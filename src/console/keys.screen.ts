@@ -16,7 +16,7 @@ import type { Screen } from './views/layout.js';
 const PAGE_SIZE = '50';
 
 /** The form fields that show the key form's problems (the rest go to the page's message). */
-const KEY_FIELDS = { description: 'description', expiresAt: 'expiresOn', maxTLP: 'maxTLP' };
+const KEY_FIELDS = { description: 'description', expiresAt: 'expiresOn', maxTLP: 'maxTLP', reliability: 'reliability' };
 
 /** API keys for admins through the auth area's services: the same checks as `/auth/keys`. */
 @Injectable()
@@ -64,9 +64,12 @@ export class KeysScreen {
     }
   }
 
-  /** The ceiling set in a key's row, as `PATCH /auth/keys/{id}` sets it (by its DTO and rules; no tag: the form sets one member). */
+  /**
+   * The ceiling or the reliability set in a key's row, as `PATCH /auth/keys/{id}` sets them (by its DTO and
+   * rules; no tag: each form sets one member).
+   */
   async update(principal: Principal, id: string, form: URLSearchParams): Promise<FormAnswer> {
-    const changes = await validatedForm(UpdateApiKeyDto, { maxTLP: form.get('maxTLP') ?? undefined });
+    const changes = await validatedForm(UpdateApiKeyDto, { maxTLP: form.get('maxTLP') ?? undefined, reliability: form.get('reliability') ?? undefined });
     await this.keys.update(principal, keyParam(id), undefined, changes);
     return { seeOther: '/console/keys' };
   }
@@ -102,6 +105,7 @@ function keyRow(key: ApiKeyView, pathOf: (id: number) => string): KeyRow {
     limits: key.requestLimits.map((limit) => ({ path: pathOf(limit.target.resource.id), action: limit.target.action, limit: limit.limit })),
     state: key.revoked ? 'revoked' : expired ? 'expired' : 'active',
     maxTLP: key.maxTLP,
+    reliability: key.reliability,
   };
 }
 
@@ -126,12 +130,14 @@ function keyBodyOf(form: URLSearchParams): object {
   const description = form.get('description')?.trim();
   const expiresOn = form.get('expiresOn')?.trim();
   const maxTLP = form.get('maxTLP')?.trim();
+  const reliability = form.get('reliability')?.trim();
   return {
     permissions: [...granted].map(([id, actions]) => ({ resource: { id: Number(id) }, actions: [...actions] })),
     requestLimits,
     ...(expiresOn && { expiresAt: `${expiresOn}T00:00:00Z` }),
     ...(description && { description }),
     ...(maxTLP && { maxTLP }),
+    ...(reliability && { reliability }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { RESOURCE_ACTIONS, type ResourceAction } from '../../common/guard/access.js';
 import type { Tlp } from '../../common/markings/tlp.js';
+import { DEFAULT_RELIABILITY, RELIABILITIES, type Reliability } from '../../scoring/admiralty.js';
 import { html, type Html } from '../html.js';
 import { alert, dataTable, dateOf, expiryOf, formField, pager, tlpBadge, type SentForm } from './components.js';
 import { Screen } from './layout.js';
@@ -27,7 +28,12 @@ export interface KeyRow {
   state: 'active' | 'expired' | 'revoked';
   /** The most restrictive TLP marking the key may read. */
   maxTLP: Tlp;
+  /** How reliable what the key writes counts in scores (Admiralty `A`…`F`). */
+  reliability: Reliability;
 }
+
+const RELIABILITY_HELP =
+  'How reliable what the key writes counts in scores (Admiralty A completely reliable … E unreliable, F cannot be judged; C and F count alike).';
 
 /** The TLP ceilings the signed-in key may set (up to its own), and its own, the default of a new key. */
 export interface Ceilings {
@@ -61,6 +67,10 @@ ${dataTable({
       header: 'TLP ceiling',
       cell: (key) => html`${tlpBadge(key.maxTLP)}${canWrite && key.state === 'active' && ceilingForm(key, ceilings)}`,
     },
+    {
+      header: 'Reliability',
+      cell: (key) => html`<span class="mono">${key.reliability}</span>${canWrite && key.state === 'active' && reliabilityForm(key)}`,
+    },
     { header: 'State', cell: (key) => html`${key.state}${canWrite && key.state === 'active' && revokeButton(key.id)}` },
   ],
 })}
@@ -85,6 +95,16 @@ function ceilingForm(key: KeyRow, { choices }: Ceilings): Html {
 </form>`;
 }
 
+/** Sets the key's reliability, any of `A`…`F` (no rule limits it), the key's own shown first. */
+function reliabilityForm(key: KeyRow): Html {
+  return html`<form method="post" action="/console/keys/${key.id}" class="row">
+<select name="reliability" aria-label="Reliability of key ${key.id}">${RELIABILITIES.map(
+    (choice) => html`<option${choice === key.reliability ? html` selected` : ''}>${choice}</option>`,
+  )}</select>
+<button type="submit" class="secondary" aria-label="Set the reliability of key ${key.id}">Set</button>
+</form>`;
+}
+
 function revokeButton(id: number): Html {
   return html`<form method="post" action="/console/keys/${id}/revoke"><button type="submit" class="secondary" aria-label="Revoke key ${id}">Revoke</button></form>`;
 }
@@ -101,7 +121,10 @@ export interface KeyEditorModel extends SentForm {
   ceilings: Ceilings;
 }
 
-/** The form's names: `grant` = `<id>:<action>` checkboxes, `limit:<id>:<action>` daily limits, `maxTLP` the ceiling. */
+/**
+ * The form's names: `grant` = `<id>:<action>` checkboxes, `limit:<id>:<action>` daily limits, `maxTLP` the
+ * ceiling, `reliability` the key's Admiralty reliability.
+ */
 export function keyEditorView({ rows, ceilings, ...sent }: KeyEditorModel): Screen {
   const { form, refusal } = sent;
   const checked = new Set(form?.getAll('grant') ?? []);
@@ -119,6 +142,17 @@ ${formField(
     choices: ceilings.choices,
     value: form?.get('maxTLP') ?? ceilings.own,
     help: 'The most restrictive marking the key may read: objects marked above it do not exist for it.',
+  },
+  sent,
+)}
+${formField(
+  {
+    name: 'reliability',
+    label: 'Reliability',
+    type: 'select',
+    choices: RELIABILITIES,
+    value: form?.get('reliability') ?? DEFAULT_RELIABILITY,
+    help: RELIABILITY_HELP,
   },
   sent,
 )}

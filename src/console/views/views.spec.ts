@@ -65,6 +65,7 @@ const SCREENS: Array<[string, Screen | { text: string }]> = [
           limits: [{ path: HOSTILE, action: 'Read', limit: 5 }],
           state: 'active',
           maxTLP: 'TLP:RED',
+          reliability: 'B',
         },
       ],
       canWrite: true,
@@ -134,19 +135,31 @@ describe('console views', () => {
           limits: [{ path: 'intel/phishing-domains', action: 'Read', limit: 1000 }],
           state: 'revoked',
           maxTLP: 'TLP:RED',
+          reliability: 'F',
         },
       ],
       canWrite: true,
       ceilings: RED_CEILINGS,
     }).body.text;
     expect(text).toContain('<td>intel/phishing-domains: Read, Write<br>limit intel/phishing-domains Read: 1000/day<br></td>');
-    // A revoked key offers no Revoke button, nor a ceiling to set.
+    // A revoked key offers no Revoke button, nor a ceiling or a reliability to set.
     expect(text).not.toContain('Revoke key 3');
     expect(text).not.toContain('TLP ceiling of key 3');
+    expect(text).not.toContain('Reliability of key 3');
+    expect(text).toContain('<span class="mono">F</span>');
   });
 
   it("shows a key's ceiling as a badge and offers the ceilings the signed-in key may set, the key's own (or the nearest below) chosen", () => {
-    const key = { description: null, createdAt: new Date(0), expiresAt: null, lastUsedAt: null, permissions: [], limits: [], state: 'active' as const };
+    const key = {
+      description: null,
+      createdAt: new Date(0),
+      expiresAt: null,
+      lastUsedAt: null,
+      permissions: [],
+      limits: [],
+      state: 'active' as const,
+      reliability: 'F' as const,
+    };
     const text = keysView({
       keys: [
         { ...key, id: 4, maxTLP: 'TLP:CLEAR' },
@@ -164,6 +177,20 @@ describe('console views', () => {
     expect(editor).toContain(
       '<select id="maxTLP" name="maxTLP" aria-describedby="maxTLP-help"><option>TLP:CLEAR</option><option selected>TLP:GREEN</option></select>',
     );
+  });
+
+  it("shows a key's reliability and offers every letter, the key's own chosen; the editor defaults to F", () => {
+    const key = { description: null, createdAt: new Date(0), expiresAt: null, lastUsedAt: null, permissions: [], limits: [], state: 'active' as const };
+    const text = keysView({ keys: [{ ...key, id: 6, maxTLP: 'TLP:RED', reliability: 'B' }], canWrite: true, ceilings: RED_CEILINGS }).body.text;
+    expect(text).toContain('<span class="mono">B</span>');
+    expect(/aria-label="Reliability of key 6">(.*?)<\/select>/s.exec(text)![1]).toBe(
+      '<option>A</option><option selected>B</option><option>C</option><option>D</option><option>E</option><option>F</option>',
+    );
+    const reader = keysView({ keys: [{ ...key, id: 6, maxTLP: 'TLP:RED', reliability: 'B' }], canWrite: false, ceilings: RED_CEILINGS }).body.text;
+    expect(reader).not.toContain('Reliability of key 6');
+    const editor = keyEditorView({ rows: [], ceilings: RED_CEILINGS }).body.text;
+    expect(editor).toContain('<select id="reliability" name="reliability" aria-describedby="reliability-help"><option>A</option>');
+    expect(editor).toContain('<option selected>F</option></select>');
   });
 
   it("marks every object it shows with its TLP badge: a collection's objects, its changes, one object, the lookup", () => {
