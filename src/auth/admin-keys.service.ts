@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BUILTIN_RESOURCES, RESOURCE_ACTIONS } from '../common/guard/access.js';
 import { RED } from '../common/markings/tlp.js';
-import { DEFAULT_RELIABILITY, reliabilityValue } from '../scoring/admiralty.js';
+import { DEFAULT_RELIABILITY, reliabilityRank } from '../scoring/admiralty.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { generateKeyValue, hashKeyValue, keyPrefix } from './key-material.js';
 
@@ -65,7 +65,7 @@ export class AdminKeysService {
       permissions: ADMIN_PERMISSIONS,
       limits: [],
       maxTlp: RED,
-      reliability: reliabilityValue(DEFAULT_RELIABILITY),
+      reliability: reliabilityRank(DEFAULT_RELIABILITY),
     });
   }
 }

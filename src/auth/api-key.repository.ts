@@ -26,7 +26,7 @@ export interface ApiKeyRecord {
   limits: { id: number; resourceId: number; action: ResourceAction; limit: number }[];
   /** The key's TLP ceiling, a rank (extensions §19). */
   maxTlp: TlpRank;
-  /** The key's reliability, an Admiralty value (extensions §18, src/scoring/admiralty.ts). */
+  /** The key's reliability, as its rank (extensions §18, src/scoring/admiralty.ts: reliabilityRank). */
   reliability: number;
   /** The view's version (its tag): moves with every change of the row, its use included. */
   version: number;

@@ -7,7 +7,7 @@ import { rankOf, tlpOf, type TlpRank } from '../common/markings/tlp.js';
 import { afterIdCursor, afterIdFromCursor } from '../common/pagination/cursor.js';
 import { keysetPage, pageRequestOf, type PageResult } from '../common/pagination/page.js';
 import { assertTagMatches, TaggedResult } from '../common/tags/tag.js';
-import { DEFAULT_RELIABILITY, reliabilityOf, reliabilityValue, type Reliability } from '../scoring/admiralty.js';
+import { DEFAULT_RELIABILITY, reliabilityOfRank, reliabilityRank, type Reliability } from '../scoring/admiralty.js';
 import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { AuthErrors } from './auth.errors.js';
@@ -107,7 +107,7 @@ export class ApiKeysService {
         })),
         maxTlp,
         // Any value: a reliability is no access, so there is nothing of the creator's for it to exceed.
-        reliability: reliabilityValueOf(form.reliability) ?? reliabilityValue(DEFAULT_RELIABILITY),
+        reliability: reliabilityRankOf(form.reliability) ?? reliabilityRank(DEFAULT_RELIABILITY),
       }),
     );
     return { id, key: value };
@@ -129,7 +129,7 @@ export class ApiKeysService {
   async update(caller: Principal, params: ApiKeyIdParamDto, ifMatch: string | undefined, form: UpdateApiKeyDto): Promise<TaggedResult<ApiKeyView>> {
     const id = keyIdOf(params);
     const maxTlp = ceilingOf(form.maxTLP);
-    const reliability = reliabilityValueOf(form.reliability);
+    const reliability = reliabilityRankOf(form.reliability);
     const changed = await this.dataSource.transaction(async (manager) => {
       const current = await this.keys.lockSettings(manager, id);
       if (!current) throw AuthErrors.keyNotFound(id);
@@ -202,9 +202,9 @@ function ceilingOf(maxTLP: string | null | undefined): TlpRank | undefined {
   return maxTLP === undefined || maxTLP === null ? undefined : rankOf(maxTLP);
 }
 
-/** A reliability as the DTO let it through (`IsIn`), as its value; undefined when absent or null. */
-function reliabilityValueOf(reliability: Reliability | null | undefined): number | undefined {
-  return reliability === undefined || reliability === null ? undefined : reliabilityValue(reliability);
+/** A reliability as the DTO let it through (`IsIn`), as its stored rank; undefined when absent or null. */
+function reliabilityRankOf(reliability: Reliability | null | undefined): number | undefined {
+  return reliability === undefined || reliability === null ? undefined : reliabilityRank(reliability);
 }
 
 /** `Date` rolls impossible days over (Feb 30 → Mar 2); the written calendar date must exist. */
@@ -237,6 +237,6 @@ function toView(record: ApiKeyRecord): ApiKeyView {
     lastUsedAddress: record.lastUsedAddress,
     allowedNetworks: record.allowedNetworks,
     maxTLP: tlpOf(record.maxTlp),
-    reliability: reliabilityOf(record.reliability),
+    reliability: reliabilityOfRank(record.reliability),
   };
 }

@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { AccessRequest } from '../common/guard/access.js';
 import { requestIdOf } from '../common/logging/request-logging.js';
-import { DEFAULT_RELIABILITY, reliabilityValue } from '../scoring/admiralty.js';
+import { DEFAULT_RELIABILITY, reliabilityRank } from '../scoring/admiralty.js';
 
 /** How a change was made (extensions §14): the endpoint family, a source run, the expiry job, or an extension. */
 export const WRITE_VIAS = ['api', 'batch', 'import', 'taxii', 'console', 'source', 'expiry', 'extension'] as const;
@@ -20,14 +20,14 @@ export interface WriteOrigin {
   /** The source's name when `via` is `source`, else null. */
   readonly source: string | null;
   /**
-   * The reliability (an Admiralty value, src/scoring/admiralty.ts) the write gives the api claim it makes
+   * The reliability (a rank, src/scoring/admiralty.ts's reliabilityRank) the write gives the api claim it makes
    * (extensions §18): its key's; null for the writes that make none (a source's, a job's).
    */
   readonly reliability: number | null;
 }
 
 /** The reliability of a native write without a key of its own (an extension's): F, every key's default. */
-const KEYLESS_RELIABILITY = reliabilityValue(DEFAULT_RELIABILITY);
+const KEYLESS_RELIABILITY = reliabilityRank(DEFAULT_RELIABILITY);
 
 /** The ways a routed request writes (a source run or a job is not a request): the native writes. */
 export const NATIVE_VIAS = ['api', 'batch', 'import', 'taxii', 'console'] as const;

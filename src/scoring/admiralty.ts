@@ -16,6 +16,16 @@ export const DEFAULT_CREDIBILITY: Credibility = 6;
 export const reliabilityValue = (reliability: Reliability): number => VALUES[RELIABILITIES.indexOf(reliability)];
 export const credibilityValue = (credibility: Credibility): number => VALUES[credibility - 1];
 
+/**
+ * A key's reliability, and an api claim's (the highest among its writers' keys), are stored as ranks, by value
+ * (E 0, D 1, F 2, C 3, B 4, A 5): GREATEST keeps the most reliable, and C, which counts as F does (50), still
+ * reads back as the C it was given (a judgement is kept over "cannot be judged").
+ */
+const RANKED: readonly Reliability[] = ['E', 'D', 'F', 'C', 'B', 'A'];
+export const reliabilityRank = (reliability: Reliability): number => RANKED.indexOf(reliability);
+export const reliabilityOfRank = (rank: number): Reliability => RANKED[rank] ?? DEFAULT_RELIABILITY;
+export const rankValue = (rank: number): number => reliabilityValue(reliabilityOfRank(rank));
+
 /** The letter a stored reliability stands for (50 reads as F: C and F count alike, and F is every default). */
 export const reliabilityOf = (value: number): Reliability => (value === 50 ? 'F' : (RELIABILITIES[VALUES.indexOf(value)] ?? 'F'));
 

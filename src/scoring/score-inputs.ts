@@ -3,6 +3,7 @@
  * by claim, and as the TypeScript twin (score.ts) takes them: for what only the twin tells (an explanation's
  * factors, the moment a score falls below a bound).
  */
+import { rankValue, type Credibility, type Reliability } from './admiralty.js';
 import type { Decay, ScoreInputs } from './score.js';
 
 /** A source's claims on the object's keys, as the score counts them: once, at their strongest and latest. */
@@ -10,11 +11,14 @@ export interface SourceClaimInputs {
   source: string;
   reliability: number;
   credibility: number;
+  /** The source's letter and digit as its form gives them (the digit null when a record gave its own credibility). */
+  reliabilityCode: Reliability;
+  credibilityCode: Credibility | null;
   lastSeenAt: string;
 }
 
 export interface StoredScoreInputs {
-  /** The api claim's reliability (its credibility is 6); null without an api claim. */
+  /** The api claim's reliability, a rank (admiralty.ts: reliabilityRank; its credibility is 6); null without an api claim. */
   apiReliability: number | null;
   apiLastSeenAt: string | null;
   sources: SourceClaimInputs[];
@@ -38,7 +42,7 @@ export const API_CREDIBILITY = 50;
 
 /** The inputs of score.ts; the anchor in the SQL's whole milliseconds. */
 export function scoreInputsOf(stored: StoredScoreInputs): ScoreInputs {
-  const api = stored.apiReliability === null ? [] : [{ reliability: stored.apiReliability, credibility: API_CREDIBILITY }];
+  const api = stored.apiReliability === null ? [] : [{ reliability: rankValue(stored.apiReliability), credibility: API_CREDIBILITY }];
   return {
     claims: [...api, ...stored.sources.map(({ reliability, credibility }) => ({ reliability, credibility }))],
     sightings: { count: stored.count, falsePositives: stored.falsePositives },

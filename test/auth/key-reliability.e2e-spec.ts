@@ -20,7 +20,9 @@ describe('key reliability', () => {
     const response = await t.auth.key(id).expect(200);
     return { view: response.body as Record<string, unknown>, tag: response.headers.etag as string };
   };
-  const stored = async (id: number) => (await t.db.query('SELECT reliability FROM auth_api_key WHERE id = $1', [id])).rows[0].reliability as number;
+  const stored = async (id: number) =>
+    (await t.db.query('SELECT (ARRAY[0, 25, 50, 50, 75, 100])[reliability + 1] AS reliability FROM auth_api_key WHERE id = $1', [id])).rows[0]
+      .reliability as number;
   const keyCount = async () => Number((await t.db.query('SELECT count(*) FROM auth_api_key')).rows[0].count);
 
   describe('at creation', () => {
@@ -35,8 +37,8 @@ describe('key reliability', () => {
     it.each([
       ['A', 100, 'A'],
       ['B', 75, 'B'],
-      // C and F count alike (50): stored as that value, the view reads it as F.
-      ['C', 50, 'F'],
+      // C and F count alike (50), and each reads back as given.
+      ['C', 50, 'C'],
       ['D', 25, 'D'],
       ['E', 0, 'E'],
       ['F', 50, 'F'],
@@ -76,10 +78,11 @@ describe('key reliability', () => {
         const same = await t.auth.updateKey(id, form, changed.headers.etag).expect(200);
         expect([same.body.reliability, same.headers.etag]).toEqual(['B', changed.headers.etag]);
       }
-      // C counts as F does: from F to C changes nothing.
+      // C counts as F does, but is a judgement where F is none: from F to C is a change, kept as C.
       const { id: plain } = await createKey(t, { permissions: [] });
       const plainTag = (await keyView(plain)).tag;
-      expect((await t.auth.updateKey(plain, { reliability: 'C' }).expect(200)).headers.etag).toBe(plainTag);
+      const judged = await t.auth.updateKey(plain, { reliability: 'C' }).expect(200);
+      expect([judged.body.reliability, judged.headers.etag === plainTag, await stored(plain)]).toEqual(['C', false, 50]);
     });
 
     it('sets reliability and maxTLP together, and each alone keeps the other', async () => {

@@ -15,8 +15,6 @@ describe('console score', () => {
     [t, browser] = await Promise.all([createTestApp(), launchBrowser()]);
     await createCollection(t, 'scored');
     await t.intel.batch('scored', [domain('plain.example'), domain('pinned.example')]).expect(200);
-    // The api claim's reliability is the writer key's (F: 50), which the write path of another part stores; set here where it is not yet.
-    await t.db.query(`UPDATE intel_object SET api_reliability = COALESCE(api_reliability, 50)`);
     await t
       .http()
       .put('/intel/collections/scored/objects/score?objectKeyType=DomainName&objectKey=pinned.example')

@@ -76,7 +76,13 @@ describe('docs/scoring.md: the worked example, as written', () => {
     const url = '/intel/collections/c2/objects/score?objectKeyType=IPAddress&objectKey=203.0.113.7';
     const now = (await t.http().get(url).set('X-Api-Key', t.adminKey).expect(200)).body as Explanation;
     const at = new Date(Date.parse(now.anchorAt) + 15 * DAY).toISOString();
-    const later = (await t.http().get(`${url}&at=${encodeURIComponent(at)}`).set('X-Api-Key', t.adminKey).expect(200)).body as Explanation;
+    const later = (
+      await t
+        .http()
+        .get(`${url}&at=${encodeURIComponent(at)}`)
+        .set('X-Api-Key', t.adminKey)
+        .expect(200)
+    ).body as Explanation;
 
     const documented = await documentedExplanation();
     expect(timeless(later)).toEqual(timeless(documented));

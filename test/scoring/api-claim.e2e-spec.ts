@@ -38,7 +38,7 @@ describe('the api claim: its reliability and its anchor', () => {
   /** The api claim of the object holding the domain `value`, and its score at the claim's last time. */
   const claim = async (value: string) => {
     const { rows } = await t.db.query<{ reliability: number | null; lastSeenAt: Date; firstSeenAt: Date; score: number }>(
-      `SELECT o.api_reliability AS reliability, o.api_last_seen_at AS "lastSeenAt", o.api_first_seen_at AS "firstSeenAt",
+      `SELECT (ARRAY[0, 25, 50, 50, 75, 100])[o.api_reliability + 1] AS reliability, o.api_last_seen_at AS "lastSeenAt", o.api_first_seen_at AS "firstSeenAt",
               intel_object_score(o, o.api_last_seen_at) AS score
          FROM intel_object o WHERE o.keys @> $1::jsonb`,
       [JSON.stringify([{ type: 'DomainName', value }])],
@@ -268,8 +268,11 @@ describe('the api claim across instances', () => {
     const { id, key } = await createKey(a, { permissions: [{ resource, actions: ['Read', 'Write'] }] });
     const onB = writePaths(b, 'across', taxiiId, key);
     const reliabilityOf = async (value: string) =>
-      (await a.db.query(`SELECT api_reliability AS r FROM intel_object WHERE keys @> $1::jsonb`, [JSON.stringify([{ type: 'DomainName', value }])])).rows[0]
-        .r as number;
+      (
+        await a.db.query(`SELECT (ARRAY[0, 25, 50, 50, 75, 100])[api_reliability + 1] AS r FROM intel_object WHERE keys @> $1::jsonb`, [
+          JSON.stringify([{ type: 'DomainName', value }]),
+        ])
+      ).rows[0].r as number;
     // B has the key cached now, with its reliability.
     await onB.add(domain('before.example'));
     expect(await reliabilityOf('before.example')).toBe(50);

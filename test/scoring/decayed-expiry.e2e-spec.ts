@@ -35,11 +35,6 @@ describe('decayed objects removed by the expiry job', () => {
         WHERE collection_id = (SELECT id FROM intel_collection WHERE name = $1) AND keys->0->>'value' = ANY($2::text[])`,
       [collection, values],
     );
-  /**
-   * The api claims' reliability as the writes of an F key leave it (50). Written here in case the write path
-   * does not set it yet on this branch (the api claim's reliability is another part of issue 45); a no-op once it does.
-   */
-  const apiClaimsOfF = () => a.db.query(`UPDATE intel_object SET api_reliability = 50 WHERE api_first_seen_at IS NOT NULL AND api_reliability IS NULL`);
   const runJobOnAll = () => Promise.all(apps.map((app) => app.app.get(ExpiryService).expireDue()));
   const changesAfter = async (collection: string, cursor: string) => {
     const response = await a.intel.changes(collection, `?cursor=${cursor}&limit=1000`);
@@ -71,8 +66,6 @@ describe('decayed objects removed by the expiry job', () => {
     ).toBe(200);
     const { changesCursor } = await listAll(a, 'dec', 1000);
     const keepCursor = (await listAll(a, 'dec-keep', 1000)).changesCursor;
-
-    await apiClaimsOfF();
     await ageTwoHours('dec', [...decayed, ...lifted]);
     await ageTwoHours('dec-keep', decayed.slice(0, 5));
     // Lifted back before the job runs: a sighting (its time anchors the score), and an update re-anchoring the api claim.
@@ -117,7 +110,6 @@ describe('decayed objects removed by the expiry job', () => {
     }
     const { changesCursor } = await listAll(a, 'dec-many', 1000);
     // Every other one decayed; the rest stay above the threshold.
-    await apiClaimsOfF();
     await ageTwoHours(
       'dec-many',
       values.filter((_, i) => i % 2 === 0),

@@ -81,14 +81,10 @@ describe('GET/PUT/DELETE …/objects/score', () => {
       .send(body as object);
   const remove = (value: string, key = writer.key) => t.http().delete(url(value)).set('X-Api-Key', key);
   /**
-   * A native write. The api claim's reliability is the writer key's (F: 50), which the write path of another part
-   * stores; set here where it is not yet (COALESCE: a no-op once it is).
+   * A native write, as the writer key (F: the api claim's reliability 50).
    */
   const add = async (form: { keys: { type: string; value: string }[]; context?: object }, query = '') => {
     await t.http().post(`/intel/collections/${collection}/objects${query}`).set('X-Api-Key', writer.key).send(form).expect(204);
-    await t.db.query(`UPDATE intel_object SET api_reliability = COALESCE(api_reliability, 50) WHERE keys @> $1::jsonb AND api_last_seen_at IS NOT NULL`, [
-      JSON.stringify([form.keys[0]]),
-    ]);
   };
   const sight = async (items: object[]) => {
     const response = await t.http().post('/intel/sightings').set('X-Api-Key', writer.key).send(items);
@@ -133,26 +129,25 @@ describe('GET/PUT/DELETE …/objects/score', () => {
 
   it('every input read where it lives: the api claim, sources by name with their values, sightings over all keys, the collection decay', async () => {
     // Two sources list the File's MD5 (zeta first: its run creates the object); alpha also lists its SHA1, with a claim of its own (strongest counts once).
-    const source = async (name: string, list: string) => {
+    const source = async (name: string, list: string, admiralty: { reliability: string; credibility: number }) => {
       feed.list(`/${name}.txt`, list);
       const created = await t
         .http()
         .post('/intel/sources')
         .set('X-Api-Key', t.adminKey)
-        .send({ name, collection, kind: 'text', url: feed.url(`/${name}.txt`) });
+        .send({ name, collection, kind: 'text', url: feed.url(`/${name}.txt`), ...admiralty });
       expect(created.status).toBe(201);
       await t.app.get(SourceRunsService).runDue();
     };
-    await source('zeta', `${md5(1)}\n`);
+    await source('zeta', `${md5(1)}\n`, { reliability: 'B', credibility: 6 });
     await add(hashedFile(1));
-    await source('alpha', `${md5(1)}\n${sha1(1)}\n`);
-    // The sources' Admiralty values and a record's own credibility, as the source forms (another part) store them.
-    await t.db.query(`UPDATE sources_source SET reliability = 100, credibility = 25 WHERE name = 'alpha'`);
-    await t.db.query(`UPDATE sources_source SET reliability = 75, credibility = 50 WHERE name = 'zeta'`);
+    await source('alpha', `${md5(1)}\n${sha1(1)}\n`, { reliability: 'A', credibility: 4 });
+    // A record's own credibility (2: 75) on alpha's SHA1 claim, as a csv source's credibilityField would give it,
+    // and the api claim as a B key's write would leave it (rank 4).
     await t.db.query(
       `UPDATE sources_claim SET credibility = 75 WHERE key_type = 'SHA1Hash' AND source_id = (SELECT id FROM sources_source WHERE name = 'alpha')`,
     );
-    await t.db.query(`UPDATE intel_object SET api_reliability = 75 WHERE keys @> $1::jsonb`, [JSON.stringify([{ type: 'MD5Hash', value: md5(1) }])]);
+    await t.db.query(`UPDATE intel_object SET api_reliability = 4 WHERE keys @> $1::jsonb`, [JSON.stringify([{ type: 'MD5Hash', value: md5(1) }])]);
     // Sightings on both keys; the last one a minute ahead anchors the decay.
     const soon = Date.now() + 60_000;
     await sight([
@@ -182,8 +177,8 @@ describe('GET/PUT/DELETE …/objects/score', () => {
     expect(below).toBeLessThan(soon + DAY / 2);
     expect((await explained(md5(1), { type: 'MD5Hash', at: at(below) })).score).toBeLessThan(40);
     expect((await explained(md5(1), { type: 'MD5Hash', at: at(below - 1) })).score).toBeGreaterThanOrEqual(40);
-    // Asked after it, it is below already: the moment asked.
-    expect((await explained(md5(1), { type: 'MD5Hash', at: at(below + 1000) })).belowThresholdAt).toBe(at(below + 1000));
+    // Asked after it, it is the same moment: when it fell below.
+    expect((await explained(md5(1), { type: 'MD5Hash', at: at(below + 1000) })).belowThresholdAt).toBe(at(below));
 
     // The SQL's score and the twin's factors agree all along the decay, to the millisecond.
     for (let step = 0; step <= 60; step += 1) await explained(md5(1), { type: 'MD5Hash', at: at(soon + Math.floor((step * DAY) / 100) + step) });
@@ -288,10 +283,12 @@ describe('GET/PUT/DELETE …/objects/score', () => {
     expect(after).toMatchObject({ override: { score: 3, until }, base: 50 });
     expect(after.score).toBe(tsScore(after));
     expect(after.score).toBeGreaterThan(3);
-    // A threshold above the override: below it at once; a threshold under it: from `until` on, once decayed.
+    // A threshold above the override: below it from the anchor on (an override has no start, only an end); a
+    // threshold under it: from `until` on, once decayed.
     await setScoring({ threshold: 10 });
     const now = at(Date.now());
-    expect(await explained('192.0.2.20', { at: now })).toMatchObject({ score: 3, belowThresholdAt: now });
+    const held = await explained('192.0.2.20', { at: now });
+    expect(held).toMatchObject({ score: 3, belowThresholdAt: held.anchorAt });
     await setScoring({ threshold: 2 });
     const e = await explained('192.0.2.20', { at: now });
     expect(Date.parse(e.belowThresholdAt as string)).toBeGreaterThan(Date.parse(until));

@@ -33,9 +33,8 @@ describe('TAXII views of a collection', () => {
     expect((await t.intel.createCollection({ name: 'sv', schemaID: 'view-any', scoring })).status).toBe(201);
     expect((await t.intel.createCollection({ name: 'sv-other', schemaID: 'view-any' })).status).toBe(201);
     for (const value of ['192.0.2.1', '192.0.2.2', '192.0.2.3']) expect((await t.intel.add('sv', ip(value))).status).toBe(204);
-    // The api claims' reliability as F and A keys' writes leave it (written by another part of issue 45: set here).
-    await t.db.query(`UPDATE intel_object SET api_reliability = 50`);
-    await t.db.query(`UPDATE intel_object SET api_reliability = 100 WHERE keys->0->>'value' = '192.0.2.3'`);
+    // 192.0.2.3's api claim as an A key's re-send would leave it (rank 5, src/scoring/admiralty.ts).
+    await t.db.query(`UPDATE intel_object SET api_reliability = 5 WHERE keys->0->>'value' = '192.0.2.3'`);
     // Simulates two hours passing since 192.0.2.2's api claim was last seen.
     await t.db.query(`UPDATE intel_object SET api_last_seen_at = now() - interval '2 hours' WHERE keys->0->>'value' = '192.0.2.2'`);
     const [{ taxii_id }] = (await t.db.query(`SELECT taxii_id FROM intel_collection WHERE name = 'sv'`)).rows as { taxii_id: string }[];

@@ -25,10 +25,10 @@ describe('STIX confidence', () => {
     }
     expect((await t.intel.remove('conf', 'DomainName', 'gone.example')).status).toBe(204);
     const set = (value: string, assignments: string) => t.db.query(`UPDATE intel_object SET ${assignments} WHERE keys->0->>'value' = $1`, [value]);
-    // The inputs as writers would leave them (the api claim's reliability is written by another part of issue 45;
-    // overrides by its override route): set here directly. Every anchor a year back: decay plays no part.
-    await t.db.query(`UPDATE intel_object SET api_reliability = 50, api_last_seen_at = now() - interval '365 days'`);
-    await set('trusted.example', 'api_reliability = 100'); // A and 6: strength 75
+    // The inputs as an A key's write and the override route would leave them (an A key's reliability is rank 5),
+    // set directly. Every anchor a year back: decay plays no part.
+    await t.db.query(`UPDATE intel_object SET api_last_seen_at = now() - interval '365 days'`);
+    await set('trusted.example', 'api_reliability = 5'); // A and 6: strength 75
     await set('overridden.example', `score_override = 90, score_override_until = now() + interval '1 day'`);
     await set('lapsed.example', `score_override = 90, score_override_until = now() - interval '1 second'`);
   });

@@ -44,10 +44,10 @@ export class Principal {
     /** The most restrictive TLP marking (a rank, src/markings/tlp.ts) of what the key may read (extensions §19). */
     readonly maxTlp: TlpRank = RED,
     /**
-     * The key's reliability as an Admiralty value (src/scoring/admiralty.ts; 50, F's, by default): the api
+     * The key's reliability as a rank (src/scoring/admiralty.ts's reliabilityRank; 2, F's, by default): the api
      * claim of what it writes is at least this reliable (extensions §18).
      */
-    readonly reliability: number = 50,
+    readonly reliability: number = 2,
   ) {}
 
   /** The key holds `action` on `resourceId` itself. */

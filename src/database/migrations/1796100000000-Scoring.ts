@@ -6,9 +6,11 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * statement that reads the objects.
  *
  * - Admiralty values are stored as their numbers (A 100 … E 0, F 50; 1 100 … 5 0, 6 50): sources keep their
- *   `reliability` and `credibility`, a claim the credibility its record carried (NULL: the source's), a key its
- *   `reliability`, an object the highest reliability among the keys that wrote its api claim (NULL without one;
- *   the objects the api claims before this migration take F, as every key made before does).
+ *   `reliability` and `credibility`, a claim the credibility its record carried (NULL: the source's). A key's
+ *   `reliability`, and an object's api claim's (the highest among the keys that wrote it; NULL without one), are
+ *   ranks (E 0, D 1, F 2, C 3, B 4, A 5: src/scoring/admiralty.ts), so GREATEST keeps the most reliable and C
+ *   reads back as C though it counts as F; `RELIABILITY_OF_RANK` turns a rank into its value. The objects the api
+ *   claims before this migration take F, as every key made before does.
  * - The override: score, until, reason and key, on the object row (it ends with the object's life).
  * - Collections keep their `scoring` whole, defaults filled in (src/scoring/scoring-config.ts), so a statement
  *   reads one jsonb per collection and never applies defaults itself.
@@ -30,12 +32,12 @@ export class Scoring1796100000000 implements MigrationInterface {
       `ALTER TABLE sources_source ADD COLUMN reliability smallint NOT NULL DEFAULT 50, ADD COLUMN credibility smallint NOT NULL DEFAULT 50`,
     );
     await queryRunner.query(`ALTER TABLE sources_claim ADD COLUMN credibility smallint`);
-    await queryRunner.query(`ALTER TABLE auth_api_key ADD COLUMN reliability smallint NOT NULL DEFAULT 50`);
+    await queryRunner.query(`ALTER TABLE auth_api_key ADD COLUMN reliability smallint NOT NULL DEFAULT ${RANK_F}`);
     await queryRunner.query(
       `ALTER TABLE intel_object ADD COLUMN api_reliability smallint, ADD COLUMN score_override smallint, ADD COLUMN score_override_until timestamptz,
          ADD COLUMN score_override_reason text, ADD COLUMN score_override_key_id integer`,
     );
-    await queryRunner.query(`UPDATE intel_object SET api_reliability = 50 WHERE api_first_seen_at IS NOT NULL`);
+    await queryRunner.query(`UPDATE intel_object SET api_reliability = ${RANK_F} WHERE api_first_seen_at IS NOT NULL`);
     await queryRunner.query(`ALTER TABLE intel_collection ADD COLUMN scoring jsonb NOT NULL DEFAULT '${DEFAULT_SCORING}'`);
     await queryRunner.query(`ALTER TABLE intel_change DROP CONSTRAINT intel_change_reason_check`);
     await queryRunner.query(
@@ -69,6 +71,10 @@ export class Scoring1796100000000 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE sources_source DROP COLUMN reliability, DROP COLUMN credibility`);
   }
 }
+
+/** F's rank, and the value of a rank (src/scoring/admiralty.ts: reliabilityRank, rankValue). */
+const RANK_F = 2;
+const RELIABILITY_OF_RANK = (rank: string) => `(ARRAY[0, 25, 50, 50, 75, 100])[${rank} + 1]`;
 
 /** The defaults of extensions §18, as stored (a migration keeps its own copy: src/scoring/scoring-config.ts may move on). */
 const DEFAULT_SCORING = JSON.stringify({
@@ -141,7 +147,7 @@ RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
       CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss)
   SELECT intel_score(
            COALESCE((SELECT intel_product(x.f ORDER BY x.f)
-                       FROM (SELECT (200 - o.api_reliability - 50)::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
+                       FROM (SELECT (150 - ${RELIABILITY_OF_RANK('o.api_reliability')})::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
                              UNION ALL SELECT f FROM claims) x), 1),
            COALESCE(sg.count, 0), COALESCE(sg.false_positives, 0),
            COALESCE(GREATEST(o.api_last_seen_at, sg.last_at, (SELECT max(seen) FROM claims)), o.added_at),
@@ -154,7 +160,9 @@ $$`;
 const ISO = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The same inputs as intel_object_score reads, claim by claim, as one jsonb: for what only the TypeScript twin
+ * The same inputs as intel_object_score reads, claim by claim, as one jsonb (each source's claims with the
+ * letter and digit its form gives, for the explanation: C and F, 3 and 6 count alike; a digit only while no
+ * record of the source gives its own credibility): for what only the TypeScript twin
  * tells (an explanation's factors, the moment a score falls below a bound: src/scoring/score-inputs.ts). Kept
  * beside intel_object_score, which stays a plain number for the filters; test/scoring checks the twin's score
  * from these inputs against it. `anchorMs` is the anchor in whole milliseconds rounded up: intel_score counts
@@ -165,7 +173,8 @@ CREATE FUNCTION intel_object_score_inputs(o intel_object)
 RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
   WITH col AS (SELECT name, scoring FROM intel_collection WHERE id = o.collection_id),
   claims AS (
-    SELECT s.name, s.reliability, max(COALESCE(c.credibility, s.credibility)) AS credibility,
+    SELECT s.name, s.reliability, max(COALESCE(c.credibility, s.credibility)) AS credibility, s.settings->>'reliability' AS reliability_code,
+           CASE WHEN bool_and(c.credibility IS NULL) THEN (s.settings->>'credibility')::int END AS credibility_code,
            max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END) AS seen
       FROM sources_source s
       CROSS JOIN jsonb_array_elements(o.keys) k
@@ -183,6 +192,7 @@ RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT jsonb_build_object(
            'apiReliability', o.api_reliability, 'apiLastSeenAt', ${ISO('o.api_last_seen_at')},
            'sources', COALESCE((SELECT jsonb_agg(jsonb_build_object('source', name, 'reliability', reliability, 'credibility', credibility,
+                                                                    'reliabilityCode', reliability_code, 'credibilityCode', credibility_code,
                                                                     'lastSeenAt', ${ISO('seen')}) ORDER BY name) FROM claims), '[]'::jsonb),
            'count', COALESCE(sg.count, 0), 'falsePositives', COALESCE(sg.false_positives, 0),
            'anchorAt', ${ISO('a.anchor')}, 'anchorMs', ceil(extract(epoch FROM a.anchor) * 1000)::float8,
