@@ -23,6 +23,7 @@ import { row20 } from './row20-source-run.js';
 import { row21 } from './row21-sightings.js';
 import { row22 } from './row22-warninglists.js';
 import { row23 } from './row23-fenced-queue.js';
+import { row24a, row24b, row24c, row24d } from './row24-scored-reads.js';
 import { row25a, row25b, row25c, row25d } from './row25-marked-reads.js';
 
 /** Every row of the suite, in the order they run (and appear in the table). */
@@ -51,6 +52,10 @@ export const ALL_ROWS: RowModule[] = [
   row21,
   row22,
   row23,
+  row24a,
+  row24b,
+  row24c,
+  row24d,
   row25a,
   row25b,
   row25c,

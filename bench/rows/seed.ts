@@ -84,7 +84,7 @@ function newObjectsPlan(objects: SeedObject[]): NewObjectsPlan {
  */
 export async function seedObjects(ctx: Seeder, target: SeedTarget, from: number, count: number, objectAt: (g: number) => SeedObject): Promise<void> {
   const { BATCH_STATEMENTS } = ctx.statements.batch;
-  const origin = { via: 'batch', keyID: null, requestID: `bench-seed-${ctx.runId}`, source: null, reliability: 50 };
+  const origin = { via: 'batch', keyID: null, requestID: `bench-seed-${ctx.runId}`, source: null, reliability: 2 };
   for (let start = from; start < from + count; start += SEED_BATCH) {
     const objects = Array.from({ length: Math.min(SEED_BATCH, from + count - start) }, (_, i) => objectAt(start + i));
     const client = await ctx.setupPool.connect();

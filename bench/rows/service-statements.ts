@@ -67,7 +67,7 @@ export interface WriteOrigin {
   keyID: number | null;
   requestID: string | null;
   source: string | null;
-  /** The writer key's reliability, an Admiralty value (50: F, every key's default). */
+  /** The writer key's reliability, a rank (src/scoring/admiralty.ts's reliabilityRank; 2: F, every key's default). */
   reliability: number | null;
 }
 
@@ -169,7 +169,7 @@ export async function loadServiceStatements(serviceDir: string): Promise<Service
  * The write origin of the raw baselines' single writes (src/intel/write-origin.ts), as an API request of one
  * key would give it.
  */
-export const RAW_WRITE_ORIGIN: WriteOrigin = { via: 'api', keyID: 1, requestID: 'bench-raw-baseline', source: null, reliability: 50 };
+export const RAW_WRITE_ORIGIN: WriteOrigin = { via: 'api', keyID: 1, requestID: 'bench-raw-baseline', source: null, reliability: 2 };
 
 /**
  * Settings the bench gives every service it starts (bench/lib/service.ts), and its baselines and floor run

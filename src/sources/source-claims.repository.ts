@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { ObjectKey } from '../common/indicators/indicators.js';
-import { CLEAR } from '../common/markings/tlp.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
 import { BUMP_SCORE_VERSION } from '../scoring/score-sql.js';
@@ -97,10 +96,12 @@ const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DR
  * The claims of the keys listed, each at the marking and credibility of this listing. A snapshot rewrites
  * only the claims whose state changes (new, listed again after a miss, marked otherwise, or of another
  * credibility): a claim listed run after run keeps its row, and its lastSeenAt is the source's last success
- * (lastSeenOf). A delta body lists few keys, each seen now. The keys of the claims rewritten go to `remarked`
- * (their marking may differ), and those of the new claims above TLP:CLEAR: a new claim at TLP:CLEAR raises
- * no object's marking, so a snapshot that lists the same million keys run after run, or a first run,
- * re-marks nothing. Answers how many claims it wrote (`touched`).
+ * (lastSeenOf). A delta body lists few keys, each seen now. The keys of every claim written go to `remarked`:
+ * a rewritten one's marking may differ, and a new one, even at TLP:CLEAR, gives an object the run does not
+ * rewrite (one the api added before) its first source claim, which `claimed_tlp` (set from NULL) tells the
+ * score (intel_object_score reads claims only then). A snapshot that lists the same million keys run after run
+ * re-marks nothing; a first run's objects are written by the run, marked already, so its re-mark updates none.
+ * Answers how many claims it wrote (`touched`).
  */
 const UPSERT_SEEN = (snapshot: boolean, remarked: string) => `WITH listed AS (
     INSERT INTO sources_claim (source_id, key_type, value, first_seen_at, last_seen_at, missed_runs, tlp, credibility)
@@ -110,9 +111,9 @@ const UPSERT_SEEN = (snapshot: boolean, remarked: string) => `WITH listed AS (
         ? ' WHERE sources_claim.missed_runs > 0 OR sources_claim.tlp <> EXCLUDED.tlp OR sources_claim.credibility IS DISTINCT FROM EXCLUDED.credibility'
         : ''
     }
-    RETURNING key_type, value, tlp, ${HELD_BEFORE} AS held
+    RETURNING key_type, value
   ),
-  remark AS (INSERT INTO ${remarked} (key_type, value) SELECT key_type, value FROM listed WHERE held OR tlp > ${CLEAR})
+  remark AS (INSERT INTO ${remarked} (key_type, value) SELECT key_type, value FROM listed)
   SELECT count(*)::int AS touched FROM listed`;
 
 /**

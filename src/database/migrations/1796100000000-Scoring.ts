@@ -74,6 +74,8 @@ export class Scoring1796100000000 implements MigrationInterface {
 
 /** F's rank, and the value of a rank (src/scoring/admiralty.ts: reliabilityRank, rankValue). */
 const RANK_F = 2;
+/** When a claim `c` of source `s` was last listed (src/sources/source-claims.repository.ts's lastSeenOf, copied). */
+const LAST_SEEN = `CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END`;
 const RELIABILITY_OF_RANK = (rank: string) => `(ARRAY[0, 25, 50, 50, 75, 100])[${rank} + 1]`;
 
 /** The defaults of extensions §18, as stored (a migration keeps its own copy: src/scoring/scoring-config.ts may move on). */
@@ -124,36 +126,37 @@ $$`;
  * The inputs of one object row's score, read where they live: its api claim (its columns), its sources' claims
  * in its collection (one per source: the highest credibility among its keys' claims, the latest time seen, as
  * src/sources/source-claims.repository.ts's lastSeenOf tells it), the sightings summary of its keys, and its
- * collection's decay for its type. Claims are probed per source of the collection and key, by the claims'
- * primary key: nothing for a collection no source feeds; sightings per key by theirs (OFFSET 0 keeps the
- * lateral per key, as src/sightings/sighting-sql.ts explains). The explanation (src/scoring/scoring.repository.ts)
- * reads the same inputs claim by claim.
+ * collection's decay for its type. It runs for every row a filter reads, so it reads as little as it can:
+ * claims only when the object has one (`claimed_tlp` is set exactly then: a run marks every object whose claims
+ * it makes or ends), per source of the collection and key by the claims' primary key; sightings per key by
+ * theirs (OFFSET 0 keeps the lateral per key, as src/sightings/sighting-sql.ts explains); no CTE, which would
+ * materialise per call. The explanation reads the same inputs claim by claim (intel_object_score_inputs).
  */
+const SOURCE_CLAIMS = (select: string) => `SELECT ${select}
+                FROM sources_source s
+                CROSS JOIN jsonb_array_elements(o.keys) k
+                JOIN sources_claim c ON c.source_id = s.id AND c.key_type = k->>'type' AND c.value = k->>'value'
+               WHERE s.collection = col.name`;
 const INTEL_OBJECT_SCORE = `
 CREATE FUNCTION intel_object_score(o intel_object, at timestamptz)
 RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  WITH col AS (SELECT name, scoring FROM intel_collection WHERE id = o.collection_id),
-  claims AS (
-    SELECT (200 - max(s.reliability + COALESCE(c.credibility, s.credibility)))::float8 / 200 AS f,
-           max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END) AS seen
-      FROM sources_source s
-      CROSS JOIN jsonb_array_elements(o.keys) k
-      JOIN sources_claim c ON c.source_id = s.id AND c.key_type = k->>'type' AND c.value = k->>'value'
-     WHERE s.collection = (SELECT name FROM col)
-     GROUP BY s.id),
-  sighted AS (
-    SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
-      FROM jsonb_array_elements(o.keys) k
-      CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss)
   SELECT intel_score(
-           COALESCE((SELECT intel_product(x.f ORDER BY x.f)
-                       FROM (SELECT (150 - ${RELIABILITY_OF_RANK('o.api_reliability')})::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
-                             UNION ALL SELECT f FROM claims) x), 1),
+           CASE WHEN o.claimed_tlp IS NULL THEN COALESCE((150 - ${RELIABILITY_OF_RANK('o.api_reliability')})::float8 / 200, 1)
+                ELSE COALESCE((SELECT intel_product(x.f ORDER BY x.f)
+                                 FROM (SELECT (150 - ${RELIABILITY_OF_RANK('o.api_reliability')})::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
+                                       UNION ALL
+                                       ${SOURCE_CLAIMS(`(200 - max(s.reliability + COALESCE(c.credibility, s.credibility)))::float8 / 200`)} GROUP BY s.id) x), 1) END,
            COALESCE(sg.count, 0), COALESCE(sg.false_positives, 0),
-           COALESCE(GREATEST(o.api_last_seen_at, sg.last_at, (SELECT max(seen) FROM claims)), o.added_at),
+           COALESCE(GREATEST(o.api_last_seen_at, sg.last_at,
+                             CASE WHEN o.claimed_tlp IS NOT NULL THEN (${SOURCE_CLAIMS(`max(${LAST_SEEN})`)}) END),
+                    o.added_at),
            (col.scoring->'decay'->o.type->>'lifetimeDays')::float8, (col.scoring->'decay'->o.type->>'speed')::float8,
            o.score_override, o.score_override_until, at)
-    FROM sighted sg, col
+    FROM (SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
+            FROM jsonb_array_elements(o.keys) k
+            CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss) sg,
+         intel_collection col
+   WHERE col.id = o.collection_id
 $$`;
 
 /** A time as views show it: UTC, milliseconds (src/common/sql/timestamps.ts's isoUtc, copied: a migration keeps its SQL). */
@@ -175,7 +178,7 @@ RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
   claims AS (
     SELECT s.name, s.reliability, max(COALESCE(c.credibility, s.credibility)) AS credibility, s.settings->>'reliability' AS reliability_code,
            CASE WHEN bool_and(c.credibility IS NULL) THEN (s.settings->>'credibility')::int END AS credibility_code,
-           max(CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END) AS seen
+           max(${LAST_SEEN}) AS seen
       FROM sources_source s
       CROSS JOIN jsonb_array_elements(o.keys) k
       JOIN sources_claim c ON c.source_id = s.id AND c.key_type = k->>'type' AND c.value = k->>'value'
