@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { BUILTIN_RESOURCES, Principal } from '../common/guard/access.js';
 import { CLEAR, RED, type TlpRank } from '../common/markings/tlp.js';
+import { scoreSql } from '../scoring/score-sql.js';
 import { CompiledEntries, ListSet, type ActiveList, type ListAction } from '../warninglists/warninglist-matcher/index.js';
 import { ceilingOf } from './read-policies.service.js';
 import { NO_FILTERS, ReadPolicy, readScopeOf, UNFILTERED, type ReadFilters } from './read-policy.js';
@@ -48,9 +49,7 @@ describe('ReadPolicy', () => {
   it('minScore binds the time and the bound, after the others, and compares the whole row’s score; its tag holds both', () => {
     const { policy } = policyOver([], SCORED, 'apply', 1);
     expect(policy.parameterNames).toEqual(['maxTlp', 'scoreAt', 'minScore']);
-    expect(policy.conditions('o', { maxTlp: '$3', scoreAt: '$4', minScore: '$5' })).toBe(
-      ' AND o.tlp <= $3::smallint AND intel_object_score(o, $4::timestamptz) >= $5::float8',
-    );
+    expect(policy.conditions('o', { maxTlp: '$3', scoreAt: '$4', minScore: '$5' })).toBe(` AND o.tlp <= $3::smallint AND ${scoreSql('o', '$4')} >= $5::float8`);
     expect(policy.values()).toMatchObject({ minScore: 50, scoreAt: expect.any(String) });
     expect(policy.filtered).toBe(true);
     expect(policy.scored).toBe(true);

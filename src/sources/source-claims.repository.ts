@@ -99,7 +99,7 @@ const STAGE_SEEN = (seen: string) => `CREATE TEMP TABLE ${RUN_SEEN} ON COMMIT DR
  * (lastSeenOf). A delta body lists few keys, each seen now. The keys of every claim written go to `remarked`:
  * a rewritten one's marking may differ, and a new one, even at TLP:CLEAR, gives an object the run does not
  * rewrite (one the api added before) its first source claim, which `claimed_tlp` (set from NULL) tells the
- * score (intel_object_score reads claims only then). A snapshot that lists the same million keys run after run
+ * score (src/scoring/score-sql.ts reads claims only then). A snapshot that lists the same million keys run after run
  * re-marks nothing; a first run's objects are written by the run, marked already, so its re-mark updates none.
  * Answers how many claims it wrote (`touched`).
  */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { scoreSql } from '../../src/scoring/score-sql.js';
 import { domain, writePaths } from '../intel/write-paths.helpers.js';
 import { eventually } from '../support/eventually.js';
 import { createKey } from '../support/factories.js';
@@ -9,7 +10,7 @@ import { createCollection, resourceIdOf } from '../taxii/taxii-support.js';
  * The api claim's reliability and anchor (extensions §18 "Inputs", "Score"): every native write gives the
  * claim the highest reliability among the keys that added, updated or re-sent the object; an identical re-send
  * changes no object and writes no change record, but still refreshes the claim's last time (kept to the hour)
- * and raises its reliability. Scores are read with SQL (`intel_object_score`), at the claim's last time.
+ * and raises its reliability. Scores are read in SQL (`scoreSql`), at the claim's last time.
  */
 describe('the api claim: its reliability and its anchor', () => {
   let t: TestApp;
@@ -39,7 +40,7 @@ describe('the api claim: its reliability and its anchor', () => {
   const claim = async (value: string) => {
     const { rows } = await t.db.query<{ reliability: number | null; lastSeenAt: Date; firstSeenAt: Date; score: number }>(
       `SELECT (ARRAY[0, 25, 50, 50, 75, 100])[o.api_reliability + 1] AS reliability, o.api_last_seen_at AS "lastSeenAt", o.api_first_seen_at AS "firstSeenAt",
-              intel_object_score(o, o.api_last_seen_at) AS score
+              ${scoreSql('o', 'o.api_last_seen_at')} AS score
          FROM intel_object o WHERE o.keys @> $1::jsonb`,
       [JSON.stringify([{ type: 'DomainName', value }])],
     );
@@ -202,9 +203,7 @@ describe('the api claim: its reliability and its anchor', () => {
       const ip = { type: 'IPAddress', keys: [{ type: 'IPAddress', value: `198.51.100.${n++ % 250}` }], context: {} };
       await f.add(ip);
       const scoreNow = async () =>
-        Number(
-          (await t.db.query(`SELECT intel_object_score(o, now()) AS s FROM intel_object o WHERE o.keys @> $1::jsonb`, [JSON.stringify(ip.keys)])).rows[0].s,
-        );
+        Number((await t.db.query(`SELECT ${scoreSql('o', 'now()')} AS s FROM intel_object o WHERE o.keys @> $1::jsonb`, [JSON.stringify(ip.keys)])).rows[0].s);
       expect(await scoreNow()).toBe(50);
       await t.db.query(`UPDATE intel_object SET api_last_seen_at = api_last_seen_at - interval '30 days' WHERE keys @> $1::jsonb`, [JSON.stringify(ip.keys)]);
       // 1 − (30/60)^(1/2) ≈ 0.29: 50 × 0.29 = 14.6.

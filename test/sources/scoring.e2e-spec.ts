@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
+import { scoreSql } from '../../src/scoring/score-sql.js';
 import { freshCollections } from '../intel/objects.helpers.js';
 import { expectError } from '../support/clients/api-client.js';
 import { sourceFactory } from '../support/factories.js';
@@ -13,7 +14,7 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 /**
  * The scores' inputs that come from sources (extensions §18): a source's Admiralty code, each record's own
- * credibility by kind, and the anchor of its claims. Scores are read with `intel_object_score` in SQL
+ * credibility by kind, and the anchor of its claims. Scores are read in SQL with `scoreSql` (src/scoring/score-sql.ts)
  * (behind the API): the listing's `score` member is tested with the objects' views.
  */
 describe('sources as score inputs', () => {
@@ -37,7 +38,7 @@ describe('sources as score inputs', () => {
     Object.fromEntries(
       (
         await t.db.query(
-          `SELECT o.keys->0->>'value' AS value, intel_object_score(o, ${at}) AS score FROM intel_object o
+          `SELECT o.keys->0->>'value' AS value, ${scoreSql('o', at)} AS score FROM intel_object o
              JOIN intel_collection k ON k.id = o.collection_id WHERE k.name = $1`,
           [collection],
         )

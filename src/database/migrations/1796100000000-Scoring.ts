@@ -9,15 +9,16 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   `reliability` and `credibility`, a claim the credibility its record carried (NULL: the source's). A key's
  *   `reliability`, and an object's api claim's (the highest among the keys that wrote it; NULL without one), are
  *   ranks (E 0, D 1, F 2, C 3, B 4, A 5: src/scoring/admiralty.ts), so GREATEST keeps the most reliable and C
- *   reads back as C though it counts as F; `RELIABILITY_OF_RANK` turns a rank into its value. The objects the api
+ *   reads back as C though it counts as F (src/scoring/score-sql.ts turns a rank into its value). The objects the api
  *   claims before this migration take F, as every key made before does.
  * - The override: score, until, reason and key, on the object row (it ends with the object's life).
  * - Collections keep their `scoring` whole, defaults filled in (src/scoring/scoring-config.ts), so a statement
  *   reads one jsonb per collection and never applies defaults itself.
  * - `intel_product`: a product of factors in the order asked (`ORDER BY`), so the TypeScript twin
  *   (src/scoring/score.ts), which multiplies in the same order, rounds the same way.
- * - `intel_score`: the formula itself, pure (property-tested against score.ts); `intel_object_score`: its
- *   inputs read for one object row (claims, sightings summary, collection's decay) at a time.
+ * - `intel_score`: the formula itself, pure (property-tested against score.ts), which statements call on the
+ *   inputs they read (src/scoring/score-sql.ts); `intel_object_score_inputs`: the same inputs claim by claim,
+ *   for what only score.ts tells (an explanation's factors, when a score falls below a bound).
  * - `score_tally`: a version of every score input that can change without a change record (claims, key
  *   reliabilities raised by an identical re-send, overrides, a source's Admiralty values): a counter in a few
  *   shards, added to in the transaction that changes an input (as `sighting_tally` is for sightings), which
@@ -47,13 +48,11 @@ export class Scoring1796100000000 implements MigrationInterface {
     await queryRunner.query(`CREATE AGGREGATE intel_product(float8) (SFUNC = float8mul, STYPE = float8, INITCOND = '1')`);
     await queryRunner.query(INTEL_DECAY);
     await queryRunner.query(INTEL_SCORE);
-    await queryRunner.query(INTEL_OBJECT_SCORE);
     await queryRunner.query(INTEL_OBJECT_SCORE_INPUTS);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP FUNCTION intel_object_score_inputs(intel_object)`);
-    await queryRunner.query(`DROP FUNCTION intel_object_score(intel_object, timestamptz)`);
     await queryRunner.query(`DROP FUNCTION intel_score(float8, float8, float8, timestamptz, float8, float8, smallint, timestamptz, timestamptz)`);
     await queryRunner.query(`DROP FUNCTION intel_decay(float8, float8)`);
     await queryRunner.query(`DROP AGGREGATE intel_product(float8)`);
@@ -72,11 +71,10 @@ export class Scoring1796100000000 implements MigrationInterface {
   }
 }
 
-/** F's rank, and the value of a rank (src/scoring/admiralty.ts: reliabilityRank, rankValue). */
+/** F's rank (src/scoring/admiralty.ts: reliabilityRank). */
 const RANK_F = 2;
 /** When a claim `c` of source `s` was last listed (src/sources/source-claims.repository.ts's lastSeenOf, copied). */
 const LAST_SEEN = `CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END`;
-const RELIABILITY_OF_RANK = (rank: string) => `(ARRAY[0, 25, 50, 50, 75, 100])[${rank} + 1]`;
 
 /** The defaults of extensions §18, as stored (a migration keeps its own copy: src/scoring/scoring-config.ts may move on). */
 const DEFAULT_SCORING = JSON.stringify({
@@ -122,53 +120,16 @@ RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   END
 $$`;
 
-/**
- * The inputs of one object row's score, read where they live: its api claim (its columns), its sources' claims
- * in its collection (one per source: the highest credibility among its keys' claims, the latest time seen, as
- * src/sources/source-claims.repository.ts's lastSeenOf tells it), the sightings summary of its keys, and its
- * collection's decay for its type. It runs for every row a filter reads, so it reads as little as it can:
- * claims only when the object has one (`claimed_tlp` is set exactly then: a run marks every object whose claims
- * it makes or ends), per source of the collection and key by the claims' primary key; sightings per key by
- * theirs (OFFSET 0 keeps the lateral per key, as src/sightings/sighting-sql.ts explains); no CTE, which would
- * materialise per call. The explanation reads the same inputs claim by claim (intel_object_score_inputs).
- */
-const SOURCE_CLAIMS = (select: string) => `SELECT ${select}
-                FROM sources_source s
-                CROSS JOIN jsonb_array_elements(o.keys) k
-                JOIN sources_claim c ON c.source_id = s.id AND c.key_type = k->>'type' AND c.value = k->>'value'
-               WHERE s.collection = col.name`;
-const INTEL_OBJECT_SCORE = `
-CREATE FUNCTION intel_object_score(o intel_object, at timestamptz)
-RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT intel_score(
-           CASE WHEN o.claimed_tlp IS NULL THEN COALESCE((150 - ${RELIABILITY_OF_RANK('o.api_reliability')})::float8 / 200, 1)
-                ELSE COALESCE((SELECT intel_product(x.f ORDER BY x.f)
-                                 FROM (SELECT (150 - ${RELIABILITY_OF_RANK('o.api_reliability')})::float8 / 200 AS f WHERE o.api_reliability IS NOT NULL
-                                       UNION ALL
-                                       ${SOURCE_CLAIMS(`(200 - max(s.reliability + COALESCE(c.credibility, s.credibility)))::float8 / 200`)} GROUP BY s.id) x), 1) END,
-           COALESCE(sg.count, 0), COALESCE(sg.false_positives, 0),
-           COALESCE(GREATEST(o.api_last_seen_at, sg.last_at,
-                             CASE WHEN o.claimed_tlp IS NOT NULL THEN (${SOURCE_CLAIMS(`max(${LAST_SEEN})`)}) END),
-                    o.added_at),
-           (col.scoring->'decay'->o.type->>'lifetimeDays')::float8, (col.scoring->'decay'->o.type->>'speed')::float8,
-           o.score_override, o.score_override_until, at)
-    FROM (SELECT sum(ss.count)::float8 AS count, sum(ss.false_positives)::float8 AS false_positives, max(ss.last_at) AS last_at
-            FROM jsonb_array_elements(o.keys) k
-            CROSS JOIN LATERAL (SELECT * FROM sighting_summary WHERE key_type = k->>'type' AND key_value = k->>'value' OFFSET 0) ss) sg,
-         intel_collection col
-   WHERE col.id = o.collection_id
-$$`;
-
 /** A time as views show it: UTC, milliseconds (src/common/sql/timestamps.ts's isoUtc, copied: a migration keeps its SQL). */
 const ISO = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * The same inputs as intel_object_score reads, claim by claim, as one jsonb (each source's claims with the
+ * The same inputs as src/scoring/score-sql.ts's scoreSql reads, claim by claim, as one jsonb (each source's claims with the
  * letter and digit its form gives, for the explanation: C and F, 3 and 6 count alike; a digit only while no
  * record of the source gives its own credibility): for what only the TypeScript twin
  * tells (an explanation's factors, the moment a score falls below a bound: src/scoring/score-inputs.ts). Kept
- * beside intel_object_score, which stays a plain number for the filters; test/scoring checks the twin's score
- * from these inputs against it. `anchorMs` is the anchor in whole milliseconds rounded up: intel_score counts
+ * beside the number scoreSql computes for the filters; test/scoring checks the twin's score from these inputs
+ * against it. `anchorMs` is the anchor in whole milliseconds rounded up: intel_score counts
  * whole milliseconds down from the anchor's microseconds, which from a time of whole milliseconds is at − ceil.
  */
 const INTEL_OBJECT_SCORE_INPUTS = `
