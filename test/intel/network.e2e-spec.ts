@@ -190,9 +190,8 @@ describe('GET /intel/collections/{collection_id}/objects/network', () => {
       '10.1.200.4',
       '10.1.0.0/16',
     ]);
-    // minScore (extensions §18): every object scores 50 (F/6 native writes; the api claim's reliability set here as the
-    // writers record it) but the one with 3 false positives (50 × 1/4, a hair less for decay: 12).
-    await t.db.query(`UPDATE intel_object SET api_reliability = 50 WHERE collection_id = $1`, [netId]);
+    // minScore (extensions §18): every object scores 50 (the admin key's F/6 native writes) but the one with 3 false
+    // positives (50 × 1/4, a hair less for decay: 12).
     expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 45 } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16']);
     expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 12 } })).toEqual(['10.1.2.3', '10.0.0.0/8', '10.1.200.4', '10.1.0.0/16', '10.2.0.1']);
     expect(await found({ sightings: NO_FILTERS.sightings, score: { min: 14 } })).toHaveLength(4);

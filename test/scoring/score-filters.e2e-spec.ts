@@ -49,8 +49,6 @@ describe('scores in listings, lookups and provenance, and the minScore/scoreAt f
         values.map((value) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value }], context: {} })),
       )
       .expect(200);
-    // The api claim's reliability of a native write (F: 50), as the writers record it (another part's; set here so the suite stands alone).
-    await t.db.query(`UPDATE intel_object SET api_reliability = 50 WHERE api_first_seen_at IS NOT NULL`);
     for (let n = 0; n < 12; n++) {
       await t.db.query(`UPDATE intel_object SET score_override = $1 WHERE keys @> jsonb_build_array(jsonb_build_object('value', $2::text))`, [
         n * 9,
@@ -74,7 +72,6 @@ describe('scores in listings, lookups and provenance, and the minScore/scoreAt f
         [1, 2].map((n) => ({ type: 'DomainName', keys: [{ type: 'DomainName', value: `decay${n}.example` }], context: {} })),
       )
       .expect(200);
-    await t.db.query(`UPDATE intel_object SET api_reliability = 50 WHERE api_first_seen_at IS NOT NULL`);
     await t.db.query(
       `UPDATE intel_collection SET scoring = jsonb_set(scoring, '{decay,DomainName}', '{"lifetimeDays": 1, "speed": 1}') WHERE name = 'decaying'`,
     );
