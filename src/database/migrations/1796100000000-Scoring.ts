@@ -119,7 +119,7 @@ $$`;
  * keeps the lateral per key, as src/sightings/sighting-sql.ts explains). Kept equal to
  * src/scoring/score-sql.ts's inputs, which the explanation reads per claim.
  */
-const INTEL_OBJECT_SCORE = `
+export const INTEL_OBJECT_SCORE = `
 CREATE FUNCTION intel_object_score(o intel_object, at timestamptz)
 RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT intel_score(

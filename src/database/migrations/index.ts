@@ -31,6 +31,7 @@ import { Markings1796000000000 } from './1796000000000-Markings.js';
 import { KeyVersions1796000100000 } from './1796000100000-KeyVersions.js';
 import { MarkedObjects1796000200000 } from './1796000200000-MarkedObjects.js';
 import { Scoring1796100000000 } from './1796100000000-Scoring.js';
+import { ScoreClaimsGate1796100100000 } from './1796100100000-ScoreClaimsGate.js';
 
 /**
  * Every committed migration, in order. Listed explicitly (not globbed) so that the compiled service,
@@ -70,4 +71,5 @@ export const MIGRATIONS = [
   KeyVersions1796000100000,
   MarkedObjects1796000200000,
   Scoring1796100000000,
+  ScoreClaimsGate1796100100000,
 ];
