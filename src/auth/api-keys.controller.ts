@@ -52,7 +52,7 @@ export class ApiKeysController {
       'Optional `allowedNetworks` (1 to 100 CIDRs) restricts where the key and its tokens are accepted from. ' +
       "Optional `maxTLP` is the most restrictive TLP marking the key may read (objects marked above it do not exist for it); absent, it is the caller's own " +
       '(`TLP:RED` for an unrestricted caller), and never above it. ' +
-      'Optional `reliability` (Admiralty `A`…`F`, default `F`) is how reliable what the key writes counts in scores (extensions §18); any value may be set.',
+      'Optional `reliability` (Admiralty `A`…`F`, default `F`) is how reliable what the key writes counts in scores (docs/scoring.md); any value may be set.',
   })
   @ApiCreatedResponse({ type: ApiKeyRegistrationView })
   @ApiErrors({

@@ -24,6 +24,12 @@ const PAGE = 100;
  * heap page). A sort of the burst, or a scan of the table, reads thousands.
  */
 const PAGE_BUFFERS = 3 * PAGE + 50;
+/**
+ * A listed object's score (src/scoring/score-sql.ts) probes, per row, the sightings summary by its key and its
+ * collection's decay by primary key (2 buffers each; its sources' claims only when it has one). The first
+ * score a connection computes also plans intel_score (catalog reads, once per connection): warmed first.
+ */
+const SCORE_BUFFERS = 4 * PAGE + 50;
 const PER_ROW_BUFFERS = 6 * PAGE + 100;
 /** A row updated costs its new version and an entry in each of its indexes: about 16 buffers. */
 const PER_WRITE_BUFFERS = 20 * PAGE + 100;
@@ -143,7 +149,9 @@ describe('query plans hold after a burst that ANALYZE has not seen', () => {
   it.each(POSITIONS)('object listing at %p of the collection', async (fraction) => {
     const after = await objectIdAt(fraction);
     const cursor = encodeURIComponent(encodeCursor({ a: after }));
-    expectBoundedPlan(await planOf(`/intel/collections/burst/objects?limit=${PAGE}&cursor=${cursor}`, /FROM intel_object\b/), ['intel_object'], PAGE_BUFFERS);
+    const path = `/intel/collections/burst/objects?limit=${PAGE}&cursor=${cursor}`;
+    await t.http().get(path).set('X-Api-Key', t.adminKey).expect(200);
+    expectBoundedPlan(await planOf(path, /FROM intel_object\b/), ['intel_object'], PAGE_BUFFERS + SCORE_BUFFERS);
   });
 
   it.each(POSITIONS)('change feed at %p of the collection', async (fraction) => {

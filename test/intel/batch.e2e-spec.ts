@@ -70,14 +70,17 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
       { operation: 'Remove', reason: 'Deleted', object: { type: 'File', keys: [{ type: 'MD5Hash', value: md5(9) }], context: { size: 9 }, tlp: 'TLP:CLEAR' } },
       { operation: 'Update', object: merged },
     ]);
-    expect((await listAll(t, c, 100)).objects).toEqual([merged, a]);
+    expect((await listAll(t, c, 100)).objects).toEqual([
+      { ...merged, score: 50 },
+      { ...a, score: 50 },
+    ]);
     // The merged object's new key row exists: a single delete by it finds the object.
     await t
       .http()
       .delete(`/intel/collections/${c}/objects?objectKeyType=SHA1Hash&objectKey=${sha1(1)}`)
       .set('X-Api-Key', t.adminKey)
       .expect(204);
-    expect((await listAll(t, c, 100)).objects).toEqual([a]);
+    expect((await listAll(t, c, 100)).objects).toEqual([{ ...a, score: 50 }]);
   });
 
   it('items naming the same object behave as single requests in that order (add, update, remove, re-add)', async () => {
@@ -99,14 +102,14 @@ describe('POST /intel/collections/{collection_id}/objects/batch', () => {
     expect(changes.map((change) => change.operation)).toEqual(['Update', 'Remove', 'Add', 'Update']);
     expect(changes[1].object).toEqual({ type: 'File', keys: [key], context: { size: 1 }, tlp: 'TLP:CLEAR' });
     expect(changes[3].object).toEqual(final);
-    expect((await listAll(t, c, 100)).objects).toEqual([final]);
+    expect((await listAll(t, c, 100)).objects).toEqual([{ ...final, score: 50 }]);
 
     // A new object created and removed within one batch leaves its two changes and nothing else.
     const mid = await listAll(t, c, 100);
     const transient = { type: 'MD5Hash', value: md5(3) };
     expect((await batch(c, [file([transient]), { remove: transient }])).body.items.map((i: { status: string }) => i.status)).toEqual(['Added', 'Removed']);
     expect((await followAll(t, c, mid.changesCursor, 100)).changes.map((change) => change.operation)).toEqual(['Add', 'Remove']);
-    expect((await listAll(t, c, 100)).objects).toEqual([final]);
+    expect((await listAll(t, c, 100)).objects).toEqual([{ ...final, score: 50 }]);
   });
 
   it('reports each bad item with the error of the single endpoint and applies the others', async () => {

@@ -6,7 +6,7 @@ import { expectError } from '../support/clients/api-client.js';
 import { cursorOf, parseLinks } from '../support/factories.js';
 import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { closeInstances, createInstances, type TestApp } from '../support/test-app.js';
-import { createCollection, listAll, md5, sha1, viewOf } from './objects.helpers.js';
+import { createCollection, listAll, listedOf, md5, sha1, unscored, viewOf } from './objects.helpers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const domain = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -110,9 +110,9 @@ describe('object expiry', () => {
     expect((await add('shown', domain('later.example', { expiresAt: '2099-06-01T12:00:00.123456+02:00' }))).status).toBe(204);
     expect((await add('shown', domain('never.example'))).status).toBe(204);
     const { objects } = await listAll(a, 'shown');
-    expect(objects).toEqual([viewOf(domain('later.example', { expiresAt: '2099-06-01T10:00:00.123Z' })), viewOf(domain('never.example'))]);
+    expect(objects).toEqual([listedOf(domain('later.example', { expiresAt: '2099-06-01T10:00:00.123Z' })), listedOf(domain('never.example'))]);
     const changes = await changesAfter('shown', changesCursor);
-    expect(changes.map((change) => change.object)).toEqual(objects);
+    expect(changes.map((change) => change.object)).toEqual(objects.map(unscored));
     // Re-sending the same expiry is a no-op; a new one is an Update.
     expect((await add('shown', domain('later.example', { expiresAt: '2099-06-01T10:00:00.123Z' }))).status).toBe(204);
     expect((await add('shown', domain('later.example', { expiresAt: '2099-07-01T00:00:00Z' }))).status).toBe(204);
@@ -133,7 +133,7 @@ describe('object expiry', () => {
     await sleep(Date.parse(soon) - Date.now() + 50);
 
     // Gone from the listing before any job ran; deleting it is deleting nothing.
-    expect((await listAll(a, 'lifecycle')).objects).toEqual([viewOf(domain('kept.example'))]);
+    expect((await listAll(a, 'lifecycle')).objects).toEqual([listedOf(domain('kept.example'))]);
     expect((await remove('lifecycle', 'gone.example')).status).toBe(204);
     // Its keys are free again: the expired object is removed first (Expired), then created anew.
     expect((await add('lifecycle', domain('again.example'))).status).toBe(204);
@@ -158,7 +158,7 @@ describe('object expiry', () => {
     );
     // The Remove carries the object's last state, expiry included.
     expect(changes[8].object.expiresAt).toBe(soon);
-    expect((await listAll(a, 'lifecycle')).objects).toEqual([viewOf(domain('kept.example')), viewOf(domain('again.example'))]);
+    expect((await listAll(a, 'lifecycle')).objects).toEqual([listedOf(domain('kept.example')), listedOf(domain('again.example'))]);
   });
 
   it('objectTTLSeconds: set at registration and by PATCH with tag rules; objects expire that long after their last add', async () => {
@@ -214,7 +214,7 @@ describe('object expiry', () => {
     );
     expect(summary).toEqual(['Add ttl.example', 'Add own.example', 'Update ttl.example', 'Add forever.example', 'Remove(Expired) ttl.example']);
     const remaining = (await listAll(a, 'ttl')).objects;
-    expect(remaining).toEqual([viewOf(domain('own.example', { expiresAt: '2099-01-01T00:00:00.000Z' })), viewOf(domain('forever.example'))]);
+    expect(remaining).toEqual([listedOf(domain('own.example', { expiresAt: '2099-01-01T00:00:00.000Z' })), listedOf(domain('forever.example'))]);
   });
 
   it('lookup, network search and batches honour expiry; a batch re-add of an expired object is an Add', async () => {
@@ -238,7 +238,7 @@ describe('object expiry', () => {
         .set('X-Api-Key', a.adminKey)
         .send({ keys: [{ type: 'IPAddress', value: '192.0.2.1' }], collections: ['batched'] });
     const network = () => a.http().get('/intel/collections/batched/objects/network?within=192.0.2.0/24').set('X-Api-Key', a.adminKey);
-    expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: viewOf(ip('192.0.2.1', { expiresAt: soon })), sightings: null }]);
+    expect((await lookup()).body[0].matches).toEqual([{ collection: 'batched', object: listedOf(ip('192.0.2.1', { expiresAt: soon })), sightings: null }]);
     expect((await network()).body).toHaveLength(2);
 
     await sleep(Date.parse(soon) - Date.now() + 50);

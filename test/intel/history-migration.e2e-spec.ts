@@ -38,6 +38,11 @@ describe('upgrading a database with objects to the api claim', () => {
     const [update, add] = history.body as Entry[];
     expect([update.operation, add.operation]).toEqual(['Update', 'Add']);
     const provenance = await t.http().get(`/intel/collections/old/objects/provenance?${query}`).set('X-Api-Key', t.adminKey);
-    expect(provenance.body).toEqual({ claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }], sightings: null, warnings: [] });
+    expect(provenance.body).toEqual({
+      claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }],
+      sightings: null,
+      warnings: [],
+      score: 50,
+    });
   });
 });

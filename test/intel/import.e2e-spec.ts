@@ -95,10 +95,22 @@ describe('POST /intel/collections/{name}/import', () => {
     ).toEqual(['InvalidKeyFormat', 'InvalidData']);
     const { objects } = await listAll(t, c, 100);
     expect(objects).toEqual([
-      { type: 'File', keys: [{ type: 'MD5Hash', value: MD5.toLowerCase() }], context: { feed: 'vendor', comment: 'dropper, stage 1' }, tlp: 'TLP:CLEAR' },
-      { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil.example' }], context: { feed: 'vendor' }, tlp: 'TLP:CLEAR' },
-      { type: 'IPNetwork', keys: [{ type: 'IPNetwork', value: '10.0.0.0/8' }], context: { feed: 'vendor', comment: 'internal "range"' }, tlp: 'TLP:CLEAR' },
-      { type: 'URL', keys: [{ type: 'URL', value: 'http://a.example/x' }], context: { feed: 'vendor' }, tlp: 'TLP:CLEAR' },
+      {
+        type: 'File',
+        keys: [{ type: 'MD5Hash', value: MD5.toLowerCase() }],
+        context: { feed: 'vendor', comment: 'dropper, stage 1' },
+        tlp: 'TLP:CLEAR',
+        score: 50,
+      },
+      { type: 'DomainName', keys: [{ type: 'DomainName', value: 'evil.example' }], context: { feed: 'vendor' }, tlp: 'TLP:CLEAR', score: 50 },
+      {
+        type: 'IPNetwork',
+        keys: [{ type: 'IPNetwork', value: '10.0.0.0/8' }],
+        context: { feed: 'vendor', comment: 'internal "range"' },
+        tlp: 'TLP:CLEAR',
+        score: 50,
+      },
+      { type: 'URL', keys: [{ type: 'URL', value: 'http://a.example/x' }], context: { feed: 'vendor' }, tlp: 'TLP:CLEAR', score: 50 },
     ]);
     // atomic: one bad row, nothing written.
     const other = await fresh();

@@ -3,7 +3,7 @@ import { ExpiryService } from '../../src/intel/expiry.service.js';
 import { expectError } from '../support/clients/api-client.js';
 import { DEFAULT_SCORING_VIEW } from '../support/scoring.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, followAll, freshCollections, listAll, viewOf } from './objects.helpers.js';
+import { createCollection, followAll, freshCollections, listAll, listedOf } from './objects.helpers.js';
 
 /**
  * Native writes carry markings (extensions §19): the `tlp` parameter of single add, batch and import, else
@@ -216,7 +216,7 @@ describe('markings of native writes', () => {
       }
       expect(await records(c)).toEqual(before);
       expect(await marking(c, 'kept.example')).toEqual({ tlp: 1, apiTlp: 1 });
-      expect((await listAll(t, c, 100)).objects).toEqual([viewOf(domain('kept.example'), 'TLP:GREEN')]);
+      expect((await listAll(t, c, 100)).objects).toEqual([listedOf(domain('kept.example'), 'TLP:GREEN')]);
     });
 
     it('a repeated tlp parameter is no marking either', async () => {

@@ -232,7 +232,12 @@ describe('object history and provenance (/intel/collections/{name}/objects/histo
     const [update, add] = (await historyOf('nine.example')).body as Entry[];
     const response = await provenanceOf('nine.example');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }], sightings: null, warnings: [] });
+    expect(response.body).toEqual({
+      claims: [{ origin: 'api', source: null, firstSeenAt: add.at, lastSeenAt: update.at }],
+      sightings: null,
+      warnings: [],
+      score: 50,
+    });
 
     expect((await deleteAsWriter(objects(`?${keyQuery('nine.example')}`))).status).toBe(204);
     expectError(await provenanceOf('nine.example'), 'ObjectNotFound');

@@ -83,9 +83,9 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expectErrors(history, ['400', '401', '403', '404', '422', '429', '503']);
 
     const provenance = api.document.paths[`${OBJECTS}/provenance`].get;
-    expect(params(provenance)).toEqual(['path:collection_id!', 'query:objectKey!', 'query:objectKeyType!']);
+    expect(params(provenance)).toEqual(['path:collection_id!', 'query:objectKey!', 'query:objectKeyType!', 'query:scoreAt']);
     const view = resolve(provenance.responses['200'].content!['application/json'].schema);
-    expect(Object.keys(view.properties!).sort()).toEqual(['claims', 'sightings', 'warnings']);
+    expect(Object.keys(view.properties!).sort()).toEqual(['claims', 'score', 'sightings', 'warnings']);
     expect(Object.keys(resolve(view.properties!.claims.items!).properties!).sort()).toEqual(['firstSeenAt', 'lastSeenAt', 'origin', 'source']);
     expectErrors(provenance, ['400', '401', '403', '404', '422', '429', '503']);
   });
@@ -102,6 +102,8 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
         'query:format!',
         'query:keyType',
         'query:maxTLP',
+        'query:minScore',
+        'query:scoreAt',
         'query:sightedSince',
         'query:urlScheme',
         'query:warninglists',
@@ -127,7 +129,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(lookup.summary).toEqual(expect.any(String));
     expect(lookup.description).toContain('read');
     const body = resolve(lookup.requestBody!.content['application/json'].schema);
-    expect(Object.keys(body.properties!).sort()).toEqual(['collections', 'keys']);
+    expect(Object.keys(body.properties!).sort()).toEqual(['collections', 'keys', 'scoreAt']);
     expect(body.required).toEqual(['keys']);
     const results = resolve(lookup.responses['200'].content!['application/json'].schema);
     expect(results.type).toBe('array');
@@ -159,12 +161,21 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
 
   it('GET objects: a page of object views with Link (next, related); GET changes: change views, cursor required', () => {
     const list = api.document.paths[OBJECTS].get;
-    expect(params(list)).toEqual(['path:collection_id!', 'query:cursor', 'query:excludeFalsePositives', 'query:limit', 'query:maxTLP', 'query:sightedSince']);
+    expect(params(list)).toEqual([
+      'path:collection_id!',
+      'query:cursor',
+      'query:excludeFalsePositives',
+      'query:limit',
+      'query:maxTLP',
+      'query:minScore',
+      'query:scoreAt',
+      'query:sightedSince',
+    ]);
     const page = resolve(list.responses['200'].content!['application/json'].schema);
     expect(page.type).toBe('array');
     const view = resolve(page.items!);
-    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
-    expect(view.required?.sort()).toEqual(['context', 'keys', 'tlp', 'type']);
+    expect(Object.keys(view.properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'score', 'tlp', 'type']);
+    expect(view.required?.sort()).toEqual(['context', 'keys', 'score', 'tlp', 'type']);
     expect(Object.keys(list.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(JSON.stringify(list.responses['200'].headers)).toContain('rel=\\"related\\"');
 

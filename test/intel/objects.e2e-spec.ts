@@ -4,7 +4,7 @@ import { ObjectsRepository } from '../../src/intel/objects.repository.js';
 import { expectError } from '../support/clients/api-client.js';
 import { createKey, cursorOf, parseLinks } from '../support/factories.js';
 import { createTestApp, type TestApp } from '../support/test-app.js';
-import { createCollection, followAll, hashKeys, listAll, md5, sha1, type ObjectViewBody } from './objects.helpers.js';
+import { createCollection, followAll, hashKeys, listAll, md5, sha1, unscored, type ObjectViewBody } from './objects.helpers.js';
 
 describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
   let t: TestApp;
@@ -54,7 +54,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       expect(response.text).toBe('');
       const after = await state(c, changesCursor);
       const object = { type: 'File', keys: [{ type: 'MD5Hash', value: md5(1) }], context: {}, tlp: 'TLP:CLEAR' };
-      expect(after.objects).toEqual([object]);
+      expect(after.objects).toEqual([{ ...object, score: 50 }]);
       expect(after.changes).toEqual([{ operation: 'Add', object }]);
     });
 
@@ -76,7 +76,7 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const c = await freshCollection();
       const objectType = type.endsWith('Hash') ? 'File' : type;
       expect((await add(c, { type: objectType, keys: [{ type, value }], context: {} })).status).toBe(204);
-      expect((await state(c)).objects).toEqual([{ type: objectType, keys: [{ type, value: stored }], context: {}, tlp: 'TLP:CLEAR' }]);
+      expect((await state(c)).objects).toEqual([{ type: objectType, keys: [{ type, value: stored }], context: {}, tlp: 'TLP:CLEAR', score: 50 }]);
       // The normalised value names the same object: re-adding the raw form changes nothing.
       const { changesCursor } = await state(c);
       expect((await add(c, { type: objectType, keys: [{ type, value }], context: {} })).status).toBe(204);
@@ -159,8 +159,8 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
         ]),
       ).expect(204);
       expect((await state(c)).objects).toEqual([
-        { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: {}, tlp: 'TLP:CLEAR' },
-        { type: 'File', keys: [{ type: 'MD5Hash', value: md5(10) }], context: {}, tlp: 'TLP:CLEAR' },
+        { type: 'DomainName', keys: [{ type: 'DomainName', value: 'a.example' }], context: {}, tlp: 'TLP:CLEAR', score: 50 },
+        { type: 'File', keys: [{ type: 'MD5Hash', value: md5(10) }], context: {}, tlp: 'TLP:CLEAR', score: 50 },
       ]);
     });
 
@@ -172,13 +172,13 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       await add(c, file(hashKeys(1).reverse(), { size: 2 })).expect(204);
       const merged = { type: 'File', keys: hashKeys(1), context: { size: 2 }, tlp: 'TLP:CLEAR' };
       const after = await state(c, changesCursor);
-      expect(after.objects).toEqual([merged]);
+      expect(after.objects).toEqual([{ ...merged, score: 50 }]);
       expect(after.changes).toEqual([{ operation: 'Update', object: merged }]);
 
       // A subset of its keys names the same object; only the context changes.
       await add(c, file([{ type: 'MD5Hash', value: md5(1) }], { size: 3 })).expect(204);
       const third = await state(c, after.changesCursor);
-      expect(third.objects).toEqual([{ ...merged, context: { size: 3 } }]);
+      expect(third.objects).toEqual([{ ...merged, context: { size: 3 }, score: 50 }]);
       expect(third.changes).toEqual([{ operation: 'Update', object: { ...merged, context: { size: 3 } } }]);
     });
 
@@ -368,8 +368,8 @@ describe('intel objects (/intel/collections/{collection_id}/objects)', () => {
       const after = await state(c, before.changesCursor);
       expect(after.objects).toEqual([]);
       expect(after.changes).toEqual([
-        { operation: 'Remove', reason: 'Deleted', object: before.objects[0] },
-        { operation: 'Remove', reason: 'Deleted', object: before.objects[1] },
+        { operation: 'Remove', reason: 'Deleted', object: unscored(before.objects[0]) },
+        { operation: 'Remove', reason: 'Deleted', object: unscored(before.objects[1]) },
       ]);
       expect(before.objects[0].context).toEqual({ size: 4 });
     });

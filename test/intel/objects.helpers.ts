@@ -8,6 +8,8 @@ export interface ObjectViewBody {
   context: Record<string, unknown>;
   /** Its marking, as every view shows it (forms sent leave it out). */
   tlp?: string;
+  /** Its score, in listings and lookups only (extensions §18). */
+  score?: number;
 }
 
 export interface ChangeBody {
@@ -164,4 +166,10 @@ export const viewOf = <Form extends object>(form: Form, tlp = 'TLP:CLEAR') => ({
 export const listedOf = <Form extends object>(form: Form, tlp = 'TLP:CLEAR', score = 50) => ({ ...viewOf(form, tlp), score });
 
 /** A listed object without its score, to compare with the feed's or an export's view of it (scores are not in those). */
-export const unscored = ({ score: _score, ...view }: ObjectViewBody & { score?: number }) => view;
+export const unscored = ({ score: _score, ...view }: ObjectViewBody) => view;
+
+/** A listing's objects without their scores, once each is checked to be `score` (an admin key's native writes): to replay the feed over or compare with it. */
+export function unscoredAll(objects: ObjectViewBody[], score = 50): ObjectViewBody[] {
+  expect(objects.map((object) => object.score)).toEqual(objects.map(() => score));
+  return objects.map(unscored);
+}

@@ -114,6 +114,8 @@ describe('provenance: source claims, sightings and warnings', () => {
       claims: [{ origin: 'source', source: 'zeta-feed', firstSeenAt: expect.stringMatching(ISO_MS), lastSeenAt: expect.stringMatching(ISO_MS) }],
       sightings: null,
       warnings: [],
+      // A source of the default reliability and credibility (F, 6) claims with strength 50.
+      score: 50,
     });
     await add(ip('198.51.100.1', { note: 'seen by the SOC' }));
 

@@ -343,6 +343,8 @@ describe('TAXII 2.1', () => {
         keys: [{ type: 'DomainName', value: 'posted.example' }],
         context: { name: 'posted' },
         tlp: 'TLP:CLEAR',
+        // A TAXII write is the admin key's native write (F/6).
+        score: 50,
       });
     });
 

@@ -76,7 +76,7 @@ const MAX_TLP_DESCRIPTION =
   "the key. Never above the calling key's own (absent at creation: the caller's own, TLP:RED for an unrestricted key).";
 
 const RELIABILITY_DESCRIPTION =
-  'How reliable what the key writes is, an Admiralty reliability `A`…`F` (extensions §18): the `api` claim of an object it ' +
+  'How reliable what the key writes is, an Admiralty reliability `A`…`F` (docs/scoring.md): the `api` claim of an object it ' +
   'adds, updates or re-sends counts at least this reliable (the highest among its writers). Default `F`; any key that may ' +
   'create or change keys may set any value. C and F count alike (50), and the view shows such a key as `F`.';
 

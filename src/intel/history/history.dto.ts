@@ -80,7 +80,7 @@ export class ProvenanceView {
   })
   warnings: WarningView[];
 
-  @ApiProperty({ type: 'integer', minimum: 0, maximum: 100, description: 'Its score (extensions §18) at `scoreAt` when the request gives one, else now.' })
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 100, description: 'Its score (docs/scoring.md) at `scoreAt` when the request gives one, else now.' })
   score: number;
 }
 
