@@ -38,7 +38,7 @@ function scoreOf(o: string, at: string, decays: boolean): string {
   const claimed = `CASE WHEN ${o}.claimed_tlp IS NOT NULL THEN (${sourceClaims(o, `max(${LAST_SEEN})`)}) END`;
   const decay = (member: string) => (decays ? `(col.scoring->'decay'->${o}.type->>'${member}')::float8` : 'NULL::float8');
   // intel_score is inlined (no call) only on plain arguments: the inputs are a row of their own first.
-  return `(SELECT intel_score(v.miss, v.count, v.false_positives, v.anchor, v.lifetime, v.speed, ${o}.score_override, ${o}.score_override_until, ${at}::timestamptz)
+  return `(SELECT intel_score(v.miss, v.count, v.false_positives, v.anchor, v.lifetime, v.speed, ${o}.score_override, ${o}.score_override_until, (${at})::timestamptz)
      FROM (SELECT ${miss} AS miss, COALESCE(sum(ss.count), 0)::float8 AS count, COALESCE(sum(ss.false_positives), 0)::float8 AS false_positives,
                   COALESCE(GREATEST(${o}.api_last_seen_at, max(ss.last_at), ${claimed}), ${o}.added_at) AS anchor,
                   ${decay('lifetimeDays')} AS lifetime, ${decay('speed')} AS speed
