@@ -25,7 +25,7 @@ export class CollectionsController {
       '`.` or `..`) is how paths name it. The collection is also a protected resource, a child of `intel` (list it ' +
       'with `GET /auth/resources?parentID=2`): keys get `Read`/`Write` on it alone, or on every collection through ' +
       '`ReadChildren`/`WriteChildren` on `intel`. `defaultTLP` (default `TLP:CLEAR`) marks the native writes that name no ' +
-      'marking (`tlp`). `scoring` (extensions §18; default: every default) sets how scores decay, the threshold and what happens ' +
+      'marking (`tlp`). `scoring` (docs/scoring.md; default: every default) sets how scores decay, the threshold and what happens ' +
       'below it, and the TAXII views of the collection.',
   })
   @ApiCreatedResponse({ type: CollectionRegistrationView })

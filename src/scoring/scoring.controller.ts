@@ -62,7 +62,11 @@ export class ScoringController {
   @Delete('score')
   @HttpCode(204)
   @RequirePermission(COLLECTION, 'Write')
-  @ApiOperation({ summary: 'End the override of an object', description: 'The object takes its computed score again. Audited.' })
+  @ApiOperation({
+    summary: 'End the override of an object',
+    description:
+      'Ends the override the object holding the key has (204 also when it has none): from now on its score is computed from its inputs again (docs/scoring.md). Not a change record; audited.',
+  })
   @ApiNoContentResponse({ description: 'Ended, or there was none.' })
   @ApiErrors({ 400: 'InvalidQueryArgument: objectKeyType or objectKey missing or malformed.', ...KEY_ERRORS })
   clearOverride(@Principal() principal: PrincipalType, @Param() params: CollectionIdParamDto, @Query() query: ObjectKeyQueryDto) {

@@ -63,7 +63,12 @@ const ENDPOINTS: Endpoint[] = [
   endpoint('get /intel/collections 200', { response: 'name schemaID', ...LISTING }),
   endpoint('get /intel/collections/{collectionName} 200', { response: 'name schemaID', ...conditionalGet('collectionName') }),
   endpoint('get /intel/collections/{collectionName}/schema 200', { response: 'schemaID', ...conditionalGet('collectionName') }),
-  endpoint('patch /intel/collections/{collectionName} 204', { request: 'schemaID', ...conditionalWrite('collectionName') }),
+  // 409: a TAXII view's alias taken by another collection or view (its `scoring`).
+  endpoint('patch /intel/collections/{collectionName} 204', {
+    request: 'schemaID',
+    ...conditionalWrite('collectionName'),
+    errors: `${conditionalWrite('collectionName').errors} 409`,
+  }),
   endpoint('post /insight/tasks 201', { request: 'params priority maxAttempts dedupe maxAgeSeconds', response: 'taskID', errors: '400 422 429' }),
   endpoint('get /insight/tasks 200', {
     response: 'id params state result error',

@@ -187,7 +187,7 @@ describe('OpenAPI api.document: intel objects and the change feed', () => {
     expect(Object.keys(change.properties!).sort()).toEqual(['object', 'operation', 'reason']);
     expect(resolve(change.properties!.operation).enum).toEqual(['Add', 'Update', 'Remove']);
     // `Restricted`: only the feed of a key below TLP:RED says it (extensions §19), never a stored record.
-    expect(resolve(change.properties!.reason).enum).toEqual(['Deleted', 'Expired', 'Withdrawn', 'Restricted']);
+    expect(resolve(change.properties!.reason).enum).toEqual(['Deleted', 'Expired', 'Withdrawn', 'Decayed', 'Restricted']);
     expect(Object.keys(resolve(change.properties!.object).properties!).sort()).toEqual(['context', 'expiresAt', 'keys', 'tlp', 'type']);
     expect(Object.keys(changes.responses['200'].headers ?? {})).toEqual(['Link']);
     expect(Object.keys(changes.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '422']));

@@ -40,7 +40,11 @@ const DECAY_OPENAPI = {
   nullable: true,
   required: ['lifetimeDays', 'speed'],
   additionalProperties: false,
-  properties: { lifetimeDays: { type: 'number', exclusiveMinimum: 0 }, speed: { type: 'number', exclusiveMinimum: 0 } },
+  // OpenAPI 3.0: exclusiveMinimum is a flag on minimum.
+  properties: {
+    lifetimeDays: { type: 'number', minimum: 0, exclusiveMinimum: true },
+    speed: { type: 'number', minimum: 0, exclusiveMinimum: true },
+  },
 } as const;
 
 /** The OpenAPI form of `scoring` (extensions §18), as sent and as shown (shown with every default filled in). */
@@ -80,7 +84,7 @@ const ScoringMember = () =>
       ...SCORING_OPENAPI,
       nullable: true,
       description:
-        'How scores decay in this collection and what they drive (extensions §18). Replaced whole: members left out take their defaults; ' +
+        'How scores decay in this collection and what they drive (docs/scoring.md). Replaced whole: members left out take their defaults; ' +
         '`null` restores every default.',
     } as never),
     IsOptional(),
@@ -163,6 +167,6 @@ export class CollectionView {
   @ApiProperty({ enum: TLP_LEVELS, description: 'The marking of native writes that name none.' })
   defaultTLP: Tlp;
 
-  @ApiProperty({ ...SCORING_OPENAPI, description: 'Its scoring (extensions §18), every default filled in.' } as never)
+  @ApiProperty({ ...SCORING_OPENAPI, description: 'Its scoring (docs/scoring.md), every default filled in.' } as never)
   scoring: Scoring;
 }
