@@ -10,6 +10,7 @@ import '../intel/intel.errors.js';
 import '../intel/lookup/lookup.errors.js';
 import '../intel/objects.errors.js';
 import '../schema-registry/schema-registry.errors.js';
+import '../scoring/scoring.errors.js';
 import '../sightings/sightings.errors.js';
 import '../sources/sources.errors.js';
 import '../taxii/taxii.errors.js';
