@@ -6,6 +6,7 @@ import { createCollection, ROUTES, writeTargets } from './intel-setup.js';
 import { benchObject } from './row3-object-add.js';
 import { batchAdds } from './row10-bulk-ingest.js';
 import { countLines, exportBody } from './row16-export.js';
+import { occurrences } from './row25-marked-reads.js';
 import { numberSeeded, SEED_CONTEXT, seedObjects, seedTarget, settleTables, type SeedTarget } from './seed.js';
 
 type Row = RowModule['rows'][number];
@@ -80,12 +81,6 @@ async function rateClaims(ctx: RowContext, target: SeedTarget): Promise<void> {
     `UPDATE intel_object SET api_reliability = CASE WHEN keys->0->>'value' LIKE $2 THEN ${RANK_E} ELSE ${RANK_A} END WHERE collection_id = $1`,
     [target.collectionId, `%${LOW_MARK}`],
   );
-}
-
-function occurrences(text: string, marker: string): number {
-  let count = 0;
-  for (let at = text.indexOf(marker); at !== -1; at = text.indexOf(marker, at + marker.length)) count++;
-  return count;
 }
 
 /**

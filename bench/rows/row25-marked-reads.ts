@@ -43,7 +43,8 @@ const AMBER_MARK = '.amber.b25.example';
 const CLEAR_MARK = '.clear.b25.example';
 const markedValue = (g: number) => `m${g}${g % 2 === 1 ? AMBER_MARK : CLEAR_MARK}`;
 
-function occurrences(text: string, marker: string): number {
+/** How many times `marker` stands in `text` (rows 24 and 25 check every answer by the markers in its values). */
+export function occurrences(text: string, marker: string): number {
   let count = 0;
   for (let at = text.indexOf(marker); at !== -1; at = text.indexOf(marker, at + marker.length)) count++;
   return count;
