@@ -5,10 +5,9 @@ import { MAX_LOOKUP_KEYS } from '../intel/lookup/lookup.dto.js';
 import { LookupService } from '../intel/lookup/lookup.service.js';
 import { ReadPolicies } from '../read-policy/read-policies.service.js';
 import type { ReadPolicy } from '../read-policy/read-policy.js';
-import { ScoringService } from '../scoring/scoring.service.js';
 import { keyOfLine, linesOf, MAX_LOOKUP_LINES } from './indicator-lines.js';
 import type { Screen } from './views/layout.js';
-import { lookupView, scoreKey, type LookupOutcome } from './views/lookup.view.js';
+import { lookupView, type LookupOutcome } from './views/lookup.view.js';
 
 /** Paste-a-list lookup: every line through the intel lookup service, MAX_LOOKUP_KEYS keys a call. */
 @Injectable()
@@ -16,7 +15,6 @@ export class LookupScreen {
   constructor(
     private readonly lookups: LookupService,
     private readonly policies: ReadPolicies,
-    private readonly scoring: ScoringService,
   ) {}
 
   async lookup(principal: Principal, text: string): Promise<Screen> {
@@ -39,8 +37,7 @@ export class LookupScreen {
       keys.set(`${key.type}\n${key.value}`, { key, line });
     }
     const entries = [...keys.values()];
-    const scored = new Map<string, number>();
-    const outcome: LookupOutcome = { known: [], unknown: [], unknownWarned: [], invalid: [], scores: scored };
+    const outcome: LookupOutcome = { known: [], unknown: [], unknownWarned: [], invalid: [] };
     const seen = new Set<string>();
     for (let start = 0; start < entries.length; start += MAX_LOOKUP_KEYS) {
       const chunk = entries.slice(start, start + MAX_LOOKUP_KEYS);
@@ -62,13 +59,6 @@ export class LookupScreen {
         if (result.warnings.length > 0) outcome.unknownWarned.push(result);
       });
     }
-    // The scores of the objects found, in one statement (the lookup's answer does not carry them).
-    const found = outcome.known.flatMap((result) => result.matches.map((match) => ({ collection: match.collection, key: result.key })));
-    const scores = await this.scoring.scoresOf(policy, found);
-    found.forEach((pair, index) => {
-      const score = scores[index];
-      if (score !== undefined) scored.set(scoreKey(pair.collection, pair.key), score);
-    });
     return outcome;
   }
 }

@@ -38,17 +38,6 @@ const SET_OVERRIDE = (policy: ReadPolicy, $: PolicyPlaceholders) => `UPDATE inte
    WHERE o.id = k.object_id AND ${objectOfKey(policy, $)}
 `;
 
-const SCORES_PARAMETERS = namedParameters(['collections', 'types', 'values', 'at']);
-const S = SCORES_PARAMETERS.$;
-
-/** The scores of the live objects holding each (collection, key) pair, by the pair's position (1-based). */
-const SCORES = (policy: ReadPolicy, $: PolicyPlaceholders) => `SELECT x.n::int AS n, ${scoreSql('o', S.at)} AS score
-    FROM unnest(${S.collections}::text[], ${S.types}::text[], ${S.values}::text[]) WITH ORDINALITY AS x(collection, key_type, value, n)
-    JOIN intel_collection col ON col.name = x.collection
-    JOIN intel_object_key k ON k.collection_id = col.id AND k.key_type = x.key_type AND k.value = x.value
-    JOIN intel_object o ON o.id = k.object_id
-   WHERE ${LIVE('o')}${policy.conditions('o', $)}`;
-
 export interface OverrideValues {
   score: number | null;
   until: string | null;
@@ -101,24 +90,5 @@ export class ScoringRepository {
       await manager.query(BUMP_SCORE_VERSION);
       return then(manager);
     });
-  }
-
-  /** The score at `at` of the live object holding each pair (undefined where none the policy lets the request see). */
-  async scores(policy: ReadPolicy, pairs: readonly { collection: string; key: ObjectKey }[], at: Date): Promise<(number | undefined)[]> {
-    if (pairs.length === 0) return [];
-    const p = SCORES_PARAMETERS.with(policy.parameterNames);
-    const rows: { n: number; score: number }[] = await this.dataSource.query(
-      SCORES(policy, p.$),
-      p.values({
-        collections: pairs.map((pair) => pair.collection),
-        types: pairs.map((pair) => pair.key.type),
-        values: pairs.map((pair) => pair.key.value),
-        at: at.toISOString(),
-        ...policy.values(),
-      }),
-    );
-    const scores: (number | undefined)[] = pairs.map(() => undefined);
-    for (const row of rows) scores[row.n - 1] = row.score;
-    return scores;
   }
 }

@@ -65,11 +65,6 @@ export class ScoringService {
     if (cleared === undefined) throw ScoringErrors.objectNotFound();
   }
 
-  /** The scores now of the objects holding each key in each collection (the console's badges); undefined where none is visible. */
-  scoresOf(policy: ReadPolicy, pairs: readonly { collection: string; key: ObjectKey }[]): Promise<(number | undefined)[]> {
-    return this.repository.scores(policy, pairs, new Date());
-  }
-
   private untilOf(until: string | null | undefined): Date | null {
     if (until === undefined || until === null) return null;
     const at = momentOf(until);

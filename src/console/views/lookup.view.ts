@@ -1,4 +1,3 @@
-import type { ObjectKey } from '../../common/indicators/index.js';
 import type { LookupResultView } from '../../intel/lookup/lookup.dto.js';
 import type { WarningView } from '../../warninglists/dto/warninglist.dto.js';
 import { MAX_FORM_BYTES } from '../console-http.js';
@@ -14,11 +13,7 @@ export interface LookupOutcome {
   /** The unknown keys that are on a warninglist (lists warn about a value whether it is stored or not). */
   unknownWarned: LookupResultView[];
   invalid: { line: string; message: string }[];
-  /** The score now of each object found, by scoreKey (collection and key looked up); none shown without. */
-  scores?: ReadonlyMap<string, number>;
 }
-
-export const scoreKey = (collection: string, key: ObjectKey) => `${collection}\n${key.type}\n${key.value}`;
 
 export interface LookupModel {
   /** The paste, shown again in the form. */
@@ -54,7 +49,7 @@ const KEY_COLUMNS: readonly Column<LookupResultView>[] = [
   { header: 'Type', cell: (result) => result.key.type },
 ];
 
-function results({ known, unknown, unknownWarned, invalid, scores }: LookupOutcome): Html {
+function results({ known, unknown, unknownWarned, invalid }: LookupOutcome): Html {
   return html`<section aria-labelledby="summary"><h2 id="summary" tabindex="-1">${known.length} known, ${unknown.length} unknown${
     invalid.length > 0 ? html`, ${invalid.length} not indicators` : ''
   }</h2>
@@ -71,9 +66,7 @@ ${
         cell: (result) =>
           result.matches.map(
             (match) =>
-              html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> ${tlpBadge(match.object.tlp)} ${scoreBadge(
-                scores?.get(scoreKey(match.collection, result.key)),
-              )}<br>`,
+              html`<a href="${objectHref(match.collection, result.key)}">${match.collection}</a> ${tlpBadge(match.object.tlp)} ${scoreBadge(match.object.score)}<br>`,
           ),
       },
       { header: 'Sightings', cell: sightingsOf },
