@@ -415,20 +415,25 @@ describe('the leak oracle: no key reads above its ceiling, on any endpoint, on e
       }
       return seen;
     },
-    'history, provenance, sightings': async (t, key) => {
-      // Per object: history has entries and provenance answers 200 exactly when the object is visible.
+    'history, provenance, score, sightings': async (t, key) => {
+      // Per object: history has entries, and provenance and the score's explanation answer 200, exactly when the object is visible.
       const seen: Seen = new Map();
       for (const held of model.values()) {
         const query = `objectKeyType=${held.type}&objectKey=${encodeURIComponent(held.value)}`;
-        const [history, provenance] = await Promise.all([
+        const [history, provenance, score] = await Promise.all([
           t.http().get(`/intel/collections/${held.collection}/objects/history?${query}`).set('X-Api-Key', key),
           t.http().get(`/intel/collections/${held.collection}/objects/provenance?${query}`).set('X-Api-Key', key),
+          t.http().get(`/intel/collections/${held.collection}/objects/score?${query}`).set('X-Api-Key', key),
         ]);
         expect(history.status).toBe(200);
         expect([200, 404]).toContain(provenance.status);
+        expect([200, 404]).toContain(score.status);
         const inHistory = (history.body as unknown[]).length > 0;
         const inProvenance = provenance.status === 200;
-        if (inHistory !== inProvenance) found.push(`seed ${SEED}: ${held.collection} ${held.value}: history ${inHistory}, provenance ${inProvenance}`);
+        const inScore = score.status === 200;
+        if (inHistory !== inProvenance || inHistory !== inScore) {
+          found.push(`seed ${SEED}: ${held.collection} ${held.value}: history ${inHistory}, provenance ${inProvenance}, score ${inScore}`);
+        }
         if (inHistory) seen.set(idOf(held.collection, held.type, held.value), undefined);
       }
       // Sightings: Unknown exactly for the keys no visible object holds in any collection.
