@@ -4,8 +4,7 @@
  * nothing but SQL text, so the statements embedding it stay loadable by the bench.
  */
 
-/** When a claim `c` of source `s` was last listed (src/sources/source-claims.repository.ts's lastSeenOf). */
-const LAST_SEEN = `CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END`;
+import { lastSeenOf } from '../sources/claim-times.js';
 
 /** The value of an api claim's reliability rank (src/scoring/admiralty.ts: rankValue). */
 const RANK_VALUE = (rank: string) => `(ARRAY[0, 25, 50, 50, 75, 100])[${rank} + 1]`;
@@ -35,7 +34,7 @@ function scoreOf(o: string, at: string, decays: boolean): string {
              SELECT ${apiFactor} AS f WHERE ${o}.api_reliability IS NOT NULL
              UNION ALL
              ${sourceClaims(o, `(200 - max(s.reliability + COALESCE(c.credibility, s.credibility)))::float8 / 200`)} GROUP BY s.id) x), 1) END`;
-  const claimed = `CASE WHEN ${o}.claimed_tlp IS NOT NULL THEN (${sourceClaims(o, `max(${LAST_SEEN})`)}) END`;
+  const claimed = `CASE WHEN ${o}.claimed_tlp IS NOT NULL THEN (${sourceClaims(o, `max(${lastSeenOf('c', 's')})`)}) END`;
   const decay = (member: string) => (decays ? `(col.scoring->'decay'->${o}.type->>'${member}')::float8` : 'NULL::float8');
   // intel_score is inlined (no call) only on plain arguments: the inputs are a row of their own first.
   return `(SELECT intel_score(v.miss, v.count, v.false_positives, v.anchor, v.lifetime, v.speed, ${o}.score_override, ${o}.score_override_until, (${at})::timestamptz)

@@ -5,6 +5,7 @@ import type { ObjectKey } from '../common/indicators/indicators.js';
 import { namedParameters } from '../common/sql/named-parameters.js';
 import { isoUtc } from '../common/sql/timestamps.js';
 import { BUMP_SCORE_VERSION } from '../scoring/score-sql.js';
+import { lastSeenOf } from './claim-times.js';
 import { isSuspect, missesToEnd, type Removal } from './removal.js';
 import { LeaseLost } from './run-failures.js';
 import type { ObjectSourceClaim } from './source-claims.service.js';
@@ -16,16 +17,6 @@ export interface ClaimRow {
   lastSeenAt: string;
   missedRuns: number;
 }
-
-/**
- * When a claim (row `c` of sources_claim, `s` its source) was last listed. Runs that repeat the previous
- * body (a 304, or the same normalised objects) count as runs of it (extensions §13) but write no claim row,
- * so that a million-claim source costs nothing per such run: a snapshot claim no run has missed yet was
- * listed by the body of the source's last success, whichever run that was (a suspect run is none, and the
- * claims it listed have their own time), so it was seen then.
- */
-export const lastSeenOf = (c: string, s: string) =>
-  `CASE WHEN ${c}.missed_runs = 0 AND ${s}.settings->>'mode' = 'snapshot' THEN GREATEST(${c}.last_seen_at, ${s}.last_success_at) ELSE ${c}.last_seen_at END`;
 
 const CLAIMS_OF_PARAMETERS = namedParameters(['collection', 'types', 'values']);
 const C = CLAIMS_OF_PARAMETERS.$;

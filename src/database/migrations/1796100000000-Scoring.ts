@@ -73,7 +73,7 @@ export class Scoring1796100000000 implements MigrationInterface {
 
 /** F's rank (src/scoring/admiralty.ts: reliabilityRank). */
 const RANK_F = 2;
-/** When a claim `c` of source `s` was last listed (src/sources/source-claims.repository.ts's lastSeenOf, copied). */
+/** When a claim `c` of source `s` was last listed (src/sources/claim-times.ts's lastSeenOf, copied). */
 const LAST_SEEN = `CASE WHEN c.missed_runs = 0 AND s.settings->>'mode' = 'snapshot' THEN GREATEST(c.last_seen_at, s.last_success_at) ELSE c.last_seen_at END`;
 
 /** The defaults of extensions §18, as stored (a migration keeps its own copy: src/scoring/scoring-config.ts may move on). */
